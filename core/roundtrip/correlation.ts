@@ -1,0 +1,159 @@
+import { randomUUID } from 'node:crypto';
+
+import jsonata from 'jsonata';
+
+import { RoundTripConfigError } from './errors';
+import {
+	type CallbackAuth,
+	type CallbackHeaders,
+	type Refusal,
+	type SignedRequest,
+	constantTimeEqual,
+	credentialHeaderName,
+	verifyCallback,
+} from './signature';
+
+export { RoundTripConfigError } from './errors';
+
+/**
+ * Correlation of a resume callback with the run waiting for it: the outbound call carried an id,
+ * the callback must carry the same one back. A callback is judged in a fixed order —
+ * authentication (401/403) before correlation (409) — so an unauthenticated caller learns nothing
+ * about which ids are waiting.
+ */
+
+export const DEFAULT_CORRELATION_PATH = 'body.correlationId';
+/** Keeps a refusal reason readable when a caller sends an enormous id. */
+const MAX_ECHOED_ID_LENGTH = 128;
+
+/** The parts of a callback a correlation expression can reach, e.g. `query.id` or headers.`x-correlation-id`. */
+export interface CallbackParts {
+	body: unknown;
+	headers: CallbackHeaders;
+	query: Record<string, unknown>;
+}
+
+export interface CorrelationPath {
+	readonly expression: string;
+	evaluate(parts: CallbackParts): Promise<unknown>;
+}
+
+/** 409 Conflict rather than 422: the request is well-formed, it just conflicts with the state of the waiting run. */
+export type CorrelationVerdict = { ok: true; received: string } | Refusal<409>;
+
+export interface WaitingRun {
+	auth: CallbackAuth;
+	correlationPath: CorrelationPath;
+	expectedCorrelationId: string;
+}
+
+export interface InboundCallback extends SignedRequest, CallbackParts {}
+
+/** What the resumed run receives: the callback minus its credential header. */
+export interface CallbackReceipt extends CallbackParts {
+	correlationId: string;
+	receivedAt: string;
+}
+
+export type CallbackJudgement = { ok: true; receipt: CallbackReceipt } | Refusal<401 | 403 | 409>;
+
+export function newCorrelationId(): string {
+	return randomUUID();
+}
+
+/**
+ * Ids are compared as strings: a JSON number 42 and the string "42" are the same id, because
+ * external systems round-trip ids through JSON, query strings and headers inconsistently.
+ * Returns undefined for anything that is not a single non-empty string or finite number.
+ */
+export function normalizeCorrelationId(value: unknown): string | undefined {
+	if (typeof value === 'string') return value === '' ? undefined : value;
+	if (typeof value === 'number' && Number.isFinite(value)) return String(value);
+	return undefined;
+}
+
+/** Compiles once at setup, so a typo fails the node before the run pauses rather than on every callback. */
+export function compileCorrelationPath(expression: string = DEFAULT_CORRELATION_PATH): CorrelationPath {
+	let compiled: jsonata.Expression;
+	try {
+		compiled = jsonata(expression);
+	} catch (error) {
+		throw new RoundTripConfigError(
+			'correlationIdPath',
+			`correlationIdPath ${JSON.stringify(expression)} is not a valid JSONata expression: ${error.message}`,
+		);
+	}
+	return { expression, evaluate: async (parts) => await compiled.evaluate(parts) };
+}
+
+export async function matchCorrelation(
+	expectedCorrelationId: string,
+	callback: CallbackParts,
+	path: CorrelationPath,
+): Promise<CorrelationVerdict> {
+	const expected = requireExpectedId(expectedCorrelationId);
+	let located: unknown;
+	try {
+		located = await path.evaluate(callback);
+	} catch (error) {
+		return conflict(`no correlation id at ${path.expression}: evaluating it failed (${error.message})`);
+	}
+	const received = normalizeCorrelationId(located);
+	if (received === undefined) {
+		const found = located === undefined ? '' : ` (found ${describe(located)}, expected a string or number)`;
+		return conflict(`no correlation id at ${path.expression}${found}`);
+	}
+	// Only the received id is echoed: the expected one stays private to the waiting run.
+	if (!constantTimeEqual(received, expected)) {
+		return conflict(`correlation id ${echo(received)} at ${path.expression} does not match this waiting run`);
+	}
+	return { ok: true, received };
+}
+
+/** Authentication first, then correlation; on acceptance, the receipt the resumed run outputs. */
+export async function judgeCallback(run: WaitingRun, callback: InboundCallback, nowMs: number): Promise<CallbackJudgement> {
+	const authenticated = verifyCallback(run.auth, callback, nowMs);
+	if (!authenticated.ok) return authenticated;
+
+	// The credential never reaches the correlation expression, a refusal reason, or the stored receipt.
+	const parts: CallbackParts = {
+		body: callback.body,
+		headers: withoutHeader(callback.headers, credentialHeaderName(run.auth)),
+		query: callback.query,
+	};
+	const correlated = await matchCorrelation(run.expectedCorrelationId, parts, run.correlationPath);
+	if (!correlated.ok) return correlated;
+	return { ok: true, receipt: { correlationId: correlated.received, ...parts, receivedAt: new Date(nowMs).toISOString() } };
+}
+
+function requireExpectedId(expectedCorrelationId: string): string {
+	const expected = normalizeCorrelationId(expectedCorrelationId);
+	if (expected === undefined) {
+		throw new RoundTripConfigError('correlationId', 'correlationId is empty: the run would wait for a callback nothing can match');
+	}
+	return expected;
+}
+
+function withoutHeader(headers: CallbackHeaders, droppedName: string): CallbackHeaders {
+	const kept: CallbackHeaders = {};
+	for (const [key, value] of Object.entries(headers)) {
+		const name = key.toLowerCase();
+		if (name !== droppedName) kept[name] = value;
+	}
+	return kept;
+}
+
+function describe(value: unknown): string {
+	if (Array.isArray(value)) return `${value.length} values`;
+	if (value === null) return 'null';
+	return `a ${typeof value}`;
+}
+
+function echo(id: string): string {
+	const shown = id.length > MAX_ECHOED_ID_LENGTH ? `${id.slice(0, MAX_ECHOED_ID_LENGTH)}…` : id;
+	return JSON.stringify(shown);
+}
+
+function conflict(reason: string): Refusal<409> {
+	return { ok: false, status: 409, reason };
+}

@@ -1,0 +1,35 @@
+import { execFileSync } from 'node:child_process';
+import { cpSync, existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+import { n8nBin, nodesTemplateDir, packDir, packageName, repoRoot } from './paths';
+
+/** Installs the pinned n8n once into the git-ignored cache (no-op when it is already there). */
+export function ensureN8nInstalled(): void {
+	if (existsSync(n8nBin) && existsSync(join(n8nBin, '..', '..', '..', '..', '.ready'))) return;
+	execFileSync('bash', [join(repoRoot, 'scripts', 'install-n8n.sh')], { stdio: ['ignore', 'ignore', 'inherit'] });
+}
+
+/**
+ * Packs the built package with `npm pack` and installs the tarball into a `nodes` folder the way
+ * n8n's community-package install does (dependencies, no peer dependencies: n8n brings n8n-workflow).
+ * Each instance copies that folder to `<user folder>/.n8n/nodes`.
+ */
+export function packAndPrepareNodesFolder(): string {
+	rmSync(packDir, { recursive: true, force: true });
+	mkdirSync(nodesTemplateDir, { recursive: true });
+	execFileSync('npm', ['pack', '--silent', '--pack-destination', packDir], { cwd: repoRoot, stdio: ['ignore', 'ignore', 'inherit'] });
+	const tarball = readdirSync(packDir).find((f) => f.startsWith(packageName) && f.endsWith('.tgz'));
+	if (!tarball) throw new Error(`npm pack produced no ${packageName} tarball in ${packDir}`);
+	writeFileSync(join(nodesTemplateDir, 'package.json'), JSON.stringify({ name: 'installed-nodes', private: true }));
+	execFileSync(
+		'npm',
+		['install', '--no-package-lock', '--legacy-peer-deps', '--ignore-scripts', '--loglevel=error', join(packDir, tarball)],
+		{ cwd: nodesTemplateDir, stdio: ['ignore', 'ignore', 'inherit'] },
+	);
+	return join(packDir, tarball);
+}
+
+export function copyNodesFolderTo(userFolder: string): void {
+	cpSync(nodesTemplateDir, join(userFolder, '.n8n', 'nodes'), { recursive: true });
+}

@@ -1,0 +1,309 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { createWriteStream, mkdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+import { copyNodesFolderTo } from './install';
+import { freePort, waitFor } from './net';
+import { instancesDir, n8nBin } from './paths';
+
+export interface Execution {
+	id: string;
+	workflowId: string;
+	status: 'success' | 'error' | 'waiting' | 'running' | 'new' | 'canceled' | 'crashed' | 'unknown';
+	mode: string;
+	finished: boolean;
+	startedAt: string;
+	stoppedAt: string | null;
+	waitTill: string | null;
+	data?: {
+		resultData: {
+			runData: Record<string, Array<{ data?: { main: Array<Array<{ json: Record<string, unknown> }> | null> }; error?: unknown }>>;
+			error?: { message: string; description?: string };
+			lastNodeExecuted?: string;
+		};
+	};
+}
+
+export interface WorkflowJson {
+	name: string;
+	nodes: unknown[];
+	connections: Record<string, unknown>;
+	settings?: Record<string, unknown>;
+	[key: string]: unknown;
+}
+
+const OWNER = { email: 'owner@example.com', password: 'Durable-Triggers-1', firstName: 'Test', lastName: 'Owner' };
+
+/**
+ * One real n8n, started from the pinned install with its own user folder, SQLite database and ports,
+ * with this package installed where a community-node install lands. It can be stopped gracefully,
+ * killed with SIGKILL and started again on the same folder and database.
+ */
+export class N8nInstance {
+	private process?: ChildProcess;
+	private exited?: Promise<number | null>;
+	private apiKey?: string;
+	private cookie?: string;
+	readonly logFile: string;
+
+	private constructor(
+		readonly name: string,
+		readonly userFolder: string,
+		readonly port: number,
+		private readonly brokerPort: number,
+		private readonly extraEnv: Record<string, string>,
+	) {
+		this.logFile = join(userFolder, 'n8n.log');
+	}
+
+	/** Creates a fresh instance folder with the packed package installed, and starts n8n on it. */
+	static async launch(name: string, env: Record<string, string> = {}): Promise<N8nInstance> {
+		const userFolder = join(instancesDir, `${name}-${Date.now()}-${process.pid}`);
+		mkdirSync(userFolder, { recursive: true });
+		copyNodesFolderTo(userFolder);
+		const instance = new N8nInstance(name, userFolder, await freePort(), await freePort(), env);
+		await instance.start();
+		await instance.setUpOwnerAndApiKey();
+		return instance;
+	}
+
+	get baseUrl(): string {
+		return `http://127.0.0.1:${this.port}`;
+	}
+
+	async start(): Promise<void> {
+		if (this.process) throw new Error(`n8n ${this.name} is already running`);
+		const log = createWriteStream(this.logFile, { flags: 'a' });
+		const child = spawn(process.execPath, [n8nBin, 'start'], {
+			env: {
+				...process.env,
+				N8N_USER_FOLDER: this.userFolder,
+				N8N_PORT: String(this.port),
+				N8N_LISTEN_ADDRESS: '127.0.0.1',
+				N8N_HOST: '127.0.0.1',
+				N8N_PROTOCOL: 'http',
+				WEBHOOK_URL: `${this.baseUrl}/`,
+				N8N_RUNNERS_BROKER_PORT: String(this.brokerPort),
+				DB_TYPE: 'sqlite',
+				N8N_DIAGNOSTICS_ENABLED: 'false',
+				N8N_VERSION_NOTIFICATIONS_ENABLED: 'false',
+				N8N_TEMPLATES_ENABLED: 'false',
+				N8N_PERSONALIZATION_ENABLED: 'false',
+				N8N_SECURE_COOKIE: 'false',
+				N8N_ENFORCE_SETTINGS_FILE_PERMISSIONS: 'false',
+				N8N_GRACEFUL_SHUTDOWN_TIMEOUT: '20',
+				N8N_LOG_LEVEL: 'debug',
+				N8N_LOG_OUTPUT: 'console',
+				GENERIC_TIMEZONE: 'UTC',
+				...this.extraEnv,
+			},
+			stdio: ['ignore', 'pipe', 'pipe'],
+		});
+		child.stdout?.pipe(log);
+		child.stderr?.pipe(log);
+		this.process = child;
+		this.exited = new Promise((resolve) => child.once('exit', (code) => resolve(code)));
+		const startupFailed = this.exited.then((code) => {
+			throw new Error(`n8n ${this.name} exited with code ${code} during start; see ${this.logFile}`);
+		});
+		await Promise.race([
+			startupFailed,
+			waitFor(
+				`n8n ${this.name} to answer /healthz/readiness`,
+				async () => ((await fetch(`${this.baseUrl}/healthz/readiness`)).ok ? true : undefined),
+				{ timeoutMs: 180_000 },
+			),
+		]);
+		startupFailed.catch(() => undefined);
+	}
+
+	/** SIGTERM and wait: n8n shuts down gracefully (triggers closed, static data as n8n leaves it). */
+	async stop(): Promise<void> {
+		await this.terminate('SIGTERM');
+	}
+
+	/** SIGKILL: a crash. Nothing n8n would do on shutdown happens. */
+	async kill(): Promise<void> {
+		await this.terminate('SIGKILL');
+	}
+
+	async restart(): Promise<void> {
+		await this.stop();
+		await this.start();
+		await this.login();
+	}
+
+	private async terminate(signal: NodeJS.Signals): Promise<void> {
+		if (!this.process) return;
+		this.process.kill(signal);
+		await this.exited;
+		this.process = undefined;
+		this.cookie = undefined;
+	}
+
+	log(): string {
+		return readFileSync(this.logFile, 'utf8');
+	}
+
+	// ---- REST (editor session) and public API ----
+
+	private async setUpOwnerAndApiKey(): Promise<void> {
+		const setup = await fetch(`${this.baseUrl}/rest/owner/setup`, {
+			method: 'POST',
+			headers: { 'content-type': 'application/json' },
+			body: JSON.stringify(OWNER),
+		});
+		if (!setup.ok) throw new Error(`owner setup failed: ${setup.status} ${await setup.text()}`);
+		this.cookie = cookieFrom(setup);
+		const scopes = (await this.rest<{ data: string[] }>('GET', '/rest/api-keys/scopes')).data;
+		const created = await this.rest<{ data: { rawApiKey: string } }>('POST', '/rest/api-keys', {
+			label: 'e2e',
+			scopes,
+			expiresAt: null,
+		});
+		this.apiKey = created.data.rawApiKey;
+	}
+
+	static get owner() {
+		return OWNER;
+	}
+
+	async login(): Promise<void> {
+		const response = await fetch(`${this.baseUrl}/rest/login`, {
+			method: 'POST',
+			headers: { 'content-type': 'application/json' },
+			body: JSON.stringify({ emailOrLdapLoginId: OWNER.email, password: OWNER.password }),
+		});
+		if (!response.ok) throw new Error(`login failed: ${response.status} ${await response.text()}`);
+		this.cookie = cookieFrom(response);
+	}
+
+	/** A call to the editor's internal REST API with the owner's session. */
+	async rest<T>(method: string, path: string, body?: unknown): Promise<T> {
+		if (!this.cookie) await this.login();
+		const response = await fetch(`${this.baseUrl}${path}`, {
+			method,
+			headers: { 'content-type': 'application/json', cookie: this.cookie ?? '', 'browser-id': 'e2e' },
+			body: body === undefined ? undefined : JSON.stringify(body),
+		});
+		const text = await response.text();
+		if (!response.ok) throw new ApiError(method, path, response.status, text);
+		return (text ? JSON.parse(text) : undefined) as T;
+	}
+
+	/** A call to n8n's public API (`/api/v1`) with the owner's API key. */
+	async api<T>(method: string, path: string, body?: unknown): Promise<T> {
+		const response = await fetch(`${this.baseUrl}/api/v1${path}`, {
+			method,
+			headers: { 'content-type': 'application/json', 'x-n8n-api-key': this.apiKey ?? '' },
+			body: body === undefined ? undefined : JSON.stringify(body),
+		});
+		const text = await response.text();
+		if (!response.ok) throw new ApiError(method, path, response.status, text);
+		return (text ? JSON.parse(text) : undefined) as T;
+	}
+
+	async createCredential(name: string, type: string, data: Record<string, unknown>): Promise<string> {
+		const created = await this.api<{ id: string }>('POST', '/credentials', { name, type, data });
+		return created.id;
+	}
+
+	/** Imports a workflow (as exported JSON) and returns its id. */
+	async importWorkflow(workflow: WorkflowJson): Promise<string> {
+		const { name, nodes, connections, settings } = workflow;
+		const created = await this.api<{ id: string }>('POST', '/workflows', {
+			name,
+			nodes,
+			connections,
+			settings: settings ?? { executionOrder: 'v1' },
+		});
+		return created.id;
+	}
+
+	async publish(workflowId: string): Promise<void> {
+		await this.api('POST', `/workflows/${workflowId}/publish`, {});
+	}
+
+	async unpublish(workflowId: string): Promise<void> {
+		await this.api('POST', `/workflows/${workflowId}/unpublish`, {});
+	}
+
+	async getWorkflow(workflowId: string): Promise<{ id: string; active: boolean; staticData?: unknown; nodes: unknown[] }> {
+		return await this.api('GET', `/workflows/${workflowId}`);
+	}
+
+	/** Executions of a workflow with their data, oldest first. */
+	async executions(workflowId: string): Promise<Execution[]> {
+		const all: Execution[] = [];
+		let cursor: string | undefined;
+		do {
+			const query = new URLSearchParams({ workflowId, includeData: 'true', limit: '250' });
+			if (cursor) query.set('cursor', cursor);
+			const page = await this.api<{ data: Execution[]; nextCursor?: string | null }>('GET', `/executions?${query}`);
+			all.push(...page.data);
+			cursor = page.nextCursor ?? undefined;
+		} while (cursor);
+		return all.sort((a, b) => Number(a.id) - Number(b.id));
+	}
+
+	async execution(id: string): Promise<Execution> {
+		return await this.api('GET', `/executions/${id}?includeData=true`);
+	}
+
+	/** Waits until the workflow has executions satisfying `done`, polling n8n's API. */
+	async waitForExecutions(
+		workflowId: string,
+		done: (executions: Execution[]) => boolean,
+		description: string,
+		timeoutMs = 90_000,
+	): Promise<Execution[]> {
+		return await waitFor(
+			`${description} (workflow ${workflowId})`,
+			async () => {
+				const executions = await this.executions(workflowId);
+				return done(executions) ? executions : undefined;
+			},
+			{ timeoutMs, intervalMs: 300 },
+		);
+	}
+
+	/** Waits until `count` executions of the workflow have ended (any final status). */
+	async waitForFinishedExecutions(workflowId: string, count: number, timeoutMs?: number): Promise<Execution[]> {
+		const executions = await this.waitForExecutions(
+			workflowId,
+			(all) => all.filter(isFinal).length >= count,
+			`${count} finished executions`,
+			timeoutMs,
+		);
+		return executions.filter(isFinal);
+	}
+}
+
+export function isFinal(execution: Execution): boolean {
+	return !['running', 'new', 'waiting'].includes(execution.status);
+}
+
+/** The JSON items a node produced on one output in its last run of an execution. */
+export function nodeOutput(execution: Execution, nodeName: string, outputIndex = 0): Array<Record<string, unknown>> {
+	const runs = execution.data?.resultData.runData[nodeName];
+	if (!runs?.length) return [];
+	const output = runs[runs.length - 1].data?.main[outputIndex] ?? [];
+	return output.map((item) => item.json);
+}
+
+export class ApiError extends Error {
+	constructor(
+		readonly method: string,
+		readonly path: string,
+		readonly status: number,
+		readonly body: string,
+	) {
+		super(`${method} ${path} answered ${status}: ${body.slice(0, 500)}`);
+	}
+}
+
+function cookieFrom(response: Response): string {
+	const cookies = response.headers.getSetCookie().map((c) => c.split(';')[0]);
+	if (!cookies.length) throw new Error('n8n set no session cookie');
+	return cookies.join('; ');
+}
