@@ -146,7 +146,8 @@ function withoutHeader(headers: CallbackHeaders, droppedName: string): CallbackH
 function describe(value: unknown): string {
 	if (Array.isArray(value)) return `${value.length} values`;
 	if (value === null) return 'null';
-	return `a ${typeof value}`;
+	const type = typeof value;
+	return `${type === 'object' ? 'an' : 'a'} ${type}`;
 }
 
 function echo(id: string): string {

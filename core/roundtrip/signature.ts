@@ -13,10 +13,11 @@ export const DEFAULT_TOLERANCE_SEC = 300;
 /** A wider window makes a captured callback replayable for longer than any clock skew needs. */
 export const MAX_TOLERANCE_SEC = 86_400;
 
-export type CallbackAuth =
-	| { scheme: 'hmac'; secret: string; headerName?: string; toleranceSec?: number }
-	| { scheme: 'header'; token: string; headerName?: string }
-	| { scheme: 'basic'; user: string; password: string };
+/** Field names match the roundTripCallbackApi credential, so its data maps straight across. */
+export type CallbackAuth = HmacAuth | TokenAuth | BasicAuth;
+export type HmacAuth = { scheme: 'hmac'; secret: string; signatureHeader?: string; toleranceSec?: number };
+export type TokenAuth = { scheme: 'header'; token: string; headerName?: string };
+export type BasicAuth = { scheme: 'basic'; user: string; password: string };
 
 /** Node's IncomingHttpHeaders shape: repeated headers may arrive as arrays. */
 export type CallbackHeaders = Record<string, string | string[] | undefined>;
@@ -61,7 +62,7 @@ export function validateCallbackAuth(auth: CallbackAuth): void {
 	switch (auth.scheme) {
 		case 'hmac': {
 			requireNonEmpty('secret', auth.secret);
-			requireHeaderName(auth.headerName);
+			requireHeaderName('signatureHeader', auth.signatureHeader);
 			const tolerance = auth.toleranceSec ?? DEFAULT_TOLERANCE_SEC;
 			if (!Number.isFinite(tolerance) || tolerance <= 0 || tolerance > MAX_TOLERANCE_SEC) {
 				throw new RoundTripConfigError(
@@ -73,7 +74,7 @@ export function validateCallbackAuth(auth: CallbackAuth): void {
 		}
 		case 'header':
 			requireNonEmpty('token', auth.token);
-			requireHeaderName(auth.headerName);
+			requireHeaderName('headerName', auth.headerName);
 			return;
 		case 'basic':
 			requireNonEmpty('user', auth.user);
@@ -90,7 +91,7 @@ export function validateCallbackAuth(auth: CallbackAuth): void {
 export function credentialHeaderName(auth: CallbackAuth): string {
 	switch (auth.scheme) {
 		case 'hmac':
-			return (auth.headerName ?? DEFAULT_SIGNATURE_HEADER).toLowerCase();
+			return (auth.signatureHeader ?? DEFAULT_SIGNATURE_HEADER).toLowerCase();
 		case 'header':
 			return (auth.headerName ?? DEFAULT_TOKEN_HEADER).toLowerCase();
 		case 'basic':
@@ -106,42 +107,36 @@ export function verifyCallback(auth: CallbackAuth, request: SignedRequest, nowMs
 	if (!header.ok) return header;
 	switch (auth.scheme) {
 		case 'hmac':
-			return verifyHmac(auth.secret, auth.toleranceSec ?? DEFAULT_TOLERANCE_SEC, header.name, header.value, request.rawBody, nowMs);
+			return verifyHmac(auth, header, request.rawBody, nowMs);
 		case 'header':
 			return constantTimeEqual(header.value, auth.token)
 				? ACCEPTED
 				: forbidden(`${header.name} header does not match the configured token`);
 		case 'basic':
-			return verifyBasic(auth.user, auth.password, header.value);
+			return verifyBasic(auth, header.value);
 	}
 }
 
-function verifyHmac(
-	secret: string,
-	toleranceSec: number,
-	headerName: string,
-	headerValue: string,
-	rawBody: Buffer | string,
-	nowMs: number,
-): AuthVerdict {
-	const parsed = parseSignatureHeader(headerValue);
-	if (typeof parsed === 'string') return unauthorized(`malformed ${headerName} header: ${parsed}`);
+function verifyHmac(auth: HmacAuth, header: FoundHeader, rawBody: Buffer | string, nowMs: number): AuthVerdict {
+	const parsed = parseSignatureHeader(header.value);
+	if (typeof parsed === 'string') return unauthorized(`malformed ${header.name} header: ${parsed}`);
 
-	const expected = hmacDigest(secret, parsed.timestampSec, rawBody);
+	const expected = hmacDigest(auth.secret, parsed.timestampSec, rawBody);
 	// Every candidate is compared (no early exit), so timing does not reveal which entry matched.
 	let matched = false;
 	for (const candidate of parsed.signatures) {
 		matched = constantTimeEqual(Buffer.from(candidate, 'hex'), expected) || matched;
 	}
-	if (!matched) return forbidden(`${headerName} signature does not match the body and timestamp`);
+	if (!matched) return forbidden(`${header.name} signature does not match the body and timestamp`);
 
 	// Checked after the signature so only a genuine (replayed or delayed) callback learns about the window.
+	const toleranceSec = auth.toleranceSec ?? DEFAULT_TOLERANCE_SEC;
 	const skewSec = Math.floor(nowMs / 1000) - parsed.timestampSec;
 	if (Math.abs(skewSec) > toleranceSec) {
 		const direction = skewSec > 0 ? 'in the past' : 'in the future';
 		const beyond = Math.abs(skewSec) - toleranceSec;
 		return forbidden(
-			`${headerName} timestamp is stale: ${Math.abs(skewSec)} s ${direction}, ${beyond} s outside the ${toleranceSec} s tolerance`,
+			`${header.name} timestamp is stale: ${Math.abs(skewSec)} s ${direction}, ${beyond} s outside the ${toleranceSec} s tolerance`,
 		);
 	}
 	return ACCEPTED;
@@ -175,25 +170,25 @@ function parseSignatureHeader(value: string): SignatureHeader | string {
 	return { timestampSec, signatures };
 }
 
-function verifyBasic(user: string, password: string, authorization: string): AuthVerdict {
+function verifyBasic(auth: BasicAuth, authorization: string): AuthVerdict {
 	const match = /^basic\s+(\S+)\s*$/i.exec(authorization);
 	if (!match || !BASE64.test(match[1])) return unauthorized('malformed authorization header: expected "Basic <base64 user:password>"');
 	const decoded = Buffer.from(match[1], 'base64').toString('utf8');
 	const separator = decoded.indexOf(':');
 	if (separator < 0) return unauthorized('malformed authorization header: credentials have no ":" between user and password');
 	// Both halves are always compared so timing does not reveal whether the user name was right.
-	const userMatches = constantTimeEqual(decoded.slice(0, separator), user);
-	const passwordMatches = constantTimeEqual(decoded.slice(separator + 1), password);
+	const userMatches = constantTimeEqual(decoded.slice(0, separator), auth.user);
+	const passwordMatches = constantTimeEqual(decoded.slice(separator + 1), auth.password);
 	return userMatches && passwordMatches ? ACCEPTED : forbidden('basic credentials do not match');
 }
 
-type HeaderRead = { ok: true; name: string; value: string } | Refusal<401>;
+type FoundHeader = { ok: true; name: string; value: string };
 
 /**
  * Finds one header by case-insensitive name. Several values (an array, or keys differing only in
  * case) are refused: which one was "the" credential would be ambiguous.
  */
-function readSingleHeader(headers: CallbackHeaders, name: string): HeaderRead {
+function readSingleHeader(headers: CallbackHeaders, name: string): FoundHeader | Refusal<401> {
 	const values: string[] = [];
 	for (const [key, value] of Object.entries(headers)) {
 		if (key.toLowerCase() !== name || value === undefined) continue;
@@ -220,9 +215,9 @@ function requireNonEmpty(field: string, value: string): void {
 	}
 }
 
-function requireHeaderName(headerName: string | undefined): void {
+function requireHeaderName(field: string, headerName: string | undefined): void {
 	if (headerName !== undefined && !HEADER_NAME.test(headerName)) {
-		throw new RoundTripConfigError('headerName', `headerName ${JSON.stringify(headerName)} is not a valid HTTP header name`);
+		throw new RoundTripConfigError(field, `${field} ${JSON.stringify(headerName)} is not a valid HTTP header name`);
 	}
 }
 

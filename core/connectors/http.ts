@@ -1,0 +1,90 @@
+import { ConnectorConfigError, ConnectorError, type ConnectorOp, type OpMemory } from './types';
+
+const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD'];
+/** Conditional requests only make sense for reads. */
+const CONDITIONAL_METHODS = ['GET', 'HEAD'];
+
+/**
+ * `http.request`: one HTTP call whose JSON body is the op's result. Keeps the last ETag and
+ * Last-Modified and sends them back, so an unchanged source answers 304 and costs nothing.
+ */
+export const httpRequestOp: ConnectorOp = {
+	name: 'http.request',
+	description: 'An HTTP request; the JSON response body is the result',
+	transport: 'http',
+	async run(args, context) {
+		if (!context.http) throw new Error('http.request needs an HTTP transport');
+		const method = String(args.method ?? 'GET').toUpperCase();
+		if (!METHODS.includes(method)) {
+			throw new ConnectorConfigError('with.method', `Unsupported "with.method" ${JSON.stringify(args.method)}: use one of ${METHODS.join(', ')}`);
+		}
+		const url = args.url;
+		if (typeof url !== 'string' || url.trim() === '') {
+			throw new ConnectorConfigError('with.url', `"with.url" must be a URL or a path relative to the credential's base URL; got ${JSON.stringify(url)}`);
+		}
+		const headers = { ...stringRecord(args.headers, 'with.headers') };
+		if (CONDITIONAL_METHODS.includes(method)) {
+			if (context.memory.etag) headers['if-none-match'] = context.memory.etag;
+			if (context.memory.lastModified) headers['if-modified-since'] = context.memory.lastModified;
+		}
+		const response = await context.http({
+			method,
+			url,
+			query: stringRecord(args.query, 'with.query'),
+			headers,
+			body: args.body,
+			timeoutMs: context.timeoutMs,
+			signal: context.signal,
+		});
+		const where = `${method} ${url}`;
+		if (response.status === 304) return { kind: 'not_modified' };
+		if (response.status === 429 || response.status === 503) {
+			throw new ConnectorError(`${where} answered ${response.status}${response.status === 429 ? ' Too Many Requests' : ' Service Unavailable'}`, {
+				status: response.status,
+				retryAfterMs: parseRetryAfter(response.headers['retry-after']),
+				description: snippet(response.body),
+			});
+		}
+		if (response.status < 200 || response.status >= 300) {
+			throw new ConnectorError(`${where} answered HTTP ${response.status}`, { status: response.status, description: snippet(response.body) });
+		}
+		return { kind: 'data', data: parseJsonBody(response.body, response.headers['content-type'], where), memory: validatorsOf(response.headers) };
+	},
+};
+
+function parseJsonBody(body: string, contentType: string | undefined, where: string): unknown {
+	if (body.trim() === '') throw new ConnectorError(`${where} answered with an empty body, not JSON`);
+	try {
+		return JSON.parse(body);
+	} catch {
+		throw new ConnectorError(`${where} answered ${contentType ?? 'without a content type'}, not JSON`, { description: snippet(body) });
+	}
+}
+
+function validatorsOf(headers: Record<string, string>): OpMemory {
+	const memory: OpMemory = {};
+	if (headers.etag) memory.etag = headers.etag;
+	if (headers['last-modified']) memory.lastModified = headers['last-modified'];
+	return memory;
+}
+
+/** Retry-After is either delay-seconds or an HTTP date (RFC 9110 §10.2.3). */
+export function parseRetryAfter(value: string | undefined, now = Date.now()): number | undefined {
+	if (!value) return undefined;
+	if (/^\d+$/.test(value.trim())) return Number(value.trim()) * 1000;
+	const date = Date.parse(value);
+	return Number.isNaN(date) ? undefined : Math.max(0, date - now);
+}
+
+function stringRecord(value: unknown, field: string): Record<string, string> {
+	if (value === undefined || value === null || value === '') return {};
+	if (typeof value !== 'object' || Array.isArray(value)) {
+		throw new ConnectorConfigError(field, `"${field}" must be an object of names to values; got ${JSON.stringify(value)}`);
+	}
+	return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, typeof v === 'string' ? v : JSON.stringify(v)]));
+}
+
+function snippet(text: string): string {
+	const flat = text.replace(/\s+/g, ' ').trim();
+	return flat.length > 200 ? `${flat.slice(0, 200)}…` : flat;
+}

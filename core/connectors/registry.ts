@@ -1,0 +1,17 @@
+import { httpRequestOp } from './http';
+import { ConnectorConfigError, type ConnectorOp } from './types';
+
+/** Every op the Poll Trigger and the Connector node can call. A new op is one entry here. */
+const ops = new Map<string, ConnectorOp>([[httpRequestOp.name, httpRequestOp]]);
+
+export function resolveOp(name: string): ConnectorOp {
+	const op = ops.get(name);
+	if (!op) {
+		throw new ConnectorConfigError('op', `Unknown "op" ${JSON.stringify(name)}: known ops are ${[...ops.keys()].join(', ')}`);
+	}
+	return op;
+}
+
+export function allOps(): ConnectorOp[] {
+	return [...ops.values()];
+}

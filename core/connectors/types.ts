@@ -1,0 +1,76 @@
+/**
+ * The connector dispatcher: an op is a named operation on an external system ("http.request",
+ * "imap.listUnseen", ...). The Poll Trigger calls one on an interval; the Connector node calls one as an
+ * action. Ops import nothing from n8n: the node hands them the transports they need.
+ */
+
+/** A request as an op asks for it; the node performs it with n8n's helpers and the stored credential. */
+export interface HttpRequest {
+	method: string;
+	/** Absolute, or relative to the credential's base URL. */
+	url: string;
+	query?: Record<string, string>;
+	headers?: Record<string, string>;
+	body?: unknown;
+	timeoutMs?: number;
+	signal?: AbortSignal;
+}
+
+export interface HttpResponse {
+	status: number;
+	/** Lower-cased header names. */
+	headers: Record<string, string>;
+	body: string;
+}
+
+export type HttpTransport = (request: HttpRequest) => Promise<HttpResponse>;
+
+/** What an op remembers between calls (e.g. HTTP validators), kept by the caller in static data. */
+export type OpMemory = Record<string, string>;
+
+export interface OpContext {
+	signal?: AbortSignal;
+	timeoutMs?: number;
+	/** Memory from the last successful call of this op; empty on the first. */
+	memory: OpMemory;
+	http?: HttpTransport;
+	imap?: unknown;
+}
+
+export type OpResult =
+	| { kind: 'data'; data: unknown; /** Memory to keep once the caller has used the data successfully. */ memory?: OpMemory }
+	| { kind: 'not_modified' };
+
+export interface ConnectorOp {
+	name: string;
+	description: string;
+	/** Which transport the op needs, so the node knows which credential to ask for. */
+	transport: 'http' | 'imap';
+	run(args: Record<string, unknown>, context: OpContext): Promise<OpResult>;
+}
+
+/** A failed call of an op. `retryAfterMs` is set when the system said when to come back (429/503). */
+export class ConnectorError extends Error {
+	constructor(
+		message: string,
+		readonly details: { status?: number; retryAfterMs?: number; description?: string } = {},
+	) {
+		super(message);
+		this.name = 'ConnectorError';
+	}
+
+	get retryAfterMs(): number | undefined {
+		return this.details.retryAfterMs;
+	}
+}
+
+/** A mistake in what the user wrote (an unknown op, a missing argument), naming the field and value. */
+export class ConnectorConfigError extends Error {
+	constructor(
+		readonly field: string,
+		message: string,
+	) {
+		super(message);
+		this.name = 'ConnectorConfigError';
+	}
+}

@@ -1,0 +1,249 @@
+import {
+	type CallbackParts,
+	type InboundCallback,
+	type WaitingRun,
+	DEFAULT_CORRELATION_PATH,
+	RoundTripConfigError,
+	compileCorrelationPath,
+	judgeCallback,
+	matchCorrelation,
+	newCorrelationId,
+	normalizeCorrelationId,
+} from './correlation';
+import { signPayload } from './signature';
+
+const NOW_MS = Date.UTC(2026, 0, 1, 12, 0, 0);
+const NOW_SEC = NOW_MS / 1000;
+const SECRET = 'whsec_test_secret';
+const EXPECTED_ID = 'a1b2c3d4-0000-4000-8000-000000000001';
+
+function parts(overrides: Partial<CallbackParts> = {}): CallbackParts {
+	return { body: {}, headers: {}, query: {}, ...overrides };
+}
+
+describe('newCorrelationId', () => {
+	it('returns a fresh UUID each time', () => {
+		const first = newCorrelationId();
+		expect(first).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+		expect(newCorrelationId()).not.toBe(first);
+	});
+});
+
+describe('normalizeCorrelationId', () => {
+	it.each<[unknown, string | undefined]>([
+		['abc', 'abc'],
+		[42, '42'],
+		[0, '0'],
+		[4.5, '4.5'],
+		['', undefined],
+		[Number.NaN, undefined],
+		[Number.POSITIVE_INFINITY, undefined],
+		[null, undefined],
+		[undefined, undefined],
+		[true, undefined],
+		[['a'], undefined],
+		[{ id: 'a' }, undefined],
+	])('%p → %p', (value, expected) => {
+		expect(normalizeCorrelationId(value)).toBe(expected);
+	});
+});
+
+describe('compileCorrelationPath', () => {
+	it('defaults to body.correlationId', () => {
+		expect(compileCorrelationPath().expression).toBe(DEFAULT_CORRELATION_PATH);
+		expect(DEFAULT_CORRELATION_PATH).toBe('body.correlationId');
+	});
+
+	it('throws a RoundTripConfigError naming the field and the expression on a syntax error', () => {
+		let thrown: unknown;
+		try {
+			compileCorrelationPath('body.(');
+		} catch (error) {
+			thrown = error;
+		}
+		expect(thrown).toBeInstanceOf(RoundTripConfigError);
+		expect(thrown).toMatchObject({ field: 'correlationIdPath', message: expect.stringContaining('correlationIdPath "body.("') });
+	});
+
+	it('refuses an empty expression', () => {
+		expect(() => compileCorrelationPath('')).toThrow(expect.objectContaining({ field: 'correlationIdPath' }));
+	});
+});
+
+describe('matchCorrelation', () => {
+	const bodyPath = compileCorrelationPath();
+
+	it('finds the id in the body', async () => {
+		expect(await matchCorrelation(EXPECTED_ID, parts({ body: { correlationId: EXPECTED_ID } }), bodyPath)).toEqual({
+			ok: true,
+			received: EXPECTED_ID,
+		});
+	});
+
+	it('finds the id in a nested body field', async () => {
+		const path = compileCorrelationPath('body.meta.request.id');
+		const callback = parts({ body: { meta: { request: { id: EXPECTED_ID } } } });
+		expect(await matchCorrelation(EXPECTED_ID, callback, path)).toMatchObject({ ok: true });
+	});
+
+	it('finds the id in a header', async () => {
+		const path = compileCorrelationPath('headers.`x-correlation-id`');
+		const callback = parts({ headers: { 'x-correlation-id': EXPECTED_ID } });
+		expect(await matchCorrelation(EXPECTED_ID, callback, path)).toEqual({ ok: true, received: EXPECTED_ID });
+	});
+
+	it('finds the id in the query string', async () => {
+		const path = compileCorrelationPath('query.cid');
+		expect(await matchCorrelation(EXPECTED_ID, parts({ query: { cid: EXPECTED_ID } }), path)).toEqual({ ok: true, received: EXPECTED_ID });
+	});
+
+	it('compares numeric ids as strings, both ways', async () => {
+		expect(await matchCorrelation('1042', parts({ body: { correlationId: 1042 } }), bodyPath)).toEqual({ ok: true, received: '1042' });
+		const queryPath = compileCorrelationPath('query.cid');
+		expect(await matchCorrelation('1042', parts({ query: { cid: '1042' } }), queryPath)).toMatchObject({ ok: true });
+	});
+
+	it('refuses a callback without an id (409), naming where it looked', async () => {
+		expect(await matchCorrelation(EXPECTED_ID, parts({ body: { status: 'done' } }), bodyPath)).toEqual({
+			ok: false,
+			status: 409,
+			reason: 'no correlation id at body.correlationId',
+		});
+	});
+
+	it.each<[string, unknown, string]>([
+		['an empty string', '', ' (found a string, expected a string or number)'],
+		['null', null, ' (found null, expected a string or number)'],
+		['an object', { id: EXPECTED_ID }, ' (found an object, expected a string or number)'],
+		['several values', [EXPECTED_ID, 'other'], ' (found 2 values, expected a string or number)'],
+	])('refuses %s where the id should be (409)', async (_label, correlationId, detail) => {
+		expect(await matchCorrelation(EXPECTED_ID, parts({ body: { correlationId } }), bodyPath)).toEqual({
+			ok: false,
+			status: 409,
+			reason: `no correlation id at body.correlationId${detail}`,
+		});
+	});
+
+	it('refuses a different id (409), echoing only the received id', async () => {
+		const verdict = await matchCorrelation(EXPECTED_ID, parts({ body: { correlationId: 'someone-else' } }), bodyPath);
+		expect(verdict).toEqual({
+			ok: false,
+			status: 409,
+			reason: 'correlation id "someone-else" at body.correlationId does not match this waiting run',
+		});
+		expect(JSON.stringify(verdict)).not.toContain(EXPECTED_ID);
+	});
+
+	it('truncates a huge received id in the reason', async () => {
+		const verdict = await matchCorrelation(EXPECTED_ID, parts({ body: { correlationId: 'x'.repeat(10_000) } }), bodyPath);
+		expect(verdict.ok).toBe(false);
+		expect(!verdict.ok && verdict.reason.length).toBeLessThan(250);
+	});
+
+	it('treats an expression that fails on this data as no id (409)', async () => {
+		const path = compileCorrelationPath('$number(body.correlationId)');
+		expect(await matchCorrelation(EXPECTED_ID, parts({ body: { correlationId: 'abc' } }), path)).toMatchObject({
+			ok: false,
+			status: 409,
+			reason: expect.stringMatching(/^no correlation id at \$number\(body\.correlationId\): evaluating it failed/),
+		});
+	});
+
+	it('throws a config error when the expected id is empty', async () => {
+		await expect(matchCorrelation('', parts({ body: { correlationId: '' } }), bodyPath)).rejects.toMatchObject({
+			name: 'RoundTripConfigError',
+			field: 'correlationId',
+		});
+	});
+});
+
+describe('judgeCallback', () => {
+	const body = { correlationId: EXPECTED_ID, status: 'done' };
+	const rawBody = JSON.stringify(body);
+	const run: WaitingRun = {
+		auth: { scheme: 'hmac', secret: SECRET },
+		correlationPath: compileCorrelationPath(),
+		expectedCorrelationId: EXPECTED_ID,
+	};
+
+	function callback(overrides: Partial<InboundCallback> = {}): InboundCallback {
+		return {
+			headers: { 'x-signature': signPayload(SECRET, rawBody, NOW_SEC), 'Content-Type': 'application/json' },
+			rawBody,
+			body,
+			query: { source: 'acme' },
+			...overrides,
+		};
+	}
+
+	it('accepts an authenticated, correlated callback and returns the receipt', async () => {
+		expect(await judgeCallback(run, callback(), NOW_MS)).toEqual({
+			ok: true,
+			receipt: {
+				correlationId: EXPECTED_ID,
+				body,
+				// Header names lower-cased, credential header dropped.
+				headers: { 'content-type': 'application/json' },
+				query: { source: 'acme' },
+				receivedAt: '2026-01-01T12:00:00.000Z',
+			},
+		});
+	});
+
+	it('refuses a correctly signed callback for another run (409)', async () => {
+		const otherBody = JSON.stringify({ correlationId: 'other-run' });
+		const verdict = await judgeCallback(
+			run,
+			callback({ rawBody: otherBody, body: JSON.parse(otherBody), headers: { 'x-signature': signPayload(SECRET, otherBody, NOW_SEC) } }),
+			NOW_MS,
+		);
+		expect(verdict).toMatchObject({ ok: false, status: 409 });
+	});
+
+	it('checks authentication before correlation: missing signature and wrong id → 401, not 409', async () => {
+		const verdict = await judgeCallback(run, callback({ headers: {}, body: { correlationId: 'wrong' } }), NOW_MS);
+		expect(verdict).toEqual({ ok: false, status: 401, reason: 'missing x-signature header' });
+	});
+
+	it('checks authentication before correlation: forged signature and wrong id → 403, not 409', async () => {
+		const forged = signPayload('attacker-guess', rawBody, NOW_SEC);
+		const verdict = await judgeCallback(run, callback({ headers: { 'x-signature': forged }, body: { correlationId: 'wrong' } }), NOW_MS);
+		expect(verdict).toMatchObject({ ok: false, status: 403 });
+	});
+
+	it('does not evaluate the correlation expression for an unauthenticated callback', async () => {
+		const evaluate = jest.fn();
+		const spyRun: WaitingRun = { ...run, correlationPath: { expression: 'body.correlationId', evaluate } };
+		await judgeCallback(spyRun, callback({ headers: {} }), NOW_MS);
+		expect(evaluate).not.toHaveBeenCalled();
+	});
+
+	it('refuses a replayed callback once its timestamp is stale (403)', async () => {
+		const later = NOW_MS + 10 * 60_000;
+		expect(await judgeCallback(run, callback(), later)).toMatchObject({ ok: false, status: 403, reason: expect.stringContaining('stale') });
+	});
+
+	it('keeps the credential header from the correlation expression and the receipt (header scheme)', async () => {
+		const tokenRun: WaitingRun = {
+			auth: { scheme: 'header', token: 'tok_secret', headerName: 'X-Hook-Token' },
+			correlationPath: compileCorrelationPath('headers.`x-hook-token`'),
+			expectedCorrelationId: 'tok_secret',
+		};
+		const verdict = await judgeCallback(tokenRun, callback({ headers: { 'X-Hook-Token': 'tok_secret' } }), NOW_MS);
+		expect(verdict).toEqual({ ok: false, status: 409, reason: 'no correlation id at headers.`x-hook-token`' });
+	});
+
+	it('drops the Authorization header from a basic-auth receipt', async () => {
+		const basicRun: WaitingRun = { ...run, auth: { scheme: 'basic', user: 'acme', password: 'pw' } };
+		const authorization = `Basic ${Buffer.from('acme:pw').toString('base64')}`;
+		const verdict = await judgeCallback(basicRun, callback({ headers: { Authorization: authorization, 'x-request-id': 'r1' } }), NOW_MS);
+		expect(verdict).toMatchObject({ ok: true, receipt: { headers: { 'x-request-id': 'r1' } } });
+		expect(JSON.stringify(verdict)).not.toContain(authorization);
+	});
+
+	it('accepts a numeric id from a query-string path', async () => {
+		const queryRun: WaitingRun = { ...run, correlationPath: compileCorrelationPath('query.cid'), expectedCorrelationId: '77' };
+		const verdict = await judgeCallback(queryRun, callback({ query: { cid: '77' } }), NOW_MS);
+		expect(verdict).toMatchObject({ ok: true, receipt: { correlationId: '77', query: { cid: '77' } } });
+	});
+});

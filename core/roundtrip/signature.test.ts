@@ -1,0 +1,321 @@
+import { RoundTripConfigError } from './errors';
+import {
+	type CallbackAuth,
+	type CallbackHeaders,
+	constantTimeEqual,
+	credentialHeaderName,
+	signPayload,
+	validateCallbackAuth,
+	verifyCallback,
+} from './signature';
+
+const NOW_MS = Date.UTC(2026, 0, 1, 12, 0, 0);
+const NOW_SEC = NOW_MS / 1000;
+const SECRET = 'whsec_test_secret';
+const BODY = '{"correlationId":"abc-123","status":"done"}';
+const HMAC: CallbackAuth = { scheme: 'hmac', secret: SECRET };
+
+function hmacRequest(signature: string | string[] | undefined, rawBody: Buffer | string = BODY) {
+	return { headers: { 'x-signature': signature }, rawBody };
+}
+
+function basicHeader(user: string, password: string): string {
+	return `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
+}
+
+describe('constantTimeEqual', () => {
+	it('is true only for identical inputs, strings or buffers', () => {
+		expect(constantTimeEqual('secret', 'secret')).toBe(true);
+		expect(constantTimeEqual(Buffer.from('secret'), 'secret')).toBe(true);
+		expect(constantTimeEqual('secret', 'secreT')).toBe(false);
+	});
+
+	it('handles unequal lengths without throwing', () => {
+		expect(constantTimeEqual('short', 'a much longer value')).toBe(false);
+		expect(constantTimeEqual('', 'x')).toBe(false);
+		expect(constantTimeEqual(Buffer.alloc(0), Buffer.alloc(64))).toBe(false);
+	});
+});
+
+describe('signPayload', () => {
+	it('produces t=<seconds>,v1=<64 hex chars>', () => {
+		expect(signPayload(SECRET, BODY, NOW_SEC)).toMatch(new RegExp(`^t=${NOW_SEC},v1=[0-9a-f]{64}$`));
+	});
+
+	it('signs "<t>.<rawBody>" with HMAC-SHA256 (known vector)', () => {
+		// Independently computed: printf '1700000000.hello' | openssl dgst -sha256 -hmac key
+		expect(signPayload('key', 'hello', 1_700_000_000)).toBe(
+			't=1700000000,v1=4d583a269f4f276a3fa80ff31b5a01879a848096983222a17893d198418939aa',
+		);
+	});
+
+	it('gives the same signature for a string body and its UTF-8 bytes', () => {
+		const body = '{"name":"Zoë ✓"}';
+		expect(signPayload(SECRET, Buffer.from(body, 'utf8'), NOW_SEC)).toBe(signPayload(SECRET, body, NOW_SEC));
+	});
+
+	it('rejects a timestamp that is not whole non-negative seconds', () => {
+		expect(() => signPayload(SECRET, BODY, NOW_MS / 1000 + 0.5)).toThrow(RangeError);
+		expect(() => signPayload(SECRET, BODY, -1)).toThrow(RangeError);
+	});
+});
+
+describe('verifyCallback: hmac', () => {
+	it('accepts a valid signature', () => {
+		expect(verifyCallback(HMAC, hmacRequest(signPayload(SECRET, BODY, NOW_SEC)), NOW_MS)).toEqual({ ok: true });
+	});
+
+	it('accepts a Buffer raw body with non-UTF-8 bytes', () => {
+		const raw = Buffer.from([0xff, 0x00, 0xfe, 0x7b]);
+		expect(verifyCallback(HMAC, hmacRequest(signPayload(SECRET, raw, NOW_SEC), raw), NOW_MS)).toEqual({ ok: true });
+	});
+
+	it('refuses a signature made with another secret (403)', () => {
+		const verdict = verifyCallback(HMAC, hmacRequest(signPayload('wrong-secret', BODY, NOW_SEC)), NOW_MS);
+		expect(verdict).toEqual({ ok: false, status: 403, reason: 'x-signature signature does not match the body and timestamp' });
+	});
+
+	it('refuses a tampered body (403)', () => {
+		const signature = signPayload(SECRET, BODY, NOW_SEC);
+		const tampered = BODY.replace('abc-123', 'abc-124');
+		expect(verifyCallback(HMAC, hmacRequest(signature, tampered), NOW_MS)).toMatchObject({ ok: false, status: 403 });
+	});
+
+	it('refuses a signature whose timestamp was swapped (403)', () => {
+		const [, digest] = signPayload(SECRET, BODY, NOW_SEC - 10).split(',');
+		expect(verifyCallback(HMAC, hmacRequest(`t=${NOW_SEC},${digest}`), NOW_MS)).toMatchObject({ ok: false, status: 403 });
+	});
+
+	it('accepts timestamps at the edge of the tolerance window', () => {
+		for (const skew of [-300, 300]) {
+			const signature = signPayload(SECRET, BODY, NOW_SEC + skew);
+			expect(verifyCallback(HMAC, hmacRequest(signature), NOW_MS)).toEqual({ ok: true });
+		}
+	});
+
+	it('refuses a timestamp too far in the past as stale, saying by how much (403)', () => {
+		const verdict = verifyCallback(HMAC, hmacRequest(signPayload(SECRET, BODY, NOW_SEC - 412)), NOW_MS);
+		expect(verdict).toEqual({
+			ok: false,
+			status: 403,
+			reason: 'x-signature timestamp is stale: 412 s in the past, 112 s outside the 300 s tolerance',
+		});
+	});
+
+	it('refuses a timestamp too far in the future (403)', () => {
+		const verdict = verifyCallback(HMAC, hmacRequest(signPayload(SECRET, BODY, NOW_SEC + 301)), NOW_MS);
+		expect(verdict).toEqual({
+			ok: false,
+			status: 403,
+			reason: 'x-signature timestamp is stale: 301 s in the future, 1 s outside the 300 s tolerance',
+		});
+	});
+
+	it('honours a configured tolerance', () => {
+		const auth: CallbackAuth = { ...HMAC, toleranceSec: 30 };
+		expect(verifyCallback(auth, hmacRequest(signPayload(SECRET, BODY, NOW_SEC - 30)), NOW_MS)).toEqual({ ok: true });
+		expect(verifyCallback(auth, hmacRequest(signPayload(SECRET, BODY, NOW_SEC - 31)), NOW_MS)).toMatchObject({
+			status: 403,
+			reason: expect.stringContaining('1 s outside the 30 s tolerance'),
+		});
+	});
+
+	it('accepts rotation: several v1 entries, one made with the current secret', () => {
+		const stale = signPayload('previous-secret', BODY, NOW_SEC).split(',')[1];
+		const current = signPayload(SECRET, BODY, NOW_SEC).split(',')[1];
+		expect(verifyCallback(HMAC, hmacRequest(`t=${NOW_SEC},${stale},${current}`), NOW_MS)).toEqual({ ok: true });
+		expect(verifyCallback(HMAC, hmacRequest(`t=${NOW_SEC},${current},${stale}`), NOW_MS)).toEqual({ ok: true });
+	});
+
+	it('refuses when no v1 entry matches (403)', () => {
+		const first = signPayload('old-1', BODY, NOW_SEC).split(',')[1];
+		const second = signPayload('old-2', BODY, NOW_SEC).split(',')[1];
+		expect(verifyCallback(HMAC, hmacRequest(`t=${NOW_SEC},${first},${second}`), NOW_MS)).toMatchObject({ status: 403 });
+	});
+
+	it('ignores unknown schemes such as v0 and tolerates spaces after commas', () => {
+		const digest = signPayload(SECRET, BODY, NOW_SEC).split(',')[1];
+		expect(verifyCallback(HMAC, hmacRequest(`t=${NOW_SEC}, v0=deadbeef, ${digest}`), NOW_MS)).toEqual({ ok: true });
+	});
+
+	it('accepts an upper-case hex digest', () => {
+		const [t, digest] = signPayload(SECRET, BODY, NOW_SEC).split(',');
+		expect(verifyCallback(HMAC, hmacRequest(`${t},v1=${digest.slice('v1='.length).toUpperCase()}`), NOW_MS)).toEqual({ ok: true });
+	});
+
+	describe('malformed or missing header → 401 naming the header', () => {
+		const digest = signPayload(SECRET, BODY, NOW_SEC).split(',')[1];
+		const cases: Array<[string, string | string[] | undefined, string]> = [
+			['missing header', undefined, 'missing x-signature header'],
+			['empty header', '', 'missing x-signature header'],
+			['blank header', '   ', 'missing x-signature header'],
+			['missing t', digest, 'malformed x-signature header: no t= timestamp'],
+			['missing v1', `t=${NOW_SEC}`, 'malformed x-signature header: no v1= signature'],
+			['non-numeric t', `t=soon,${digest}`, 'malformed x-signature header: t= must be a Unix time in whole seconds'],
+			['fractional t', `t=${NOW_SEC}.5,${digest}`, 'malformed x-signature header: t= must be a Unix time in whole seconds'],
+			['millisecond-scale t', `t=${NOW_MS},${digest}`, 'malformed x-signature header: t= must be a Unix time in whole seconds'],
+			['duplicate t', `t=${NOW_SEC},t=${NOW_SEC},${digest}`, 'malformed x-signature header: t= appears more than once'],
+			['v1 not hex', `t=${NOW_SEC},v1=not-a-digest`, 'malformed x-signature header: v1= must be a 64-character hex HMAC-SHA256 digest'],
+			['v1 truncated', `t=${NOW_SEC},${digest.slice(0, -2)}`, 'malformed x-signature header: v1= must be a 64-character hex HMAC-SHA256 digest'],
+			['garbage', 'garbage', 'malformed x-signature header: expected comma-separated key=value pairs like t=<unix seconds>,v1=<hex>'],
+			['trailing comma', `t=${NOW_SEC},${digest},`, 'malformed x-signature header: expected comma-separated key=value pairs like t=<unix seconds>,v1=<hex>'],
+			['bare signature', digest.slice(3), 'malformed x-signature header: expected comma-separated key=value pairs like t=<unix seconds>,v1=<hex>'],
+			['array of two values', [`t=${NOW_SEC},${digest}`, `t=${NOW_SEC},${digest}`], 'multiple x-signature headers; send exactly one'],
+			['empty array', [], 'missing x-signature header'],
+		];
+		it.each(cases)('%s', (_label, header, reason) => {
+			expect(verifyCallback(HMAC, hmacRequest(header), NOW_MS)).toEqual({ ok: false, status: 401, reason });
+		});
+	});
+
+	it('finds the header whatever the case of its name', () => {
+		const signature = signPayload(SECRET, BODY, NOW_SEC);
+		expect(verifyCallback(HMAC, { headers: { 'X-Signature': signature }, rawBody: BODY }, NOW_MS)).toEqual({ ok: true });
+		const custom: CallbackAuth = { ...HMAC, signatureHeader: 'X-Acme-Signature' };
+		expect(verifyCallback(custom, { headers: { 'x-acme-signature': signature }, rawBody: BODY }, NOW_MS)).toEqual({ ok: true });
+	});
+
+	it('accepts a single-element array header', () => {
+		expect(verifyCallback(HMAC, hmacRequest([signPayload(SECRET, BODY, NOW_SEC)]), NOW_MS)).toEqual({ ok: true });
+	});
+
+	it('refuses the same header sent twice under different cases (401)', () => {
+		const signature = signPayload(SECRET, BODY, NOW_SEC);
+		const headers: CallbackHeaders = { 'x-signature': signature, 'X-Signature': signature };
+		expect(verifyCallback(HMAC, { headers, rawBody: BODY }, NOW_MS)).toMatchObject({ status: 401, reason: 'multiple x-signature headers; send exactly one' });
+	});
+
+	it('names a configured header in its refusals', () => {
+		const auth: CallbackAuth = { ...HMAC, signatureHeader: 'X-Acme-Signature' };
+		expect(verifyCallback(auth, hmacRequest(signPayload(SECRET, BODY, NOW_SEC)), NOW_MS)).toEqual({
+			ok: false,
+			status: 401,
+			reason: 'missing x-acme-signature header',
+		});
+	});
+});
+
+describe('verifyCallback: header token', () => {
+	const TOKEN = 'tok_9f8e7d6c';
+	const auth: CallbackAuth = { scheme: 'header', token: TOKEN };
+
+	it('accepts the right token', () => {
+		expect(verifyCallback(auth, { headers: { 'x-callback-token': TOKEN }, rawBody: '' }, NOW_MS)).toEqual({ ok: true });
+	});
+
+	it('refuses a wrong token (403) without echoing either token', () => {
+		const verdict = verifyCallback(auth, { headers: { 'x-callback-token': 'tok_guess' }, rawBody: '' }, NOW_MS);
+		expect(verdict).toEqual({ ok: false, status: 403, reason: 'x-callback-token header does not match the configured token' });
+	});
+
+	it('refuses a prefix or extension of the token (403)', () => {
+		for (const presented of [TOKEN.slice(0, -1), `${TOKEN}x`]) {
+			expect(verifyCallback(auth, { headers: { 'x-callback-token': presented }, rawBody: '' }, NOW_MS)).toMatchObject({ status: 403 });
+		}
+	});
+
+	it('refuses a missing token (401)', () => {
+		expect(verifyCallback(auth, { headers: {}, rawBody: '' }, NOW_MS)).toEqual({
+			ok: false,
+			status: 401,
+			reason: 'missing x-callback-token header',
+		});
+	});
+
+	it('uses a configured header name, case-insensitively', () => {
+		const custom: CallbackAuth = { scheme: 'header', token: TOKEN, headerName: 'X-Hook-Key' };
+		expect(verifyCallback(custom, { headers: { 'X-HOOK-KEY': TOKEN }, rawBody: '' }, NOW_MS)).toEqual({ ok: true });
+		expect(verifyCallback(custom, { headers: { 'x-callback-token': TOKEN }, rawBody: '' }, NOW_MS)).toMatchObject({
+			status: 401,
+			reason: 'missing x-hook-key header',
+		});
+	});
+});
+
+describe('verifyCallback: basic', () => {
+	const auth: CallbackAuth = { scheme: 'basic', user: 'acme', password: 'pa:ss word' };
+	const request = (authorization: string | undefined) => ({ headers: { authorization }, rawBody: '' });
+
+	it('accepts the right user and password (password may contain ":")', () => {
+		expect(verifyCallback(auth, request(basicHeader('acme', 'pa:ss word')), NOW_MS)).toEqual({ ok: true });
+	});
+
+	it('accepts a lower-case scheme and a capitalised header name', () => {
+		const value = basicHeader('acme', 'pa:ss word').replace('Basic', 'basic');
+		expect(verifyCallback(auth, { headers: { Authorization: value }, rawBody: '' }, NOW_MS)).toEqual({ ok: true });
+	});
+
+	it('refuses a wrong password or user (403)', () => {
+		for (const header of [basicHeader('acme', 'guess'), basicHeader('other', 'pa:ss word')]) {
+			expect(verifyCallback(auth, request(header), NOW_MS)).toEqual({ ok: false, status: 403, reason: 'basic credentials do not match' });
+		}
+	});
+
+	it('refuses missing credentials (401)', () => {
+		expect(verifyCallback(auth, request(undefined), NOW_MS)).toEqual({ ok: false, status: 401, reason: 'missing authorization header' });
+	});
+
+	it.each([
+		['another scheme', 'Bearer abc'],
+		['no credentials after the scheme', 'Basic'],
+		['not base64', 'Basic %%%'],
+		['no colon in the credentials', `Basic ${Buffer.from('acme').toString('base64')}`],
+	])('refuses malformed credentials: %s (401)', (_label, header) => {
+		expect(verifyCallback(auth, request(header), NOW_MS)).toMatchObject({
+			ok: false,
+			status: 401,
+			reason: expect.stringMatching(/^malformed authorization header: /),
+		});
+	});
+});
+
+describe('refusal reasons never contain a secret', () => {
+	const TOKEN = 'tok_super_secret_value';
+	const cases: Array<[string, CallbackAuth, CallbackHeaders, string]> = [
+		['hmac', { scheme: 'hmac', secret: SECRET }, { 'x-signature': signPayload('x', BODY, NOW_SEC) }, SECRET],
+		['header', { scheme: 'header', token: TOKEN }, { 'x-callback-token': 'nope' }, TOKEN],
+		['basic', { scheme: 'basic', user: 'u', password: 'hunter2-secret' }, { authorization: basicHeader('u', 'no') }, 'hunter2-secret'],
+	];
+	it.each(cases)('%s', (_scheme, auth, headers, secret) => {
+		const verdict = verifyCallback(auth, { headers, rawBody: BODY }, NOW_MS);
+		expect(verdict.ok).toBe(false);
+		expect(JSON.stringify(verdict)).not.toContain(secret);
+	});
+});
+
+describe('validateCallbackAuth', () => {
+	it.each<[CallbackAuth, string]>([
+		[{ scheme: 'hmac', secret: '' }, 'secret'],
+		[{ scheme: 'hmac', secret: 's', toleranceSec: 0 }, 'toleranceSec'],
+		[{ scheme: 'hmac', secret: 's', toleranceSec: Number.NaN }, 'toleranceSec'],
+		[{ scheme: 'hmac', secret: 's', toleranceSec: 86_401 }, 'toleranceSec'],
+		[{ scheme: 'hmac', secret: 's', signatureHeader: 'x signature' }, 'signatureHeader'],
+		[{ scheme: 'header', token: '' }, 'token'],
+		[{ scheme: 'header', token: 't', headerName: '' }, 'headerName'],
+		[{ scheme: 'basic', user: '', password: 'p' }, 'user'],
+		[{ scheme: 'basic', user: 'a:b', password: 'p' }, 'user'],
+		[{ scheme: 'basic', user: 'u', password: '' }, 'password'],
+	])('refuses %o (field %s)', (auth, field) => {
+		expect(() => validateCallbackAuth(auth)).toThrow(expect.objectContaining({ name: 'RoundTripConfigError', field }));
+	});
+
+	it('makes verifyCallback fail closed rather than accept with an empty credential', () => {
+		const auth: CallbackAuth = { scheme: 'header', token: '' };
+		expect(() => verifyCallback(auth, { headers: { 'x-callback-token': '' }, rawBody: '' }, NOW_MS)).toThrow(RoundTripConfigError);
+	});
+
+	it('accepts sensible settings', () => {
+		expect(() => validateCallbackAuth({ scheme: 'hmac', secret: 's', signatureHeader: 'X-Sig', toleranceSec: 60 })).not.toThrow();
+		expect(() => validateCallbackAuth({ scheme: 'header', token: 't' })).not.toThrow();
+		expect(() => validateCallbackAuth({ scheme: 'basic', user: 'u', password: 'p' })).not.toThrow();
+	});
+});
+
+describe('credentialHeaderName', () => {
+	it('is the lower-cased header each scheme reads', () => {
+		expect(credentialHeaderName({ scheme: 'hmac', secret: 's' })).toBe('x-signature');
+		expect(credentialHeaderName({ scheme: 'hmac', secret: 's', signatureHeader: 'X-Sig' })).toBe('x-sig');
+		expect(credentialHeaderName({ scheme: 'header', token: 't' })).toBe('x-callback-token');
+		expect(credentialHeaderName({ scheme: 'basic', user: 'u', password: 'p' })).toBe('authorization');
+	});
+});

@@ -1,0 +1,61 @@
+import { createHash } from 'node:crypto';
+
+import { signPayload } from '../core/roundtrip/signature';
+import { FakeSystem } from '../test/harness/fakeSystem';
+
+export const DEMO_CALLBACK_SECRET = 'demo-callback-secret-change-me';
+
+/**
+ * A small "push-less" system for the examples: it can only be polled, and it answers asynchronous
+ * jobs by calling back later. State is derived from the clock, so every poll sees a consistent world.
+ *   GET  /health      the credential test target
+ *   GET  /tickets     support tickets, oldest first, a new one every 20 s (last 20 kept)
+ *   GET  /inventory   products whose stock changes every 30 s; ETag, so an unchanged list answers 304
+ *   POST /jobs        accepts { correlationId, callbackUrl } and calls back 3 s later, HMAC-signed
+ */
+export async function startDemoSource(port: number, startedAt = Date.now()): Promise<FakeSystem> {
+	const source = await FakeSystem.start(port);
+	source.on('GET', '/health', { body: { ok: true } });
+	source.on('GET', '/tickets', () => ({ body: { tickets: ticketsAt(Date.now(), startedAt) } }));
+	source.on('GET', '/inventory', () => {
+		const products = inventoryAt(Date.now());
+		return { body: { products }, etag: `"${createHash('sha1').update(JSON.stringify(products)).digest('hex')}"` };
+	});
+	source.on('POST', '/jobs', (request) => {
+		const job = (request.json ?? {}) as { correlationId?: string; callbackUrl?: string };
+		if (!job.correlationId || !job.callbackUrl) {
+			return { status: 400, body: { error: 'correlationId and callbackUrl are required' } };
+		}
+		setTimeout(() => void callBack(source, job.callbackUrl!, job.correlationId!), 3_000);
+		return { status: 202, body: { accepted: true, correlationId: job.correlationId } };
+	});
+	return source;
+}
+
+async function callBack(source: FakeSystem, url: string, correlationId: string): Promise<void> {
+	const body = JSON.stringify({ correlationId, status: 'done', result: { approved: true, at: new Date().toISOString() } });
+	const signature = signPayload(DEMO_CALLBACK_SECRET, body, Math.floor(Date.now() / 1000));
+	await source.send(url, { headers: { 'x-signature': signature }, body }).catch(() => undefined);
+}
+
+const SUBJECTS = ['Printer on fire', 'Cannot log in', 'Invoice missing', 'VPN drops every hour', 'Refund request', 'Password reset loop'];
+
+function ticketsAt(now: number, startedAt: number) {
+	const newest = 100 + Math.floor((now - startedAt) / 20_000);
+	const tickets = [];
+	for (let id = Math.max(1, newest - 19); id <= newest; id++) {
+		tickets.push({ id, subject: SUBJECTS[id % SUBJECTS.length], priority: id % 3 === 0 ? 'high' : 'normal', createdAt: new Date(startedAt + (id - 100) * 20_000).toISOString() });
+	}
+	return tickets;
+}
+
+const PRODUCTS = ['router-x1', 'switch-48p', 'sfp-10g', 'patch-cable-2m', 'ups-1500'];
+
+function inventoryAt(now: number) {
+	const epoch = Math.floor(now / 30_000);
+	return PRODUCTS.map((sku, index) => {
+		// One product changes per 30 s window, in turn; the others keep their last value.
+		const changes = Math.floor((epoch - index) / PRODUCTS.length);
+		return { sku, quantity: 10 + ((changes * 7 + index * 3) % 40), updatedAt: new Date((changes * PRODUCTS.length + index) * 30_000).toISOString() };
+	});
+}
