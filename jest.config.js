@@ -1,5 +1,5 @@
 /** Two projects: `unit` (pure logic, fake clocks, no n8n) and `e2e` (the package inside a real n8n). */
-const tsJest = ['ts-jest', { tsconfig: 'tsconfig.json', isolatedModules: true }];
+const tsJest = ['ts-jest', { tsconfig: 'tsconfig.json' }];
 module.exports = {
 	projects: [
 		{
@@ -13,8 +13,8 @@ module.exports = {
 			testMatch: ['<rootDir>/test/e2e/**/*.test.ts'],
 			transform: { '^.+\\.ts$': tsJest },
 			testEnvironment: 'node',
-			testTimeout: 300000,
 			globalSetup: '<rootDir>/test/harness/globalSetup.ts',
+			setupFilesAfterEnv: ['<rootDir>/test/harness/jestSetup.ts'],
 		},
 	],
 };

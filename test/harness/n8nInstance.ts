@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { createWriteStream, mkdirSync, readFileSync } from 'node:fs';
+import { createWriteStream, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { copyNodesFolderTo } from './install';
@@ -59,11 +59,19 @@ export class N8nInstance {
 	/** Creates a fresh instance folder with the packed package installed, and starts n8n on it. */
 	static async launch(name: string, env: Record<string, string> = {}): Promise<N8nInstance> {
 		const userFolder = join(instancesDir, `${name}-${Date.now()}-${process.pid}`);
+		return await N8nInstance.open({ name, userFolder, port: await freePort(), env });
+	}
+
+	/**
+	 * Starts n8n on `userFolder` with the packed package (re)installed into it. A folder that already has
+	 * an owner is logged into; a new one gets the owner and an API key.
+	 */
+	static async open({ name, userFolder, port, env = {} }: { name: string; userFolder: string; port: number; env?: Record<string, string> }): Promise<N8nInstance> {
 		mkdirSync(userFolder, { recursive: true });
 		copyNodesFolderTo(userFolder);
-		const instance = new N8nInstance(name, userFolder, await freePort(), await freePort(), env);
+		const instance = new N8nInstance(name, userFolder, port, await freePort(), env);
 		await instance.start();
-		await instance.setUpOwnerAndApiKey();
+		await instance.ensureOwnerAndApiKey();
 		return instance;
 	}
 
@@ -77,6 +85,8 @@ export class N8nInstance {
 		const child = spawn(process.execPath, [n8nBin, 'start'], {
 			env: {
 				...process.env,
+				// jest sets NODE_ENV=test, under which n8n does not start as it does for users.
+				NODE_ENV: 'production',
 				N8N_USER_FOLDER: this.userFolder,
 				N8N_PORT: String(this.port),
 				N8N_LISTEN_ADDRESS: '127.0.0.1',
@@ -147,7 +157,16 @@ export class N8nInstance {
 
 	// ---- REST (editor session) and public API ----
 
-	private async setUpOwnerAndApiKey(): Promise<void> {
+	private get apiKeyFile(): string {
+		return join(this.userFolder, 'e2e-api-key.txt');
+	}
+
+	private async ensureOwnerAndApiKey(): Promise<void> {
+		if (existsSync(this.apiKeyFile)) {
+			this.apiKey = readFileSync(this.apiKeyFile, 'utf8').trim();
+			await this.login();
+			return;
+		}
 		const setup = await fetch(`${this.baseUrl}/rest/owner/setup`, {
 			method: 'POST',
 			headers: { 'content-type': 'application/json' },
@@ -157,11 +176,12 @@ export class N8nInstance {
 		this.cookie = cookieFrom(setup);
 		const scopes = (await this.rest<{ data: string[] }>('GET', '/rest/api-keys/scopes')).data;
 		const created = await this.rest<{ data: { rawApiKey: string } }>('POST', '/rest/api-keys', {
-			label: 'e2e',
+			label: 'durable-triggers harness',
 			scopes,
 			expiresAt: null,
 		});
 		this.apiKey = created.data.rawApiKey;
+		writeFileSync(this.apiKeyFile, this.apiKey);
 	}
 
 	static get owner() {

@@ -1,0 +1,203 @@
+import { DEAD_HASH } from './hash';
+
+/** Writes `text`'s UTF-16 code units into `bytes` at `offset`, two bytes each, big-endian. */
+export function writeUnits(bytes: Uint8Array, offset: number, text: string): void {
+	// Byte stores rather than Buffer.writeUInt16BE: this runs for every key of every poll.
+	for (let unit = 0; unit < text.length; unit++) {
+		const code = text.charCodeAt(unit);
+		bytes[offset + 2 * unit] = code >>> 8;
+		bytes[offset + 2 * unit + 1] = code & 0xff;
+	}
+}
+
+/** Reads `units` UTF-16 code units from `bytes` at `offset`. */
+export function readUnits(bytes: Uint8Array, offset: number, units: number): string {
+	let text = '';
+	for (let unit = 0; unit < units; unit++) text += String.fromCharCode((bytes[offset + 2 * unit] << 8) | bytes[offset + 2 * unit + 1]);
+	return text;
+}
+
+/**
+ * Fixed-size records (a 64-bit key hash plus a fixed-size value, both strings of UTF-16 code units as
+ * hash.ts makes them) packed into byte chunks, saved as one base64 string per chunk. Why chunks: a
+ * history of a million keys is megabytes and most of it does not change between polls; a chunk's
+ * base64 is cached until one of its records is written, so saving after a poll re-encodes only the
+ * chunks that poll touched. A record is deleted by overwriting its hash with DEAD_HASH.
+ */
+class RecordLog {
+	static readonly RECORDS_PER_CHUNK = 4096;
+
+	private readonly recordBytes: number;
+	private readonly chunkBytes: number;
+	private readonly chunks: Buffer[] = [];
+	/** Base64 of each chunk, or undefined once the chunk was written to. */
+	private readonly encoded: Array<string | undefined> = [];
+	private count = 0;
+	private dead = 0;
+
+	constructor(private readonly valueUnits: number) {
+		this.recordBytes = 8 + 2 * valueUnits;
+		this.chunkBytes = this.recordBytes * RecordLog.RECORDS_PER_CHUNK;
+	}
+
+	/** Rebuilds a log from `saved()` output; throws if the text cannot be records of this size. */
+	static load(valueUnits: number, savedChunks: unknown): RecordLog {
+		const log = new RecordLog(valueUnits);
+		if (!Array.isArray(savedChunks) || !savedChunks.every((chunk) => typeof chunk === 'string')) {
+			throw new Error('entries must be a list of base64 strings');
+		}
+		const texts = savedChunks as string[];
+		const bytes = Buffer.concat(texts.map((text) => Buffer.from(text, 'base64')));
+		if (bytes.length % log.recordBytes !== 0) {
+			throw new Error(`entries hold ${bytes.length} bytes, not a whole number of ${log.recordBytes}-byte records`);
+		}
+		// Saved chunks line up with ours when all but the last are full; then their text is reused as is.
+		const aligned = texts.every((text, i) => i === texts.length - 1 || Buffer.byteLength(text, 'base64') === log.chunkBytes);
+		for (let offset = 0; offset < bytes.length; offset += log.chunkBytes) {
+			const chunk = Buffer.alloc(log.chunkBytes);
+			bytes.copy(chunk, 0, offset, Math.min(offset + log.chunkBytes, bytes.length));
+			log.encoded.push(aligned ? texts[log.chunks.length] : undefined);
+			log.chunks.push(chunk);
+		}
+		log.count = bytes.length / log.recordBytes;
+		for (let slot = 0; slot < log.count; slot++) if (log.hashAt(slot) === DEAD_HASH) log.dead++;
+		return log;
+	}
+
+	/** Records written, live or dead. */
+	get length(): number {
+		return this.count;
+	}
+
+	get deadCount(): number {
+		return this.dead;
+	}
+
+	append(hash: string, value: string): number {
+		const slot = this.count++;
+		if (slot % RecordLog.RECORDS_PER_CHUNK === 0) {
+			this.chunks.push(Buffer.alloc(this.chunkBytes));
+			this.encoded.push(undefined);
+		}
+		this.write(slot, 0, hash);
+		this.write(slot, 8, value);
+		return slot;
+	}
+
+	hashAt(slot: number): string {
+		return readUnits(this.chunkOf(slot), this.offsetOf(slot), 4);
+	}
+
+	valueAt(slot: number): string {
+		return readUnits(this.chunkOf(slot), this.offsetOf(slot) + 8, this.valueUnits);
+	}
+
+	setValue(slot: number, value: string): void {
+		this.write(slot, 8, value);
+	}
+
+	kill(slot: number): void {
+		this.write(slot, 0, DEAD_HASH);
+		this.dead++;
+	}
+
+	/** One base64 string per chunk; only chunks written since the last call are encoded. */
+	saved(): string[] {
+		return this.chunks.map((chunk, i) => {
+			const used = Math.min(this.chunkBytes, (this.count - i * RecordLog.RECORDS_PER_CHUNK) * this.recordBytes);
+			const text = this.encoded[i] ?? chunk.toString('base64', 0, used);
+			this.encoded[i] = text;
+			return text;
+		});
+	}
+
+	private chunkOf(slot: number): Buffer {
+		return this.chunks[Math.floor(slot / RecordLog.RECORDS_PER_CHUNK)];
+	}
+
+	private offsetOf(slot: number): number {
+		return (slot % RecordLog.RECORDS_PER_CHUNK) * this.recordBytes;
+	}
+
+	private write(slot: number, byteOffset: number, text: string): void {
+		writeUnits(this.chunkOf(slot), this.offsetOf(slot) + byteOffset, text);
+		this.encoded[Math.floor(slot / RecordLog.RECORDS_PER_CHUNK)] = undefined;
+	}
+}
+
+/** Dead records are reclaimed once they pass half the live ones (and are worth a rewrite), so saved state stays under 1.5× live. */
+const MIN_DEAD_TO_COMPACT = 1024;
+
+/**
+ * A map from 64-bit key hash to a fixed-size value, in insertion order, backed by a RecordLog.
+ * Reads and writes are O(1); loading is O(history) once per activation; saving re-encodes only
+ * changed chunks. Insertion order lets a time window drop its oldest entries in O(dropped).
+ */
+export class PackedIndex {
+	/** Hash → slot in the log, in insertion order. */
+	private readonly slots = new Map<string, number>();
+	private log: RecordLog;
+
+	/** `valueUnits`: the value's length in UTF-16 code units (2 bytes each). */
+	constructor(
+		private readonly valueUnits: number,
+		savedEntries?: unknown,
+	) {
+		this.log = savedEntries === undefined ? new RecordLog(valueUnits) : RecordLog.load(valueUnits, savedEntries);
+		for (let slot = 0; slot < this.log.length; slot++) {
+			const hash = this.log.hashAt(slot);
+			if (hash !== DEAD_HASH) this.slots.set(hash, slot);
+		}
+	}
+
+	get size(): number {
+		return this.slots.size;
+	}
+
+	get(hash: string): string | undefined {
+		const slot = this.slots.get(hash);
+		return slot === undefined ? undefined : this.log.valueAt(slot);
+	}
+
+	/** Sets the value in place, keeping the entry's position (a new hash goes last). */
+	set(hash: string, value: string): void {
+		const slot = this.slots.get(hash);
+		if (slot === undefined) this.slots.set(hash, this.log.append(hash, value));
+		else this.log.setValue(slot, value);
+	}
+
+	/** Sets the value and moves the entry last, as if it were new. */
+	renew(hash: string, value: string): void {
+		this.delete(hash);
+		this.set(hash, value);
+	}
+
+	delete(hash: string): void {
+		const slot = this.slots.get(hash);
+		if (slot === undefined) return;
+		this.log.kill(slot);
+		this.slots.delete(hash);
+		this.compactIfWorthIt();
+	}
+
+	/** Deletes entries from the oldest while `expired(value)` holds; O(deleted). */
+	deleteOldestWhile(expired: (value: string) => boolean): void {
+		for (const [hash, slot] of this.slots) {
+			if (!expired(this.log.valueAt(slot))) break;
+			this.delete(hash);
+		}
+	}
+
+	/** JSON-safe packed entries: base64 strings of fixed-size records. */
+	saved(): string[] {
+		return this.log.saved();
+	}
+
+	private compactIfWorthIt(): void {
+		if (this.log.deadCount < MIN_DEAD_TO_COMPACT || this.log.deadCount * 2 <= this.slots.size) return;
+		const old = this.log;
+		this.log = new RecordLog(this.valueUnits);
+		// Re-setting an existing Map key keeps its position, so order survives.
+		for (const [hash, slot] of this.slots) this.slots.set(hash, this.log.append(hash, old.valueAt(slot)));
+	}
+}

@@ -1,0 +1,367 @@
+import { FakeClock, flushPromises } from '../testing/fakeClock';
+import { PollConfigError } from './errors';
+import {
+	MAX_INTERVAL_MS,
+	MAX_RETRY_AFTER_MS,
+	MIN_INTERVAL_MS,
+	type FailureReport,
+	type ObservedPollState,
+	parseRetryAfter,
+	type PollOutcome,
+	PollRunner,
+	type PollRunnerOptions,
+} from './runner';
+
+const MINUTE = 60_000;
+const INTERVAL = 5 * MINUTE;
+
+/** A runner whose polls are recorded and answered by `answer` (default: unchanged). */
+function harness(options: Partial<PollRunnerOptions> = {}, answer: (n: number, signal: AbortSignal) => Promise<PollOutcome> = async () => ({ kind: 'unchanged' })) {
+	const clock = new FakeClock();
+	const pollTimes: number[] = [];
+	const persisted: ObservedPollState[] = [];
+	const failures: Array<{ message: string } & FailureReport> = [];
+	const runner = new PollRunner({
+		clock,
+		intervalMs: INTERVAL,
+		poll: (signal) => {
+			pollTimes.push(clock.now() - start);
+			return answer(pollTimes.length, signal);
+		},
+		persist: (observed) => void persisted.push(observed),
+		onFailure: (error, report) => void failures.push({ message: error.message, ...report }),
+		...options,
+	});
+	const start = clock.now();
+	return { clock, runner, pollTimes, persisted, failures, start };
+}
+
+function failWith(error: Error & { retryAfterMs?: number }) {
+	return async (): Promise<PollOutcome> => {
+		throw error;
+	};
+}
+
+describe('configuration', () => {
+	it('refuses an interval out of range, naming interval and the value', () => {
+		const clock = new FakeClock();
+		const poll = async (): Promise<PollOutcome> => ({ kind: 'unchanged' });
+		expect(() => new PollRunner({ clock, poll, intervalMs: 1_000 })).toThrow(PollConfigError);
+		expect(() => new PollRunner({ clock, poll, intervalMs: 1_000 })).toThrow('"interval" must be between 5s and 7d; got 1000 ms.');
+		expect(() => new PollRunner({ clock, poll, intervalMs: MAX_INTERVAL_MS + 1 })).toThrow(expect.objectContaining({ field: 'interval' }));
+		expect(() => new PollRunner({ clock, poll, intervalMs: Number.NaN })).toThrow(expect.objectContaining({ field: 'interval' }));
+		expect(() => new PollRunner({ clock, poll, intervalMs: MIN_INTERVAL_MS })).not.toThrow();
+	});
+
+	it('refuses jitter as long as the interval, and bad backoff or limits', () => {
+		const clock = new FakeClock();
+		const poll = async (): Promise<PollOutcome> => ({ kind: 'unchanged' });
+		expect(() => new PollRunner({ clock, poll, intervalMs: INTERVAL, jitterMs: INTERVAL })).toThrow(expect.objectContaining({ field: 'jitter' }));
+		expect(() => new PollRunner({ clock, poll, intervalMs: INTERVAL, backoff: { factor: 0.5 } })).toThrow(expect.objectContaining({ field: 'backoff.factor' }));
+		expect(() => new PollRunner({ clock, poll, intervalMs: INTERVAL, backoff: { initialMs: 10 * MINUTE, maxMs: MINUTE } })).toThrow(
+			expect.objectContaining({ field: 'backoff.max' }),
+		);
+		expect(() => new PollRunner({ clock, poll, intervalMs: INTERVAL, failureLimit: 0 })).toThrow(expect.objectContaining({ field: 'failureLimit' }));
+		expect(() => new PollRunner({ clock, poll, intervalMs: INTERVAL, failureLimit: 2.5 })).toThrow(expect.objectContaining({ field: 'failureLimit' }));
+	});
+});
+
+describe('cadence', () => {
+	it('polls at start, then once per interval', async () => {
+		const { clock, runner, pollTimes, persisted } = harness();
+		runner.start();
+		await flushPromises();
+		await clock.advance(3 * INTERVAL);
+		expect(pollTimes).toEqual([0, INTERVAL, 2 * INTERVAL, 3 * INTERVAL]);
+		expect(persisted).toHaveLength(4);
+		expect(persisted[3]).toEqual({
+			lastPollAt: clock.now(),
+			lastOutcome: 'unchanged',
+			lastError: null,
+			consecutiveFailures: 0,
+			backoffUntil: null,
+			skippedTicks: 0,
+		});
+	});
+
+	it('records each outcome', async () => {
+		const outcomes: PollOutcome[] = [{ kind: 'new_items', started: 3 }, { kind: 'not_modified' }];
+		const { clock, runner, persisted } = harness({}, async (n) => outcomes[n - 1]);
+		runner.start();
+		await flushPromises(); // the first poll settles; a real interval is minutes long
+		await clock.advance(INTERVAL);
+		expect(persisted.map((p) => p.lastOutcome)).toEqual(['new_items', 'not_modified']);
+	});
+
+	it('a slow poll does not shift the cadence', async () => {
+		const { clock, runner, pollTimes } = harness({}, async () => {
+			await new Promise<void>((resolve) => clock.setTimer(resolve, MINUTE));
+			return { kind: 'unchanged' };
+		});
+		runner.start();
+		await flushPromises(); // the first poll settles; a real interval is minutes long
+		await clock.advance(2 * INTERVAL + MINUTE);
+		expect(pollTimes).toEqual([0, INTERVAL, 2 * INTERVAL]);
+	});
+});
+
+describe('jitter', () => {
+	it('delays each tick by the same offset for the same seed and tick, within [0, jitterMs)', () => {
+		const make = (seed: string) => harness({ jitterMs: MINUTE, jitterSeed: seed }).runner;
+		const a = make('workflow-1/node-1');
+		const again = make('workflow-1/node-1');
+		const other = make('workflow-2/node-1');
+		const offsets = Array.from({ length: 200 }, (_, tick) => a.jitterOf(tick + 1));
+		expect(offsets).toEqual(Array.from({ length: 200 }, (_, tick) => again.jitterOf(tick + 1)));
+		expect(offsets).not.toEqual(Array.from({ length: 200 }, (_, tick) => other.jitterOf(tick + 1)));
+		for (const offset of offsets) {
+			expect(Number.isInteger(offset)).toBe(true);
+			expect(offset).toBeGreaterThanOrEqual(0);
+			expect(offset).toBeLessThan(MINUTE);
+		}
+		// Spread over the range, not bunched.
+		expect(Math.max(...offsets) - Math.min(...offsets)).toBeGreaterThan(MINUTE / 2);
+	});
+
+	it('polls at start + n·interval + jitter(n)', async () => {
+		const { clock, runner, pollTimes } = harness({ jitterMs: MINUTE, jitterSeed: 'seed' });
+		runner.start();
+		await flushPromises(); // the first poll settles; a real interval is minutes long
+		await clock.advance(3 * INTERVAL + MINUTE);
+		expect(pollTimes).toEqual([0, 1, 2, 3].map((n) => (n === 0 ? 0 : n * INTERVAL + runner.jitterOf(n))));
+	});
+});
+
+describe('overlap', () => {
+	it('skips and counts a tick that comes while a poll is still running', async () => {
+		let finish: (() => void) | undefined;
+		const { clock, runner, pollTimes, persisted } = harness({ timeoutMs: 3 * INTERVAL }, async (n) => {
+			if (n === 1) await new Promise<void>((resolve) => (finish = resolve));
+			return { kind: 'unchanged' };
+		});
+		runner.start();
+		await flushPromises(); // the first poll settles; a real interval is minutes long
+		await clock.advance(2 * INTERVAL);
+		expect(runner.polling).toBe(true);
+		expect(pollTimes).toEqual([0]);
+		expect(runner.observed.skippedTicks).toBe(2);
+		finish?.();
+		await flushPromises();
+		expect(persisted[0].skippedTicks).toBe(2);
+		await clock.advance(INTERVAL);
+		expect(pollTimes).toEqual([0, 3 * INTERVAL]);
+	});
+});
+
+describe('timeout', () => {
+	it('aborts the poll and counts a failure', async () => {
+		let seen: AbortSignal | undefined;
+		const { clock, runner, persisted, failures } = harness({ timeoutMs: 30_000 }, (_, signal) => {
+			seen = signal;
+			return new Promise<PollOutcome>(() => undefined);
+		});
+		runner.start();
+		await flushPromises(); // the first poll settles; a real interval is minutes long
+		await clock.advance(30_000);
+		expect(seen?.aborted).toBe(true);
+		expect(seen?.reason.message).toBe('Poll timed out after 30s');
+		expect(runner.polling).toBe(false);
+		expect(persisted[0]).toMatchObject({ lastOutcome: 'failed', lastError: 'Poll timed out after 30s', consecutiveFailures: 1 });
+		expect(failures).toEqual([{ message: 'Poll timed out after 30s', consecutiveFailures: 1, reason: 'first_failure' }]);
+	});
+});
+
+describe('backoff', () => {
+	it('grows exponentially from the failure and is capped; success resets it', async () => {
+		let failing = true;
+		const { clock, runner, pollTimes, persisted } = harness({ backoff: { initialMs: INTERVAL, factor: 2, maxMs: 4 * INTERVAL }, failureLimit: 100 }, async () => {
+			if (failing) throw new Error('down');
+			return { kind: 'unchanged' };
+		});
+		runner.start();
+		await flushPromises(); // the first poll settles; a real interval is minutes long
+		await clock.advance(20 * INTERVAL);
+		// Gaps: 1, 2, 4, then capped at 4 intervals.
+		expect(pollTimes).toEqual([0, 1, 3, 7, 11, 15, 19].map((n) => n * INTERVAL));
+		expect(persisted[2].backoffUntil).toBe(clock.now() - 20 * INTERVAL + 7 * INTERVAL);
+		failing = false;
+		await clock.advance(3 * INTERVAL);
+		expect(runner.observed).toMatchObject({ consecutiveFailures: 0, backoffUntil: null, lastOutcome: 'unchanged' });
+		await clock.advance(INTERVAL);
+		expect(pollTimes.slice(-2)).toEqual([23, 24].map((n) => n * INTERVAL));
+	});
+
+	it('never polls faster than the interval, whatever the backoff', async () => {
+		const { clock, runner, pollTimes } = harness({ backoff: { initialMs: 1_000, maxMs: 2_000 } }, failWith(new Error('down')));
+		runner.start();
+		await flushPromises(); // the first poll settles; a real interval is minutes long
+		await clock.advance(3 * INTERVAL);
+		expect(pollTimes).toEqual([0, INTERVAL, 2 * INTERVAL, 3 * INTERVAL]);
+	});
+
+	it('keeps polling at the capped backoff after reaching the failure limit', async () => {
+		const { clock, runner, pollTimes } = harness({ backoff: { initialMs: INTERVAL, factor: 1.1, maxMs: 10 * INTERVAL }, failureLimit: 2 }, failWith(new Error('down')));
+		runner.start();
+		await flushPromises(); // the first poll settles; a real interval is minutes long
+		await clock.advance(40 * INTERVAL);
+		// 1st failure → 1 interval; 2nd reaches the limit → the cap from then on.
+		expect(pollTimes).toEqual([0, 1, 11, 21, 31].map((n) => n * INTERVAL));
+	});
+});
+
+describe('Retry-After', () => {
+	it('pushes the next poll out to the larger of backoff and Retry-After', async () => {
+		const error = Object.assign(new Error('429 Too Many Requests'), { retryAfterMs: 12 * MINUTE });
+		const { clock, runner, pollTimes, persisted } = harness({ failureLimit: 100 }, async (n) => {
+			if (n === 1) throw error;
+			return { kind: 'unchanged' };
+		});
+		runner.start();
+		await flushPromises(); // the first poll settles; a real interval is minutes long
+		await clock.advance(20 * MINUTE);
+		expect(persisted[0].backoffUntil).toBe(12 * MINUTE + (clock.now() - 20 * MINUTE));
+		expect(pollTimes).toEqual([0, 12 * MINUTE, 15 * MINUTE, 20 * MINUTE]);
+	});
+
+	it('is bounded by MAX_RETRY_AFTER_MS', async () => {
+		const error = Object.assign(new Error('503'), { retryAfterMs: 7 * 86_400_000 });
+		const { clock, runner, pollTimes } = harness({}, failWith(error));
+		runner.start();
+		await flushPromises(); // the first poll settles; a real interval is minutes long
+		await clock.advance(MAX_RETRY_AFTER_MS);
+		expect(pollTimes).toEqual([0, MAX_RETRY_AFTER_MS]);
+	});
+
+	it('parses delay-seconds and HTTP dates', () => {
+		const now = Date.UTC(2026, 0, 1);
+		expect(parseRetryAfter('120', now)).toBe(120_000);
+		expect(parseRetryAfter('Thu, 01 Jan 2026 00:02:00 GMT', now)).toBe(120_000);
+		expect(parseRetryAfter('Wed, 31 Dec 2025 00:00:00 GMT', now)).toBe(0);
+		expect(parseRetryAfter('soon', now)).toBeUndefined();
+		expect(parseRetryAfter(undefined, now)).toBeUndefined();
+	});
+});
+
+describe('failure reporting', () => {
+	it('reports the first failure after a success and the failure limit, not every retry', async () => {
+		let failing = true;
+		const { clock, runner, failures } = harness({ failureLimit: 3, backoff: { initialMs: INTERVAL, factor: 1, maxMs: INTERVAL } }, async (n) => {
+			if (failing) throw new Error(`down ${n}`);
+			return { kind: 'unchanged' };
+		});
+		runner.start();
+		await flushPromises(); // the first poll settles; a real interval is minutes long
+		await clock.advance(5 * INTERVAL);
+		expect(failures).toEqual([
+			{ message: 'down 1', consecutiveFailures: 1, reason: 'first_failure' },
+			{ message: 'down 3', consecutiveFailures: 3, reason: 'limit_reached' },
+		]);
+		failing = false;
+		await clock.advance(INTERVAL);
+		failing = true;
+		await clock.advance(INTERVAL);
+		expect(failures.slice(2)).toEqual([{ message: 'down 8', consecutiveFailures: 1, reason: 'first_failure' }]);
+	});
+
+	it('reports a limit of 1 once, as the limit', async () => {
+		const { clock, runner, failures } = harness({ failureLimit: 1 }, failWith(new Error('down')));
+		runner.start();
+		await flushPromises(); // the first poll settles; a real interval is minutes long
+		await clock.advance(0);
+		expect(failures).toEqual([{ message: 'down', consecutiveFailures: 1, reason: 'limit_reached' }]);
+	});
+
+	it('a throwing persist is reported and does not stop the runner', async () => {
+		const { clock, runner, pollTimes, failures } = harness({
+			persist: () => {
+				throw new Error('disk full');
+			},
+		});
+		runner.start();
+		await flushPromises(); // the first poll settles; a real interval is minutes long
+		await clock.advance(INTERVAL);
+		expect(pollTimes).toHaveLength(2);
+		expect(failures[0]).toEqual({ message: 'disk full', consecutiveFailures: 0, reason: 'persist_failed' });
+	});
+});
+
+describe('restart', () => {
+	it('honours a restored backoffUntil: the first poll waits until then', async () => {
+		const clock = new FakeClock();
+		const restored: ObservedPollState = {
+			lastPollAt: clock.now() - MINUTE,
+			lastOutcome: 'failed',
+			lastError: 'down',
+			consecutiveFailures: 2,
+			backoffUntil: clock.now() + 7 * MINUTE,
+			skippedTicks: 4,
+		};
+		const pollTimes: number[] = [];
+		const failures: FailureReport[] = [];
+		const runner = new PollRunner({
+			clock,
+			intervalMs: INTERVAL,
+			failureLimit: 3,
+			restored,
+			poll: async () => {
+				pollTimes.push(clock.now() - restored.lastPollAt! - MINUTE);
+				throw new Error('still down');
+			},
+			onFailure: (_, report) => void failures.push(report),
+		});
+		runner.start();
+		await flushPromises(); // the first poll settles; a real interval is minutes long
+		await clock.advance(7 * MINUTE - 1);
+		expect(pollTimes).toEqual([]);
+		await clock.advance(1);
+		expect(pollTimes).toEqual([7 * MINUTE]);
+		// The streak continues from the restored count: the third failure is the limit, not a first failure.
+		expect(failures).toEqual([{ consecutiveFailures: 3, reason: 'limit_reached' }]);
+		expect(runner.observed.skippedTicks).toBe(4);
+	});
+
+	it('polls at once when the restored backoff is over', async () => {
+		const clock = new FakeClock();
+		const polls: number[] = [];
+		const runner = new PollRunner({
+			clock,
+			intervalMs: INTERVAL,
+			restored: { lastPollAt: 0, lastOutcome: 'failed', lastError: 'x', consecutiveFailures: 1, backoffUntil: clock.now() - 1, skippedTicks: 0 },
+			poll: async () => {
+				polls.push(clock.now());
+				return { kind: 'unchanged' };
+			},
+		});
+		runner.start();
+		await flushPromises();
+		expect(polls).toEqual([clock.now()]);
+	});
+});
+
+describe('stop', () => {
+	it('cancels the timers, aborts a running poll and records nothing more', async () => {
+		let seen: AbortSignal | undefined;
+		const { clock, runner, pollTimes, persisted, failures } = harness({}, (_, signal) => {
+			seen = signal;
+			return new Promise<PollOutcome>((_resolve, reject) => signal.addEventListener('abort', () => reject(signal.reason)));
+		});
+		runner.start();
+		await flushPromises();
+		runner.stop();
+		await flushPromises();
+		expect(seen?.aborted).toBe(true);
+		expect(seen?.reason.message).toBe('The poll trigger was stopped');
+		expect(clock.pendingTimers()).toBe(0);
+		await clock.advance(10 * INTERVAL);
+		expect(pollTimes).toEqual([0]);
+		expect(persisted).toEqual([]);
+		expect(failures).toEqual([]);
+	});
+
+	it('starts once', () => {
+		const { runner } = harness();
+		runner.start();
+		expect(() => runner.start()).toThrow('already called');
+		runner.stop();
+	});
+});

@@ -1,0 +1,350 @@
+import { IANAZone } from 'luxon';
+
+import { configError, ScheduleConfigError } from './errors';
+import type { Schedule, WindowSpan } from './schedule';
+import { DAY_MS, SECOND_MS } from './units';
+
+/*
+ * Cron expressions planned in an IANA time zone.
+ *
+ * Syntax: 5 fields `minute hour day-of-month month day-of-week`, or 6 with a leading `second`.
+ * Each field is `*` or a comma list of values, ranges `a-b` and steps (`*\/5`, `1-10/2`, `5/15`
+ * meaning 5 to the field's maximum). Months accept JAN-DEC and weekdays SUN-SAT; weekday 7 is
+ * Sunday. Macros: @hourly @daily (@midnight) @weekly @monthly @yearly (@annually).
+ *
+ * Day matching follows Vixie cron: when day-of-month and day-of-week are both restricted (neither
+ * field starts with `*`), a day matches if EITHER matches (`0 0 1 * MON` = the 1st and every
+ * Monday); otherwise both must match.
+ *
+ * Daylight-saving time, as cron users expect it:
+ * - Spring forward (a span of local times does not exist): a job whose hour field is fixed runs
+ *   once at the first instant after the gap (`30 2 * * *` on a 02:00→03:00 night runs at 03:00);
+ *   a job whose hour field matches every hour (`*\/15 * * * *`) has no fires in the missing span.
+ * - Fall back (a span of local times happens twice): a fixed-hour job fires once, in the first
+ *   occurrence; an every-hour job fires in both occurrences (it runs "every 15 minutes" of real
+ *   time through the repeated hour).
+ * "Matches every hour" means the hour field allows all 24 hours (`*`, `*\/1`, `0-23`); `*\/2` is
+ * a fixed-hour job.
+ */
+
+interface FieldSpec {
+	name: string;
+	min: number;
+	max: number;
+	/** Names for the values min, min+1, ... (JAN = 1, SUN = 0). */
+	names?: readonly string[];
+}
+
+const SECOND: FieldSpec = { name: 'second', min: 0, max: 59 };
+const MINUTE: FieldSpec = { name: 'minute', min: 0, max: 59 };
+const HOUR: FieldSpec = { name: 'hour', min: 0, max: 23 };
+const DAY_OF_MONTH: FieldSpec = { name: 'day-of-month', min: 1, max: 31 };
+const MONTH: FieldSpec = {
+	name: 'month',
+	min: 1,
+	max: 12,
+	names: ['JAN', 'FEB', 'MAR', 'APR', 'MAY', 'JUN', 'JUL', 'AUG', 'SEP', 'OCT', 'NOV', 'DEC'],
+};
+const DAY_OF_WEEK: FieldSpec = { name: 'day-of-week', min: 0, max: 7, names: ['SUN', 'MON', 'TUE', 'WED', 'THU', 'FRI', 'SAT'] };
+
+const MACROS: Record<string, string> = {
+	'@yearly': '0 0 1 1 *',
+	'@annually': '0 0 1 1 *',
+	'@monthly': '0 0 1 * *',
+	'@weekly': '0 0 * * 0',
+	'@daily': '0 0 * * *',
+	'@midnight': '0 0 * * *',
+	'@hourly': '0 * * * *',
+};
+
+/** The Gregorian calendar repeats every 400 years, so a date pattern absent from one cycle never occurs. */
+const GREGORIAN_CYCLE_DAYS = 146_097;
+
+/** Parsed fields; `allowed[v]` says whether value v matches. Weekday 7 is folded into 0. */
+export interface CronFields {
+	seconds: boolean[];
+	minutes: boolean[];
+	hours: boolean[];
+	daysOfMonth: boolean[];
+	months: boolean[];
+	daysOfWeek: boolean[];
+	/** 'or' when day-of-month and day-of-week are both restricted (Vixie rule), else 'and'. */
+	dayRule: 'and' | 'or';
+}
+
+/** Parses a cron expression, throwing ScheduleConfigError (field `cron`) that says what is wrong. */
+export function parseCron(expression: string): CronFields {
+	const fail = (problem: string) => configError('cron', 'cron expression', expression, problem);
+	if (typeof expression !== 'string' || expression.trim() === '') throw fail('it is empty');
+	const trimmed = expression.trim();
+	const text = trimmed.startsWith('@') ? MACROS[trimmed.toLowerCase()] : trimmed;
+	if (text === undefined) throw fail(`unknown macro; use one of ${Object.keys(MACROS).join(' ')}`);
+	const parts = text.split(/\s+/);
+	if (parts.length !== 5 && parts.length !== 6) {
+		throw fail(`expected 5 fields (minute hour day-of-month month day-of-week) or 6 (with leading seconds), got ${parts.length}`);
+	}
+	const [second, minute, hour, dayOfMonth, month, dayOfWeek] = parts.length === 6 ? parts : ['0', ...parts];
+	const daysOfWeek = parseField(dayOfWeek, DAY_OF_WEEK, fail);
+	daysOfWeek[0] ||= daysOfWeek[7];
+	daysOfWeek[7] = false;
+	return {
+		seconds: parseField(second, SECOND, fail),
+		minutes: parseField(minute, MINUTE, fail),
+		hours: parseField(hour, HOUR, fail),
+		daysOfMonth: parseField(dayOfMonth, DAY_OF_MONTH, fail),
+		months: parseField(month, MONTH, fail),
+		daysOfWeek,
+		dayRule: dayOfMonth.startsWith('*') || dayOfWeek.startsWith('*') ? 'and' : 'or',
+	};
+}
+
+function parseField(text: string, spec: FieldSpec, fail: (problem: string) => ScheduleConfigError): boolean[] {
+	const allowed = new Array<boolean>(spec.max + 1).fill(false);
+	for (const item of text.split(',')) {
+		const [rangeText, stepText, extra] = item.split('/');
+		if (extra !== undefined) throw fail(`${spec.name} "${item}" has more than one "/"`);
+		const step = stepText === undefined ? 1 : Number(stepText);
+		if (stepText !== undefined && (!/^\d+$/.test(stepText) || step < 1)) {
+			throw fail(`${spec.name} step "${stepText}" must be a whole number of at least 1`);
+		}
+		let from: number;
+		let to: number;
+		if (rangeText === '*') {
+			[from, to] = [spec.min, spec.max];
+		} else if (rangeText.includes('-')) {
+			const [fromText, toText, rest] = rangeText.split('-');
+			if (rest !== undefined) throw fail(`${spec.name} range "${rangeText}" has more than one "-"`);
+			[from, to] = [parseValue(fromText, spec, fail), parseValue(toText, spec, fail)];
+			if (from > to) throw fail(`${spec.name} range ${rangeText} is reversed`);
+		} else {
+			from = parseValue(rangeText, spec, fail);
+			// `5/15` means every 15th value starting at 5.
+			to = stepText === undefined ? from : spec.max;
+		}
+		for (let value = from; value <= to; value += step) allowed[value] = true;
+	}
+	return allowed;
+}
+
+function parseValue(text: string, spec: FieldSpec, fail: (problem: string) => ScheduleConfigError): number {
+	if (/^\d+$/.test(text)) {
+		const value = Number(text);
+		if (value < spec.min || value > spec.max) throw fail(`${spec.name} ${value} is out of range ${spec.min}-${spec.max}`);
+		return value;
+	}
+	const index = spec.names?.indexOf(text.toUpperCase()) ?? -1;
+	if (index < 0) {
+		const expected = spec.names ? `a number or a name (${spec.names[0]}-${spec.names[spec.names.length - 1]})` : 'a number';
+		throw fail(`${spec.name} "${text}" is not ${expected}`);
+	}
+	return spec.min + index;
+}
+
+/** Resolves an IANA zone name, throwing ScheduleConfigError (field `timezone`) for one luxon does not know. */
+export function resolveZone(timezone: string): IANAZone {
+	if (typeof timezone !== 'string' || !IANAZone.isValidZone(timezone)) {
+		throw configError('timezone', 'timezone', timezone, 'not a known IANA time zone (e.g. "Europe/Berlin")');
+	}
+	return IANAZone.create(timezone);
+}
+
+/** A span of one local day's wall-clock times (ms, wall time written as if UTC) and how they map to instants. */
+type DayPiece =
+	| { fromWall: number; toWall: number; offsetMs: number }
+	/** Wall times skipped by a spring-forward; fixed-hour fires there run at `gapEnd`. */
+	| { fromWall: number; toWall: number; gapEnd: number };
+
+export class CronSchedule implements Schedule {
+	readonly fingerprint: string;
+	private readonly fields: CronFields;
+	private readonly zone: IANAZone;
+	private readonly hourMatchesAll: boolean;
+	// `next*[v]` = the smallest allowed value ≥ v, or -1; the extra last slot is the -1 sentinel.
+	private readonly nextHour: number[];
+	private readonly nextMinute: number[];
+	private readonly nextSecond: number[];
+
+	constructor(
+		readonly expression: string,
+		readonly timezone: string,
+	) {
+		this.fields = parseCron(expression);
+		this.zone = resolveZone(timezone);
+		this.hourMatchesAll = this.fields.hours.every(Boolean);
+		this.nextHour = nextAllowedTable(this.fields.hours);
+		this.nextMinute = nextAllowedTable(this.fields.minutes);
+		this.nextSecond = nextAllowedTable(this.fields.seconds);
+		// Fails now, as a config error, rather than at the first planning call.
+		this.firstMatchingDay(0);
+		const f = this.fields;
+		this.fingerprint = [
+			'cron',
+			renderAllowed(f.seconds, SECOND),
+			renderAllowed(f.minutes, MINUTE),
+			renderAllowed(f.hours, HOUR),
+			renderAllowed(f.daysOfMonth, DAY_OF_MONTH),
+			renderAllowed(f.months, MONTH),
+			renderAllowed(f.daysOfWeek.slice(0, 7), { ...DAY_OF_WEEK, max: 6 }),
+			`days:${f.dayRule}`,
+			timezone,
+		].join(' ');
+	}
+
+	nextAfter(afterMs: number): number {
+		// The generator is infinite: the constructor proved the expression matches some date.
+		return this.firesAfter(afterMs).next().value as number;
+	}
+
+	windowsBetween(fromExclusive: number, toInclusive: number, limit: number): WindowSpan {
+		let count = 0;
+		let first: number | undefined;
+		let last: number | undefined;
+		// A ring of the newest `limit` windows, so a year of minutely windows is never held in memory.
+		const ring: number[] = [];
+		for (const fire of this.firesAfter(fromExclusive)) {
+			if (fire > toInclusive) break;
+			first ??= fire;
+			last = fire;
+			if (limit > 0) ring[count % limit] = fire;
+			count++;
+		}
+		const split = count > limit && limit > 0 ? count % limit : 0;
+		return { count, first, last, newest: [...ring.slice(split), ...ring.slice(0, split)] };
+	}
+
+	/** Fire instants strictly after `afterMs`, ascending, without end. */
+	*firesAfter(afterMs: number): Generator<number, never> {
+		let floor = afterMs;
+		let day = Math.floor((afterMs + this.offsetMs(afterMs)) / DAY_MS);
+		for (;;) {
+			day = this.firstMatchingDay(day);
+			const dayStart = day * DAY_MS;
+			for (const piece of this.piecesOf(dayStart)) {
+				const endSecond = (piece.toWall - dayStart) / SECOND_MS;
+				if ('gapEnd' in piece) {
+					const inGap = this.nextTimeOfDay(Math.ceil((piece.fromWall - dayStart) / SECOND_MS));
+					if (piece.gapEnd > floor && inGap >= 0 && inGap < endSecond) yield (floor = piece.gapEnd);
+					continue;
+				}
+				const fromWall = Math.max(piece.fromWall, floor + piece.offsetMs + 1);
+				for (let second = Math.ceil((fromWall - dayStart) / SECOND_MS); second < endSecond; second++) {
+					second = this.nextTimeOfDay(second);
+					if (second < 0 || second >= endSecond) break;
+					yield (floor = dayStart + second * SECOND_MS - piece.offsetMs);
+				}
+			}
+			day++;
+		}
+	}
+
+	/** Smallest matching second of the day ≥ `fromSecond` (0..86399), or -1. Skips whole hours and minutes. */
+	private nextTimeOfDay(fromSecond: number): number {
+		let hour = Math.floor(fromSecond / 3600);
+		let minute = Math.floor((fromSecond % 3600) / 60);
+		let second = fromSecond % 60;
+		for (;;) {
+			const nextHour = this.nextHour[hour];
+			if (nextHour < 0) return -1;
+			if (nextHour !== hour) [hour, minute, second] = [nextHour, 0, 0];
+			const nextMinute = this.nextMinute[minute];
+			if (nextMinute < 0) {
+				[hour, minute, second] = [hour + 1, 0, 0];
+				continue;
+			}
+			if (nextMinute !== minute) [minute, second] = [nextMinute, 0];
+			const nextSecond = this.nextSecond[second];
+			if (nextSecond < 0) {
+				[minute, second] = [minute + 1, 0];
+				continue;
+			}
+			return hour * 3600 + minute * 60 + nextSecond;
+		}
+	}
+
+	/** The first day number (days since 1970-01-01) ≥ `fromDay` whose date matches; skips whole months. */
+	private firstMatchingDay(fromDay: number): number {
+		const { months, daysOfMonth, daysOfWeek, dayRule } = this.fields;
+		for (let day = fromDay; day < fromDay + GREGORIAN_CYCLE_DAYS; ) {
+			const date = new Date(day * DAY_MS);
+			const month = date.getUTCMonth() + 1;
+			if (!months[month]) {
+				day = Date.UTC(date.getUTCFullYear(), month, 1) / DAY_MS;
+				continue;
+			}
+			const domMatches = daysOfMonth[date.getUTCDate()];
+			const dowMatches = daysOfWeek[date.getUTCDay()];
+			if (dayRule === 'or' ? domMatches || dowMatches : domMatches && dowMatches) return day;
+			day++;
+		}
+		throw configError('cron', 'cron expression', this.expression, 'it never fires: no date matches its day-of-month, month and day-of-week');
+	}
+
+	/**
+	 * Splits one local day into spans with a fixed wall→instant mapping. Assumes the zone changes
+	 * offset at most once within three days around the day (true of every real zone).
+	 */
+	private piecesOf(dayStart: number): DayPiece[] {
+		const dayEnd = dayStart + DAY_MS;
+		// Instants of this day's wall times lie within ±14h of it, so these probes bracket them.
+		const probeFrom = dayStart - DAY_MS;
+		const probeTo = dayStart + 2 * DAY_MS;
+		const before = this.offsetMs(probeFrom);
+		const after = this.offsetMs(probeTo);
+		if (before === after) return [{ fromWall: dayStart, toWall: dayEnd, offsetMs: before }];
+		const transition = this.firstInstantWithOffsetOtherThan(before, probeFrom, probeTo);
+		const wallLeft = transition + before; // the old clock's reading at the change (exclusive end)
+		const wallEntered = transition + after; // the new clock's reading at the change
+		const pieces: DayPiece[] = [{ fromWall: dayStart, toWall: Math.min(dayEnd, wallLeft), offsetMs: before }];
+		if (after > before) {
+			if (!this.hourMatchesAll) {
+				pieces.push({ fromWall: Math.max(dayStart, wallLeft), toWall: Math.min(dayEnd, wallEntered), gapEnd: transition });
+			}
+			pieces.push({ fromWall: Math.max(dayStart, wallEntered), toWall: dayEnd, offsetMs: after });
+		} else {
+			// Repeated wall times [wallEntered, wallLeft): fixed-hour jobs already fired there on the old offset.
+			const resumeAt = this.hourMatchesAll ? wallEntered : wallLeft;
+			pieces.push({ fromWall: Math.max(dayStart, resumeAt), toWall: dayEnd, offsetMs: after });
+		}
+		return pieces.filter((piece) => piece.fromWall < piece.toWall);
+	}
+
+	/** Binary search in (lo, hi] for the first instant whose offset differs from `offset` (the value at `lo`). */
+	private firstInstantWithOffsetOtherThan(offset: number, lo: number, hi: number): number {
+		while (hi - lo > 1) {
+			const mid = Math.floor((lo + hi) / 2);
+			if (this.offsetMs(mid) === offset) lo = mid;
+			else hi = mid;
+		}
+		return hi;
+	}
+
+	private offsetMs(instant: number): number {
+		return this.zone.offset(instant) * 60_000;
+	}
+}
+
+/** The next fire of `expression` in `timezone` strictly after `afterMs`. */
+export function nextFireAfter(expression: string, afterMs: number, timezone: string): number {
+	return new CronSchedule(expression, timezone).nextAfter(afterMs);
+}
+
+function nextAllowedTable(allowed: boolean[]): number[] {
+	const table = new Array<number>(allowed.length + 1).fill(-1);
+	for (let value = allowed.length - 1; value >= 0; value--) table[value] = allowed[value] ? value : table[value + 1];
+	return table;
+}
+
+/** Renders allowed values as `*` or a list of runs (`0-4,9`), for the fingerprint. */
+function renderAllowed(allowed: boolean[], spec: FieldSpec): string {
+	const values: number[] = [];
+	for (let value = spec.min; value <= spec.max; value++) if (allowed[value]) values.push(value);
+	if (values.length === spec.max - spec.min + 1) return '*';
+	const runs: string[] = [];
+	for (let i = 0; i < values.length; ) {
+		let end = i;
+		while (end + 1 < values.length && values[end + 1] === values[end] + 1) end++;
+		runs.push(end === i ? `${values[i]}` : `${values[i]}-${values[end]}`);
+		i = end + 1;
+	}
+	return runs.join(',');
+}

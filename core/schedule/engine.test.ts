@@ -1,0 +1,298 @@
+import type { Clock } from '../clock';
+import { FakeClock, flushPromises } from '../testing/fakeClock';
+import { CronSchedule } from './cron';
+import { ScheduleEngine } from './engine';
+import type { ScheduleEngineOptions } from './engine';
+import type { StartedFire } from './fire';
+import { jitterFor, runKey } from './fire';
+import type { ScheduleState } from './history';
+import { IntervalSchedule } from './interval';
+import { DAY_MS, HOUR_MS, MINUTE_MS } from './units';
+
+const at = (iso: string) => Date.parse(iso);
+const iso = (time: number) => new Date(time).toISOString();
+const T0 = at('2026-01-01T00:00:00Z');
+const hourly = new IntervalSchedule(HOUR_MS);
+
+/** An engine on a fake clock whose persisted state survives "restarts" (new engines) as JSON. */
+function setup(clock = new FakeClock(T0)) {
+	let stored: unknown;
+	const persisted: ScheduleState[] = [];
+	const started: StartedFire[] = [];
+	const errors: Error[] = [];
+	const start = jest.fn((fire: StartedFire) => void started.push(fire));
+	const engineWith = (options: Partial<ScheduleEngineOptions> = {}) =>
+		new ScheduleEngine({
+			clock,
+			scheduleId: 's',
+			schedule: hourly,
+			storedState: stored,
+			start,
+			persist: (state) => {
+				persisted.push(state);
+				stored = JSON.parse(JSON.stringify(state));
+			},
+			onError: (error) => errors.push(error),
+			...options,
+		});
+	return { clock, engineWith, started, persisted, errors, start, stored: () => stored as ScheduleState };
+}
+
+describe('ScheduleEngine', () => {
+	it('fires each window on time, records it and persists the cursor', async () => {
+		const { clock, engineWith, started, stored } = setup();
+		const engine = engineWith();
+		const report = await engine.activate();
+		expect(report).toEqual({ missedCount: 0, startedCount: 0, nextFireAt: T0 + HOUR_MS });
+		expect(stored().lastDeclaredFire).toBe(T0);
+
+		await clock.advance(HOUR_MS);
+		expect(started).toEqual([
+			{ runKey: runKey('s', T0 + HOUR_MS), declaredAt: T0 + HOUR_MS, kind: 'scheduled', actualAt: T0 + HOUR_MS, latenessMs: 0, reprocessing: false },
+		]);
+		await clock.advance(HOUR_MS); // 01:00 still running: 02:00 is skipped
+		await engine.fireEnded(started[0].runKey);
+		await clock.advance(HOUR_MS);
+		expect(started.map((fire) => fire.declaredAt)).toEqual([T0 + HOUR_MS, T0 + 3 * HOUR_MS]);
+		expect(stored().lastDeclaredFire).toBe(T0 + 3 * HOUR_MS);
+		expect(stored().history.map((record) => record.outcome)).toEqual(['fired', 'skipped', 'fired']);
+		expect(stored().history[1].reason).toContain('skip-if-running');
+		expect(clock.pendingTimers()).toBe(1);
+	});
+
+	it('fires at declared time + deterministic jitter and measures lateness from the declared time', async () => {
+		const { clock, engineWith, started } = setup();
+		const engine = engineWith({ jitterMs: 10 * MINUTE_MS, overlap: { kind: 'allow-parallel', maxParallel: 5 } });
+		await engine.activate();
+		const windows = [1, 2, 3].map((n) => T0 + n * HOUR_MS);
+		const jitters = windows.map((window) => jitterFor(runKey('s', window), 10 * MINUTE_MS));
+		expect(new Set(jitters).size).toBe(3);
+		await clock.advance(4 * HOUR_MS);
+		expect(started.map((fire) => [fire.actualAt, fire.latenessMs])).toEqual(windows.map((window, i) => [window + jitters[i], jitters[i]]));
+	});
+
+	it('fires a cron schedule in its zone', async () => {
+		const { clock, engineWith, started } = setup();
+		const engine = engineWith({
+			schedule: new CronSchedule('30 9 * * MON-FRI', 'America/New_York'),
+			overlap: { kind: 'allow-parallel', maxParallel: 5 },
+		});
+		const report = await engine.activate();
+		expect(iso(report.nextFireAt)).toBe('2026-01-01T14:30:00.000Z'); // Thursday 09:30 EST
+		await clock.advance(5 * DAY_MS);
+		expect(started.map((fire) => iso(fire.actualAt))).toEqual(['2026-01-01T14:30:00.000Z', '2026-01-02T14:30:00.000Z', '2026-01-05T14:30:00.000Z']);
+	});
+
+	describe('activation after downtime', () => {
+		/** Runs one engine for two hours, then "restarts" 10 hours later with the given options. */
+		async function restartAfterDowntime(options: Partial<ScheduleEngineOptions>) {
+			const context = setup();
+			const first = context.engineWith({ overlap: { kind: 'allow-parallel', maxParallel: 10 } });
+			await first.activate();
+			await context.clock.advance(2 * HOUR_MS);
+			first.deactivate();
+			context.started.length = 0;
+			context.clock.jumpTo(T0 + 12 * HOUR_MS + 5 * MINUTE_MS);
+			const second = context.engineWith(options);
+			const report = await second.activate();
+			return { ...context, engine: second, report };
+		}
+		const missedWindows = [3, 4, 5, 6, 7, 8, 9, 10, 11, 12].map((n) => T0 + n * HOUR_MS);
+
+		it('skip: starts nothing, records one missed entry, resumes with the next window', async () => {
+			const { report, started, stored, clock } = await restartAfterDowntime({ catchUp: 'skip' });
+			expect(report).toMatchObject({ missedCount: 10, startedCount: 0, nextFireAt: T0 + 13 * HOUR_MS });
+			expect(started).toEqual([]);
+			expect(stored().history.at(-1)).toMatchObject({ outcome: 'missed', count: 10, firstDeclaredAt: missedWindows[0], declaredAt: missedWindows[9] });
+			await clock.advance(HOUR_MS);
+			expect(started.map((fire) => fire.declaredAt)).toEqual([T0 + 13 * HOUR_MS]);
+		});
+
+		it('coalesce: one reprocessing run covering all missed windows', async () => {
+			const { report, started, stored } = await restartAfterDowntime({ catchUp: 'coalesce' });
+			expect(report).toMatchObject({ missedCount: 10, startedCount: 1 });
+			expect(started).toHaveLength(1);
+			expect(started[0]).toMatchObject({ kind: 'coalesced', declaredAt: missedWindows[9], reprocessing: true, latenessMs: 5 * MINUTE_MS });
+			expect(started[0].coalesced).toEqual({ count: 10, firstDeclaredAt: missedWindows[0], lastDeclaredAt: missedWindows[9], windows: missedWindows });
+			expect(stored().history.at(-1)).toMatchObject({ outcome: 'coalesced', count: 10, firstDeclaredAt: missedWindows[0] });
+		});
+
+		it('run-all: runs the newest windows up to the limit, one at a time under skip-if-running', async () => {
+			const { engine, report, started, stored } = await restartAfterDowntime({ catchUp: 'run-all', runAllLimit: 4 });
+			expect(report).toMatchObject({ missedCount: 10, startedCount: 1 });
+			expect(stored().history.at(-1)).toMatchObject({ outcome: 'caught_up', declaredAt: missedWindows[6] });
+			expect(stored().history.at(-2)).toMatchObject({ outcome: 'missed', count: 6, declaredAt: missedWindows[5], reason: expect.stringContaining('run-all limit of 4') });
+			expect(stored().queued.map((fire) => fire.declaredAt)).toEqual(missedWindows.slice(7));
+			for (let i = 0; i < 3; i++) await engine.fireEnded(started[i].runKey);
+			expect(started.map((fire) => [fire.kind, fire.declaredAt, fire.reprocessing])).toEqual(missedWindows.slice(6).map((window) => ['catch-up', window, true]));
+			expect(stored().queued).toEqual([]);
+		});
+
+		it('run-all under allow-parallel starts up to maxParallel at once', async () => {
+			const { report, started } = await restartAfterDowntime({ catchUp: 'run-all', runAllLimit: 4, overlap: { kind: 'allow-parallel', maxParallel: 3 } });
+			expect(report.startedCount).toBe(3);
+			expect(started.map((fire) => fire.declaredAt)).toEqual(missedWindows.slice(6, 9));
+		});
+
+		it('does not catch up windows of a schedule that has since changed', async () => {
+			const { report, started, stored } = await restartAfterDowntime({ catchUp: 'run-all', schedule: new IntervalSchedule(2 * HOUR_MS) });
+			expect(report).toMatchObject({ reset: 'schedule-changed', missedCount: 0, startedCount: 0, nextFireAt: T0 + 14 * HOUR_MS });
+			expect(report.notice).toContain('not caught up');
+			expect(started).toEqual([]);
+			expect(stored().history.map((record) => record.outcome)).toEqual(['fired', 'fired']);
+		});
+	});
+
+	it('fires a window that is only a little late after a quick restart, as a normal fire', async () => {
+		const { clock, engineWith, started, stored } = setup();
+		await engineWith().activate();
+		clock.jumpTo(T0 + HOUR_MS + 20_000); // down across the 01:00 window, back 20 s later
+		const report = await engineWith({ catchUp: 'skip' }).activate();
+		expect(report).toMatchObject({ missedCount: 0, startedCount: 1 });
+		expect(started[0]).toMatchObject({ kind: 'scheduled', declaredAt: T0 + HOUR_MS, latenessMs: 20_000 });
+		expect(stored().history.at(-1)?.outcome).toBe('fired');
+	});
+
+	it('treats windows passed while the process was suspended as missed', async () => {
+		// A clock whose timer the test runs late, as after a suspended laptop wakes up.
+		let now = T0;
+		const timers: Array<() => void> = [];
+		const lateClock: Clock = { now: () => now, setTimer: (fn) => (timers.push(fn), { cancel: () => undefined }) };
+		const { engineWith, started, stored } = setup();
+		await engineWith({ clock: lateClock, catchUp: 'skip' }).activate();
+		now = T0 + 5 * HOUR_MS + 30 * MINUTE_MS; // the 01:00 timer only runs at 05:30
+		timers.shift()?.();
+		await flushPromises();
+		expect(started).toEqual([]);
+		expect(stored().history).toEqual([expect.objectContaining({ outcome: 'missed', count: 5, declaredAt: T0 + 5 * HOUR_MS })]);
+		expect(stored().lastDeclaredFire).toBe(T0 + 5 * HOUR_MS);
+		expect(timers).toHaveLength(1);
+	});
+
+	describe('overlap', () => {
+		it('queue: records queued, then fired when the running run ends; overflow is skipped', async () => {
+			const { clock, engineWith, started, stored } = setup();
+			const engine = engineWith({ overlap: { kind: 'queue', queueLimit: 1 } });
+			await engine.activate();
+			await clock.advance(3 * HOUR_MS);
+			expect(started.map((fire) => fire.declaredAt)).toEqual([T0 + HOUR_MS]);
+			expect(stored().history.map((record) => record.outcome)).toEqual(['fired', 'queued', 'skipped']);
+			expect(stored().history[2].reason).toContain('queue is full');
+			expect(stored().queued.map((fire) => fire.declaredAt)).toEqual([T0 + 2 * HOUR_MS]);
+
+			await engine.fireEnded(started[0].runKey);
+			expect(started[1]).toMatchObject({ declaredAt: T0 + 2 * HOUR_MS, actualAt: T0 + 3 * HOUR_MS, latenessMs: HOUR_MS, reprocessing: false });
+			expect(stored().history.at(-1)).toMatchObject({ outcome: 'fired', declaredAt: T0 + 2 * HOUR_MS });
+			expect(stored().queued).toEqual([]);
+		});
+
+		it('allow-parallel: never more than maxParallel runs at once', async () => {
+			const { clock, engineWith, started, stored } = setup();
+			const engine = engineWith({ overlap: { kind: 'allow-parallel', maxParallel: 2 } });
+			await engine.activate();
+			await clock.advance(3 * HOUR_MS);
+			expect(started).toHaveLength(2);
+			expect(stored().history.at(-1)).toMatchObject({ outcome: 'skipped', reason: expect.stringContaining('2 runs are already active') });
+			await engine.fireEnded(started[0].runKey);
+			await clock.advance(HOUR_MS);
+			expect(started.map((fire) => fire.declaredAt)).toEqual([1, 2, 4].map((n) => T0 + n * HOUR_MS));
+		});
+
+		it('starts fires that were queued before a restart; runs from before the restart no longer block', async () => {
+			const { clock, engineWith, started, stored } = setup();
+			await engineWith({ overlap: { kind: 'queue', queueLimit: 5 } }).activate();
+			await clock.advance(2 * HOUR_MS); // 01:00 runs (never reported ended), 02:00 queued
+			clock.jumpTo(T0 + 2 * HOUR_MS + 10 * MINUTE_MS);
+			const report = await engineWith({ overlap: { kind: 'queue', queueLimit: 5 } }).activate();
+			expect(report.startedCount).toBe(1);
+			expect(started.map((fire) => fire.declaredAt)).toEqual([T0 + HOUR_MS, T0 + 2 * HOUR_MS]);
+			expect(stored().queued).toEqual([]);
+		});
+
+		it('records a failing start as missed and frees its slot', async () => {
+			const { clock, engineWith, stored } = setup();
+			const start = jest.fn().mockRejectedValueOnce(new Error('emit exploded')).mockResolvedValue(undefined);
+			await engineWith({ start }).activate();
+			await clock.advance(2 * HOUR_MS);
+			expect(start).toHaveBeenCalledTimes(2);
+			expect(stored().history.map((record) => [record.outcome, record.reason])).toEqual([
+				['missed', 'starting the run failed: emit exploded'],
+				['fired', undefined],
+			]);
+		});
+	});
+
+	it('reports persist failures from timer-driven work to onError and keeps the schedule going', async () => {
+		const { clock, engineWith, errors, started } = setup();
+		let failing = false;
+		const engine = engineWith({
+			persist: () => {
+				if (failing) throw new Error('disk full');
+			},
+		});
+		await engine.activate();
+		failing = true;
+		await clock.advance(HOUR_MS);
+		expect(errors.map((error) => error.message)).toEqual(['disk full']);
+		await engine.fireEnded(started[0].runKey);
+		failing = false;
+		await clock.advance(HOUR_MS);
+		expect(started).toHaveLength(2);
+	});
+
+	it('stops firing when deactivated', async () => {
+		const { clock, engineWith, started } = setup();
+		const engine = engineWith();
+		await engine.activate();
+		engine.deactivate();
+		await clock.advance(5 * HOUR_MS);
+		expect(started).toEqual([]);
+		expect(clock.pendingTimers()).toBe(0);
+	});
+
+	it('previews the next fires, history and pending catch-up without changing anything', async () => {
+		const { clock, engineWith, persisted } = setup();
+		await engineWith().activate();
+		await clock.advance(HOUR_MS);
+		const before = persisted.length;
+		clock.jumpTo(T0 + 5 * HOUR_MS + 30 * MINUTE_MS);
+		const engine = engineWith({ catchUp: 'run-all', runAllLimit: 2, jitterMs: MINUTE_MS });
+		const preview = engine.preview(clock.now(), 3);
+		expect(preview.nextFires.map((fire) => fire.declaredAt)).toEqual([6, 7, 8].map((n) => T0 + n * HOUR_MS));
+		expect(preview.nextFires[0].fireAt).toBe(T0 + 6 * HOUR_MS + jitterFor(runKey('s', T0 + 6 * HOUR_MS), MINUTE_MS));
+		expect(preview.history.map((record) => record.outcome)).toEqual(['fired']);
+		expect(preview.catchUp).toEqual({ missedCount: 4, runsToStart: 2 });
+		expect(persisted).toHaveLength(before);
+		expect(clock.pendingTimers()).toBe(1); // only the first engine's timer
+	});
+
+	it('round-trips its state through JSON across restarts', async () => {
+		const { clock, engineWith, stored, persisted } = setup();
+		const engine = engineWith({ overlap: { kind: 'queue', queueLimit: 3 } });
+		await engine.activate();
+		await clock.advance(3 * HOUR_MS);
+		expect(stored()).toEqual(persisted.at(-1));
+		expect(stored()).toMatchObject({ v: 1, scheduleFingerprint: hourly.fingerprint, lastDeclaredFire: T0 + 3 * HOUR_MS });
+		expect(stored().queued.map((fire) => fire.declaredAt)).toEqual([T0 + 2 * HOUR_MS, T0 + 3 * HOUR_MS]);
+		const historyBefore = stored().history;
+
+		const restarted = engineWith({ overlap: { kind: 'queue', queueLimit: 3 } });
+		expect(restarted.preview(clock.now(), 1).lastDeclaredFire).toBe(T0 + 3 * HOUR_MS);
+		const report = await restarted.activate();
+		expect(report).toMatchObject({ missedCount: 0, startedCount: 1, nextFireAt: T0 + 4 * HOUR_MS });
+		expect(stored().history.slice(0, historyBefore.length)).toEqual(historyBefore);
+		expect(stored().history.at(-1)).toMatchObject({ outcome: 'fired', declaredAt: T0 + 2 * HOUR_MS });
+		expect(stored().queued.map((fire) => fire.declaredAt)).toEqual([T0 + 3 * HOUR_MS]);
+	});
+
+	it.each([
+		[{ scheduleId: '' }, 'scheduleId'],
+		[{ jitterMs: -1 }, 'jitter'],
+		[{ jitterMs: 2 * DAY_MS }, 'jitter'],
+		[{ catchUp: 'always' as never }, 'catchUp'],
+		[{ runAllLimit: 0 }, 'runAllLimit'],
+		[{ overlap: { kind: 'queue', queueLimit: -1 } as const }, 'queueLimit'],
+	])('rejects invalid options %j naming %s', (options, field) => {
+		expect(() => setup().engineWith(options)).toThrow(expect.objectContaining({ field }));
+	});
+});

@@ -1,0 +1,81 @@
+/** Identity and timing of one schedule fire. */
+
+/**
+ * The run key of a window: stable across restarts and replicas, so a consumer that dedupes on it
+ * turns at-least-once delivery into effectively-once.
+ */
+export function runKey(scheduleId: string, declaredAt: number): string {
+	return `${scheduleId}@${new Date(declaredAt).toISOString()}`;
+}
+
+/**
+ * Deterministic jitter in [0, jitterMs) for a run key: spreads many schedules that share a window
+ * while every replica and every restart agrees on when a given window fires.
+ */
+export function jitterFor(key: string, jitterMs: number): number {
+	if (jitterMs <= 0) return 0;
+	// FNV-1a, 32 bits: cheap, stable and evenly spread enough for timing.
+	let hash = 0x811c9dc5;
+	for (let i = 0; i < key.length; i++) hash = Math.imul(hash ^ key.charCodeAt(i), 0x01000193);
+	return (hash >>> 0) % jitterMs;
+}
+
+/** How a run came about; it decides the history outcome and whether the run is reprocessing. */
+export type FireKind = 'scheduled' | 'catch-up' | 'coalesced';
+
+/** The windows one coalesced run stands for. */
+export interface CoalescedWindows {
+	count: number;
+	firstDeclaredAt: number;
+	lastDeclaredAt: number;
+	/** The newest windows, oldest first, capped (see COALESCED_LIST_LIMIT); `count` says how many there were. */
+	windows: number[];
+}
+
+/** A run the engine decided on (maybe queued). JSON-safe: queued fires are persisted. */
+export interface Fire {
+	runKey: string;
+	/** The window (validTime). For a coalesced run: the newest window it covers. */
+	declaredAt: number;
+	kind: FireKind;
+	coalesced?: CoalescedWindows;
+}
+
+/** A fire at the moment it is handed to the node to emit. */
+export interface StartedFire extends Fire {
+	/** When the run was started (systemTime). */
+	actualAt: number;
+	/** actualAt - declaredAt: measured against the declared window, not the jittered time. */
+	latenessMs: number;
+	/** True for catch-up and coalesced runs: the window is in the past and being backfilled. */
+	reprocessing: boolean;
+}
+
+export function startFire(fire: Fire, now: number): StartedFire {
+	return { ...fire, actualAt: now, latenessMs: now - fire.declaredAt, reprocessing: fire.kind !== 'scheduled' };
+}
+
+/** The JSON a node emits for a started fire: times as ISO strings, bitemporal fields named. */
+export function fireItem(fire: StartedFire): Record<string, unknown> {
+	const iso = (time: number) => new Date(time).toISOString();
+	return {
+		runKey: fire.runKey,
+		kind: fire.kind,
+		declaredAt: iso(fire.declaredAt),
+		actualAt: iso(fire.actualAt),
+		latenessMs: fire.latenessMs,
+		reprocessing: fire.reprocessing,
+		// Bitemporal names: the run is about the window (valid time), recorded now (system time).
+		validTime: iso(fire.declaredAt),
+		systemTime: iso(fire.actualAt),
+		...(fire.coalesced && {
+			coalesced: {
+				count: fire.coalesced.count,
+				firstDeclaredAt: iso(fire.coalesced.firstDeclaredAt),
+				lastDeclaredAt: iso(fire.coalesced.lastDeclaredAt),
+				windows: fire.coalesced.windows.map(iso),
+				windowsTruncated: fire.coalesced.windows.length < fire.coalesced.count,
+			},
+		}),
+	};
+}

@@ -1,0 +1,110 @@
+import { requireIntegerInRange, ScheduleConfigError } from './errors';
+import type { Fire } from './fire';
+
+export type OverlapPolicy =
+	| { kind: 'skip-if-running' }
+	| { kind: 'queue'; queueLimit: number }
+	| { kind: 'allow-parallel'; maxParallel: number };
+
+export const DEFAULT_OVERLAP_POLICY: OverlapPolicy = { kind: 'skip-if-running' };
+export const MAX_QUEUE_LIMIT = 1000;
+export const MAX_PARALLEL_RUNS = 100;
+
+/** Throws ScheduleConfigError naming the offending field (`overlap`, `queueLimit` or `maxParallel`). */
+export function checkOverlapPolicy(policy: OverlapPolicy): void {
+	switch (policy?.kind) {
+		case 'skip-if-running':
+			return;
+		case 'queue':
+			requireIntegerInRange('queueLimit', policy.queueLimit, 1, MAX_QUEUE_LIMIT);
+			return;
+		case 'allow-parallel':
+			requireIntegerInRange('maxParallel', policy.maxParallel, 1, MAX_PARALLEL_RUNS);
+			return;
+		default:
+			throw new ScheduleConfigError(
+				'overlap',
+				`Invalid overlap policy ${JSON.stringify(policy)} for "overlap": use skip-if-running, queue or allow-parallel`,
+			);
+	}
+}
+
+/**
+ * Decides what a fire does while runs this node started are still active, and hands out queued
+ * fires as runs end.
+ *
+ * Deliberately in memory only, and built afresh on every activation: after a restart n8n no
+ * longer reports when a run started before the restart ends, so a persisted running set would
+ * block the schedule forever. (Persisted queued fires are a different matter: the engine stores
+ * them and feeds them back in through `onBacklog`.)
+ *
+ * A fire answered with 'start' (here or from `onRunEnded`) counts as running from that moment, so
+ * two decisions can never both take the last free slot; the caller must report its end with
+ * `onRunEnded` (also when starting it failed).
+ */
+export class OverlapController {
+	private readonly running = new Set<string>();
+	/** FIFO of waiting fires; backlog fires (catch-up, carried over) do not count against queueLimit. */
+	private readonly waiting: Array<{ fire: Fire; backlog: boolean }> = [];
+
+	constructor(readonly policy: OverlapPolicy) {
+		checkOverlapPolicy(policy);
+	}
+
+	/** A scheduled fire: start it, queue it, or skip it (the caller records the reason from `skipReason`). */
+	onFire(fire: Fire): 'start' | 'queue' | 'skip' {
+		if (this.hasFreeSlot()) return this.take(fire);
+		if (this.policy.kind !== 'queue') return 'skip';
+		const queuedScheduled = this.waiting.filter((entry) => !entry.backlog).length;
+		if (queuedScheduled >= this.policy.queueLimit) return 'skip';
+		this.waiting.push({ fire, backlog: false });
+		return 'queue';
+	}
+
+	/**
+	 * A fire that was promised a run (catch-up, or queued before a restart): never skipped, but it
+	 * still waits for a free slot, so run-all under skip-if-running runs the backlog one by one.
+	 */
+	onBacklog(fire: Fire): 'start' | 'queue' {
+		if (this.hasFreeSlot()) return this.take(fire);
+		this.waiting.push({ fire, backlog: true });
+		return 'queue';
+	}
+
+	/** A run ended; returns the next waiting fire, now counted as running, for the caller to start. */
+	onRunEnded(runKey: string): Fire | undefined {
+		if (!this.running.delete(runKey)) return undefined;
+		const next = this.waiting.shift();
+		if (next) this.running.add(next.fire.runKey);
+		return next?.fire;
+	}
+
+	get runningKeys(): string[] {
+		return [...this.running];
+	}
+
+	get queued(): Fire[] {
+		return this.waiting.map((entry) => entry.fire);
+	}
+
+	skipReason(): string {
+		switch (this.policy.kind) {
+			case 'skip-if-running':
+				return 'a previous run is still active (overlap: skip-if-running)';
+			case 'queue':
+				return `the queue is full (${this.policy.queueLimit} waiting; overlap: queue)`;
+			case 'allow-parallel':
+				return `${this.policy.maxParallel} runs are already active (overlap: allow-parallel)`;
+		}
+	}
+
+	private hasFreeSlot(): boolean {
+		const capacity = this.policy.kind === 'allow-parallel' ? this.policy.maxParallel : 1;
+		return this.running.size < capacity;
+	}
+
+	private take(fire: Fire): 'start' {
+		this.running.add(fire.runKey);
+		return 'start';
+	}
+}
