@@ -4,7 +4,7 @@ import type { HttpTransport } from '../../core/connectors/types';
 
 export const HTTP_CREDENTIAL = 'durableHttpApi';
 
-interface HttpHelpers {
+export interface HttpHelpers {
 	getCredentials(type: string): Promise<IDataObject>;
 	helpers: {
 		httpRequest(options: IHttpRequestOptions): Promise<unknown>;

@@ -1,0 +1,149 @@
+import { FakeSystem } from '../harness/fakeSystem';
+import { type Execution, N8nInstance, nodeOutput } from '../harness/n8nInstance';
+import { waitFor } from '../harness/net';
+import { marker, node, PACKAGE, workflow } from './workflowBuilder';
+
+type Ticket = { id: number; subject: string };
+
+function pollWorkflow(name: string, parameters: Record<string, unknown>) {
+	return workflow(
+		name,
+		[
+			node('Poll', `${PACKAGE}.pollTrigger`, {
+				op: 'http.request',
+				interval: 5,
+				intervalUnit: 'seconds',
+				id: 'id',
+				dedupe: 'unique',
+				...parameters,
+			}),
+			marker('Handled'),
+		],
+		[['Poll', 'Handled']],
+	);
+}
+
+/**
+ * The items each execution's trigger produced. The trigger emits in a fixed order, but n8n creates the
+ * executions concurrently, so their ids need not follow that order: runs are sorted by their first item.
+ */
+function runs(executions: Execution[]): Array<Array<Record<string, unknown>>> {
+	const key = (items: Array<Record<string, unknown>>) => String(items[0]?.id ?? items[0]?.sku ?? '');
+	return executions.map((execution) => nodeOutput(execution, 'Poll')).sort((a, b) => key(a).localeCompare(key(b), 'en', { numeric: true }));
+}
+
+describe('Poll Trigger in a real n8n', () => {
+	let n8n: N8nInstance;
+	let source: FakeSystem;
+
+	beforeAll(async () => {
+		source = await FakeSystem.start();
+		n8n = await N8nInstance.launch('poll-trigger');
+	});
+
+	afterAll(async () => {
+		await n8n?.stop();
+		await source?.close();
+	});
+
+	/** Resolves once the source has answered `count` more polls on `path` than it had when called. */
+	async function polls(path: string, count: number): Promise<void> {
+		await source.requestCount(path, source.requests(path).length + count);
+	}
+
+	test('new items start one run each, an unchanged re-poll starts none, later items start, and a restart repeats nothing', async () => {
+		let tickets: Ticket[] = [
+			{ id: 1, subject: 'printer' },
+			{ id: 2, subject: 'vpn' },
+			{ id: 3, subject: 'refund' },
+		];
+		source.on('GET', '/tickets', () => ({ body: { data: { tickets } } }));
+		const id = await n8n.importWorkflow(pollWorkflow('poll unique', { with: JSON.stringify({ method: 'GET', url: source.url('/tickets') }), items: 'data.tickets' }));
+		await n8n.publish(id);
+
+		const first = await n8n.waitForFinishedExecutions(id, 3);
+		expect(runs(first)).toEqual([[{ id: 1, subject: 'printer' }], [{ id: 2, subject: 'vpn' }], [{ id: 3, subject: 'refund' }]]);
+		expect(first.map((execution) => nodeOutput(execution, 'Handled')[0])).toContainEqual({ id: 1, subject: 'printer', branch: 'Handled' });
+
+		// Two more polls of the same list: a run they started would have been emitted before the second one began.
+		await polls('/tickets', 2);
+		expect(await n8n.executions(id)).toHaveLength(3);
+
+		tickets = [...tickets, { id: 4, subject: 'invoice' }];
+		const second = await n8n.waitForFinishedExecutions(id, 4);
+		expect(runs(second).at(-1)).toEqual([{ id: 4, subject: 'invoice' }]);
+
+		await n8n.restart();
+		await polls('/tickets', 2);
+		expect(await n8n.executions(id)).toHaveLength(4);
+		tickets = [...tickets, { id: 5, subject: 'password' }];
+		const afterRestart = await n8n.waitForFinishedExecutions(id, 5);
+		expect(runs(afterRestart).at(-1)).toEqual([{ id: 5, subject: 'password' }]);
+		await n8n.unpublish(id);
+	});
+
+	test('a 304 starts nothing and is recorded; oneRunPerItem false starts one run with all new items', async () => {
+		let products = [
+			{ sku: 'a', qty: 1 },
+			{ sku: 'b', qty: 2 },
+		];
+		let etag = '"v1"';
+		source.on('GET', '/inventory', () => ({ body: products, etag }));
+		const id = await n8n.importWorkflow(
+			pollWorkflow('poll changed batch', { with: JSON.stringify({ url: source.url('/inventory') }), id: 'sku', dedupe: 'changed', oneRunPerItem: false }),
+		);
+		await n8n.publish(id);
+		const [batch] = await n8n.waitForFinishedExecutions(id, 1);
+		expect(runs([batch])).toEqual([products]);
+
+		await polls('/inventory', 2);
+		const conditional = source.requests('/inventory').at(-1)!;
+		expect(conditional.headers['if-none-match']).toBe('"v1"');
+		expect(await n8n.executions(id)).toHaveLength(1);
+
+		products = [{ sku: 'a', qty: 1 }, { sku: 'b', qty: 7 }, { sku: 'c', qty: 3 }];
+		etag = '"v2"';
+		const after = await n8n.waitForFinishedExecutions(id, 2);
+		expect(runs(after)[1]).toEqual([{ sku: 'b', qty: 7 }, { sku: 'c', qty: 3 }]);
+		// The emit that started that run saved the state the 304 polls before it left.
+		const { staticData } = await n8n.getWorkflow(id);
+		const state = (staticData as Record<string, { pollTrigger: { observed: { lastOutcome: string } } }>)['node:Poll'].pollTrigger;
+		expect(state.observed.lastOutcome).toBe('not_modified');
+		await n8n.unpublish(id);
+	});
+
+	test('a failing API backs off, records a failed execution, and recovers', async () => {
+		let failing = true;
+		source.on('GET', '/flaky', () => (failing ? { status: 500, rawBody: '<html>Internal error</html>', contentType: 'text/html' } : { body: [{ id: 'x1' }] }));
+		const id = await n8n.importWorkflow(pollWorkflow('poll flaky', { with: JSON.stringify({ url: source.url('/flaky') }) }));
+		await n8n.publish(id);
+		const [failure] = await n8n.waitForExecutions(id, (all) => all.some((e) => e.status === 'error'), 'a failed execution');
+		const failed = await n8n.execution(failure.id);
+		expect(failed.data?.resultData.error?.message).toContain('answered HTTP 500');
+
+		// Backoff: with a 5 s interval the first retry waits the interval, the second twice that.
+		await polls('/flaky', 2);
+		const [a, b, c] = source.requests('/flaky').slice(-3).map((r) => r.receivedAt);
+		expect(c - b).toBeGreaterThan((b - a) * 1.5);
+
+		failing = false;
+		const recovered = await n8n.waitForExecutions(id, (all) => all.some((e) => e.status === 'success'), 'a successful run after recovery');
+		expect(recovered.filter((e) => e.status === 'error')).toHaveLength(1);
+		expect(runs(recovered.filter((e) => e.status === 'success'))).toEqual([[{ id: 'x1' }]]);
+		await n8n.unpublish(id);
+	});
+
+	test('an invalid JSONata expression refuses activation with a message naming the field', async () => {
+		const id = await n8n.importWorkflow(pollWorkflow('poll invalid', { with: JSON.stringify({ url: source.url('/tickets') }), id: 'id +' }));
+		await n8n.publish(id);
+		const status = await waitFor(
+			'the publication to fail',
+			async () => {
+				const { data } = await n8n.rest<{ data: { status: string; triggers: Array<{ status: string; errorMessage?: string }> } }>('GET', `/rest/workflows/${id}/publication-status`);
+				return data.status === 'failed' ? data : undefined;
+			},
+			{ timeoutMs: 90_000 },
+		);
+		expect(status.triggers[0].errorMessage).toContain('Invalid JSONata in "id"');
+	});
+});
