@@ -6,7 +6,6 @@ import {
 	MIN_INTERVAL_MS,
 	type FailureReport,
 	type ObservedPollState,
-	parseRetryAfter,
 	type PollOutcome,
 	PollRunner,
 	type PollRunnerOptions,
@@ -230,15 +229,6 @@ describe('Retry-After', () => {
 		await flushPromises(); // the first poll settles; a real interval is minutes long
 		await clock.advance(MAX_RETRY_AFTER_MS);
 		expect(pollTimes).toEqual([0, MAX_RETRY_AFTER_MS]);
-	});
-
-	it('parses delay-seconds and HTTP dates', () => {
-		const now = Date.UTC(2026, 0, 1);
-		expect(parseRetryAfter('120', now)).toBe(120_000);
-		expect(parseRetryAfter('Thu, 01 Jan 2026 00:02:00 GMT', now)).toBe(120_000);
-		expect(parseRetryAfter('Wed, 31 Dec 2025 00:00:00 GMT', now)).toBe(0);
-		expect(parseRetryAfter('soon', now)).toBeUndefined();
-		expect(parseRetryAfter(undefined, now)).toBeUndefined();
 	});
 });
 

@@ -78,15 +78,6 @@ export function retryAfterOf(error: unknown): number | undefined {
 	return typeof retryAfterMs === 'number' && Number.isFinite(retryAfterMs) && retryAfterMs >= 0 ? retryAfterMs : undefined;
 }
 
-/** An HTTP Retry-After header (delay-seconds or an HTTP date) as milliseconds from `now`. */
-export function parseRetryAfter(header: string | null | undefined, now: number): number | undefined {
-	const text = header?.trim();
-	if (!text) return undefined;
-	if (/^\d+$/.test(text)) return Number(text) * 1000;
-	const date = Date.parse(text);
-	return Number.isNaN(date) ? undefined : Math.max(0, date - now);
-}
-
 export function initialObservedState(): ObservedPollState {
 	return { lastPollAt: null, lastOutcome: null, lastError: null, consecutiveFailures: 0, backoffUntil: null, skippedTicks: 0 };
 }

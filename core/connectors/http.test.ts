@@ -1,0 +1,73 @@
+import { httpRequestOp, parseRetryAfter } from './http';
+import type { HttpRequest, HttpResponse } from './types';
+import { ConnectorConfigError, ConnectorError } from './types';
+
+function transport(response: Partial<HttpResponse>) {
+	const requests: HttpRequest[] = [];
+	const http = async (request: HttpRequest) => {
+		requests.push(request);
+		return { status: 200, headers: {}, body: '', ...response };
+	};
+	return { http, requests };
+}
+
+describe('http.request', () => {
+	test('returns the parsed JSON body and the validators to keep', async () => {
+		const { http } = transport({ body: '{"items":[1]}', headers: { etag: '"abc"', 'last-modified': 'Wed, 01 Jan 2025 00:00:00 GMT' } });
+		await expect(httpRequestOp.run({ url: '/items' }, { http, memory: {} })).resolves.toEqual({
+			kind: 'data',
+			data: { items: [1] },
+			memory: { etag: '"abc"', lastModified: 'Wed, 01 Jan 2025 00:00:00 GMT' },
+		});
+	});
+
+	test('sends the remembered validators, and a 304 is "not modified"', async () => {
+		const { http, requests } = transport({ status: 304 });
+		const result = await httpRequestOp.run({ url: '/items' }, { http, memory: { etag: '"abc"', lastModified: 'Wed, 01 Jan 2025 00:00:00 GMT' } });
+		expect(result).toEqual({ kind: 'not_modified' });
+		expect(requests[0].headers).toMatchObject({ 'if-none-match': '"abc"', 'if-modified-since': 'Wed, 01 Jan 2025 00:00:00 GMT' });
+	});
+
+	test('does not send validators with a POST', async () => {
+		const { http, requests } = transport({ body: '[]' });
+		await httpRequestOp.run({ method: 'post', url: '/search', body: { q: 1 } }, { http, memory: { etag: '"abc"' } });
+		expect(requests[0]).toMatchObject({ method: 'POST', body: { q: 1 } });
+		expect(requests[0].headers).not.toHaveProperty('if-none-match');
+	});
+
+	test.each([
+		[429, '7', 7000],
+		[503, undefined, undefined],
+	])('HTTP %s is a failure carrying Retry-After (%s)', async (status, retryAfter, expected) => {
+		const { http } = transport({ status, headers: retryAfter ? { 'retry-after': retryAfter } : {}, body: 'slow down' });
+		const failure = await httpRequestOp.run({ url: '/items' }, { http, memory: {} }).catch((error) => error);
+		expect(failure).toBeInstanceOf(ConnectorError);
+		expect(failure.retryAfterMs).toBe(expected);
+	});
+
+	test('an HTML error page is a clear failure, not data', async () => {
+		const { http } = transport({ status: 200, headers: { 'content-type': 'text/html' }, body: '<html><body>Gateway</body></html>' });
+		await expect(httpRequestOp.run({ url: '/items' }, { http, memory: {} })).rejects.toThrow('GET /items answered text/html, not JSON');
+	});
+
+	test('a non-2xx answer names the status', async () => {
+		const { http } = transport({ status: 500, body: 'boom' });
+		await expect(httpRequestOp.run({ url: '/items' }, { http, memory: {} })).rejects.toThrow('GET /items answered HTTP 500');
+	});
+
+	test('bad arguments name the field and the value', async () => {
+		const { http } = transport({});
+		await expect(httpRequestOp.run({ url: '' }, { http, memory: {} })).rejects.toThrow(ConnectorConfigError);
+		await expect(httpRequestOp.run({ url: '/x', method: 'FETCH' }, { http, memory: {} })).rejects.toThrow('Unsupported "with.method" "FETCH"');
+		await expect(httpRequestOp.run({ url: '/x', headers: 'nope' }, { http, memory: {} })).rejects.toThrow('"with.headers" must be an object');
+	});
+});
+
+describe('parseRetryAfter', () => {
+	test('reads delay-seconds and HTTP dates', () => {
+		expect(parseRetryAfter('120')).toBe(120_000);
+		expect(parseRetryAfter(new Date(Date.UTC(2030, 0, 1, 0, 1)).toUTCString(), Date.UTC(2030, 0, 1))).toBe(60_000);
+		expect(parseRetryAfter('soon')).toBeUndefined();
+		expect(parseRetryAfter(undefined)).toBeUndefined();
+	});
+});

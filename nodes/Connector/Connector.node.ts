@@ -1,0 +1,76 @@
+import {
+	type IDataObject,
+	type IExecuteFunctions,
+	type INodeExecutionData,
+	type INodeType,
+	type INodeTypeDescription,
+	NodeConnectionTypes,
+} from 'n8n-workflow';
+
+import { parseWith } from '../../core/connectors/args';
+import { allOps, resolveOp } from '../../core/connectors/registry';
+import { toNodeError } from '../shared/errors';
+import { HTTP_CREDENTIAL } from '../shared/httpTransport';
+import { opContext } from '../shared/opContext';
+
+/**
+ * Runs one connector op per input item: the same ops, `with` arguments and credentials as the Poll
+ * Trigger, so a workflow can act on what it polled — e.g. mark an email seen as its last step.
+ */
+export class Connector implements INodeType {
+	description: INodeTypeDescription = {
+		displayName: 'Connector',
+		name: 'connector',
+		icon: { light: 'file:connector.svg', dark: 'file:connector.dark.svg' },
+		group: ['transform'],
+		version: 1,
+		subtitle: '={{$parameter["op"]}}',
+		description: 'Runs a connector op (HTTP, IMAP) of the Durable Triggers package as an action',
+		defaults: { name: 'Connector' },
+		usableAsTool: true,
+		inputs: [NodeConnectionTypes.Main],
+		outputs: [NodeConnectionTypes.Main],
+		credentials: [
+			{ name: 'durableHttpApi', required: false, displayOptions: { show: { op: ['http.request'] } } },
+		],
+		properties: [
+			{
+				displayName: 'Op',
+				name: 'op',
+				type: 'options',
+				noDataExpression: true,
+				default: 'http.request',
+				options: allOps().map((op) => ({ name: op.name, value: op.name, description: op.description })),
+			},
+			{
+				displayName: 'With',
+				name: 'with',
+				type: 'json',
+				default: '{\n  "method": "GET",\n  "url": "/items"\n}',
+				description: 'The op\'s arguments as JSON; expressions may read the input item, for example its uid',
+			},
+		],
+	};
+
+	async execute(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
+		const items = this.getInputData();
+		const output: INodeExecutionData[] = [];
+		const op = resolveOp(this.getNodeParameter('op', 0) as string);
+		const context = await opContext(this, op, HTTP_CREDENTIAL in (this.getNode().credentials ?? {}));
+		for (let itemIndex = 0; itemIndex < items.length; itemIndex++) {
+			try {
+				const result = await op.run(parseWith(this.getNodeParameter('with', itemIndex)), { ...context, memory: {} });
+				const data = result.kind === 'data' ? result.data : { notModified: true };
+				const json = typeof data === 'object' && data !== null && !Array.isArray(data) ? (data as IDataObject) : { result: data as IDataObject[] };
+				output.push({ json, pairedItem: { item: itemIndex } });
+			} catch (error) {
+				if (this.continueOnFail()) {
+					output.push({ json: { error: (error as Error).message }, pairedItem: { item: itemIndex } });
+					continue;
+				}
+				throw toNodeError(this.getNode(), error, itemIndex);
+			}
+		}
+		return [output];
+	}
+}

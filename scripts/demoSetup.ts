@@ -1,0 +1,54 @@
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+import type { FakeSystem } from '../test/harness/fakeSystem';
+import type { N8nInstance, WorkflowJson } from '../test/harness/n8nInstance';
+import { repoRoot } from '../test/harness/paths';
+import { DEMO_CALLBACK_SECRET } from './demoSource';
+
+export const examplesDir = join(repoRoot, 'examples');
+
+/** What the demo set-up created in an n8n: credential ids by type, workflow ids by example file. */
+export interface DemoSetup {
+	credentials: Record<string, string>;
+	workflows: Record<string, string>;
+}
+
+export function exampleFiles(): string[] {
+	return existsSync(examplesDir) ? readdirSync(examplesDir).filter((f) => f.endsWith('.json')).sort() : [];
+}
+
+/**
+ * Creates the demo credentials (pointing at the demo source) and imports every example not imported
+ * yet, its credentials re-pointed at them. Returns the updated set-up.
+ */
+export async function installExamples(n8n: N8nInstance, source: FakeSystem, setup: DemoSetup = { credentials: {}, workflows: {} }): Promise<DemoSetup> {
+	setup.credentials.durableHttpApi ??= await n8n.createCredential('Demo source (HTTP)', 'durableHttpApi', {
+		baseUrl: source.baseUrl,
+		authentication: 'none',
+		testPath: '/health',
+	});
+	setup.credentials.roundTripCallbackApi ??= await n8n.createCredential('Demo callback signature', 'roundTripCallbackApi', {
+		scheme: 'hmac',
+		secret: DEMO_CALLBACK_SECRET,
+		signatureHeader: 'x-signature',
+		toleranceSec: 300,
+	});
+	for (const file of exampleFiles()) {
+		if (setup.workflows[file]) continue;
+		const workflow = JSON.parse(readFileSync(join(examplesDir, file), 'utf8')) as WorkflowJson;
+		setup.workflows[file] = await n8n.importWorkflow(withCredentials(workflow, setup.credentials));
+	}
+	return setup;
+}
+
+/** Points every node credential of a type at the credential of that type. */
+function withCredentials(workflow: WorkflowJson, credentials: Record<string, string>): WorkflowJson {
+	const nodes = (workflow.nodes as Array<{ credentials?: Record<string, { id: string; name: string }> }>).map((node) => ({
+		...node,
+		credentials: node.credentials
+			? Object.fromEntries(Object.entries(node.credentials).map(([type, ref]) => [type, credentials[type] ? { ...ref, id: credentials[type] } : ref]))
+			: undefined,
+	}));
+	return { ...workflow, nodes };
+}

@@ -1,0 +1,43 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+import { examplesDir, exampleFiles, installExamples } from '../../scripts/demoSetup';
+import { startDemoSource } from '../../scripts/demoSource';
+import type { FakeSystem } from '../harness/fakeSystem';
+import { N8nInstance } from '../harness/n8nInstance';
+import { freePort } from '../harness/net';
+
+/** Every example imports cleanly, keeps its parameters through n8n, and runs against the demo source. */
+describe('examples/', () => {
+	let n8n: N8nInstance;
+	let source: FakeSystem;
+	let workflows: Record<string, string>;
+
+	beforeAll(async () => {
+		source = await startDemoSource(await freePort());
+		n8n = await N8nInstance.launch('examples');
+		({ workflows } = await installExamples(n8n, source));
+	});
+
+	afterAll(async () => {
+		await n8n?.stop();
+		await source?.close();
+	});
+
+	test.each(exampleFiles())('%s round-trips through n8n with the same parameters', async (file) => {
+		const original = JSON.parse(readFileSync(join(examplesDir, file), 'utf8')) as { nodes: Array<{ name: string; type: string; typeVersion: number; parameters: unknown }> };
+		const stored = await n8n.getWorkflow(workflows[file]);
+		const byName = new Map((stored.nodes as typeof original.nodes).map((n) => [n.name, n]));
+		for (const node of original.nodes) {
+			expect(byName.get(node.name)).toMatchObject({ type: node.type, typeVersion: node.typeVersion, parameters: node.parameters });
+		}
+	});
+
+	test.each(exampleFiles())('%s runs against the demo source', async (file) => {
+		const id = workflows[file];
+		await n8n.publish(id);
+		const executions = await n8n.waitForExecutions(id, (all) => all.some((e) => e.status === 'success'), `a successful run of ${file}`, 120_000);
+		expect(executions.filter((e) => e.status === 'error')).toEqual([]);
+		await n8n.unpublish(id);
+	});
+});

@@ -1,0 +1,72 @@
+import { FakeSystem } from '../harness/fakeSystem';
+import { N8nInstance, nodeOutput } from '../harness/n8nInstance';
+import { marker, node, PACKAGE, workflow } from './workflowBuilder';
+
+/** The package as a community install: n8n loads it, lists its types, tests its credentials and runs it. */
+describe('the packed package inside a real n8n', () => {
+	let n8n: N8nInstance;
+	let source: FakeSystem;
+
+	beforeAll(async () => {
+		source = await FakeSystem.start();
+		source.on('GET', '/health', (request) =>
+			request.headers.authorization === 'Bearer right-token' ? { body: { ok: true } } : { status: 401, body: { error: 'bad token' } },
+		);
+		source.on('GET', '/items', { body: { items: [{ id: 'only-one', title: 'hello' }] } });
+		n8n = await N8nInstance.launch('foundation');
+	});
+
+	afterAll(async () => {
+		await n8n?.stop();
+		await source?.close();
+	});
+
+	test('n8n lists every node and credential type of the package', async () => {
+		const nodeTypes = await n8n.rest<Array<{ name: string }>>('GET', '/types/nodes.json');
+		const names = nodeTypes.map((t) => t.name);
+		expect(names).toEqual(expect.arrayContaining([`${PACKAGE}.pollTrigger`, `${PACKAGE}.durableScheduleTrigger`, `${PACKAGE}.roundTripWait`]));
+		const credentialTypes = (await n8n.rest<Array<{ name: string }>>('GET', '/types/credentials.json')).map((t) => t.name);
+		expect(credentialTypes).toEqual(expect.arrayContaining(['durableHttpApi', 'roundTripCallbackApi']));
+		expect(n8n.log()).not.toMatch(/n8n-nodes-durable-triggers[^\n]*(error|failed)/i);
+	});
+
+	test('the HTTP credential test passes with the right token and fails, with the reason, with a wrong one', async () => {
+		const testWith = async (token: string) =>
+			await n8n.rest<{ data: { status: string; message: string } }>('POST', '/rest/credentials/test', {
+				credentials: { name: 'source', type: 'durableHttpApi', data: { baseUrl: source.baseUrl, authentication: 'bearer', token, testPath: '/health' } },
+			});
+		expect((await testWith('right-token')).data.status).toBe('OK');
+		const wrong = (await testWith('wrong-token')).data;
+		expect(wrong.status).toBe('Error');
+		expect(wrong.message).toMatch(/401|authoriz/i);
+	});
+
+	test('the callback credential test refuses settings that cannot authenticate a callback', async () => {
+		const testWith = async (data: Record<string, unknown>) =>
+			(await n8n.rest<{ data: { status: string; message: string } }>('POST', '/rest/credentials/test', { credentials: { name: 'cb', type: 'roundTripCallbackApi', data } })).data;
+		expect((await testWith({ scheme: 'hmac', secret: 'long-enough-secret', signatureHeader: 'x-signature', toleranceSec: 300 })).status).toBe('OK');
+		const empty = await testWith({ scheme: 'hmac', secret: '', signatureHeader: 'x-signature', toleranceSec: 300 });
+		expect(empty).toMatchObject({ status: 'Error' });
+		expect(empty.message).toContain('secret');
+	});
+
+	test('a workflow imported through the API runs and its output reads back', async () => {
+		const credential = await n8n.createCredential('source', 'durableHttpApi', { baseUrl: source.baseUrl, authentication: 'none', testPath: '/health' });
+		const id = await n8n.importWorkflow(
+			workflow(
+				'foundation',
+				[
+					node('Poll', `${PACKAGE}.pollTrigger`, { op: 'http.request', with: '{"url": "/items"}', items: 'items', id: 'id', dedupe: 'unique', interval: 1, intervalUnit: 'minutes' }, {
+						credentials: { durableHttpApi: { id: credential, name: 'source' } },
+					}),
+					marker('Done'),
+				],
+				[['Poll', 'Done']],
+			),
+		);
+		await n8n.publish(id);
+		const [execution] = await n8n.waitForFinishedExecutions(id, 1);
+		expect(execution.status).toBe('success');
+		expect(nodeOutput(execution, 'Done')).toEqual([{ id: 'only-one', title: 'hello', branch: 'Done' }]);
+	});
+});
