@@ -1,8 +1,9 @@
 import { httpRequestOp } from './http';
+import { imapOps } from './imap';
 import { ConnectorConfigError, type ConnectorOp } from './types';
 
 /** Every op the Poll Trigger and the Connector node can call. A new op is one entry here. */
-const ops = new Map<string, ConnectorOp>([[httpRequestOp.name, httpRequestOp]]);
+const ops = new Map<string, ConnectorOp>([httpRequestOp, ...imapOps].map((op) => [op.name, op]));
 
 export function resolveOp(name: string): ConnectorOp {
 	const op = ops.get(name);

@@ -25,6 +25,18 @@ export interface HttpResponse {
 
 export type HttpTransport = (request: HttpRequest) => Promise<HttpResponse>;
 
+/** Where and as whom the IMAP ops connect; the node builds it from the stored credential. */
+export interface ImapConnection {
+	host: string;
+	port: number;
+	/** TLS from the first byte (port 993); false is a plain connection, upgraded with STARTTLS when the server offers it. */
+	secure: boolean;
+	user: string;
+	password: string;
+	/** Accept a certificate that does not verify (self-signed, internal CA). */
+	allowSelfSigned?: boolean;
+}
+
 /** What an op remembers between calls (e.g. HTTP validators), kept by the caller in static data. */
 export type OpMemory = Record<string, string>;
 
@@ -34,7 +46,7 @@ export interface OpContext {
 	/** Memory from the last successful call of this op; empty on the first. */
 	memory: OpMemory;
 	http?: HttpTransport;
-	imap?: unknown;
+	imap?: ImapConnection;
 }
 
 export type OpResult =

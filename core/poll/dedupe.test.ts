@@ -500,3 +500,18 @@ describe('speed', () => {
 		expect(largeMs).toBeLessThan(Math.max(5 * smallMs, 20));
 	});
 });
+
+describe('none', () => {
+	test('starts every item on every poll and remembers nothing', async () => {
+		const { loadDedupeStore: load, PollExpressions: Expressions, startNewItems: startAll } = await import('./index');
+		const expressions = new Expressions({ id: 'uid' });
+		const store = load({ dedupe: { kind: 'none' } });
+		const keyed = await expressions.keyItems([{ uid: 1 }, { uid: 2 }], { withVersion: false });
+		for (let poll = 0; poll < 2; poll++) {
+			const plan = store.plan(keyed, 0);
+			expect(plan.candidates.map((c) => c.verdict)).toEqual(['new', 'new']);
+			await expect(startAll(store, plan, { now: 0, start: () => undefined })).resolves.toBe(2);
+		}
+		expect(load({ dedupe: { kind: 'none' } }, JSON.parse(JSON.stringify(store.serialize()))).plan(keyed, 0).toStart).toHaveLength(2);
+	});
+});

@@ -21,9 +21,10 @@ import { PackedIndex, readUnits, writeUnits } from './packedIndex';
  * A crash between a start and its commit repeats that one item; the other order would drop it.
  */
 
-export type DedupeKind = 'unique' | 'time_window' | 'greatest' | 'last' | 'changed';
+export type DedupeKind = 'none' | 'unique' | 'time_window' | 'greatest' | 'last' | 'changed';
 
 export type DedupeConfig =
+	| { kind: 'none' }
 	| { kind: 'unique' }
 	| { kind: 'time_window'; ttlMs: number }
 	| { kind: 'greatest' }
@@ -529,6 +530,37 @@ const MIN_TTL_MS = 1_000;
 const MAX_TTL_MS = 10 * 365 * 86_400_000;
 
 /**
+ * `none`: every item the op returns starts a run on every poll; nothing is remembered. For sources
+ * that only list what still needs doing (IMAP's unread mail, a queue): the workflow's last step
+ * removes the item from the source (marks the mail seen), and an item whose run failed comes back.
+ */
+class NoDedupeStore extends DedupeStore {
+	readonly kind = 'none';
+
+	constructor(firstPoll: FirstPollPolicy, saved: SavedDedupeState | undefined) {
+		super(firstPoll, saved?.fresh ?? true);
+	}
+
+	get size(): number {
+		return 0;
+	}
+
+	protected judge(ordered: ReadonlyArray<KeyedItem<unknown>>): Judgement[] {
+		return ordered.map(() => ({ verdict: 'new' }));
+	}
+
+	protected stillStarts(): boolean {
+		return true;
+	}
+
+	protected remember(): void {}
+
+	protected savedFields(): Partial<SavedDedupeState> {
+		return {};
+	}
+}
+
+/**
  * The store for `options`, restored from `saved` (the output of a previous serialize(), or
  * undefined for none). Saved state of another kind is dropped and the store starts fresh, as a
  * history of one kind means nothing to another; saved state that cannot be read throws rather than
@@ -546,6 +578,8 @@ export function loadDedupeStore(options: DedupeOptions, saved?: unknown): Dedupe
 	}
 	try {
 		switch (dedupe.kind) {
+			case 'none':
+				return new NoDedupeStore(firstPoll, state);
 			case 'unique':
 				return new SeenKeysStore(firstPoll, undefined, state);
 			case 'time_window':
@@ -561,7 +595,7 @@ export function loadDedupeStore(options: DedupeOptions, saved?: unknown): Dedupe
 		if (error instanceof PollConfigError) throw error;
 		throw new Error(`The trigger's saved dedupe state (${dedupe.kind}) cannot be read: ${error.message}`);
 	}
-	throw new PollConfigError('dedupe', `Unknown dedupe ${showValue((dedupe as { kind: unknown }).kind)}; use unique, time_window, greatest, last or changed.`);
+	throw new PollConfigError('dedupe', `Unknown dedupe ${showValue((dedupe as { kind: unknown }).kind)}; use none, unique, time_window, greatest, last or changed.`);
 }
 
 function checkedTtl(ttlMs: number): number {

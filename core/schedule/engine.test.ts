@@ -1,7 +1,7 @@
 import type { Clock } from '../clock';
 import { FakeClock, flushPromises } from '../testing/fakeClock';
 import { CronSchedule } from './cron';
-import { ScheduleEngine } from './engine';
+import { previewItem, ScheduleEngine } from './engine';
 import type { ScheduleEngineOptions } from './engine';
 import type { StartedFire } from './fire';
 import { jitterFor, runKey } from './fire';
@@ -20,7 +20,7 @@ function setup(clock = new FakeClock(T0)) {
 	const persisted: ScheduleState[] = [];
 	const started: StartedFire[] = [];
 	const errors: Error[] = [];
-	const start = jest.fn((fire: StartedFire) => void started.push(fire));
+	const start = jest.fn((fire: StartedFire, _state?: ScheduleState) => void started.push(fire));
 	const engineWith = (options: Partial<ScheduleEngineOptions> = {}) =>
 		new ScheduleEngine({
 			clock,
@@ -58,6 +58,23 @@ describe('ScheduleEngine', () => {
 		expect(stored().history.map((record) => record.outcome)).toEqual(['fired', 'skipped', 'fired']);
 		expect(stored().history[1].reason).toContain('skip-if-running');
 		expect(clock.pendingTimers()).toBe(1);
+	});
+
+	it('hands each start the state as it is once that run has started, for stores written only with a run', async () => {
+		const { clock, engineWith, start, stored } = setup();
+		const engine = engineWith({ overlap: { kind: 'queue', queueLimit: 5 } });
+		await engine.activate();
+		await clock.advance(2 * HOUR_MS); // 01:00 starts, 02:00 queued
+		const [fire, state] = start.mock.calls[0] as [StartedFire, ScheduleState];
+		expect(state).toMatchObject({ lastDeclaredFire: T0 + HOUR_MS, queued: [] });
+		expect(state.history.at(-1)).toMatchObject({ outcome: 'fired', runKey: fire.runKey, actualAt: T0 + HOUR_MS });
+
+		await engine.fireEnded(fire.runKey); // the queued 02:00 starts now
+		const [queuedFire, stateThen] = start.mock.calls[1] as [StartedFire, ScheduleState];
+		expect(queuedFire.declaredAt).toBe(T0 + 2 * HOUR_MS);
+		expect(stateThen.queued).toEqual([]);
+		expect(stateThen.history.map((record) => record.outcome)).toEqual(['fired', 'queued', 'fired']);
+		expect(stateThen).toEqual(stored());
 	});
 
 	it('fires at declared time + deterministic jitter and measures lateness from the declared time', async () => {
@@ -153,6 +170,24 @@ describe('ScheduleEngine', () => {
 		expect(stored().history.at(-1)?.outcome).toBe('fired');
 	});
 
+	it('gives a window that is due at activation its slot first; the catch-up runs wait, none is skipped', async () => {
+		const { clock, engineWith, started, stored } = setup();
+		await engineWith().activate();
+		clock.jumpTo(T0 + 3 * HOUR_MS + 20_000); // 01:00 and 02:00 missed, 03:00 only 20 s late
+		const engine = engineWith({ catchUp: 'run-all' });
+		const report = await engine.activate();
+		expect(report).toMatchObject({ missedCount: 2, startedCount: 1 });
+		expect(started.map((fire) => [fire.kind, fire.declaredAt])).toEqual([['scheduled', T0 + 3 * HOUR_MS]]);
+		await engine.fireEnded(started[0].runKey);
+		await engine.fireEnded(started[1].runKey);
+		expect(started.map((fire) => [fire.kind, fire.declaredAt])).toEqual([
+			['scheduled', T0 + 3 * HOUR_MS],
+			['catch-up', T0 + HOUR_MS],
+			['catch-up', T0 + 2 * HOUR_MS],
+		]);
+		expect(stored().history.map((record) => record.outcome)).toEqual(['fired', 'caught_up', 'caught_up']);
+	});
+
 	it('treats windows passed while the process was suspended as missed', async () => {
 		// A clock whose timer the test runs late, as after a suspended laptop wakes up.
 		let now = T0;
@@ -240,6 +275,17 @@ describe('ScheduleEngine', () => {
 		expect(started).toHaveLength(2);
 	});
 
+	it('starts no queued fire once deactivated, even when a run ends', async () => {
+		const { clock, engineWith, started, stored } = setup();
+		const engine = engineWith({ overlap: { kind: 'queue', queueLimit: 5 } });
+		await engine.activate();
+		await clock.advance(2 * HOUR_MS); // 01:00 runs, 02:00 queued
+		engine.deactivate();
+		await engine.fireEnded(started[0].runKey);
+		expect(started).toHaveLength(1);
+		expect(stored().queued.map((fire) => fire.declaredAt)).toEqual([T0 + 2 * HOUR_MS]);
+	});
+
 	it('stops firing when deactivated', async () => {
 		const { clock, engineWith, started } = setup();
 		const engine = engineWith();
@@ -262,6 +308,17 @@ describe('ScheduleEngine', () => {
 		expect(preview.nextFires[0].fireAt).toBe(T0 + 6 * HOUR_MS + jitterFor(runKey('s', T0 + 6 * HOUR_MS), MINUTE_MS));
 		expect(preview.history.map((record) => record.outcome)).toEqual(['fired']);
 		expect(preview.catchUp).toEqual({ missedCount: 4, runsToStart: 2 });
+		expect(previewItem(preview)).toEqual({
+			nextFires: [6, 7, 8].map((n) => ({
+				runKey: runKey('s', T0 + n * HOUR_MS),
+				declaredAt: iso(T0 + n * HOUR_MS),
+				fireAt: iso(T0 + n * HOUR_MS + jitterFor(runKey('s', T0 + n * HOUR_MS), MINUTE_MS)),
+			})),
+			lastDeclaredFire: iso(T0 + HOUR_MS),
+			catchUp: { missedCount: 4, runsToStart: 2 },
+			summary: { windows: expect.objectContaining({ fired: 1, missed: 0 }), lastStartedAt: iso(T0 + HOUR_MS), maxLatenessMs: 0 },
+			history: [{ runKey: runKey('s', T0 + HOUR_MS), outcome: 'fired', declaredAt: iso(T0 + HOUR_MS), actualAt: iso(T0 + HOUR_MS), latenessMs: 0 }],
+		});
 		expect(persisted).toHaveLength(before);
 		expect(clock.pendingTimers()).toBe(1); // only the first engine's timer
 	});

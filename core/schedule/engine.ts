@@ -5,11 +5,11 @@ import { requireIntegerInRange, ScheduleConfigError } from './errors';
 import type { Fire, StartedFire } from './fire';
 import { jitterFor, runKey, startFire } from './fire';
 import type { FireRecord, LoadedState, ScheduleState } from './history';
-import { appendHistory, HISTORY_LIMIT, loadScheduleState, notStartedRecord, startedRecord } from './history';
+import { appendHistory, HISTORY_LIMIT, loadScheduleState, notStartedRecord, recordItem, startedRecord, summarizeHistory } from './history';
 import type { OverlapPolicy } from './overlap';
 import { checkOverlapPolicy, DEFAULT_OVERLAP_POLICY, OverlapController } from './overlap';
 import type { Schedule } from './schedule';
-import { DAY_MS, MINUTE_MS } from './units';
+import { DAY_MS, isoTime, MINUTE_MS } from './units';
 
 /** Jitter spreads load within a window; more than a day would blur which day a run is for. */
 export const MAX_JITTER_MS = DAY_MS;
@@ -37,8 +37,12 @@ export interface ScheduleEngineOptions {
 	 * Emits the run. Resolves once emitted, not when the run ends: the node reports the end with
 	 * `fireEnded(runKey)`, which it must not await from inside `start`. A rejection records the
 	 * window as missed and frees its overlap slot.
+	 *
+	 * `state` is the state as it is once this run has started (cursor, queue, history with this
+	 * run's entry). A store that is only written together with a run (n8n saves static data when a
+	 * trigger emits) takes it here, so what reaches the store is never a run behind.
 	 */
-	start(fire: StartedFire): Promise<void> | void;
+	start(fire: StartedFire, state: ScheduleState): Promise<void> | void;
 	/** Stores the state; called after runs were started (at-least-once: a crash in between repeats them). */
 	persist(state: ScheduleState): Promise<void> | void;
 	/** Errors from timer-driven work (a failing `persist`), which has no caller to throw to. */
@@ -65,6 +69,19 @@ export interface SchedulePreview {
 	/** What activating now would do about missed windows. */
 	catchUp: { missedCount: number; runsToStart: number };
 	notice?: string;
+}
+
+/** The JSON form of a preview (times as ISO strings), as the node shows it in the editor. */
+export function previewItem(preview: SchedulePreview): Record<string, unknown> {
+	const { windows, lastStartedAt, maxLatenessMs } = summarizeHistory(preview.history);
+	return {
+		nextFires: preview.nextFires.map((fire) => ({ runKey: fire.runKey, declaredAt: isoTime(fire.declaredAt), fireAt: isoTime(fire.fireAt) })),
+		lastDeclaredFire: preview.lastDeclaredFire === undefined ? null : isoTime(preview.lastDeclaredFire),
+		catchUp: preview.catchUp,
+		summary: { windows, lastStartedAt: lastStartedAt === undefined ? null : isoTime(lastStartedAt), maxLatenessMs: maxLatenessMs ?? null },
+		history: preview.history.map(recordItem),
+		...(preview.notice !== undefined && { notice: preview.notice }),
+	};
 }
 
 /**
@@ -127,9 +144,14 @@ export class ScheduleEngine {
 		this.timer?.cancel();
 	}
 
-	/** The run with this key ended (any way); starts the next queued fire, if any. Unknown keys are ignored. */
+	/**
+	 * The run with this key ended (any way); starts the next queued fire, if any. Unknown keys are
+	 * ignored, and so is everything after `deactivate()`: queued fires then wait in the stored state
+	 * for the next activation instead of starting on a trigger that was closed.
+	 */
 	fireEnded(key: string): Promise<void> {
 		return this.exclusive(async () => {
+			if (!this.active) return;
 			const next = this.overlap.onRunEnded(key);
 			if (!next) return;
 			await this.launch(next);
@@ -169,7 +191,6 @@ export class ScheduleEngine {
 		const plan = this.planCatchUp(state.lastDeclaredFire, now);
 		const records = [...plan.records];
 		const toStart: Fire[] = [];
-		for (const fire of [...backlog, ...plan.starts]) if (this.overlap.onBacklog(fire) === 'start') toStart.push(fire);
 		let cursor = plan.lastDeclaredFire;
 		// Windows are handled in declared order, so a window with a large jitter holds back later ones.
 		for (let window = this.options.schedule.nextAfter(cursor); this.fireAt(window) <= now; window = this.options.schedule.nextAfter(cursor)) {
@@ -180,6 +201,10 @@ export class ScheduleEngine {
 			else if (decision === 'queue') records.push(notStartedRecord(fire, 'queued'));
 			else records.push(notStartedRecord(fire, 'skipped', this.overlap.skipReason()));
 		}
+		// Backlog after the windows due now: a window due now (or a little late, just after a restart)
+		// is not skipped because of catch-up runs started in the same pass; backlog fires are never
+		// skipped, they wait for a free slot.
+		for (const fire of [...backlog, ...plan.starts]) if (this.overlap.onBacklog(fire) === 'start') toStart.push(fire);
 		state.lastDeclaredFire = cursor;
 		this.record(records);
 		const nextFireAt = this.arm(cursor, now);
@@ -202,9 +227,10 @@ export class ScheduleEngine {
 	/** Hands a fire (already counted as running) to the node; on failure frees its slot and moves on. */
 	private async launch(fire: Fire): Promise<void> {
 		const started = startFire(fire, this.options.clock.now());
+		const record = startedRecord(started);
 		try {
-			await this.options.start(started);
-			this.record([startedRecord(started)]);
+			await this.options.start(started, this.snapshot([record]));
+			this.record([record]);
 		} catch (error) {
 			this.record([notStartedRecord(fire, 'missed', `starting the run failed: ${(error as Error)?.message ?? String(error)}`)]);
 			const next = this.overlap.onRunEnded(fire.runKey);
@@ -234,10 +260,14 @@ export class ScheduleEngine {
 	}
 
 	private async save(): Promise<void> {
+		this.requireState().queued = this.overlap.queued;
+		await this.options.persist(this.snapshot());
+	}
+
+	/** A copy of the state with `records` appended, so what the node stores is never changed behind its back. */
+	private snapshot(records: FireRecord[] = []): ScheduleState {
 		const state = this.requireState();
-		state.queued = this.overlap.queued;
-		// A copy, so what the node stores is never changed behind its back.
-		await this.options.persist({ ...state, queued: [...state.queued], history: [...state.history] });
+		return { ...state, queued: this.overlap.queued, history: appendHistory(state.history, records, this.historyLimit) };
 	}
 
 	private requireState(): ScheduleState {

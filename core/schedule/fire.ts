@@ -1,4 +1,5 @@
 /** Identity and timing of one schedule fire. */
+import { isoTime as iso } from './units';
 
 /**
  * The run key of a window: stable across restarts and replicas, so a consumer that dedupes on it
@@ -57,7 +58,6 @@ export function startFire(fire: Fire, now: number): StartedFire {
 
 /** The JSON a node emits for a started fire: times as ISO strings, bitemporal fields named. */
 export function fireItem(fire: StartedFire): Record<string, unknown> {
-	const iso = (time: number) => new Date(time).toISOString();
 	return {
 		runKey: fire.runKey,
 		kind: fire.kind,

@@ -1,5 +1,5 @@
 import type { FireRecord, ScheduleState } from './history';
-import { appendHistory, freshState, HISTORY_LIMIT, loadScheduleState, summarizeHistory } from './history';
+import { appendHistory, freshState, HISTORY_LIMIT, loadScheduleState, recordItem, summarizeHistory } from './history';
 
 const entry = (n: number, outcome: FireRecord['outcome'] = 'fired'): FireRecord => ({ runKey: `r${n}`, declaredAt: n, outcome });
 
@@ -24,6 +24,27 @@ describe('history', () => {
 			windows: { fired: 2, skipped: 1, queued: 0, missed: 1000, caught_up: 0, coalesced: 0 },
 			lastStartedAt: 9,
 			maxLatenessMs: 7,
+		});
+	});
+});
+
+describe('recordItem', () => {
+	it('shows times as ISO strings and keeps the rest', () => {
+		const declaredAt = Date.UTC(2026, 0, 1, 9);
+		expect(recordItem({ runKey: 'k', declaredAt, outcome: 'missed', reason: 'down', count: 3, firstDeclaredAt: declaredAt - 120_000 })).toEqual({
+			runKey: 'k',
+			declaredAt: '2026-01-01T09:00:00.000Z',
+			outcome: 'missed',
+			reason: 'down',
+			count: 3,
+			firstDeclaredAt: '2026-01-01T08:58:00.000Z',
+		});
+		expect(recordItem({ runKey: 'k', declaredAt, actualAt: declaredAt + 250, latenessMs: 250, outcome: 'fired' })).toEqual({
+			runKey: 'k',
+			declaredAt: '2026-01-01T09:00:00.000Z',
+			actualAt: '2026-01-01T09:00:00.250Z',
+			latenessMs: 250,
+			outcome: 'fired',
 		});
 	});
 });

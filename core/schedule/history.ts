@@ -1,5 +1,6 @@
 import type { Fire, StartedFire } from './fire';
 import { runKey } from './fire';
+import { isoTime } from './units';
 
 export type FireOutcome = 'fired' | 'skipped' | 'queued' | 'missed' | 'caught_up' | 'coalesced';
 const OUTCOMES: readonly FireOutcome[] = ['fired', 'skipped', 'queued', 'missed', 'caught_up', 'coalesced'];
@@ -54,6 +55,17 @@ export function missedRecord(scheduleId: string, windows: { count: number; first
 		outcome: 'missed',
 		reason,
 		...(windows.count > 1 && { count: windows.count, firstDeclaredAt: windows.first }),
+	};
+}
+
+/** The JSON form of a history entry (times as ISO strings), as the node shows and emits it. */
+export function recordItem(record: FireRecord): Record<string, unknown> {
+	const { actualAt, firstDeclaredAt } = record;
+	return {
+		...record,
+		declaredAt: isoTime(record.declaredAt),
+		...(actualAt !== undefined && { actualAt: isoTime(actualAt) }),
+		...(firstDeclaredAt !== undefined && { firstDeclaredAt: isoTime(firstDeclaredAt) }),
 	};
 }
 

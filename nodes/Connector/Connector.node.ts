@@ -11,6 +11,7 @@ import { parseWith } from '../../core/connectors/args';
 import { allOps, resolveOp } from '../../core/connectors/registry';
 import { toNodeError } from '../shared/errors';
 import { HTTP_CREDENTIAL } from '../shared/httpTransport';
+import { imapCredentialTest } from '../shared/imapCredentialTest';
 import { opContext } from '../shared/opContext';
 
 /**
@@ -32,6 +33,7 @@ export class Connector implements INodeType {
 		outputs: [NodeConnectionTypes.Main],
 		credentials: [
 			{ name: 'durableHttpApi', required: false, displayOptions: { show: { op: ['http.request'] } } },
+			{ name: 'durableImapApi', required: true, testedBy: 'imapCredentialTest', displayOptions: { show: { op: ['imap.listUnseen', 'imap.markSeen', 'imap.move'] } } },
 		],
 		properties: [
 			{
@@ -51,6 +53,8 @@ export class Connector implements INodeType {
 			},
 		],
 	};
+
+	methods = { credentialTest: { imapCredentialTest } };
 
 	async execute(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
 		const items = this.getInputData();

@@ -28,6 +28,7 @@ import {
 import { hash64 } from '../../core/poll/hash';
 import { toNodeError } from '../shared/errors';
 import { HTTP_CREDENTIAL } from '../shared/httpTransport';
+import { imapCredentialTest } from '../shared/imapCredentialTest';
 import { opContext } from '../shared/opContext';
 
 /** What the trigger keeps in the workflow's static data (per node), with a format version. */
@@ -60,6 +61,12 @@ export class PollTrigger implements INodeType {
 				name: 'durableHttpApi',
 				required: false,
 				displayOptions: { show: { op: ['http.request'] } },
+			},
+			{
+				name: 'durableImapApi',
+				required: true,
+				testedBy: 'imapCredentialTest',
+				displayOptions: { show: { op: ['imap.listUnseen', 'imap.markSeen', 'imap.move'] } },
 			},
 		],
 		properties: [
@@ -106,6 +113,7 @@ export class PollTrigger implements INodeType {
 					{ name: 'Changed', value: 'changed', description: 'Start when a key is new or its version (or content) changed' },
 					{ name: 'Greatest', value: 'greatest', description: 'Start keys above the highest one started (numbers, or strings; never mixed)' },
 					{ name: 'Last', value: 'last', description: 'Start the items after the last one started, for a list returned oldest first' },
+					{ name: 'None', value: 'none', description: 'Start every item on every poll, e.g. unread mail that the workflow marks seen as its last step' },
 					{ name: 'Time Window', value: 'time_window', description: 'Start each key once per TTL; older keys are forgotten' },
 					{ name: 'Unique', value: 'unique', description: 'Start each key once, ever' },
 				],
@@ -225,6 +233,8 @@ export class PollTrigger implements INodeType {
 		],
 	};
 
+	methods = { credentialTest: { imapCredentialTest } };
+
 	async trigger(this: ITriggerFunctions): Promise<ITriggerResponse> {
 		const config = readConfig(this);
 		const staticData = this.getWorkflowStaticData('node');
@@ -306,7 +316,8 @@ export class PollTrigger implements INodeType {
 								store = loadDedupeStore(dedupeOptions, before);
 								writeState({ dedupe: before });
 							});
-							this.emit([candidates.map(toRunItem)], undefined, done, dedupeKey(workflowId, nodeId, candidates));
+							const key = config.dedupe.kind === 'none' ? undefined : dedupeKey(workflowId, nodeId, candidates);
+							this.emit([candidates.map(toRunItem)], undefined, done, key);
 						},
 						save: (dedupe) => writeState({ dedupe }),
 					},

@@ -1,14 +1,14 @@
-import type { IDataObject, IHttpRequestMethods, IHttpRequestOptions, IN8nHttpFullResponse } from 'n8n-workflow';
+import type { ICredentialDataDecryptedObject, IHttpRequestMethods, IHttpRequestOptions, IN8nHttpFullResponse } from 'n8n-workflow';
 
 import type { HttpTransport } from '../../core/connectors/types';
 
 export const HTTP_CREDENTIAL = 'durableHttpApi';
 
 export interface HttpHelpers {
-	getCredentials(type: string): Promise<IDataObject>;
+	getCredentials(type: string): Promise<ICredentialDataDecryptedObject>;
 	helpers: {
 		httpRequest(options: IHttpRequestOptions): Promise<unknown>;
-		httpRequestWithAuthentication(credentialsType: string, options: IHttpRequestOptions): Promise<unknown>;
+		httpRequestWithAuthentication(this: unknown, credentialsType: string, options: IHttpRequestOptions): Promise<unknown>;
 	};
 }
 
@@ -40,7 +40,8 @@ export function n8nHttpTransport(context: HttpHelpers, useCredential: boolean): 
 		if (useCredential) {
 			const credentials = await context.getCredentials(HTTP_CREDENTIAL);
 			if (!/^https?:\/\//i.test(request.url)) options.baseURL = String(credentials.baseUrl ?? '');
-			response = (await context.helpers.httpRequestWithAuthentication(HTTP_CREDENTIAL, options)) as IN8nHttpFullResponse;
+			// n8n's helper reads the node from `this`.
+			response = (await context.helpers.httpRequestWithAuthentication.call(context, HTTP_CREDENTIAL, options)) as IN8nHttpFullResponse;
 		} else {
 			response = (await context.helpers.httpRequest(options)) as IN8nHttpFullResponse;
 		}

@@ -31,10 +31,11 @@ describe('the packed package inside a real n8n', () => {
 	});
 
 	test('the HTTP credential test passes with the right token and fails, with the reason, with a wrong one', async () => {
-		const testWith = async (token: string) =>
-			await n8n.rest<{ data: { status: string; message: string } }>('POST', '/rest/credentials/test', {
-				credentials: { name: 'source', type: 'durableHttpApi', data: { baseUrl: source.baseUrl, authentication: 'bearer', token, testPath: '/health' } },
-			});
+		const testWith = async (token: string) => {
+			const data = { baseUrl: source.baseUrl, authentication: 'bearer', token, testPath: '/health' };
+			const id = await n8n.createCredential(`source ${token}`, 'durableHttpApi', data);
+			return await n8n.rest<{ data: { status: string; message: string } }>('POST', '/rest/credentials/test', { credentials: { id, name: 'source', type: 'durableHttpApi', data } });
+		};
 		expect((await testWith('right-token')).data.status).toBe('OK');
 		const wrong = (await testWith('wrong-token')).data;
 		expect(wrong.status).toBe('Error');
@@ -42,8 +43,10 @@ describe('the packed package inside a real n8n', () => {
 	});
 
 	test('the callback credential test refuses settings that cannot authenticate a callback', async () => {
-		const testWith = async (data: Record<string, unknown>) =>
-			(await n8n.rest<{ data: { status: string; message: string } }>('POST', '/rest/credentials/test', { credentials: { name: 'cb', type: 'roundTripCallbackApi', data } })).data;
+		const testWith = async (data: Record<string, unknown>) => {
+			const id = await n8n.createCredential('callback', 'roundTripCallbackApi', data);
+			return (await n8n.rest<{ data: { status: string; message: string } }>('POST', '/rest/credentials/test', { credentials: { id, name: 'callback', type: 'roundTripCallbackApi', data } })).data;
+		};
 		expect((await testWith({ scheme: 'hmac', secret: 'long-enough-secret', signatureHeader: 'x-signature', toleranceSec: 300 })).status).toBe('OK');
 		const empty = await testWith({ scheme: 'hmac', secret: '', signatureHeader: 'x-signature', toleranceSec: 300 });
 		expect(empty).toMatchObject({ status: 'Error' });

@@ -1,0 +1,300 @@
+import {
+	type IDataObject,
+	type INode,
+	type INodeType,
+	type INodeTypeDescription,
+	type IRun,
+	type ITriggerFunctions,
+	type ITriggerResponse,
+	NodeConnectionTypes,
+	NodeOperationError,
+} from 'n8n-workflow';
+
+import { systemClock } from '../../core/clock';
+import {
+	type CatchUpPolicy,
+	createSchedule,
+	DAY_MS,
+	fireItem,
+	HOUR_MS,
+	MINUTE_MS,
+	type OverlapPolicy,
+	previewItem,
+	ScheduleConfigError,
+	ScheduleEngine,
+	type ScheduleEngineOptions,
+	SECOND_MS,
+	startedRecord,
+} from '../../core/schedule';
+import { toNodeError } from '../shared/errors';
+
+/** The node's key in its static data (`node:<name>`); the value carries its own format version. */
+const STATE_KEY = 'schedule';
+/** How many upcoming fires "Execute step" lists. */
+const PREVIEW_FIRES = 5;
+const UNIT_MS: Record<string, number> = { seconds: SECOND_MS, minutes: MINUTE_MS, hours: HOUR_MS, days: DAY_MS };
+/** The core names fields after these parameters; errors point at the label the user sees. */
+const PARAMETER_LABELS: Record<string, string> = {
+	interval: 'Interval',
+	cron: 'Cron Expression',
+	timezone: 'Timezone',
+	catchUp: 'Catch-Up',
+	runAllLimit: 'Run-All Limit',
+	overlap: 'Overlap',
+	queueLimit: 'Queue Limit',
+	maxParallel: 'Max Parallel Runs',
+	jitter: 'Jitter (Seconds)',
+	lateGrace: 'Late Grace (Seconds)',
+	historyLimit: 'History Limit',
+};
+
+type Settings = Pick<ScheduleEngineOptions, 'schedule' | 'catchUp' | 'runAllLimit' | 'overlap' | 'jitterMs' | 'lateGraceMs' | 'historyLimit'>;
+
+/** Reads the parameters into engine options; the core validates them (ScheduleConfigError naming the field). */
+function settingsFrom(context: ITriggerFunctions): Settings {
+	const parameter = (name: string, fallback?: unknown) => context.getNodeParameter(name, fallback);
+	const options = parameter('options', {}) as IDataObject;
+	const secondsToMs = (value: unknown) => (value === undefined ? undefined : Math.round(Number(value) * SECOND_MS));
+	const schedule =
+		parameter('scheduleType') === 'cron'
+			? createSchedule({ kind: 'cron', expression: parameter('cron') as string, timezone: (parameter('timezone', '') as string) || context.getTimezone() })
+			: createSchedule({ kind: 'interval', intervalMs: (parameter('interval') as number) * (UNIT_MS[parameter('intervalUnit') as string] ?? NaN) });
+	const overlapKind = parameter('overlap') as OverlapPolicy['kind'];
+	const overlap =
+		overlapKind === 'queue'
+			? { kind: overlapKind, queueLimit: parameter('queueLimit') as number }
+			: overlapKind === 'allow-parallel'
+				? { kind: overlapKind, maxParallel: parameter('maxParallel') as number }
+				: { kind: overlapKind };
+	const catchUp = parameter('catchUp') as CatchUpPolicy;
+	return {
+		schedule,
+		catchUp,
+		runAllLimit: catchUp === 'run-all' ? (parameter('runAllLimit') as number) : undefined,
+		overlap: overlap as OverlapPolicy,
+		jitterMs: secondsToMs(options.jitter),
+		lateGraceMs: secondsToMs(options.lateGrace),
+		historyLimit: options.historyLimit as number | undefined,
+	};
+}
+
+function parameterError(node: INode, error: unknown): NodeOperationError {
+	if (!(error instanceof ScheduleConfigError)) return toNodeError(node, error);
+	return new NodeOperationError(node, error.message, { description: `Check the "${PARAMETER_LABELS[error.field] ?? error.field}" parameter.` });
+}
+
+export class DurableScheduleTrigger implements INodeType {
+	description: INodeTypeDescription = {
+		displayName: 'Durable Schedule Trigger',
+		name: 'durableScheduleTrigger',
+		icon: { light: 'file:durableScheduleTrigger.svg', dark: 'file:durableScheduleTrigger.dark.svg' },
+		group: ['trigger', 'schedule'],
+		version: 1,
+		subtitle:
+			'={{($parameter["scheduleType"] === "cron" ? $parameter["cron"] : "Every " + $parameter["interval"] + " " + $parameter["intervalUnit"]) + " · catch-up: " + $parameter["catchUp"] + " · overlap: " + $parameter["overlap"]}}',
+		description: 'Starts the workflow on a schedule that survives restarts: missed windows are caught up by policy, overlapping runs are limited, and no window runs twice',
+		eventTriggerDescription: '',
+		activationMessage: 'Runs now start on the schedule; missed windows are caught up by the catch-up policy.',
+		defaults: { name: 'Durable Schedule Trigger' },
+		inputs: [],
+		outputs: [NodeConnectionTypes.Main],
+		properties: [
+			{
+				displayName: 'Schedule',
+				name: 'scheduleType',
+				type: 'options',
+				noDataExpression: true,
+				default: 'interval',
+				options: [
+					{ name: 'Interval', value: 'interval', description: 'Every N seconds, minutes, hours or days, on fixed boundaries' },
+					{ name: 'Cron Expression', value: 'cron', description: 'Wall-clock times in a time zone, e.g. weekdays at 09:30' },
+				],
+			},
+			{
+				displayName: 'Interval',
+				name: 'interval',
+				type: 'number',
+				default: 1,
+				typeOptions: { minValue: 1 },
+				displayOptions: { show: { scheduleType: ['interval'] } },
+				description:
+					'How often to run: at least 10 seconds, at most 366 days. Windows sit on fixed boundaries counted from 1970-01-01T00:00Z (every 15 minutes = :00, :15, :30, :45 UTC), not from when the workflow was published.',
+			},
+			{
+				displayName: 'Interval Unit',
+				name: 'intervalUnit',
+				type: 'options',
+				default: 'hours',
+				displayOptions: { show: { scheduleType: ['interval'] } },
+				options: [
+					{ name: 'Seconds', value: 'seconds' },
+					{ name: 'Minutes', value: 'minutes' },
+					{ name: 'Hours', value: 'hours' },
+					{ name: 'Days', value: 'days' },
+				],
+			},
+			{
+				displayName: 'Cron Expression',
+				name: 'cron',
+				type: 'string',
+				default: '0 * * * *',
+				placeholder: 'e.g. 30 9 * * MON-FRI',
+				displayOptions: { show: { scheduleType: ['cron'] } },
+				description:
+					'Five fields (minute hour day-of-month month day-of-week) or six with leading seconds, e.g. "30 9 * * MON-FRI" (weekdays 09:30), "0 0 1 * *" (monthly), "*/10 * * * * *" (every 10 seconds), or @hourly / @daily / @weekly / @monthly / @yearly',
+			},
+			{
+				displayName: 'Timezone',
+				name: 'timezone',
+				type: 'string',
+				default: '',
+				placeholder: 'e.g. Europe/Berlin',
+				displayOptions: { show: { scheduleType: ['cron'] } },
+				description: "IANA time zone the cron expression is read in. Empty: the workflow's time zone (workflow settings, else the instance's).",
+			},
+			{
+				displayName: 'Catch-Up',
+				name: 'catchUp',
+				type: 'options',
+				default: 'skip',
+				description: 'What to do, on activation, about windows that passed while the workflow was inactive or n8n was down',
+				options: [
+					{ name: 'Skip', value: 'skip', description: 'Record them as missed and wait for the next window (good for state-sync jobs)' },
+					{ name: 'Coalesce', value: 'coalesce', description: 'Run once for all of them; the run lists the windows it stands for' },
+					{ name: 'Run All', value: 'run-all', description: 'Run once per missed window, oldest first, up to the Run-All Limit (for windows that each mean something, like a daily report)' },
+				],
+			},
+			{
+				displayName: 'Run-All Limit',
+				name: 'runAllLimit',
+				type: 'number',
+				default: 10,
+				typeOptions: { minValue: 1, maxValue: 1000 },
+				displayOptions: { show: { catchUp: ['run-all'] } },
+				description: 'At most this many missed windows are run (the newest ones); older ones are recorded as missed. 1 to 1000.',
+			},
+			{
+				displayName: 'Overlap',
+				name: 'overlap',
+				type: 'options',
+				default: 'skip-if-running',
+				description: 'What a window does while runs this trigger started are still going. A run paused in a Wait node counts as ended.',
+				options: [
+					{ name: 'Skip if Running', value: 'skip-if-running', description: 'Skip the window (recorded as skipped)' },
+					{ name: 'Queue', value: 'queue', description: 'Run it once the running run ends, up to the Queue Limit' },
+					{ name: 'Allow Parallel', value: 'allow-parallel', description: 'Run it alongside, up to Max Parallel Runs' },
+				],
+			},
+			{
+				displayName: 'Queue Limit',
+				name: 'queueLimit',
+				type: 'number',
+				default: 10,
+				typeOptions: { minValue: 1, maxValue: 1000 },
+				displayOptions: { show: { overlap: ['queue'] } },
+				description: 'Windows that may wait at once; a window arriving at a full queue is skipped. 1 to 1000.',
+			},
+			{
+				displayName: 'Max Parallel Runs',
+				name: 'maxParallel',
+				type: 'number',
+				default: 2,
+				typeOptions: { minValue: 1, maxValue: 100 },
+				displayOptions: { show: { overlap: ['allow-parallel'] } },
+				description: 'Runs of this trigger that may be active at once; a window beyond that is skipped. 1 to 100.',
+			},
+			{
+				displayName: 'Options',
+				name: 'options',
+				type: 'collection',
+				placeholder: 'Add option',
+				default: {},
+				options: [
+					{
+						displayName: 'Jitter (Seconds)',
+						name: 'jitter',
+						type: 'number',
+						default: 0,
+						typeOptions: { minValue: 0, maxValue: 86400 },
+						description:
+							'Delays each window by a fixed pseudo-random amount below this (derived from the window, so every restart agrees), to spread load. The run still belongs to its declared window.',
+					},
+					{
+						displayName: 'Late Grace (Seconds)',
+						name: 'lateGrace',
+						type: 'number',
+						default: 60,
+						typeOptions: { minValue: 0, maxValue: 86400 },
+						description: 'A window found up to this late (slow timer, quick restart) still runs as a normal fire; later ones count as missed and get the catch-up policy',
+					},
+					{
+						displayName: 'History Limit',
+						name: 'historyLimit',
+						type: 'number',
+						default: 100,
+						typeOptions: { minValue: 1, maxValue: 1000 },
+						description: 'Fire history entries kept in the workflow (newest kept)',
+					},
+				],
+			},
+		],
+	};
+
+	/**
+	 * Activation: validates the parameters (a throw fails the activation, naming the parameter), then
+	 * catches up, then arms the timer. "Execute step" (manual mode) only previews: it starts, stores
+	 * and arms nothing.
+	 */
+	async trigger(this: ITriggerFunctions): Promise<ITriggerResponse> {
+		const node = this.getNode();
+		const staticData = this.getWorkflowStaticData('node');
+		const scheduleId = `${this.getWorkflow().id ?? 'unsaved'}:${node.id}`;
+		const onError = (error: unknown) => this.saveFailedExecution(toNodeError(node, error));
+		let settings: Settings;
+		let engine: ScheduleEngine;
+		try {
+			settings = settingsFrom(this);
+			engine = new ScheduleEngine({
+				clock: systemClock,
+				scheduleId,
+				...settings,
+				storedState: staticData[STATE_KEY],
+				// n8n writes static data to its database only when a trigger emits (and once after
+				// activation), and only notices reassigned top-level keys. So the state is reassigned
+				// right before each emit, which saves it together with the run; state changed without a
+				// run (a skipped window) is reassigned too and reaches the database with the next emit.
+				start: (fire, state) => {
+					staticData[STATE_KEY] = state;
+					// n8n settles this when the run ends: success, error, or paused in a Wait node. A
+					// window n8n already ran (same deduplication key) resolves it at once with no run.
+					const done = this.helpers.createDeferredPromise<IRun>();
+					const ended = () => engine.fireEnded(fire.runKey).catch(onError);
+					done.promise.then(ended, ended);
+					this.emit([[{ json: { ...fireItem(fire), outcome: startedRecord(fire).outcome } }]], undefined, done, `dst:${fire.runKey}`);
+				},
+				persist: (state) => {
+					staticData[STATE_KEY] = state;
+				},
+				onError,
+			});
+		} catch (error) {
+			throw parameterError(node, error);
+		}
+		const closeFunction = async () => engine.deactivate();
+
+		if (this.getMode() === 'manual') {
+			const manualTriggerFunction = async () => {
+				const preview = engine.preview(Date.now(), PREVIEW_FIRES);
+				this.emit([[{ json: { preview: true, scheduleId, schedule: settings.schedule.fingerprint, ...previewItem(preview) } }]]);
+			};
+			return { closeFunction, manualTriggerFunction };
+		}
+
+		// Catch-up runs are emitted here, before trigger() returns: in trigger mode emit is live, and
+		// n8n saves static data once more after activation, which stores a catch-up that emitted nothing.
+		const report = await engine.activate();
+		if (report.notice) this.logger.warn(`Durable Schedule Trigger "${node.name}": ${report.notice}`);
+		this.logger.debug(`Durable Schedule Trigger "${node.name}" activated`, { ...report, nextFireAt: new Date(report.nextFireAt).toISOString() });
+		return { closeFunction };
+	}
+}

@@ -1,0 +1,305 @@
+import { randomUUID } from 'node:crypto';
+
+import type { FireRecord, ScheduleState } from '../../core/schedule';
+import { type Execution, N8nInstance, nodeOutput, type WorkflowJson } from '../harness/n8nInstance';
+import { waitFor } from '../harness/net';
+import { marker, node, type NodeJson, PACKAGE, workflow } from './workflowBuilder';
+
+/*
+ * The Durable Schedule Trigger in a real n8n, on 10-second windows (the shortest interval the node
+ * allows). One instance serves the whole file; workflows that need time before their test (the
+ * catch-up ones need runs before the restart) are published up front, so their waiting overlaps.
+ */
+
+const INTERVAL = 10_000;
+const TRIGGER = 'Schedule';
+/** A run takes 24 s (Wait nodes under 65 s sleep in-process, so the run stays "running"): longer than two windows, shorter than three, and its end never lands near a window boundary. */
+const SLOW_SECONDS = 24;
+
+interface FireJson {
+	runKey: string;
+	kind: 'scheduled' | 'catch-up' | 'coalesced';
+	outcome: string;
+	declaredAt: string;
+	actualAt: string;
+	latenessMs: number;
+	reprocessing: boolean;
+	validTime: string;
+	systemTime: string;
+	coalesced?: { count: number; firstDeclaredAt: string; lastDeclaredAt: string; windows: string[]; windowsTruncated: boolean };
+}
+type Fire = FireJson & { execution: Execution; declared: number };
+
+const iso = (time: number) => new Date(time).toISOString();
+/** The window boundaries in (from, to), oldest first. */
+const windowsBetween = (from: number, to: number) => {
+	const windows: number[] = [];
+	for (let w = Math.floor(from / INTERVAL) * INTERVAL + INTERVAL; w < to; w += INTERVAL) windows.push(w);
+	return windows;
+};
+
+function scheduleNode(parameters: Record<string, unknown>): NodeJson {
+	return node(TRIGGER, `${PACKAGE}.durableScheduleTrigger`, { scheduleType: 'interval', interval: 10, intervalUnit: 'seconds', ...parameters });
+}
+
+/** Trigger → Done, or Trigger → 24 s Wait → Done. */
+function scheduleWorkflow(name: string, trigger: NodeJson, { slow = false } = {}): WorkflowJson {
+	if (!slow) return workflow(name, [trigger, marker('Done')], [[TRIGGER, 'Done']]);
+	const wait = node('Slow', 'n8n-nodes-base.wait', { amount: SLOW_SECONDS, unit: 'seconds' }, { typeVersion: 1.1, webhookId: randomUUID() });
+	return workflow(name, [trigger, wait, marker('Done')], [[TRIGGER, 'Slow'], ['Slow', 'Done']]);
+}
+
+describe('Durable Schedule Trigger in a real n8n', () => {
+	let n8n: N8nInstance;
+	const ids: Record<string, string> = {};
+	const definitions: Record<string, WorkflowJson> = {};
+	const catchUpNames = ['skip', 'coalesce', 'run-all', 'run-all-limited'];
+	const overlapNames = ['skip-if-running', 'queue', 'allow-parallel'];
+
+	beforeAll(async () => {
+		n8n = await N8nInstance.launch('durable-schedule');
+		// Catch-up: a 2 s late grace, so every window passed during the downtime counts as missed
+		// (the default of 60 s would let the newest ones fire as merely late).
+		const lateGrace = { options: { lateGrace: 2 } };
+		definitions.skip = scheduleWorkflow('catch-up skip', scheduleNode({ scheduleType: 'cron', cron: '*/10 * * * * *', catchUp: 'skip', ...lateGrace }));
+		definitions.coalesce = scheduleWorkflow('catch-up coalesce', scheduleNode({ catchUp: 'coalesce', ...lateGrace }));
+		definitions['run-all'] = scheduleWorkflow('catch-up run-all', scheduleNode({ catchUp: 'run-all', runAllLimit: 10, ...lateGrace }));
+		definitions['run-all-limited'] = scheduleWorkflow('catch-up run-all limit 2', scheduleNode({ catchUp: 'run-all', runAllLimit: 2, ...lateGrace }));
+		definitions['skip-if-running'] = scheduleWorkflow('overlap skip', scheduleNode({ overlap: 'skip-if-running' }), { slow: true });
+		definitions.queue = scheduleWorkflow('overlap queue', scheduleNode({ overlap: 'queue', queueLimit: 1 }), { slow: true });
+		definitions['allow-parallel'] = scheduleWorkflow('overlap parallel', scheduleNode({ overlap: 'allow-parallel', maxParallel: 2 }), { slow: true });
+		definitions.republish = scheduleWorkflow('republish', scheduleNode({ catchUp: 'run-all', ...lateGrace }));
+		definitions.invalid = scheduleWorkflow('invalid cron', scheduleNode({ scheduleType: 'cron', cron: '61 * * * *' }));
+		for (const [name, definition] of Object.entries(definitions)) ids[name] = await n8n.importWorkflow(definition);
+		for (const name of [...catchUpNames, 'republish', 'invalid']) await n8n.publish(ids[name]);
+	});
+
+	afterAll(async () => {
+		await n8n?.stop();
+	});
+
+	/** The fire items of the workflow's finished runs, by declared window. */
+	async function firesOf(name: string): Promise<Fire[]> {
+		return fires(await n8n.executions(ids[name]));
+	}
+
+	function fires(executions: Execution[]): Fire[] {
+		return executions
+			.filter((execution) => execution.status === 'success')
+			.map((execution) => {
+				const json = nodeOutput(execution, TRIGGER)[0] as unknown as FireJson;
+				return { ...json, execution, declared: Date.parse(json.declaredAt) };
+			})
+			.sort((a, b) => a.declared - b.declared);
+	}
+
+	async function stateOf(name: string): Promise<ScheduleState> {
+		const { staticData } = await n8n.getWorkflow(ids[name]);
+		return (staticData as Record<string, { schedule: ScheduleState }>)[`node:${TRIGGER}`].schedule;
+	}
+
+	async function firesWhen(name: string, done: (fires: Fire[]) => boolean, description: string, timeoutMs = 120_000): Promise<Fire[]> {
+		return fires(await n8n.waitForExecutions(ids[name], (executions) => done(fires(executions)), `${name}: ${description}`, timeoutMs));
+	}
+
+	/** Waiting for wall-clock time to pass a computed instant (a window boundary), not for n8n. */
+	async function clockPasses(time: number): Promise<void> {
+		await waitFor(`the clock to pass ${iso(time)}`, async () => (Date.now() >= time ? true : undefined), { timeoutMs: time - Date.now() + 5_000, intervalMs: 100 });
+	}
+
+	async function noRunningExecutions(): Promise<void> {
+		await waitFor('running executions to end', async () => {
+			const running = await n8n.api<{ data: unknown[] }>('GET', '/executions?status=running&limit=10');
+			return running.data.length === 0 ? true : undefined;
+		}, { timeoutMs: 60_000, intervalMs: 500 });
+	}
+
+	/** The history entries recorded for windows from `from` on, as [outcome, declared time]. */
+	function historyFrom(state: ScheduleState, from: number): Array<[FireRecord['outcome'], string]> {
+		return state.history.filter((record) => record.declaredAt >= from).map((record) => [record.outcome, iso(record.declaredAt)]);
+	}
+
+	function expectNoWindowTwice(all: Fire[]) {
+		const windows = all.map((fire) => fire.declaredAt);
+		expect(windows).toEqual([...new Set(windows)]);
+	}
+
+	test('an invalid cron expression is refused at activation, naming the parameter', async () => {
+		const status = await waitFor('the invalid workflow to fail activation', async () => {
+			const { data } = await n8n.rest<{ data: { status: string; triggers: Array<{ status: string; errorMessage?: string }> } }>('GET', `/rest/workflows/${ids.invalid}/publication-status`);
+			return data.status === 'failed' ? data : undefined;
+		}, { timeoutMs: 90_000, intervalMs: 1_000 });
+		expect(status.triggers[0].errorMessage).toBe(
+			'There was a problem activating the workflow: "Invalid cron expression "61 * * * *" for "cron": minute 61 is out of range 0-59"',
+		);
+		expect(await n8n.executions(ids.invalid)).toEqual([]);
+	}, 120_000);
+
+	test('a workflow slower than the interval: skip-if-running skips, queue runs afterwards, allow-parallel keeps to 2', async () => {
+		for (const name of overlapNames) await n8n.publish(ids[name]);
+		// Each run takes 24 s. Counting from a workflow's first window W0, the expected decisions are:
+		// skip-if-running: W0 fires; W1, W2 skipped; W3 fires (W0 ended at 24 s).
+		// queue (limit 1): W0 fires; W1 queued; W2 skipped (queue full); W1 fires at 24 s; W3 queued;
+		//   W4 skipped; W3 fires at 48 s.
+		// allow-parallel (max 2): W0, W1 fire; W2 skipped; W3 fires (W0 ended); W4 fires (W1 ended).
+		const [skipFires, queueFires, parallelFires] = await Promise.all([
+			firesWhen('skip-if-running', (f) => f.length >= 2, '2 finished runs'),
+			firesWhen('queue', (f) => f.length >= 2, '2 finished runs'),
+			firesWhen('allow-parallel', (f) => f.length >= 3, '3 finished runs'),
+		]);
+		for (const name of overlapNames) await n8n.unpublish(ids[name]);
+
+		const w = (fires: Fire[], n: number) => iso(fires[0].declared + n * INTERVAL);
+		// skip-if-running
+		expect(skipFires.slice(0, 2).map((f) => f.declaredAt)).toEqual([w(skipFires, 0), w(skipFires, 3)]);
+		const skipState = await stateOf('skip-if-running');
+		expect(historyFrom(skipState, skipFires[0].declared).slice(0, 4)).toEqual([
+			['fired', w(skipFires, 0)],
+			['skipped', w(skipFires, 1)],
+			['skipped', w(skipFires, 2)],
+			['fired', w(skipFires, 3)],
+		]);
+		expect(skipState.history.find((r) => r.outcome === 'skipped')?.reason).toContain('skip-if-running');
+
+		// queue: the queued window runs after the run it waited for, late by the wait, and is not reprocessing.
+		expect(queueFires.slice(0, 2).map((f) => [f.declaredAt, f.kind, f.reprocessing])).toEqual([
+			[w(queueFires, 0), 'scheduled', false],
+			[w(queueFires, 1), 'scheduled', false],
+		]);
+		expect(Date.parse(queueFires[1].execution.startedAt)).toBeGreaterThanOrEqual(Date.parse(queueFires[0].execution.stoppedAt ?? ''));
+		expect(queueFires[1].latenessMs).toBeGreaterThan(SLOW_SECONDS * 1000 - INTERVAL);
+		const queueState = await waitFor('the queue workflow to record W3 fired', async () => {
+			const state = await stateOf('queue');
+			return historyFrom(state, queueFires[0].declared).length >= 7 ? state : undefined;
+		});
+		expect(historyFrom(queueState, queueFires[0].declared).slice(0, 7)).toEqual([
+			['fired', w(queueFires, 0)],
+			['queued', w(queueFires, 1)],
+			['skipped', w(queueFires, 2)],
+			['fired', w(queueFires, 1)],
+			['queued', w(queueFires, 3)],
+			['skipped', w(queueFires, 4)],
+			['fired', w(queueFires, 3)],
+		]);
+
+		// allow-parallel: never more than 2 runs at once, and 2 did run at once.
+		expect(parallelFires.slice(0, 3).map((f) => f.declaredAt)).toEqual([w(parallelFires, 0), w(parallelFires, 1), w(parallelFires, 3)]);
+		const intervals = parallelFires.map((f) => [Date.parse(f.execution.startedAt), Date.parse(f.execution.stoppedAt ?? '')]);
+		const concurrency = intervals.map(([start]) => intervals.filter(([s, e]) => s <= start && start < e).length);
+		expect(Math.max(...concurrency)).toBe(2);
+		expect(historyFrom(await stateOf('allow-parallel'), parallelFires[0].declared)[2]).toEqual(['skipped', w(parallelFires, 2)]);
+	}, 240_000);
+
+	test('re-publishing never runs a window twice, even from stale stored state', async () => {
+		const name = 'republish';
+		await firesWhen(name, (f) => f.length >= 2, '2 runs');
+
+		// 1. A changed trigger node, saved just before a window boundary: n8n closes the trigger and
+		//    starts it again from the static data in its database.
+		const boundary = Math.ceil(Date.now() / INTERVAL) * INTERVAL + INTERVAL;
+		await clockPasses(boundary - 200);
+		const changed = structuredClone(definitions[name]);
+		(changed.nodes[0] as NodeJson).parameters.options = { lateGrace: 2, historyLimit: 99 };
+		await n8n.api('PUT', `/workflows/${ids[name]}`, { name: changed.name, nodes: changed.nodes, connections: changed.connections, settings: changed.settings });
+		await firesWhen(name, (f) => f.some((fire) => fire.declared >= boundary + INTERVAL), 'a run after the re-publish');
+
+		// 2. Unpublish and publish again at once.
+		await n8n.unpublish(ids[name]);
+		await n8n.publish(ids[name]);
+		const republishedAt = Date.now();
+		await firesWhen(name, (f) => f.some((fire) => fire.declared > republishedAt), 'a run after unpublish + publish');
+
+		// 3. Stored state rolled back three windows, as after a crash between a run and its save, or
+		//    a second activation reading old state: run-all plans those windows again, and n8n's
+		//    deduplication key refuses them.
+		await n8n.unpublish(ids[name]);
+		await noRunningExecutions();
+		const { staticData } = await n8n.getWorkflow(ids[name]);
+		const nodeData = (staticData as Record<string, { schedule: ScheduleState }>)[`node:${TRIGGER}`];
+		const rolledBack = windowsBetween(nodeData.schedule.lastDeclaredFire! - 3 * INTERVAL, nodeData.schedule.lastDeclaredFire! + 1);
+		expect(rolledBack).toHaveLength(3);
+		const stale = { ...staticData as object, [`node:${TRIGGER}`]: { schedule: { ...nodeData.schedule, lastDeclaredFire: nodeData.schedule.lastDeclaredFire! - 3 * INTERVAL } } };
+		await n8n.api('PUT', `/workflows/${ids[name]}`, { name: changed.name, nodes: changed.nodes, connections: changed.connections, settings: changed.settings, staticData: stale });
+		const logBefore = n8n.log().length;
+		await n8n.publish(ids[name]);
+		const reactivatedAt = Date.now();
+		const all = await firesWhen(name, (f) => f.some((fire) => fire.declared > reactivatedAt), 'a run after the stale activation');
+		// Each rolled-back window was started again (as catch-up, or as a normal fire if it was still
+		// within the late grace) and refused by n8n as a duplicate.
+		await waitFor('the rolled-back windows to be replanned', async () => {
+			const state = await stateOf(name);
+			const replanned = (window: number) => state.history.some((r) => r.declaredAt === window && ['caught_up', 'fired'].includes(r.outcome) && r.actualAt! > reactivatedAt - 1000);
+			return rolledBack.every(replanned) ? true : undefined;
+		});
+		const scheduleId = all[0].runKey.split('@')[0];
+		const refused = n8n.log().slice(logBefore).split('\n').filter((line) => line.includes('Scheduled execution skipped: duplicate deduplication key'));
+		for (const window of rolledBack) expect(refused.filter((line) => line.includes(`"deduplicationKey":"dst:${scheduleId}@${iso(window)}"`))).toHaveLength(1);
+
+		expectNoWindowTwice(all);
+		// run-all caught up the windows passed while unpublished: every window from the first run on ran exactly once.
+		const newest = all.at(-1)!.declared;
+		expect(all.map((f) => f.declaredAt)).toEqual(windowsBetween(all[0].declared - 1, newest + 1).map(iso));
+		for (const window of rolledBack) expect(all.filter((f) => f.declared === window)).toHaveLength(1);
+		await n8n.unpublish(ids[name]);
+	}, 240_000);
+
+	test('after n8n is down across three windows, skip, coalesce and run-all each run exactly the expected windows', async () => {
+		const before = await Promise.all(catchUpNames.map((name) => firesWhen(name, (f) => f.length >= 2, '2 runs before the restart')));
+		await noRunningExecutions();
+		await n8n.stop();
+		const stoppedAt = Date.now();
+		// Down until three whole windows after the stop have passed, plus the 2 s late grace.
+		await clockPasses(Math.ceil(stoppedAt / INTERVAL) * INTERVAL + 2 * INTERVAL + 2_500);
+		await n8n.start();
+		const restartedAt = Date.now();
+
+		const after = await Promise.all(
+			catchUpNames.map((name) => firesWhen(name, (f) => f.some((fire) => fire.kind === 'scheduled' && fire.declared > stoppedAt), 'a scheduled run after the restart')),
+		);
+		for (const [i, name] of catchUpNames.entries()) {
+			const all = await firesOf(name);
+			expectNoWindowTwice(all);
+			const lastBefore = Math.max(...all.filter((f) => Date.parse(f.actualAt) < stoppedAt).map((f) => f.declared));
+			expect(lastBefore).toBeGreaterThanOrEqual(before[i].at(-1)!.declared);
+			const firstAfter = Math.min(...after[i].filter((f) => f.kind === 'scheduled' && f.declared > stoppedAt).map((f) => f.declared));
+			const missed = windowsBetween(lastBefore, firstAfter);
+			expect(missed.length).toBeGreaterThanOrEqual(3);
+			const backfills = all.filter((f) => f.reprocessing);
+			for (const fire of backfills) {
+				expect(fire.validTime).toBe(fire.declaredAt);
+				expect(Date.parse(fire.systemTime)).toBeGreaterThanOrEqual(restartedAt - 1_000);
+				expect(fire.latenessMs).toBe(Date.parse(fire.systemTime) - fire.declared);
+			}
+			const history = (await stateOf(name)).history;
+			const missedEntry = history.find((r) => r.outcome === 'missed' && r.declaredAt > lastBefore);
+			switch (name) {
+				case 'skip':
+					expect(backfills).toEqual([]);
+					expect(missedEntry).toMatchObject({ count: missed.length, firstDeclaredAt: missed[0], declaredAt: missed.at(-1) });
+					break;
+				case 'coalesce':
+					expect(backfills.map((f) => [f.kind, f.outcome, f.declaredAt])).toEqual([['coalesced', 'coalesced', iso(missed.at(-1)!)]]);
+					expect(backfills[0].coalesced).toEqual({
+						count: missed.length,
+						firstDeclaredAt: iso(missed[0]),
+						lastDeclaredAt: iso(missed.at(-1)!),
+						windows: missed.map(iso),
+						windowsTruncated: false,
+					});
+					expect(missedEntry).toBeUndefined();
+					break;
+				case 'run-all':
+					expect(backfills.map((f) => [f.kind, f.outcome, f.declaredAt])).toEqual(missed.map((w) => ['catch-up', 'caught_up', iso(w)]));
+					expect(missedEntry).toBeUndefined();
+					break;
+				case 'run-all-limited':
+					expect(backfills.map((f) => f.declaredAt)).toEqual(missed.slice(-2).map(iso));
+					expect(missedEntry).toMatchObject({ count: missed.length - 2, firstDeclaredAt: missed[0], declaredAt: missed.at(-3) });
+					expect(missedEntry?.reason).toContain('run-all limit of 2');
+					break;
+			}
+			// Scheduled fires are never reprocessing, and nothing after the restart is missing.
+			expect(all.filter((f) => !f.reprocessing).every((f) => f.kind === 'scheduled')).toBe(true);
+		}
+	}, 300_000);
+});
