@@ -6,7 +6,8 @@
  */
 import { performance } from 'node:perf_hooks';
 
-import { type CatchUpPolicy, CATCH_UP_POLICIES, createSchedule, DAY_MS, planCatchUp, type Schedule } from '../core/schedule';
+import { type CatchUpPolicy, CATCH_UP_POLICIES, createSchedule, planCatchUp, type Schedule } from '../core/schedule';
+import { DAY_MS } from '../core/units';
 
 const REPEATS = Number(process.env.BENCH_REPEATS ?? 5);
 const NOW = Date.UTC(2026, 0, 1);

@@ -1,21 +1,14 @@
+import { type TimeUnit, UNIT_MS } from '../units';
 import { RoundTripConfigError } from './errors';
 
 /** How long a run waits for its callback before leaving through the "Timed Out" output. */
 
-export type TimeoutUnit = 'seconds' | 'minutes' | 'hours' | 'days';
+export type TimeoutUnit = TimeUnit;
 
 export interface WaitTimeout {
 	amount: number;
 	unit: TimeoutUnit;
 }
-
-const UNIT_MS: Record<TimeoutUnit, number> = {
-	seconds: 1_000,
-	minutes: 60_000,
-	hours: 3_600_000,
-	// A wait is a span of elapsed time, so a day is 24 h even across a DST change.
-	days: 86_400_000,
-};
 
 /** A year: past that, a waiting run is almost certainly a forgotten one, and Date arithmetic stays far from overflow. */
 export const MAX_WAIT_MS = 366 * UNIT_MS.days;

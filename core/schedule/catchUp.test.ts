@@ -4,7 +4,7 @@ import { CronSchedule } from './cron';
 import { ScheduleConfigError } from './errors';
 import { runKey } from './fire';
 import { IntervalSchedule } from './interval';
-import { DAY_MS, HOUR_MS, MINUTE_MS } from './units';
+import { DAY_MS, HOUR_MS, MINUTE_MS } from '../units';
 
 const at = (iso: string) => Date.parse(iso);
 const YEAR_START = at('2026-01-01T00:00:00Z');

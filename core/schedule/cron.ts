@@ -2,7 +2,7 @@ import { IANAZone } from 'luxon';
 
 import { configError, ScheduleConfigError } from './errors';
 import type { Schedule, WindowSpan } from './schedule';
-import { DAY_MS, SECOND_MS } from './units';
+import { DAY_MS, SECOND_MS } from '../units';
 
 /*
  * Cron expressions planned in an IANA time zone.

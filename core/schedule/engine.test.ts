@@ -7,7 +7,7 @@ import type { StartedFire } from './fire';
 import { jitterFor, runKey } from './fire';
 import type { ScheduleState } from './history';
 import { IntervalSchedule } from './interval';
-import { DAY_MS, HOUR_MS, MINUTE_MS } from './units';
+import { DAY_MS, HOUR_MS, MINUTE_MS } from '../units';
 
 const at = (iso: string) => Date.parse(iso);
 const iso = (time: number) => new Date(time).toISOString();

@@ -9,7 +9,7 @@ import { appendHistory, HISTORY_LIMIT, loadScheduleState, notStartedRecord, reco
 import type { OverlapPolicy } from './overlap';
 import { checkOverlapPolicy, DEFAULT_OVERLAP_POLICY, OverlapController } from './overlap';
 import type { Schedule } from './schedule';
-import { DAY_MS, isoTime, MINUTE_MS } from './units';
+import { DAY_MS, isoTime, MINUTE_MS } from '../units';
 
 /** Jitter spreads load within a window; more than a day would blur which day a run is for. */
 export const MAX_JITTER_MS = DAY_MS;

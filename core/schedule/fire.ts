@@ -1,5 +1,5 @@
 /** Identity and timing of one schedule fire. */
-import { isoTime as iso } from './units';
+import { isoTime as iso } from '../units';
 
 /**
  * The run key of a window: stable across restarts and replicas, so a consumer that dedupes on it

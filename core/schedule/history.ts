@@ -1,6 +1,6 @@
 import type { Fire, StartedFire } from './fire';
 import { runKey } from './fire';
-import { isoTime } from './units';
+import { isoTime } from '../units';
 
 export type FireOutcome = 'fired' | 'skipped' | 'queued' | 'missed' | 'caught_up' | 'coalesced';
 const OUTCOMES: readonly FireOutcome[] = ['fired', 'skipped', 'queued', 'missed', 'caught_up', 'coalesced'];

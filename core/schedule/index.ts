@@ -8,4 +8,3 @@ export * from './history';
 export * from './interval';
 export * from './overlap';
 export * from './schedule';
-export * from './units';

@@ -1,7 +1,7 @@
 import { ScheduleConfigError } from './errors';
 import { IntervalSchedule, MAX_INTERVAL_MS, MIN_INTERVAL_MS } from './interval';
 import { createSchedule } from './schedule';
-import { DAY_MS, HOUR_MS, MINUTE_MS } from './units';
+import { DAY_MS, HOUR_MS, MINUTE_MS } from '../units';
 
 const at = (iso: string) => Date.parse(iso);
 

@@ -1,6 +1,6 @@
 import { configError } from './errors';
 import type { Schedule, WindowSpan } from './schedule';
-import { DAY_MS, SECOND_MS } from './units';
+import { DAY_MS, SECOND_MS } from '../units';
 
 /** Shorter intervals would make every trigger a busy loop of executions. */
 export const MIN_INTERVAL_MS = 10 * SECOND_MS;

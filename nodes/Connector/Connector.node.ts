@@ -8,11 +8,12 @@ import {
 } from 'n8n-workflow';
 
 import { parseWith } from '../../core/connectors/args';
-import { allOps, resolveOp } from '../../core/connectors/registry';
+import { resolveOp } from '../../core/connectors/registry';
 import { toNodeError } from '../shared/errors';
 import { HTTP_CREDENTIAL } from '../shared/httpTransport';
 import { imapCredentialTest } from '../shared/imapCredentialTest';
 import { opContext } from '../shared/opContext';
+import { connectorCredentials, connectorProperties } from '../shared/parameters';
 
 /**
  * Runs one connector op per input item: the same ops, `with` arguments and credentials as the Poll
@@ -31,27 +32,8 @@ export class Connector implements INodeType {
 		usableAsTool: true,
 		inputs: [NodeConnectionTypes.Main],
 		outputs: [NodeConnectionTypes.Main],
-		credentials: [
-			{ name: 'durableHttpApi', required: false, displayOptions: { show: { op: ['http.request'] } } },
-			{ name: 'durableImapApi', required: true, testedBy: 'imapCredentialTest', displayOptions: { show: { op: ['imap.listUnseen', 'imap.markSeen', 'imap.move'] } } },
-		],
-		properties: [
-			{
-				displayName: 'Op',
-				name: 'op',
-				type: 'options',
-				noDataExpression: true,
-				default: 'http.request',
-				options: allOps().map((op) => ({ name: op.name, value: op.name, description: op.description })),
-			},
-			{
-				displayName: 'With',
-				name: 'with',
-				type: 'json',
-				default: '{\n  "method": "GET",\n  "url": "/items"\n}',
-				description: 'The op\'s arguments as JSON; expressions may read the input item, for example its uid',
-			},
-		],
+		credentials: connectorCredentials,
+		properties: connectorProperties('The op\'s arguments as JSON; expressions may read the input item, for example its uid'),
 	};
 
 	methods = { credentialTest: { imapCredentialTest } };

@@ -14,25 +14,22 @@ import { systemClock } from '../../core/clock';
 import {
 	type CatchUpPolicy,
 	createSchedule,
-	DAY_MS,
 	fireItem,
-	HOUR_MS,
-	MINUTE_MS,
 	type OverlapPolicy,
 	previewItem,
 	ScheduleConfigError,
 	ScheduleEngine,
 	type ScheduleEngineOptions,
-	SECOND_MS,
 	startedRecord,
 } from '../../core/schedule';
+import { SECOND_MS, type TimeUnit, UNIT_MS } from '../../core/units';
 import { toNodeError } from '../shared/errors';
+import { timeUnitOptions } from '../shared/parameters';
 
 /** The node's key in its static data (`node:<name>`); the value carries its own format version. */
 const STATE_KEY = 'schedule';
 /** How many upcoming fires "Execute step" lists. */
 const PREVIEW_FIRES = 5;
-const UNIT_MS: Record<string, number> = { seconds: SECOND_MS, minutes: MINUTE_MS, hours: HOUR_MS, days: DAY_MS };
 /** The core names fields after these parameters; errors point at the label the user sees. */
 const PARAMETER_LABELS: Record<string, string> = {
 	interval: 'Interval',
@@ -58,7 +55,7 @@ function settingsFrom(context: ITriggerFunctions): Settings {
 	const schedule =
 		parameter('scheduleType') === 'cron'
 			? createSchedule({ kind: 'cron', expression: parameter('cron') as string, timezone: (parameter('timezone', '') as string) || context.getTimezone() })
-			: createSchedule({ kind: 'interval', intervalMs: (parameter('interval') as number) * (UNIT_MS[parameter('intervalUnit') as string] ?? NaN) });
+			: createSchedule({ kind: 'interval', intervalMs: (parameter('interval') as number) * (UNIT_MS[parameter('intervalUnit') as TimeUnit] ?? NaN) });
 	const overlapKind = parameter('overlap') as OverlapPolicy['kind'];
 	const overlap =
 		overlapKind === 'queue'
@@ -126,12 +123,7 @@ export class DurableScheduleTrigger implements INodeType {
 				type: 'options',
 				default: 'hours',
 				displayOptions: { show: { scheduleType: ['interval'] } },
-				options: [
-					{ name: 'Seconds', value: 'seconds' },
-					{ name: 'Minutes', value: 'minutes' },
-					{ name: 'Hours', value: 'hours' },
-					{ name: 'Days', value: 'days' },
-				],
+				options: timeUnitOptions('seconds', 'minutes', 'hours', 'days'),
 			},
 			{
 				displayName: 'Cron Expression',

@@ -12,7 +12,7 @@ import {
 
 import { systemClock } from '../../core/clock';
 import { parseWith } from '../../core/connectors/args';
-import { allOps, resolveOp } from '../../core/connectors/registry';
+import { resolveOp } from '../../core/connectors/registry';
 import type { OpMemory } from '../../core/connectors/types';
 import {
 	type Candidate,
@@ -26,10 +26,12 @@ import {
 	type SavedDedupeState,
 } from '../../core/poll';
 import { hash64 } from '../../core/poll/hash';
+import { type TimeUnit, UNIT_MS } from '../../core/units';
 import { toNodeError } from '../shared/errors';
 import { HTTP_CREDENTIAL } from '../shared/httpTransport';
 import { imapCredentialTest } from '../shared/imapCredentialTest';
 import { opContext } from '../shared/opContext';
+import { connectorCredentials, connectorProperties, timeUnitOptions } from '../shared/parameters';
 
 /** What the trigger keeps in the workflow's static data (per node), with a format version. */
 interface PollTriggerState {
@@ -41,8 +43,6 @@ interface PollTriggerState {
 }
 
 const STATE_KEY = 'pollTrigger';
-const UNIT_MS = { seconds: 1_000, minutes: 60_000, hours: 3_600_000, days: 86_400_000 } as const;
-type Unit = keyof typeof UNIT_MS;
 
 export class PollTrigger implements INodeType {
 	description: INodeTypeDescription = {
@@ -56,36 +56,11 @@ export class PollTrigger implements INodeType {
 		defaults: { name: 'Poll Trigger' },
 		inputs: [],
 		outputs: [NodeConnectionTypes.Main],
-		credentials: [
-			{
-				name: 'durableHttpApi',
-				required: false,
-				displayOptions: { show: { op: ['http.request'] } },
-			},
-			{
-				name: 'durableImapApi',
-				required: true,
-				testedBy: 'imapCredentialTest',
-				displayOptions: { show: { op: ['imap.listUnseen', 'imap.markSeen', 'imap.move'] } },
-			},
-		],
+		credentials: connectorCredentials,
 		properties: [
-			{
-				displayName: 'Op',
-				name: 'op',
-				type: 'options',
-				noDataExpression: true,
-				default: 'http.request',
-				options: allOps().map((op) => ({ name: op.name, value: op.name, description: op.description })),
-				description: 'The connector operation called on every poll',
-			},
-			{
-				displayName: 'With',
-				name: 'with',
-				type: 'json',
-				default: '{\n  "method": "GET",\n  "url": "/items"\n}',
-				description: 'The op\'s arguments, passed as written. For http.request: method, URL (absolute, or relative to the credential\'s base URL), query, headers, body.',
-			},
+			...connectorProperties(
+				'The op\'s arguments, passed as written. For http.request: method, URL (absolute, or relative to the credential\'s base URL), query, headers, body.',
+			),
 			{
 				displayName: 'Items',
 				name: 'items',
@@ -133,11 +108,7 @@ export class PollTrigger implements INodeType {
 				type: 'options',
 				default: 'hours',
 				displayOptions: { show: { dedupe: ['time_window'] } },
-				options: [
-					{ name: 'Minutes', value: 'minutes' },
-					{ name: 'Hours', value: 'hours' },
-					{ name: 'Days', value: 'days' },
-				],
+				options: timeUnitOptions('minutes', 'hours', 'days'),
 			},
 			{
 				displayName: 'Version',
@@ -168,11 +139,7 @@ export class PollTrigger implements INodeType {
 				name: 'intervalUnit',
 				type: 'options',
 				default: 'minutes',
-				options: [
-					{ name: 'Seconds', value: 'seconds' },
-					{ name: 'Minutes', value: 'minutes' },
-					{ name: 'Hours', value: 'hours' },
-				],
+				options: timeUnitOptions('seconds', 'minutes', 'hours'),
 			},
 			{
 				displayName: 'Options',
@@ -356,7 +323,7 @@ function readConfig(context: ITriggerFunctions): PollConfig {
 		const dedupeKind = context.getNodeParameter('dedupe') as DedupeConfig['kind'];
 		const dedupe: DedupeConfig =
 			dedupeKind === 'time_window'
-				? { kind: 'time_window', ttlMs: (context.getNodeParameter('ttl') as number) * UNIT_MS[context.getNodeParameter('ttlUnit') as Unit] }
+				? { kind: 'time_window', ttlMs: (context.getNodeParameter('ttl') as number) * UNIT_MS[context.getNodeParameter('ttlUnit') as TimeUnit] }
 				: { kind: dedupeKind };
 		const firstPollMode = (options.firstPoll ?? 'all') as FirstPollPolicy['mode'];
 		const credentials = context.getNode().credentials ?? {};
@@ -372,7 +339,7 @@ function readConfig(context: ITriggerFunctions): PollConfig {
 			dedupe,
 			firstPoll: firstPollMode === 'newest' ? { mode: 'newest', count: Number(options.newestCount ?? 10) } : { mode: firstPollMode },
 			oneRunPerItem: context.getNodeParameter('oneRunPerItem', true) as boolean,
-			intervalMs: (context.getNodeParameter('interval') as number) * UNIT_MS[context.getNodeParameter('intervalUnit') as Unit],
+			intervalMs: (context.getNodeParameter('interval') as number) * UNIT_MS[context.getNodeParameter('intervalUnit') as TimeUnit],
 			jitterMs: Number(options.jitterSec ?? 0) * 1000,
 			timeoutMs: Number(options.timeoutSec ?? 60) * 1000,
 			backoffMaxMs: Number(options.backoffMaxSec ?? 3600) * 1000,

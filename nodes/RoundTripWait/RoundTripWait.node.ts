@@ -28,6 +28,7 @@ import {
 } from '../../core/roundtrip';
 import { toNodeError } from '../shared/errors';
 import { HTTP_CREDENTIAL, n8nHttpTransport } from '../shared/httpTransport';
+import { timeUnitOptions } from '../shared/parameters';
 
 const CALLBACK_CREDENTIAL = 'roundTripCallbackApi';
 /** The waiting run's correlation id lives in the execution's custom data, where the resume webhook reads it (and users can filter executions by it). */
@@ -193,12 +194,7 @@ export class RoundTripWait implements INodeType {
 				name: 'timeoutUnit',
 				type: 'options',
 				default: 'hours',
-				options: [
-					{ name: 'Seconds', value: 'seconds' },
-					{ name: 'Minutes', value: 'minutes' },
-					{ name: 'Hours', value: 'hours' },
-					{ name: 'Days', value: 'days' },
-				],
+				options: timeUnitOptions('seconds', 'minutes', 'hours', 'days'),
 			},
 			{
 				displayName: 'Response Code',

@@ -1,4 +1,9 @@
+import { execFileSync } from 'node:child_process';
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
+
 import { FakeSystem } from '../harness/fakeSystem';
+import { packDir } from '../harness/paths';
 import { N8nInstance, nodeOutput } from '../harness/n8nInstance';
 import { marker, node, PACKAGE, workflow } from './workflowBuilder';
 
@@ -21,12 +26,21 @@ describe('the packed package inside a real n8n', () => {
 		await source?.close();
 	});
 
+	test('the tarball holds only what users need', () => {
+		const tarball = readdirSync(packDir).find((f) => f.endsWith('.tgz'))!;
+		const files = execFileSync('tar', ['-tzf', join(packDir, tarball)], { encoding: 'utf8' }).trim().split('\n');
+		const outsideDist = files.filter((f) => !f.startsWith('package/dist/'));
+		expect(outsideDist.sort()).toEqual(['package/LICENSE', 'package/README.md', 'package/index.js', 'package/package.json']);
+		expect(files.filter((f) => /\.test\.|\/testing\/|\.map$|\.ts$/.test(f) && !f.endsWith('.d.ts'))).toEqual([]);
+		expect(files).toEqual(expect.arrayContaining(['package/dist/nodes/PollTrigger/PollTrigger.node.js', 'package/dist/nodes/PollTrigger/pollTrigger.svg', 'package/dist/nodes/PollTrigger/PollTrigger.node.json']));
+	});
+
 	test('n8n lists every node and credential type of the package', async () => {
 		const nodeTypes = await n8n.rest<Array<{ name: string }>>('GET', '/types/nodes.json');
 		const names = nodeTypes.map((t) => t.name);
-		expect(names).toEqual(expect.arrayContaining([`${PACKAGE}.pollTrigger`, `${PACKAGE}.durableScheduleTrigger`, `${PACKAGE}.roundTripWait`]));
+		expect(names).toEqual(expect.arrayContaining([`${PACKAGE}.pollTrigger`, `${PACKAGE}.durableScheduleTrigger`, `${PACKAGE}.roundTripWait`, `${PACKAGE}.connector`]));
 		const credentialTypes = (await n8n.rest<Array<{ name: string }>>('GET', '/types/credentials.json')).map((t) => t.name);
-		expect(credentialTypes).toEqual(expect.arrayContaining(['durableHttpApi', 'roundTripCallbackApi']));
+		expect(credentialTypes).toEqual(expect.arrayContaining(['durableHttpApi', 'durableImapApi', 'roundTripCallbackApi']));
 		expect(n8n.log()).not.toMatch(/n8n-nodes-durable-triggers[^\n]*(error|failed)/i);
 	});
 
