@@ -11,6 +11,7 @@
 import { ensureN8nInstalled, packAndPrepareNodesFolder } from '../test/harness/install';
 import { type Execution, N8nInstance, nodeOutput } from '../test/harness/n8nInstance';
 import { marker, node, PACKAGE, workflow } from '../test/e2e/workflowBuilder';
+import { percentile } from './stats';
 
 const FIRES = Number(process.env.BENCH_FIRES ?? 6);
 const INTERVAL = 10_000;
@@ -18,12 +19,6 @@ const INTERVAL = 10_000;
 interface Sample {
 	triggerMs: number;
 	startMs: number;
-}
-
-/** Nearest-rank percentile. */
-function percentile(values: number[], p: number): number {
-	const sorted = [...values].sort((a, b) => a - b);
-	return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
 }
 
 function durableSample(execution: Execution): Sample {

@@ -1,0 +1,115 @@
+/**
+ * Resume latency of the Round-Trip Wait (callback sent → the next node starts), side by side with n8n's
+ * built-in Wait node resuming on a webhook, on one real n8n in the same run, round trips interleaved.
+ * Ours also authenticates (HMAC) and correlates the callback; the built-in accepts any POST to the URL.
+ * Needs the built package (npm run build); packs it like the e2e tests do.
+ *   npx tsx bench/roundTripResume.bench.ts        (BENCH_ROUND_TRIPS=50 for more; default 15)
+ */
+import { randomUUID } from 'node:crypto';
+
+import { signPayload } from '../core/roundtrip/signature';
+import { marker, node, PACKAGE, webhookTrigger, workflow } from '../test/e2e/workflowBuilder';
+import { ensureN8nInstalled, packAndPrepareNodesFolder } from '../test/harness/install';
+import { type Execution, N8nInstance, nodeOutput } from '../test/harness/n8nInstance';
+import { waitFor } from '../test/harness/net';
+import { percentile } from './stats';
+
+const ROUND_TRIPS = Number(process.env.BENCH_ROUND_TRIPS ?? 15);
+const SECRET = 'bench-secret';
+
+interface Contender {
+	label: string;
+	path: string;
+	workflowId: string;
+	/** The callback URL and request a waiting execution expects. */
+	callback(waiting: Execution, id: string): { url: string; headers: Record<string, string>; body: string };
+	latencies: number[];
+}
+
+async function main(): Promise<void> {
+	ensureN8nInstalled();
+	packAndPrepareNodesFolder();
+	const n8n = await N8nInstance.launch('bench-round-trip', { N8N_LOG_LEVEL: 'warn' });
+	try {
+		const credential = await n8n.createCredential('bench', 'roundTripCallbackApi', { scheme: 'hmac', secret: SECRET, signatureHeader: 'x-signature', toleranceSec: 300 });
+		const ours = await n8n.importWorkflow(
+			workflow(
+				'resume: Round-Trip Wait',
+				[
+					webhookTrigger('Start', 'bench-ours'),
+					node('Wait', `${PACKAGE}.roundTripWait`, { mode: 'waitOnly', correlationId: '={{ $json.body.id }}', timeoutAmount: 1, timeoutUnit: 'hours' }, { credentials: { roundTripCallbackApi: { id: credential, name: 'bench' } } }),
+					marker('After'),
+				],
+				[['Start', 'Wait'], ['Wait', 'After', 0]],
+			),
+		);
+		const builtIn = await n8n.importWorkflow(
+			workflow(
+				'resume: built-in Wait',
+				[
+					webhookTrigger('Start', 'bench-builtin'),
+					node('Resume URL', 'n8n-nodes-base.set', { mode: 'manual', assignments: { assignments: [{ id: randomUUID(), name: 'resumeUrl', value: '={{ $execution.resumeUrl }}', type: 'string' }] } }, { typeVersion: 3.4 }),
+					node('Wait', 'n8n-nodes-base.wait', { resume: 'webhook', httpMethod: 'POST', options: {} }, { typeVersion: 1.1, webhookId: randomUUID() }),
+					marker('After'),
+				],
+				[['Start', 'Resume URL'], ['Resume URL', 'Wait'], ['Wait', 'After']],
+			),
+		);
+		await n8n.publish(ours);
+		await n8n.publish(builtIn);
+		const contenders: Contender[] = [
+			{
+				label: 'Round-Trip Wait',
+				path: 'bench-ours',
+				workflowId: ours,
+				latencies: [],
+				callback: (waiting, id) => {
+					const body = JSON.stringify({ correlationId: id });
+					const url = String(nodeOutput(waiting, 'Wait')[0].callbackUrl);
+					return { url, body, headers: { 'x-signature': signPayload(SECRET, body, Math.floor(Date.now() / 1000)) } };
+				},
+			},
+			{
+				label: 'n8n Wait (webhook)',
+				path: 'bench-builtin',
+				workflowId: builtIn,
+				latencies: [],
+				callback: (waiting) => ({ url: String(nodeOutput(waiting, 'Resume URL')[0].resumeUrl), body: '{}', headers: {} }),
+			},
+		];
+		for (let i = 0; i < ROUND_TRIPS; i++) for (const contender of contenders) contender.latencies.push(await roundTrip(n8n, contender));
+
+		const rows = [['', 'p50 ms', 'p99 ms', 'mean ms']];
+		for (const c of contenders) rows.push([c.label, ...[percentile(c.latencies, 50), percentile(c.latencies, 99), c.latencies.reduce((a, b) => a + b, 0) / c.latencies.length].map((v) => v.toFixed(0))]);
+		const [a, b] = contenders;
+		rows.push(['ratio (ours / built-in)', ...[50, 99].map((p) => (percentile(a.latencies, p) / percentile(b.latencies, p)).toFixed(2)), '']);
+		process.stdout.write(`Resume latency over ${ROUND_TRIPS} round trips each (callback sent → next node starts)\n`);
+		for (const row of rows) process.stdout.write(`${row[0].padEnd(26)}${row.slice(1).map((cell) => cell.padStart(9)).join('')}\n`);
+	} finally {
+		await n8n.stop();
+	}
+}
+
+/** Starts a run, waits until it is waiting, calls back, and returns callback-sent → "After" started. */
+async function roundTrip(n8n: N8nInstance, contender: Contender): Promise<number> {
+	const id = randomUUID();
+	const started = await fetch(`${n8n.baseUrl}/webhook/${contender.path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ id }) });
+	if (!started.ok) throw new Error(`starting ${contender.label} answered ${started.status}`);
+	const waiting = await waitFor(`${contender.label} to wait`, async () => {
+		const executions = await n8n.executions(contender.workflowId);
+		return executions.find((e) => e.status === 'waiting' && JSON.stringify(e.data ?? {}).includes(contender.label === 'Round-Trip Wait' ? id : 'resumeUrl'));
+	}, { intervalMs: 50 });
+	const { url, headers, body } = contender.callback(waiting, id);
+	const sentAt = Date.now();
+	const answer = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body });
+	if (!answer.ok) throw new Error(`${contender.label} refused the callback: ${answer.status} ${await answer.text()}`);
+	const done = await waitFor(`${contender.label} to finish`, async () => {
+		const execution = await n8n.execution(waiting.id);
+		return execution.status === 'success' ? execution : undefined;
+	}, { intervalMs: 50 });
+	const after = done.data?.resultData.runData.After?.[0] as { startTime?: number } | undefined;
+	if (!after?.startTime) throw new Error(`${contender.label}: no start time for the node after the wait`);
+	return after.startTime - sentAt;
+}
+
+void main();
