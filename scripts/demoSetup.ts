@@ -1,6 +1,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
+import type { ImapConnection } from '../core/connectors/types';
 import type { FakeSystem } from '../test/harness/fakeSystem';
 import type { N8nInstance, WorkflowJson } from '../test/harness/n8nInstance';
 import { repoRoot } from '../test/harness/paths';
@@ -18,11 +19,18 @@ export function exampleFiles(): string[] {
 	return existsSync(examplesDir) ? readdirSync(examplesDir).filter((f) => f.endsWith('.json')).sort() : [];
 }
 
+/** What the examples talk to: the demo source and, when there is one, a mailbox for the IMAP example. */
+export interface DemoSystems {
+	source: FakeSystem;
+	imap?: ImapConnection;
+}
+
 /**
- * Creates the demo credentials (pointing at the demo source) and imports every example not imported
- * yet, its credentials re-pointed at them. Returns the updated set-up.
+ * Creates the demo credentials (pointing at the demo source, and at the mailbox when given) and imports
+ * every example not imported yet, its credentials re-pointed at them. Returns the updated set-up.
  */
-export async function installExamples(n8n: N8nInstance, source: FakeSystem, setup: DemoSetup = { credentials: {}, workflows: {} }): Promise<DemoSetup> {
+export async function installExamples(n8n: N8nInstance, { source, imap }: DemoSystems, setup: DemoSetup = { credentials: {}, workflows: {} }): Promise<DemoSetup> {
+	if (imap) setup.credentials.durableImapApi ??= await n8n.createCredential('Demo IMAP', 'durableImapApi', { ...imap });
 	setup.credentials.durableHttpApi ??= await n8n.createCredential('Demo source (HTTP)', 'durableHttpApi', {
 		baseUrl: source.baseUrl,
 		authentication: 'none',

@@ -14,9 +14,16 @@ const IMAP_OPS = allOps()
 	.filter((op) => op.transport === 'imap')
 	.map((op) => op.name);
 
-/** The credentials a connector op may need; each shown only for the ops that use it. */
+/**
+ * The credentials a connector op may need; each shown only for the ops that use it.
+ *
+ * The HTTP one is keyed with `hide`, not `show`: when `show` conditions of a node's credentials cover
+ * every value of an options parameter, n8n's editor takes that parameter for the node's "authentication"
+ * field, removes it from the parameter list and offers it only as the credential's type (getMainAuthField),
+ * so the Op dropdown vanished from the panel (caught by test/e2e/editor.test.ts).
+ */
 export const connectorCredentials: INodeCredentialDescription[] = [
-	{ name: 'durableHttpApi', required: false, displayOptions: { show: { op: ['http.request'] } } },
+	{ name: 'durableHttpApi', required: false, displayOptions: { hide: { op: IMAP_OPS } } },
 	{ name: 'durableImapApi', required: true, testedBy: 'imapCredentialTest', displayOptions: { show: { op: IMAP_OPS } } },
 ];
 

@@ -1,27 +1,31 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
+import { startDemoMailbox } from '../../scripts/demoMailbox';
 import { examplesDir, exampleFiles, installExamples } from '../../scripts/demoSetup';
 import { startDemoSource } from '../../scripts/demoSource';
+import type { Dovecot } from '../harness/dovecot';
 import type { FakeSystem } from '../harness/fakeSystem';
 import { N8nInstance } from '../harness/n8nInstance';
 import { freePort } from '../harness/net';
 
-/** Every example imports cleanly, keeps its parameters through n8n, and runs against the demo source. */
+/** Every example imports cleanly, keeps its parameters through n8n, and runs against the demo source (or the demo mailbox). */
 describe('examples/', () => {
 	let n8n: N8nInstance;
 	let source: FakeSystem;
+	let mailbox: Dovecot;
 	let workflows: Record<string, string>;
 
 	beforeAll(async () => {
-		source = await startDemoSource(await freePort());
+		[source, mailbox] = await Promise.all([startDemoSource(await freePort()), startDemoMailbox()]);
 		n8n = await N8nInstance.launch('examples');
-		({ workflows } = await installExamples(n8n, source));
+		({ workflows } = await installExamples(n8n, { source, imap: mailbox.account.connection }));
 	});
 
 	afterAll(async () => {
 		await n8n?.stop();
 		await source?.close();
+		await mailbox?.stop();
 	});
 
 	test.each(exampleFiles())('%s round-trips through n8n with the same parameters', async (file) => {

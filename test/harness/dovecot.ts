@@ -35,9 +35,11 @@ export class Dovecot {
 		this.account = this.addUser(user, password);
 	}
 
-	static async start({ user = 'tester', password = 'test-password' }: { user?: string; password?: string } = {}): Promise<Dovecot> {
-		const binary = findDovecot();
-		const port = await freePort();
+	/** Starts a server on `port` (default: a free one) with one user. */
+	static async start({ user = 'tester', password = 'test-password', port }: { user?: string; password?: string; port?: number } = {}): Promise<Dovecot> {
+		const binary = dovecotBinary();
+		if (!binary) throw new Error('No Dovecot server binary was found: install it with `apt-get install dovecot-imapd` (CI\'s .ci/run does).');
+		port ??= await freePort();
 		const dir = mkdtempSync(join(tmpdir(), 'dovecot-test-'));
 		// Dovecot's unprivileged processes (when started as root) must reach the users file and mail dir.
 		chmodSync(dir, 0o755);
@@ -74,6 +76,11 @@ export class Dovecot {
 	addUser(user: string, password: string): MailAccount {
 		writeFileSync(join(this.dir, 'users', user), `${user}:{PLAIN}${password}::::::\n`, { mode: 0o644 });
 		return new MailAccount({ host: this.host, port: this.port, secure: false, user, password });
+	}
+
+	/** How many times `user` has logged in so far: each connector op call (a poll, a markSeen) is one login. */
+	logins(user: string): number {
+		return this.log().split('\n').filter((line) => line.includes(`imap-login: Info: Login: user=<${user}>,`)).length;
 	}
 
 	/** Dovecot's log, for failure messages. */
@@ -213,8 +220,8 @@ service anvil {
 `;
 }
 
-/** Dovecot lives in /usr/sbin, which a non-root user's PATH often lacks. */
-function findDovecot(): string {
+/** The Dovecot server binary, or undefined when it is not installed. It lives in /usr/sbin, which a non-root user's PATH often lacks. */
+export function dovecotBinary(): string | undefined {
 	const directories = [...(process.env.PATH ?? '').split(delimiter), '/usr/sbin', '/usr/local/sbin'];
 	for (const directory of directories) {
 		const candidate = join(directory, 'dovecot');
@@ -225,7 +232,7 @@ function findDovecot(): string {
 			// not here; try the next directory
 		}
 	}
-	throw new Error('The IMAP tests need a Dovecot server binary and none was found: install it with `apt-get install dovecot-imapd` (CI\'s .ci/run does).');
+	return undefined;
 }
 
 /** Resolves once the port sends an IMAP "* OK" greeting; undefined (not yet) otherwise. */
