@@ -27,8 +27,8 @@ describe('the packed package inside a real n8n', () => {
 	});
 
 	test('the tarball holds only what users need', () => {
-		const tarball = readdirSync(packDir).find((f) => f.endsWith('.tgz'))!;
-		const files = execFileSync('tar', ['-tzf', join(packDir, tarball)], { encoding: 'utf8' }).trim().split('\n');
+		const tarball = readdirSync(packDir()).find((f) => f.endsWith('.tgz'))!;
+		const files = execFileSync('tar', ['-tzf', join(packDir(), tarball)], { encoding: 'utf8' }).trim().split('\n');
 		const outsideDist = files.filter((f) => !f.startsWith('package/dist/'));
 		expect(outsideDist.sort()).toEqual(['package/LICENSE', 'package/README.md', 'package/index.js', 'package/package.json']);
 		expect(files.filter((f) => /\.test\.|\/testing\/|\.map$|\.ts$/.test(f) && !f.endsWith('.d.ts'))).toEqual([]);

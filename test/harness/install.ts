@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-import { n8nBin, nodesTemplateDir, packDir, packageName, repoRoot } from './paths';
+import { cacheDir, n8nBin, nodesTemplateDir, packDir, packageName, repoRoot } from './paths';
 
 /** Installs the pinned n8n once into the git-ignored cache (no-op when it is already there). */
 export function ensureN8nInstalled(): void {
@@ -16,20 +16,38 @@ export function ensureN8nInstalled(): void {
  * Each instance copies that folder to `<user folder>/.n8n/nodes`.
  */
 export function packAndPrepareNodesFolder(): string {
-	rmSync(packDir, { recursive: true, force: true });
-	mkdirSync(nodesTemplateDir, { recursive: true });
-	execFileSync('npm', ['pack', '--silent', '--pack-destination', packDir], { cwd: repoRoot, stdio: ['ignore', 'ignore', 'inherit'] });
-	const tarball = readdirSync(packDir).find((f) => f.startsWith(packageName) && f.endsWith('.tgz'));
-	if (!tarball) throw new Error(`npm pack produced no ${packageName} tarball in ${packDir}`);
-	writeFileSync(join(nodesTemplateDir, 'package.json'), JSON.stringify({ name: 'installed-nodes', private: true }));
+	removeStalePackFolders();
+	rmSync(packDir(), { recursive: true, force: true });
+	mkdirSync(nodesTemplateDir(), { recursive: true });
+	execFileSync('npm', ['pack', '--silent', '--pack-destination', packDir()], { cwd: repoRoot, stdio: ['ignore', 'ignore', 'inherit'] });
+	const tarball = readdirSync(packDir()).find((f) => f.startsWith(packageName) && f.endsWith('.tgz'));
+	if (!tarball) throw new Error(`npm pack produced no ${packageName} tarball in ${packDir()}`);
+	writeFileSync(join(nodesTemplateDir(), 'package.json'), JSON.stringify({ name: 'installed-nodes', private: true }));
 	execFileSync(
 		'npm',
-		['install', '--no-package-lock', '--legacy-peer-deps', '--ignore-scripts', '--loglevel=error', join(packDir, tarball)],
-		{ cwd: nodesTemplateDir, stdio: ['ignore', 'ignore', 'inherit'] },
+		['install', '--no-package-lock', '--legacy-peer-deps', '--ignore-scripts', '--loglevel=error', join(packDir(), tarball)],
+		{ cwd: nodesTemplateDir(), stdio: ['ignore', 'ignore', 'inherit'] },
 	);
-	return join(packDir, tarball);
+	return join(packDir(), tarball);
 }
 
 export function copyNodesFolderTo(userFolder: string): void {
-	cpSync(nodesTemplateDir, join(userFolder, '.n8n', 'nodes'), { recursive: true });
+	cpSync(nodesTemplateDir(), join(userFolder, '.n8n', 'nodes'), { recursive: true });
+}
+
+/** Pack folders of processes that are gone. */
+function removeStalePackFolders(): void {
+	for (const entry of readdirSync(cacheDir)) {
+		const pid = Number(/^pack-(\d+)$/.exec(entry)?.[1]);
+		if (pid && !isAlive(pid)) rmSync(join(cacheDir, entry), { recursive: true, force: true });
+	}
+}
+
+function isAlive(pid: number): boolean {
+	try {
+		process.kill(pid, 0);
+		return true;
+	} catch {
+		return false;
+	}
 }

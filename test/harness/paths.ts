@@ -6,9 +6,18 @@ export const cacheDir = join(repoRoot, '.cache');
 export const n8nVersion = process.env.N8N_VERSION ?? '2.41.1';
 export const n8nInstallDir = join(cacheDir, `n8n-${n8nVersion}`);
 export const n8nBin = join(n8nInstallDir, 'node_modules', 'n8n', 'bin', 'n8n');
-/** `npm pack` output and the community-nodes folder built from it, shared by every instance of a run. */
-export const packDir = join(cacheDir, 'pack');
-export const nodesTemplateDir = join(packDir, 'nodes');
+/**
+ * `npm pack` output and the community-nodes folder built from it, shared by every instance of a run.
+ * One folder per packing process (named in PACK_DIR_ENV, which jest workers and n8n launches inherit),
+ * so a test run and `npm start` side by side never install each other's half-written package.
+ */
+export const PACK_DIR_ENV = 'DURABLE_TRIGGERS_PACK_DIR';
+export function packDir(): string {
+	return (process.env[PACK_DIR_ENV] ??= join(cacheDir, `pack-${process.pid}`));
+}
+export function nodesTemplateDir(): string {
+	return join(packDir(), 'nodes');
+}
 /** Each e2e instance gets its own user folder (and so its own SQLite database) under here. */
 export const instancesDir = join(cacheDir, 'e2e-instances');
 /** Screenshots, logs and other files tests leave for people to look at. */
