@@ -16,7 +16,7 @@ export function ensureN8nInstalled(): void {
  * Each instance copies that folder to `<user folder>/.n8n/nodes`.
  */
 export function packAndPrepareNodesFolder(): string {
-	removeStalePackFolders();
+	removeFoldersOfEndedProcesses(cacheDir, /^pack-(\d+)$/);
 	rmSync(packDir(), { recursive: true, force: true });
 	mkdirSync(nodesTemplateDir(), { recursive: true });
 	execFileSync('npm', ['pack', '--silent', '--pack-destination', packDir()], { cwd: repoRoot, stdio: ['ignore', 'ignore', 'inherit'] });
@@ -35,11 +35,12 @@ export function copyNodesFolderTo(userFolder: string): void {
 	cpSync(nodesTemplateDir(), join(userFolder, '.n8n', 'nodes'), { recursive: true });
 }
 
-/** Pack folders of processes that are gone. */
-function removeStalePackFolders(): void {
-	for (const entry of readdirSync(cacheDir)) {
-		const pid = Number(/^pack-(\d+)$/.exec(entry)?.[1]);
-		if (pid && !isAlive(pid)) rmSync(join(cacheDir, entry), { recursive: true, force: true });
+/** Removes the folders in `dir` named by `pattern` (first group: a process id) whose process is gone. */
+export function removeFoldersOfEndedProcesses(dir: string, pattern: RegExp): void {
+	if (!existsSync(dir)) return;
+	for (const entry of readdirSync(dir)) {
+		const pid = Number(pattern.exec(entry)?.[1]);
+		if (pid && !isAlive(pid)) rmSync(join(dir, entry), { recursive: true, force: true });
 	}
 }
 
