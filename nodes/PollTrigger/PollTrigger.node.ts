@@ -40,6 +40,8 @@ interface PollTriggerState {
 	observed?: ObservedPollState;
 	/** The op's memory from the last successful poll (HTTP validators). */
 	opMemory?: OpMemory;
+	/** The last run emitted, kept until a later emit replaces it (see `emitRun`). */
+	pending?: { items: IDataObject[]; dedupeKey: string };
 }
 
 const STATE_KEY = 'pollTrigger';
@@ -236,6 +238,34 @@ export class PollTrigger implements INodeType {
 
 		let pendingMemory: OpMemory | undefined;
 		let failedStart: Error | undefined;
+		let queuedEmit: (() => void) | undefined;
+		const flushEmit = () => {
+			const emitNow = queuedEmit;
+			queuedEmit = undefined;
+			emitNow?.();
+		};
+		/**
+		 * Starts one run. Its emit saves the state with this item remembered and the run itself kept as
+		 * `pending`, so a crash between that save and n8n creating the execution re-emits it at the next
+		 * activation (n8n refuses the re-emit, by its dedup key, when the run did start). If n8n cannot
+		 * create the run, the state goes back to `before` and the item comes back at the next poll.
+		 */
+		const emitRun = (candidates: ReadonlyArray<Candidate<unknown>>, before: SavedDedupeState) => {
+			const items = candidates.map(toRunItem);
+			const key = config.dedupe.kind === 'none' ? undefined : dedupeKey(workflowId, nodeId, candidates);
+			writeState({ dedupe: store.serialize(), pending: key ? { items: items.map((item) => item.json), dedupeKey: key } : undefined });
+			const done = this.helpers.createDeferredPromise<IRun>();
+			done.promise.catch((error: Error) => {
+				failedStart = new NodeOperationError(this.getNode(), `n8n could not start a run for ${describeKeys(candidates)}: ${error.message}`);
+				store = loadDedupeStore(dedupeOptions, before);
+				writeState({ dedupe: before, pending: undefined });
+			});
+			try {
+				this.emit([items], undefined, done, key);
+			} catch (error) {
+				done.reject(error as Error);
+			}
+		};
 		const runner = new PollRunner({
 			clock: systemClock,
 			intervalMs: config.intervalMs,
@@ -273,20 +303,17 @@ export class PollTrigger implements INodeType {
 							pendingMemory = result.memory;
 							return { result: result.data };
 						},
+						// The emit for an item is made once the core has committed it (at the next start, or at
+						// save), so the state that emit saves already remembers that item.
 						start: (candidates) => {
-							// Persist what is started so far with this emit; remember the state to roll back to.
+							flushEmit();
 							const before = store.serialize();
-							writeState({ dedupe: before });
-							const done = this.helpers.createDeferredPromise<IRun>();
-							done.promise.catch((error: Error) => {
-								failedStart = new NodeOperationError(this.getNode(), `n8n could not start a run for ${describeKeys(candidates)}: ${error.message}`);
-								store = loadDedupeStore(dedupeOptions, before);
-								writeState({ dedupe: before });
-							});
-							const key = config.dedupe.kind === 'none' ? undefined : dedupeKey(workflowId, nodeId, candidates);
-							this.emit([candidates.map(toRunItem)], undefined, done, key);
+							queuedEmit = () => emitRun(candidates, before);
 						},
-						save: (dedupe) => writeState({ dedupe }),
+						save: () => {
+							flushEmit();
+							writeState({ dedupe: store.serialize() });
+						},
 					},
 					signal,
 				);
@@ -296,6 +323,10 @@ export class PollTrigger implements INodeType {
 				return outcome;
 			},
 		});
+		if (state.pending) {
+			// The run the last emit before this activation saved; n8n refuses it if it did start.
+			this.emit([state.pending.items.map((json) => ({ json }))], undefined, undefined, state.pending.dedupeKey);
+		}
 		runner.start();
 		return { closeFunction: async () => runner.stop() };
 	}
