@@ -1,18 +1,22 @@
 /** Two projects: `unit` (pure logic, fake clocks, no n8n) and `e2e` (the package inside a real n8n). */
 const tsJest = ['ts-jest', { tsconfig: 'tsconfig.json' }];
+/** Installed copies of n8n and of this package: not source, and they confuse jest's module map. */
+const modulePathIgnorePatterns = ['<rootDir>/.cache/', '<rootDir>/.n8n-dev/', '<rootDir>/.toolchain/', '<rootDir>/dist/'];
 module.exports = {
 	projects: [
 		{
 			displayName: 'unit',
-			testMatch: ['<rootDir>/core/**/*.test.ts', '<rootDir>/nodes/**/*.test.ts', '<rootDir>/credentials/**/*.test.ts', '<rootDir>/test/unit/**/*.test.ts'],
+			testMatch: ['<rootDir>/core/**/*.test.ts', '<rootDir>/nodes/**/*.test.ts', '<rootDir>/credentials/**/*.test.ts'],
 			transform: { '^.+\\.ts$': tsJest },
 			testEnvironment: 'node',
+			modulePathIgnorePatterns,
 		},
 		{
 			displayName: 'e2e',
 			testMatch: ['<rootDir>/test/e2e/**/*.test.ts'],
 			transform: { '^.+\\.ts$': tsJest },
 			testEnvironment: 'node',
+			modulePathIgnorePatterns,
 			globalSetup: '<rootDir>/test/harness/globalSetup.ts',
 			setupFilesAfterEnv: ['<rootDir>/test/harness/jestSetup.ts'],
 		},
