@@ -93,8 +93,13 @@ async function main(): Promise<void> {
 /** Starts a run, waits until it is waiting, calls back, and returns callback-sent → "After" started. */
 async function roundTrip(n8n: N8nInstance, contender: Contender): Promise<number> {
 	const id = randomUUID();
-	const started = await fetch(`${n8n.baseUrl}/webhook/${contender.path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ id }) });
-	if (!started.ok) throw new Error(`starting ${contender.label} answered ${started.status}`);
+	// Publishing is asynchronous in n8n 2.x: the start webhook answers 404 until it is registered.
+	await waitFor(`${contender.label}'s start webhook`, async () => {
+		const started = await fetch(`${n8n.baseUrl}/webhook/${contender.path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ id }) });
+		if (started.status === 404) return undefined;
+		if (!started.ok) throw new Error(`starting ${contender.label} answered ${started.status}`);
+		return true;
+	});
 	const waiting = await waitFor(`${contender.label} to wait`, async () => {
 		const executions = await n8n.executions(contender.workflowId);
 		return executions.find((e) => e.status === 'waiting' && JSON.stringify(e.data ?? {}).includes(contender.label === 'Round-Trip Wait' ? id : 'resumeUrl'));
