@@ -18,49 +18,29 @@ describe('Round-Trip Wait in a real n8n', () => {
 		n8n = await N8nInstance.launch('round-trip');
 		const callbackCredential = await n8n.createCredential('Partner signature', 'roundTripCallbackApi', { scheme: 'hmac', secret: SECRET, signatureHeader: 'x-signature', toleranceSec: 300 });
 		const credentials = { roundTripCallbackApi: { id: callbackCredential, name: 'Partner signature' } };
-		workflowId = await n8n.importWorkflow(
+		/** Webhook start → Round-Trip Wait → "Accepted" on Callback, "Late" on Timed Out. */
+		const roundTripWorkflow = (name: string, path: string, parameters: Record<string, unknown>) =>
 			workflow(
-				'round trip',
-				[
-					webhookTrigger('Start', 'rt-start'),
-					node('Round-Trip Wait', `${PACKAGE}.roundTripWait`, {
-						mode: 'sendAndWait',
-						method: 'POST',
-						url: partner.url('/jobs'),
-						body: '={{ JSON.stringify({ order: $json.body.order }) }}',
-						timeoutAmount: 1,
-						timeoutUnit: 'hours',
-					}, { credentials }),
-					marker('Accepted'),
-					marker('Late'),
-				],
+				name,
+				[webhookTrigger('Start', path), node('Round-Trip Wait', `${PACKAGE}.roundTripWait`, parameters, { credentials }), marker('Accepted'), marker('Late')],
 				[
 					['Start', 'Round-Trip Wait'],
 					['Round-Trip Wait', 'Accepted', 0],
 					['Round-Trip Wait', 'Late', 1],
 				],
-			),
+			);
+		workflowId = await n8n.importWorkflow(
+			roundTripWorkflow('round trip', 'rt-start', {
+				mode: 'sendAndWait',
+				method: 'POST',
+				url: partner.url('/jobs'),
+				body: '={{ JSON.stringify({ order: $json.body.order }) }}',
+				timeoutAmount: 1,
+				timeoutUnit: 'hours',
+			}),
 		);
 		timeoutWorkflowId = await n8n.importWorkflow(
-			workflow(
-				'round trip timeout',
-				[
-					webhookTrigger('Start', 'rt-timeout'),
-					node('Round-Trip Wait', `${PACKAGE}.roundTripWait`, {
-						mode: 'waitOnly',
-						correlationId: '={{ $json.body.id }}',
-						timeoutAmount: 5,
-						timeoutUnit: 'seconds',
-					}, { credentials }),
-					marker('Accepted'),
-					marker('Late'),
-				],
-				[
-					['Start', 'Round-Trip Wait'],
-					['Round-Trip Wait', 'Accepted', 0],
-					['Round-Trip Wait', 'Late', 1],
-				],
-			),
+			roundTripWorkflow('round trip timeout', 'rt-timeout', { mode: 'waitOnly', correlationId: '={{ $json.body.id }}', timeoutAmount: 5, timeoutUnit: 'seconds' }),
 		);
 		await n8n.publish(workflowId);
 		await n8n.publish(timeoutWorkflowId);
