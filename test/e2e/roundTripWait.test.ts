@@ -11,6 +11,7 @@ describe('Round-Trip Wait in a real n8n', () => {
 	let partner: FakeSystem;
 	let workflowId: string;
 	let timeoutWorkflowId: string;
+	let failingTimeoutWorkflowId: string;
 
 	beforeAll(async () => {
 		partner = await FakeSystem.start();
@@ -18,11 +19,11 @@ describe('Round-Trip Wait in a real n8n', () => {
 		n8n = await N8nInstance.launch('round-trip');
 		const callbackCredential = await n8n.createCredential('Partner signature', 'roundTripCallbackApi', { scheme: 'hmac', secret: SECRET, signatureHeader: 'x-signature', toleranceSec: 300 });
 		const credentials = { roundTripCallbackApi: { id: callbackCredential, name: 'Partner signature' } };
-		/** Webhook start → Round-Trip Wait → "Accepted" on Callback, "Late" on Timed Out. */
-		const roundTripWorkflow = (name: string, path: string, parameters: Record<string, unknown>) =>
+		/** Webhook start → Round-Trip Wait → "Accepted" on Callback, "Late" (or the given node) on Timed Out. */
+		const roundTripWorkflow = (name: string, path: string, parameters: Record<string, unknown>, late = marker('Late')) =>
 			workflow(
 				name,
-				[webhookTrigger('Start', path), node('Round-Trip Wait', `${PACKAGE}.roundTripWait`, parameters, { credentials }), marker('Accepted'), marker('Late')],
+				[webhookTrigger('Start', path), node('Round-Trip Wait', `${PACKAGE}.roundTripWait`, parameters, { credentials }), marker('Accepted'), { ...late, name: 'Late' }],
 				[
 					['Start', 'Round-Trip Wait'],
 					['Round-Trip Wait', 'Accepted', 0],
@@ -42,8 +43,17 @@ describe('Round-Trip Wait in a real n8n', () => {
 		timeoutWorkflowId = await n8n.importWorkflow(
 			roundTripWorkflow('round trip timeout', 'rt-timeout', { mode: 'waitOnly', correlationId: '={{ $json.body.id }}', timeoutAmount: 5, timeoutUnit: 'seconds' }),
 		);
+		failingTimeoutWorkflowId = await n8n.importWorkflow(
+			roundTripWorkflow(
+				'round trip timeout fails the run',
+				'rt-timeout-fail',
+				{ mode: 'waitOnly', correlationId: '={{ $json.body.id }}', timeoutAmount: 5, timeoutUnit: 'seconds' },
+				node('Late', 'n8n-nodes-base.stopAndError', { errorMessage: 'No callback in time' }),
+			),
+		);
 		await n8n.publish(workflowId);
 		await n8n.publish(timeoutWorkflowId);
+		await n8n.publish(failingTimeoutWorkflowId);
 	});
 
 	afterAll(async () => {
@@ -121,17 +131,25 @@ describe('Round-Trip Wait in a real n8n', () => {
 		expect(again.body).toContain('has finished already');
 	});
 
-	test('a wait that outlives its timeout leaves through "Timed Out"', async () => {
-		await waitFor('the timeout start webhook', async () => {
-			const response = await fetch(`${n8n.baseUrl}/webhook/rt-timeout`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ id: 'order-timeout-1' }) });
-			return response.ok ? true : undefined;
-		});
-		// n8n's wait tracker looks for due waits once a minute, so the timeout lands up to a minute late.
-		const [execution] = await n8n.waitForExecutions(timeoutWorkflowId, (all) => all.some((e) => e.status === 'success'), 'the timed-out run', 150_000);
-		const done = await n8n.execution(execution.id);
+	test('a wait that outlives its timeout leaves through "Timed Out", which a Stop and Error turns into a failed run', async () => {
+		const start = async (path: string, id: string) =>
+			await waitFor(`the ${path} start webhook`, async () => {
+				const response = await fetch(`${n8n.baseUrl}/webhook/${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ id }) });
+				return response.ok ? true : undefined;
+			});
+		await start('rt-timeout', 'order-timeout-1');
+		await start('rt-timeout-fail', 'order-timeout-2');
+		// n8n's wait tracker looks for due waits once a minute, so the timeouts land up to a minute late.
+		const [timedOut] = await n8n.waitForExecutions(timeoutWorkflowId, (all) => all.some((e) => e.status === 'success'), 'the timed-out run', 150_000);
+		const done = await n8n.execution(timedOut.id);
 		const [late] = nodeOutput(done, 'Late');
 		expect(late).toMatchObject({ correlationId: 'order-timeout-1', timedOut: true, waitedMs: 5000, branch: 'Late' });
 		expect(nodeOutput(done, 'Accepted')).toEqual([]);
+
+		const [failing] = await n8n.waitForExecutions(failingTimeoutWorkflowId, (all) => all.some((e) => e.status === 'error'), 'the run failed by its timeout', 150_000);
+		const failed = await n8n.execution(failing.id);
+		expect(failed.data?.resultData.error?.message).toBe('No callback in time');
+		expect(nodeOutput(failed, 'Round-Trip Wait', 1)).toEqual([expect.objectContaining({ correlationId: 'order-timeout-2', timedOut: true })]);
 	}, 200_000);
 
 	test('a run waiting across an n8n restart still resumes on a valid callback', async () => {
