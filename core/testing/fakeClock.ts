@@ -29,12 +29,6 @@ export class FakeClock implements Clock {
 		return this.timers.filter((t) => !t.cancelled).length;
 	}
 
-	/** Time of the next pending timer, or undefined. */
-	nextTimerAt(): number | undefined {
-		const next = this.sortedPending()[0];
-		return next?.at;
-	}
-
 	/**
 	 * Moves time forward by `ms`, firing every timer that falls due on the way (including timers
 	 * armed by those timers), and lets promise callbacks settle after each one.
