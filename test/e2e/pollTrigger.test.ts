@@ -82,6 +82,24 @@ describe('Poll Trigger in a real n8n', () => {
 		await n8n.unpublish(id);
 	});
 
+	test('a crash (SIGKILL) right after runs started repeats none of them', async () => {
+		let alerts = [{ id: 'a-1' }, { id: 'a-2' }];
+		source.on('GET', '/alerts', () => ({ body: alerts }));
+		const id = await n8n.importWorkflow(pollWorkflow('poll crash', { with: JSON.stringify({ url: source.url('/alerts') }) }));
+		await n8n.publish(id);
+		await n8n.waitForFinishedExecutions(id, 2);
+
+		await n8n.kill();
+		await n8n.start();
+		await n8n.login();
+		await polls('/alerts', 2);
+		expect(await n8n.executions(id)).toHaveLength(2);
+		alerts = [...alerts, { id: 'a-3' }];
+		const after = await n8n.waitForFinishedExecutions(id, 3);
+		expect(runs(after)).toEqual([[{ id: 'a-1' }], [{ id: 'a-2' }], [{ id: 'a-3' }]]);
+		await n8n.unpublish(id);
+	});
+
 	test('a 304 starts nothing and is recorded; oneRunPerItem false starts one run with all new items', async () => {
 		let products = [
 			{ sku: 'a', qty: 1 },
