@@ -261,7 +261,11 @@ describe('Durable Schedule Trigger in a real n8n', () => {
 			expectNoWindowTwice(all);
 			const lastBefore = Math.max(...all.filter((f) => Date.parse(f.actualAt) < stoppedAt).map((f) => f.declared));
 			expect(lastBefore).toBeGreaterThanOrEqual(before[i].at(-1)!.declared);
-			const firstAfter = Math.min(...after[i].filter((f) => f.kind === 'scheduled' && f.declared > stoppedAt).map((f) => f.declared));
+			const history = (await stateOf(name)).history;
+			// A window that passed within the late grace before the restart finished is a late normal
+			// window, not a missed one: it fires, or is skipped while the catch-up runs hold the slot.
+			const lateSkipped = history.filter((r) => r.outcome === 'skipped' && r.declaredAt > stoppedAt).map((r) => r.declaredAt);
+			const firstAfter = Math.min(...after[i].filter((f) => f.kind === 'scheduled' && f.declared > stoppedAt).map((f) => f.declared), ...lateSkipped);
 			const missed = windowsBetween(lastBefore, firstAfter);
 			expect(missed.length).toBeGreaterThanOrEqual(3);
 			const backfills = all.filter((f) => f.reprocessing);
@@ -270,7 +274,6 @@ describe('Durable Schedule Trigger in a real n8n', () => {
 				expect(Date.parse(fire.systemTime)).toBeGreaterThanOrEqual(restartedAt - 1_000);
 				expect(fire.latenessMs).toBe(Date.parse(fire.systemTime) - fire.declared);
 			}
-			const history = (await stateOf(name)).history;
 			const missedEntry = history.find((r) => r.outcome === 'missed' && r.declaredAt > lastBefore);
 			switch (name) {
 				case 'skip':
