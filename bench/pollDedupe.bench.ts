@@ -6,7 +6,7 @@
  */
 import { performance } from 'node:perf_hooks';
 
-import { type DedupeConfig, type DedupeStore, loadDedupeStore, PollExpressions, startNewItems } from '../core/poll';
+import { type DedupeConfig, type DedupeStore, loadDedupeStore, PollExpressions } from '../core/poll';
 
 const POLL_SIZE = 10_000;
 const HISTORIES = (process.env.BENCH_HISTORIES ?? '10000,100000,1000000').split(',').map(Number);
@@ -25,17 +25,17 @@ function idOf(n: number): string {
 	return `ticket-${String(n).padStart(9, '0')}`;
 }
 
-/** One full poll through the real protocol: key, plan, claim, start (a no-op), commit. */
+/** One full poll through the real protocol: key, plan, commit (the runs' emits are n8n's part). */
 async function poll(store: DedupeStore, items: unknown[], now: number): Promise<number> {
 	const keyed = await expressions.keyItems(items, { withVersion: store.needsVersion });
-	return await startNewItems(store, store.plan(keyed, now), { now, start: () => undefined });
+	return store.commit(store.plan(keyed, now), now, { keyPrefix: 'poll:bench:' }).length;
 }
 
 async function withHistory(config: DedupeConfig, history: number): Promise<{ store: DedupeStore; next: number }> {
-	let store = loadDedupeStore({ dedupe: config });
+	let store = loadDedupeStore({ dedupe: config }).store;
 	for (let first = 0; first < history; first += POLL_SIZE) await poll(store, itemsFrom(first, Math.min(POLL_SIZE, history - first)), Date.now());
 	// As after a restart: the history comes back from its serialized form.
-	store = loadDedupeStore({ dedupe: config }, JSON.parse(JSON.stringify(store.serialize())));
+	store = loadDedupeStore({ dedupe: config }, JSON.parse(JSON.stringify(store.serialize()))).store;
 	return { store, next: history };
 }
 

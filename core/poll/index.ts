@@ -1,6 +1,7 @@
-/** The Poll Trigger's pure core: expressions, dedupe, the start protocol and the runner. No n8n imports. */
+/** The Poll Trigger's pure core: expressions, dedupe kinds, the commit protocol and the runner. No n8n imports. */
 export * from './errors';
 export * from './expressions';
 export * from './dedupe';
+export * from './kinds';
 export * from './start';
 export * from './runner';

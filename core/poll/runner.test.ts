@@ -46,22 +46,38 @@ describe('configuration', () => {
 		const clock = new FakeClock();
 		const poll = async (): Promise<PollOutcome> => ({ kind: 'unchanged' });
 		expect(() => new PollRunner({ clock, poll, intervalMs: 1_000 })).toThrow(PollConfigError);
-		expect(() => new PollRunner({ clock, poll, intervalMs: 1_000 })).toThrow('"interval" must be between 5s and 7d; got 1000 ms.');
-		expect(() => new PollRunner({ clock, poll, intervalMs: MAX_INTERVAL_MS + 1 })).toThrow(expect.objectContaining({ field: 'interval' }));
-		expect(() => new PollRunner({ clock, poll, intervalMs: Number.NaN })).toThrow(expect.objectContaining({ field: 'interval' }));
+		expect(() => new PollRunner({ clock, poll, intervalMs: 1_000 })).toThrow('"Interval" must be between 5s and 7d; got 1s.');
+		expect(() => new PollRunner({ clock, poll, intervalMs: MAX_INTERVAL_MS + 1 })).toThrow(expect.objectContaining({ field: 'Interval' }));
+		expect(() => new PollRunner({ clock, poll, intervalMs: Number.NaN })).toThrow(expect.objectContaining({ field: 'Interval' }));
 		expect(() => new PollRunner({ clock, poll, intervalMs: MIN_INTERVAL_MS })).not.toThrow();
 	});
 
 	it('refuses jitter as long as the interval, and bad backoff or limits', () => {
 		const clock = new FakeClock();
 		const poll = async (): Promise<PollOutcome> => ({ kind: 'unchanged' });
-		expect(() => new PollRunner({ clock, poll, intervalMs: INTERVAL, jitterMs: INTERVAL })).toThrow(expect.objectContaining({ field: 'jitter' }));
+		expect(() => new PollRunner({ clock, poll, intervalMs: INTERVAL, jitterMs: INTERVAL })).toThrow(expect.objectContaining({ field: 'Jitter (Seconds)' }));
 		expect(() => new PollRunner({ clock, poll, intervalMs: INTERVAL, backoff: { factor: 0.5 } })).toThrow(expect.objectContaining({ field: 'backoff.factor' }));
 		expect(() => new PollRunner({ clock, poll, intervalMs: INTERVAL, backoff: { initialMs: 10 * MINUTE, maxMs: MINUTE } })).toThrow(
-			expect.objectContaining({ field: 'backoff.max' }),
+			expect.objectContaining({ field: 'Backoff Cap (Seconds)' }),
 		);
-		expect(() => new PollRunner({ clock, poll, intervalMs: INTERVAL, failureLimit: 0 })).toThrow(expect.objectContaining({ field: 'failureLimit' }));
-		expect(() => new PollRunner({ clock, poll, intervalMs: INTERVAL, failureLimit: 2.5 })).toThrow(expect.objectContaining({ field: 'failureLimit' }));
+		expect(() => new PollRunner({ clock, poll, intervalMs: INTERVAL, failureLimit: 0 })).toThrow(expect.objectContaining({ field: 'Failure Limit' }));
+		expect(() => new PollRunner({ clock, poll, intervalMs: INTERVAL, failureLimit: 2.5 })).toThrow(expect.objectContaining({ field: 'Failure Limit' }));
+	});
+});
+
+describe('defaults', () => {
+	it.each([5_000, MINUTE, 2 * 60 * MINUTE, 24 * 60 * MINUTE, MAX_INTERVAL_MS])('every interval the node offers starts with default options (%d ms)', (intervalMs) => {
+		const clock = new FakeClock();
+		const poll = async (): Promise<PollOutcome> => ({ kind: 'unchanged' });
+		expect(() => new PollRunner({ clock, poll, intervalMs, timeoutMs: 60_000 })).not.toThrow();
+	});
+
+	it('a backoff cap set below the interval is refused, naming the option and the value', () => {
+		const clock = new FakeClock();
+		const poll = async (): Promise<PollOutcome> => ({ kind: 'unchanged' });
+		expect(() => new PollRunner({ clock, poll, intervalMs: 2 * 60 * MINUTE, backoff: { maxMs: 60 * MINUTE } })).toThrow(
+			'"Backoff Cap (Seconds)" must be between 2h and 7d; got 1h.',
+		);
 	});
 });
 

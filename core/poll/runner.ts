@@ -13,6 +13,8 @@ export const MAX_RETRY_AFTER_MS = 3_600_000;
 export const DEFAULT_FAILURE_LIMIT = 5;
 /** Default per-poll timeout when the interval is longer. */
 export const DEFAULT_TIMEOUT_MS = 5 * 60_000;
+/** Default backoff cap: an hour, or the interval (backoff starts there) when that is longer. */
+export const DEFAULT_BACKOFF_MAX_MS = 3_600_000;
 
 export type PollOutcome = { kind: 'new_items'; started: number } | { kind: 'unchanged' } | { kind: 'not_modified' };
 
@@ -102,17 +104,18 @@ export class PollRunner {
 
 	constructor(private readonly options: PollRunnerOptions) {
 		const { intervalMs } = options;
-		this.intervalMs = checkedRange('interval', intervalMs, MIN_INTERVAL_MS, MAX_INTERVAL_MS);
-		this.jitterMs = checkedRange('jitter', options.jitterMs ?? 0, 0, intervalMs - 1);
-		this.timeoutMs = checkedRange('timeout', options.timeoutMs ?? Math.min(intervalMs, DEFAULT_TIMEOUT_MS), 1_000, MAX_INTERVAL_MS);
+		// Fields are named as the editor labels them; backoff.initial and factor are not in the editor.
+		this.intervalMs = checkedRange('Interval', intervalMs, MIN_INTERVAL_MS, MAX_INTERVAL_MS);
+		this.jitterMs = checkedRange('Jitter (Seconds)', options.jitterMs ?? 0, 0, intervalMs - 1);
+		this.timeoutMs = checkedRange('Poll Timeout (Seconds)', options.timeoutMs ?? Math.min(intervalMs, DEFAULT_TIMEOUT_MS), 1_000, MAX_INTERVAL_MS);
 		const initialMs = checkedRange('backoff.initial', options.backoff?.initialMs ?? intervalMs, 1_000, MAX_INTERVAL_MS);
 		this.backoff = {
 			initialMs,
-			maxMs: checkedRange('backoff.max', options.backoff?.maxMs ?? Math.max(intervalMs, 3_600_000, initialMs), initialMs, MAX_INTERVAL_MS),
+			maxMs: checkedRange('Backoff Cap (Seconds)', options.backoff?.maxMs ?? Math.max(DEFAULT_BACKOFF_MAX_MS, initialMs), initialMs, MAX_INTERVAL_MS),
 			factor: checkedRange('backoff.factor', options.backoff?.factor ?? 2, 1, 10),
 		};
-		this.failureLimit = checkedRange('failureLimit', options.failureLimit ?? DEFAULT_FAILURE_LIMIT, 1, 1_000_000);
-		if (!Number.isInteger(this.failureLimit)) throw new PollConfigError('failureLimit', `"failureLimit" must be a whole number; got ${this.failureLimit}.`);
+		this.failureLimit = checkedRange('Failure Limit', options.failureLimit ?? DEFAULT_FAILURE_LIMIT, 1, 1_000_000);
+		if (!Number.isInteger(this.failureLimit)) throw new PollConfigError('Failure Limit', `"Failure Limit" must be a whole number; got ${this.failureLimit}.`);
 		this.observedState = { ...initialObservedState(), ...options.restored };
 	}
 
@@ -260,7 +263,8 @@ export class PollRunner {
 
 function checkedRange(field: string, value: number, min: number, max: number): number {
 	if (typeof value === 'number' && Number.isFinite(value) && value >= min && value <= max) return value;
-	const unitless = field === 'backoff.factor' || field === 'failureLimit';
+	const unitless = field === 'backoff.factor' || field === 'Failure Limit';
 	const bounds = unitless ? `${min} and ${max}` : `${showDuration(min)} and ${showDuration(max)}`;
-	throw new PollConfigError(field, `"${field}" must be between ${bounds}; got ${showValue(value)}${unitless ? '' : ' ms'}.`);
+	const shown = unitless || typeof value !== 'number' || !Number.isFinite(value) || value < 0 ? showValue(value) : showDuration(value);
+	throw new PollConfigError(field, `"${field}" must be between ${bounds}; got ${shown}.`);
 }

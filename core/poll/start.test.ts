@@ -1,65 +1,55 @@
 import { FakeClock } from '../testing/fakeClock';
-import { loadDedupeStore, type SavedDedupeState } from './dedupe';
+import { loadDedupeStore } from './kinds';
 import { PollExpressions } from './expressions';
 import { runPollCycle, type PollCycle } from './start';
 
-function cycle(result: () => unknown, overrides: Partial<PollCycle<{ id: string }>> = {}) {
-	const saves: SavedDedupeState[] = [];
-	const started: string[][] = [];
-	const options: PollCycle<{ id: string }> = {
+function cycle(result: () => unknown, overrides: Partial<PollCycle> = {}): PollCycle {
+	return {
 		expressions: new PollExpressions({ items: 'data', id: 'id' }),
-		store: loadDedupeStore({ dedupe: { kind: 'unique' } }),
+		store: loadDedupeStore({ dedupe: { kind: 'unique' } }).store,
 		clock: new FakeClock(),
 		fetch: async () => ({ result: result() }),
-		start: (candidates) => void started.push(candidates.map((c) => c.item.id)),
-		save: (state) => void saves.push(state),
+		commit: { keyPrefix: 'poll:w:n:' },
 		...overrides,
 	};
-	return { options, saves, started };
 }
 
+const items = (runs: Array<{ candidates: ReadonlyArray<{ item: unknown }> }>) => runs.map((run) => run.candidates.map((c) => (c.item as { id: string }).id));
+
 describe('runPollCycle', () => {
-	it('starts the new items and saves the state', async () => {
-		const { options, saves, started } = cycle(() => ({ data: [{ id: 'a' }, { id: 'b' }] }));
-		await expect(runPollCycle(options, new AbortController().signal)).resolves.toEqual({ kind: 'new_items', started: 2 });
-		expect(started).toEqual([['a'], ['b']]);
-		await expect(runPollCycle(options, new AbortController().signal)).resolves.toEqual({ kind: 'unchanged' });
-		expect(saves).toHaveLength(2);
-		expect(saves[1].fresh).toBe(false);
+	it('plans and remembers the new items in one step, returning their runs', async () => {
+		const options = cycle(() => ({ data: [{ id: 'a' }, { id: 'b' }] }));
+		const first = await runPollCycle(options, new AbortController().signal);
+		expect(first.outcome).toEqual({ kind: 'new_items', started: 2 });
+		expect(items(first.runs)).toEqual([['a'], ['b']]);
+		expect(first.runs.every((run) => run.key?.startsWith('poll:w:n:'))).toBe(true);
+		const second = await runPollCycle(options, new AbortController().signal);
+		expect(second).toEqual({ outcome: { kind: 'unchanged' }, runs: [] });
+		expect(options.store.isFresh).toBe(false);
 	});
 
 	it('one run over all new items', async () => {
-		const { options, started } = cycle(() => ({ data: [{ id: 'a' }, { id: 'b' }] }), { onePerItem: false });
-		await expect(runPollCycle(options, new AbortController().signal)).resolves.toEqual({ kind: 'new_items', started: 2 });
-		expect(started).toEqual([['a', 'b']]);
+		const options = cycle(() => ({ data: [{ id: 'a' }, { id: 'b' }] }), { commit: { keyPrefix: 'p:', onePerItem: false } });
+		const { outcome, runs } = await runPollCycle(options, new AbortController().signal);
+		expect(outcome).toEqual({ kind: 'new_items', started: 2 });
+		expect(items(runs)).toEqual([['a', 'b']]);
 	});
 
 	it('reports not_modified without looking at anything', async () => {
-		const { options, saves } = cycle(() => undefined, { fetch: async () => ({ notModified: true }) });
-		await expect(runPollCycle(options, new AbortController().signal)).resolves.toEqual({ kind: 'not_modified' });
-		expect(saves).toEqual([]);
+		const options = cycle(() => undefined, { fetch: async () => ({ notModified: true }) });
+		await expect(runPollCycle(options, new AbortController().signal)).resolves.toEqual({ outcome: { kind: 'not_modified' }, runs: [] });
+		expect(options.store.isFresh).toBe(true);
 	});
 
-	it('saves what started before a failed start, and rethrows', async () => {
-		const { options, saves } = cycle(() => ({ data: [{ id: 'a' }, { id: 'b' }] }), {
-			start: ([c]) => {
-				if (c.item.id === 'b') throw new Error('emit failed');
-			},
-		});
-		await expect(runPollCycle(options, new AbortController().signal)).rejects.toThrow('emit failed');
-		const restored = loadDedupeStore({ dedupe: { kind: 'unique' } }, saves[0]);
-		expect(restored.plan([{ item: {}, key: 'a', index: 0 }, { item: {}, key: 'b', index: 1 }], 0).toStart.map((c) => c.key)).toEqual(['b']);
-	});
-
-	it('an aborted poll starts nothing more', async () => {
+	it('a poll aborted before its commit remembers nothing', async () => {
 		const controller = new AbortController();
-		const { options, started } = cycle(() => ({ data: [{ id: 'a' }, { id: 'b' }] }), {
-			start: (candidates) => {
-				started.push(candidates.map((c) => c.item.id));
+		const options = cycle(() => ({ data: [{ id: 'a' }] }), {
+			fetch: async () => {
 				controller.abort(new Error('Poll timed out after 30s'));
+				return { result: { data: [{ id: 'a' }] } };
 			},
 		});
-		await expect(runPollCycle(options, controller.signal)).rejects.toThrow('Poll timed out after 30s');
-		expect(started).toEqual([['a']]);
+		await expect(runPollCycle(options, controller.signal)).rejects.toThrow('timed out');
+		expect(options.store.plan([{ item: {}, key: 'a', index: 0 }], 0).toStart).toHaveLength(1);
 	});
 });

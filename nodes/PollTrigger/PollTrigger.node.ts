@@ -1,9 +1,7 @@
 import {
 	type IDataObject,
-	type INodeExecutionData,
 	type INodeType,
 	type INodeTypeDescription,
-	type IRun,
 	type ITriggerFunctions,
 	type ITriggerResponse,
 	NodeConnectionTypes,
@@ -14,24 +12,34 @@ import { systemClock } from '../../core/clock';
 import { parseWith } from '../../core/connectors/args';
 import { resolveOp } from '../../core/connectors/registry';
 import type { OpMemory } from '../../core/connectors/types';
+import { type OutboxEntry, Outbox, type Settlement } from '../../core/outbox';
 import {
 	type Candidate,
 	type DedupeConfig,
 	type FirstPollPolicy,
+	type ItemKey,
 	loadDedupeStore,
 	type ObservedPollState,
 	PollExpressions,
 	PollRunner,
 	runPollCycle,
 	type SavedDedupeState,
+	type Undo,
 } from '../../core/poll';
-import { hash64 } from '../../core/poll/hash';
 import { type TimeUnit, UNIT_MS } from '../../core/units';
+import { emitRuns, type RunToEmit } from '../shared/emitRuns';
 import { toNodeError } from '../shared/errors';
 import { HTTP_CREDENTIAL } from '../shared/httpTransport';
 import { imapCredentialTest } from '../shared/imapCredentialTest';
 import { opContext } from '../shared/opContext';
 import { connectorCredentials, connectorProperties, timeUnitOptions } from '../shared/parameters';
+
+/** One run in the outbox: its items as emitted, and how to forget them if n8n cannot create it. */
+interface PollRun {
+	items: IDataObject[];
+	keys: ItemKey[];
+	undo?: Undo;
+}
 
 /** What the trigger keeps in the workflow's static data (per node), with a format version. */
 interface PollTriggerState {
@@ -40,7 +48,9 @@ interface PollTriggerState {
 	observed?: ObservedPollState;
 	/** The op's memory from the last successful poll (HTTP validators). */
 	opMemory?: OpMemory;
-	/** The last run emitted, kept until a later emit replaces it (see `emitRun`). */
+	/** Runs written but not yet settled by n8n (core/outbox.ts); emitted again at every activation. */
+	outbox?: Array<OutboxEntry<PollRun>>;
+	/** Before the outbox (0.1.x): the last run emitted. Moved into the outbox on load. */
 	pending?: { items: IDataObject[]; dedupeKey: string };
 }
 
@@ -155,7 +165,7 @@ export class PollTrigger implements INodeType {
 						name: 'backoffMaxSec',
 						type: 'number',
 						default: 3600,
-						description: 'After failures, polls back off exponentially (starting at the interval) up to this',
+						description: 'After failures, polls back off exponentially (starting at the interval) up to this; at least the interval. Default: an hour, or the interval when that is longer.',
 					},
 					{
 						displayName: 'Failure Limit',
@@ -206,23 +216,14 @@ export class PollTrigger implements INodeType {
 
 	async trigger(this: ITriggerFunctions): Promise<ITriggerResponse> {
 		const config = readConfig(this);
+		const node = this.getNode();
 		const staticData = this.getWorkflowStaticData('node');
 		const saved = (staticData[STATE_KEY] ?? { v: 1 }) as PollTriggerState;
-		if (saved.v !== 1) throw new NodeOperationError(this.getNode(), `The Poll Trigger's saved state has format version ${String(saved.v)}, which this version of the node cannot read`);
-		let state: PollTriggerState = saved;
-		const dedupeOptions = { dedupe: config.dedupe, firstPoll: config.firstPoll };
-		let store = loadDedupeStore(dedupeOptions, state.dedupe);
+		if (saved.v !== 1) throw new NodeOperationError(node, `The Poll Trigger's saved state has format version ${String(saved.v)}, which this version of the node cannot read`);
+		const { store, notice } = loadDedupeStore({ dedupe: config.dedupe, firstPoll: config.firstPoll }, saved.dedupe);
 		const op = resolveOp(config.op);
 		const context = await opContext(this, op, config.useCredential);
 		const { id: workflowId } = this.getWorkflow();
-		const nodeId = this.getNode().id;
-
-		// n8n saves static data when a trigger emits (and at activation), and only notices a
-		// reassigned top-level key: each write replaces the whole state object.
-		const writeState = (patch: Partial<PollTriggerState>) => {
-			state = { ...state, ...patch };
-			staticData[STATE_KEY] = state as unknown as IDataObject;
-		};
 
 		if (this.getMode() === 'manual') {
 			return {
@@ -235,97 +236,86 @@ export class PollTrigger implements INodeType {
 				},
 			};
 		}
+		if (notice) this.logger.warn(`Poll Trigger "${node.name}": ${notice}`);
 
-		let pendingMemory: OpMemory | undefined;
-		let failedStart: Error | undefined;
-		let queuedEmit: (() => void) | undefined;
-		const flushEmit = () => {
-			const emitNow = queuedEmit;
-			queuedEmit = undefined;
-			emitNow?.();
+		const outbox = new Outbox<PollRun>(saved.outbox);
+		if (saved.pending) outbox.add([{ key: saved.pending.dedupeKey, run: { items: saved.pending.items, keys: [] } }]);
+		let { observed, opMemory } = saved;
+		// The trigger's one write: n8n stores it with the next emit (emitRuns) or after activation.
+		// n8n only notices a reassigned top-level key, so the whole state object is replaced.
+		const writeState = () => {
+			const state: PollTriggerState = { v: 1, dedupe: store.serialize(), observed, opMemory, outbox: outbox.saved() };
+			staticData[STATE_KEY] = state as unknown as IDataObject;
 		};
-		/**
-		 * Starts one run. Its emit saves the state with this item remembered and the run itself kept as
-		 * `pending`, so a crash between that save and n8n creating the execution re-emits it at the next
-		 * activation (n8n refuses the re-emit, by its dedup key, when the run did start). If n8n cannot
-		 * create the run, the state goes back to `before` and the item comes back at the next poll.
-		 */
-		const emitRun = (candidates: ReadonlyArray<Candidate<unknown>>, before: SavedDedupeState) => {
-			const items = candidates.map(toRunItem);
-			const key = config.dedupe.kind === 'none' ? undefined : dedupeKey(workflowId, nodeId, candidates);
-			writeState({ dedupe: store.serialize(), pending: key ? { items: items.map((item) => item.json), dedupeKey: key } : undefined });
-			const done = this.helpers.createDeferredPromise<IRun>();
-			done.promise.catch((error: Error) => {
-				failedStart = new NodeOperationError(this.getNode(), `n8n could not start a run for ${describeKeys(candidates)}: ${error.message}`);
-				store = loadDedupeStore(dedupeOptions, before);
-				writeState({ dedupe: before, pending: undefined });
-			});
-			try {
-				this.emit([items], undefined, done, key);
-			} catch (error) {
-				done.reject(error as Error);
-			}
+		const settled = ({ key, run }: RunToEmit<PollRun>, settlement: Settlement, error?: Error) => {
+			outbox.settle(key as string);
+			if (settlement === 'started') return;
+			// Only this run's items are forgotten, and the validators with them, so they come back
+			// at the next poll (a 304 would hide them). The change is written with the next poll.
+			if (run.undo) store.rollback(run.undo);
+			opMemory = undefined;
+			this.saveFailedExecution(
+				new NodeOperationError(node, `n8n could not start a run for ${describeKeys(run.keys)}: ${error?.message ?? 'unknown error'}`, {
+					description: 'The item was not remembered; the next poll starts it again if the source still lists it.',
+				}),
+			);
 		};
+		const emit = async (runs: ReadonlyArray<RunToEmit<PollRun>>) => await emitRuns(this, runs, (run) => run.items.map((json) => ({ json })), settled);
+
 		const runner = new PollRunner({
 			clock: systemClock,
 			intervalMs: config.intervalMs,
 			jitterMs: config.jitterMs,
-			jitterSeed: `${workflowId}:${nodeId}`,
+			jitterSeed: `${workflowId}:${node.id}`,
 			timeoutMs: config.timeoutMs,
 			backoff: { maxMs: config.backoffMaxMs },
 			failureLimit: config.failureLimit,
-			restored: state.observed,
-			persist: (observed) => writeState({ observed }),
+			restored: observed,
+			persist: (latest) => {
+				observed = latest;
+				writeState();
+			},
 			onFailure: (error, report) =>
 				this.saveFailedExecution(
-					new NodeOperationError(this.getNode(), error, {
+					new NodeOperationError(node, error, {
 						message: error.message,
 						description: `Poll failed (${report.reason === 'first_failure' ? 'first failure after a success' : `${report.consecutiveFailures} failures in a row`}); the trigger keeps polling with backoff.`,
 					}),
 				),
 			poll: async (signal) => {
-				if (failedStart) {
-					// n8n could not create a run emitted by an earlier poll: that poll's memory was rolled
-					// back (see `start`), so its items come back now; this poll counts as failed.
-					const error = failedStart;
-					failedStart = undefined;
-					throw error;
-				}
-				const outcome = await runPollCycle<unknown>(
+				let memory: OpMemory | undefined;
+				const { outcome, runs } = await runPollCycle<unknown>(
 					{
 						expressions: config.expressions,
 						store,
 						clock: systemClock,
-						onePerItem: config.oneRunPerItem,
+						commit: { keyPrefix: `poll:${workflowId}:${node.id}:`, onePerItem: config.oneRunPerItem },
 						fetch: async (fetchSignal) => {
-							const result = await op.run(config.with, { ...context, memory: state.opMemory ?? {}, signal: fetchSignal, timeoutMs: config.timeoutMs });
+							const result = await op.run(config.with, { ...context, memory: opMemory ?? {}, signal: fetchSignal, timeoutMs: config.timeoutMs });
 							if (result.kind === 'not_modified') return { notModified: true };
-							pendingMemory = result.memory;
+							memory = result.memory;
 							return { result: result.data };
-						},
-						// The emit for an item is made once the core has committed it (at the next start, or at
-						// save), so the state that emit saves already remembers that item.
-						start: (candidates) => {
-							flushEmit();
-							const before = store.serialize();
-							queuedEmit = () => emitRun(candidates, before);
-						},
-						save: () => {
-							flushEmit();
-							writeState({ dedupe: store.serialize() });
 						},
 					},
 					signal,
 				);
-				// Validators are kept only once everything the response listed has started.
-				if (pendingMemory) writeState({ opMemory: pendingMemory });
-				pendingMemory = undefined;
+				if (outcome.kind === 'not_modified') return outcome;
+				const toEmit = runs.map(({ key, candidates, undo }) => ({
+					key,
+					run: { items: candidates.map(toRunItem), keys: candidates.map((c) => c.key), ...(undo && { undo }) },
+				}));
+				outbox.add(toEmit.filter((run): run is OutboxEntry<PollRun> => run.key !== undefined));
+				// Validators are kept with the runs they listed: both are in this one write.
+				opMemory = memory;
+				writeState();
+				await emit(toEmit);
 				return outcome;
 			},
 		});
-		if (state.pending) {
-			// The run the last emit before this activation saved; n8n refuses it if it did start.
-			this.emit([state.pending.items.map((json) => ({ json }))], undefined, undefined, state.pending.dedupeKey);
+		// Runs written before the last stop or crash; n8n refuses those it created, by their keys.
+		if (outbox.size > 0) {
+			if (saved.pending) writeState();
+			await emit(outbox.pending());
 		}
 		runner.start();
 		return { closeFunction: async () => runner.stop() };
@@ -343,7 +333,8 @@ interface PollConfig {
 	intervalMs: number;
 	jitterMs: number;
 	timeoutMs: number;
-	backoffMaxMs: number;
+	/** Unset: an hour, or the interval when that is longer. */
+	backoffMaxMs: number | undefined;
 	failureLimit: number;
 }
 
@@ -373,7 +364,7 @@ function readConfig(context: ITriggerFunctions): PollConfig {
 			intervalMs: (context.getNodeParameter('interval') as number) * UNIT_MS[context.getNodeParameter('intervalUnit') as TimeUnit],
 			jitterMs: Number(options.jitterSec ?? 0) * 1000,
 			timeoutMs: Number(options.timeoutSec ?? 60) * 1000,
-			backoffMaxMs: Number(options.backoffMaxSec ?? 3600) * 1000,
+			backoffMaxMs: options.backoffMaxSec === undefined ? undefined : Number(options.backoffMaxSec) * 1000,
 			failureLimit: Number(options.failureLimit ?? 5),
 		};
 	} catch (error) {
@@ -381,20 +372,15 @@ function readConfig(context: ITriggerFunctions): PollConfig {
 	}
 }
 
-function toRunItem(candidate: Candidate<unknown>): INodeExecutionData {
+function toRunItem(candidate: Candidate<unknown>): IDataObject {
 	const { item } = candidate;
-	return { json: typeof item === 'object' && item !== null && !Array.isArray(item) ? (item as IDataObject) : { value: item as IDataObject[keyof IDataObject] } };
+	return typeof item === 'object' && item !== null && !Array.isArray(item) ? (item as IDataObject) : { value: item as IDataObject[keyof IDataObject] };
 }
 
-/** n8n refuses a second execution with the same key (instance-wide), so a crash between a start and remembering it cannot start the item twice. */
-function dedupeKey(workflowId: string | undefined, nodeId: string, candidates: ReadonlyArray<Candidate<unknown>>): string {
-	const identity = candidates.map((c) => `${c.ticket.hash}${c.ticket.versionHash ?? ''}${c.verdict === 'expired' ? String(c.seenAt) : ''}`).join('|');
-	return `poll:${workflowId}:${nodeId}:${Buffer.from(hash64(identity), 'utf16le').toString('hex')}`;
-}
-
-function describeKeys(candidates: ReadonlyArray<Candidate<unknown>>): string {
-	const keys = candidates.map((c) => JSON.stringify(c.key));
-	return keys.length === 1 ? `item ${keys[0]}` : `${keys.length} items (${keys.slice(0, 5).join(', ')}${keys.length > 5 ? ', …' : ''})`;
+function describeKeys(keys: readonly ItemKey[]): string {
+	const shown = keys.map((key) => JSON.stringify(key));
+	if (shown.length === 0) return 'a run saved by an earlier version';
+	return shown.length === 1 ? `item ${shown[0]}` : `${shown.length} items (${shown.slice(0, 5).join(', ')}${shown.length > 5 ? ', …' : ''})`;
 }
 
 /** One line of the editor's dry run: the item, its key, and what the next poll would do with it. */

@@ -17,6 +17,44 @@ export function readUnits(bytes: Uint8Array, offset: number, units: number): str
 	return text;
 }
 
+/** Seconds since the epoch as two UTF-16 code units (a uint32 lasts until 2106). */
+export function packSeconds(ms: number): string {
+	const seconds = Math.floor(ms / 1000);
+	return String.fromCharCode(seconds >>> 16, seconds & 0xffff);
+}
+
+export function unpackSeconds(units: string): number {
+	return (units.charCodeAt(0) * 0x10000 + units.charCodeAt(1)) * 1000;
+}
+
+/** Code units as hex, for JSON that must hold no control characters or lone surrogates. */
+export function unitsToHex(units: string): string {
+	let hex = '';
+	for (let i = 0; i < units.length; i++) hex += units.charCodeAt(i).toString(16).padStart(4, '0');
+	return hex;
+}
+
+export function hexToUnits(hex: string): string {
+	if (!/^(?:[0-9a-f]{4})*$/.test(hex)) throw new Error(`${JSON.stringify(hex)} is not packed hex`);
+	let units = '';
+	for (let i = 0; i < hex.length; i += 4) units += String.fromCharCode(parseInt(hex.slice(i, i + 4), 16));
+	return units;
+}
+
+/** 64-bit hashes (four code units each) as one base64 string. */
+export function packHashes(hashes: readonly string[]): string {
+	const bytes = Buffer.alloc(8 * hashes.length);
+	hashes.forEach((hash, i) => writeUnits(bytes, 8 * i, hash));
+	return bytes.toString('base64');
+}
+
+export function unpackHashes(text: unknown): string[] {
+	if (typeof text !== 'string') throw new Error('packed hashes must be a base64 string');
+	const bytes = Buffer.from(text, 'base64');
+	if (bytes.length % 8 !== 0) throw new Error(`packed hashes hold ${bytes.length} bytes, not whole 8-byte hashes`);
+	return Array.from({ length: bytes.length / 8 }, (_, i) => readUnits(bytes, 8 * i, 4));
+}
+
 /**
  * Fixed-size records (a 64-bit key hash plus a fixed-size value, both strings of UTF-16 code units as
  * hash.ts makes them) packed into byte chunks, saved as one base64 string per chunk. Why chunks: a

@@ -1,0 +1,358 @@
+import {
+	type Candidate,
+	checkedFirstPoll,
+	checkedTtl,
+	type DedupeKind,
+	type DedupeOptions,
+	DedupeStore,
+	type FirstPollPolicy,
+	type Judgement,
+	type SavedDedupeState,
+	type Undo,
+} from './dedupe';
+import { PollConfigError, PollItemError, showValue } from './errors';
+import type { ItemKey, KeyedItem } from './expressions';
+import { hexToUnits, PackedIndex, packHashes, packSeconds, unitsToHex, unpackHashes, unpackSeconds } from './records';
+
+/** Keyed kinds: one packed record per key; undo restores each record's previous value. */
+abstract class KeyedStore extends DedupeStore {
+	protected abstract readonly records: PackedIndex;
+
+	get size(): number {
+		return this.records.size;
+	}
+
+	rollback(undo: Undo): void {
+		if (!('records' in undo)) throw new Error(`dedupe "${this.kind}" cannot undo ${showValue(undo)}`);
+		for (const [hash, previous] of undo.records) {
+			if (previous === null) this.records.delete(hexToUnits(hash));
+			else this.records.set(hexToUnits(hash), hexToUnits(previous));
+		}
+	}
+
+	protected savedFields(): Partial<SavedDedupeState> {
+		return { entries: this.records.saved() };
+	}
+
+	/** Writes `value` for the candidate's key; the undo puts back what was there. */
+	protected write(candidate: Candidate, value: string, renew = false): Undo {
+		const { hash } = candidate.ticket;
+		const previous = this.records.get(hash);
+		if (renew) this.records.renew(hash, value);
+		else this.records.set(hash, value);
+		return { records: [[unitsToHex(hash), previous === undefined ? null : unitsToHex(previous)]] };
+	}
+}
+
+/**
+ * `unique`: one entry per key forever (hash + first-seen second, 12 bytes). `time_window`: the same
+ * entry with a TTL; entries stay in the order they were seen, so expired ones are dropped from the
+ * front in O(expired), and an expired (or forgotten) key starts again, in a new generation.
+ */
+export class SeenKeysStore extends KeyedStore {
+	readonly kind: DedupeKind;
+	protected readonly restartsKeys: boolean;
+	protected readonly records: PackedIndex;
+
+	constructor(
+		firstPoll: FirstPollPolicy,
+		private readonly ttlMs: number | undefined,
+		saved: SavedDedupeState | undefined,
+	) {
+		super(firstPoll, saved);
+		this.kind = ttlMs === undefined ? 'unique' : 'time_window';
+		this.restartsKeys = ttlMs !== undefined;
+		this.records = new PackedIndex(2, saved?.entries);
+	}
+
+	protected judge(ordered: ReadonlyArray<KeyedItem<unknown>>, hashes: readonly string[], _versions: unknown, now: number): Judgement[] {
+		return hashes.map((hash) => {
+			const seenAt = this.seenAt(hash);
+			if (seenAt === undefined) return { verdict: 'new' };
+			return { verdict: this.isExpired(seenAt, now) ? 'expired' : 'seen', seenAt };
+		});
+	}
+
+	protected remember(candidate: Candidate, now: number): Undo {
+		// renew, not set: a re-seen expired key moves last, keeping the entries in time order.
+		return this.write(candidate, packSeconds(now), true);
+	}
+
+	protected prune(now: number): void {
+		if (this.ttlMs !== undefined) this.records.deleteOldestWhile((value) => this.isExpired(unpackSeconds(value), now));
+	}
+
+	private seenAt(hash: string): number | undefined {
+		const value = this.records.get(hash);
+		return value === undefined ? undefined : unpackSeconds(value);
+	}
+
+	/** Second resolution: an entry may expire up to a second early. */
+	private isExpired(seenAt: number, now: number): boolean {
+		return this.ttlMs !== undefined && now - seenAt >= this.ttlMs;
+	}
+}
+
+/**
+ * `changed`: starts a key that is new or whose version (or content hash) differs; stores key hash +
+ * version hash (16 bytes). Keys missing from a poll are kept, so an item that comes back unchanged
+ * starts nothing; A → B → A starts three times, each in its own generation.
+ */
+export class ChangedStore extends KeyedStore {
+	readonly kind = 'changed';
+	readonly needsVersion = true;
+	protected readonly restartsKeys = true;
+	protected readonly records: PackedIndex;
+
+	constructor(firstPoll: FirstPollPolicy, saved: SavedDedupeState | undefined) {
+		super(firstPoll, saved);
+		this.records = new PackedIndex(4, saved?.entries);
+	}
+
+	protected judge(_ordered: unknown, hashes: readonly string[], versionHashes: readonly string[]): Judgement[] {
+		return hashes.map((hash, i) => {
+			const known = this.records.get(hash);
+			return { verdict: known === undefined ? 'new' : known === versionHashes[i] ? 'unchanged' : 'changed' };
+		});
+	}
+
+	protected remember(candidate: Candidate): Undo {
+		return this.write(candidate, candidate.ticket.versionHash as string);
+	}
+}
+
+/**
+ * `greatest`: a high-water mark. Items start in ascending id order and the mark moves to the
+ * greatest started. Numbers compare as numbers, strings by UTF-16 code units (ISO timestamps and
+ * zero-padded ids sort right; "10" < "9", so numeric strings want `$number(id)`). A number is never
+ * compared with a string: a poll mixing them, or whose ids differ in kind from the mark, is refused.
+ */
+export class GreatestStore extends DedupeStore {
+	readonly kind = 'greatest';
+	private watermark: ItemKey | undefined;
+
+	constructor(firstPoll: FirstPollPolicy, saved: SavedDedupeState | undefined) {
+		super(firstPoll, saved);
+		const watermark = saved?.watermark;
+		if (watermark !== undefined && watermark !== null && typeof watermark !== 'string' && typeof watermark !== 'number') {
+			throw new Error(`watermark must be a string or a number, not ${showValue(watermark)}`);
+		}
+		this.watermark = watermark ?? undefined;
+	}
+
+	get size(): number {
+		return this.watermark === undefined ? 0 : 1;
+	}
+
+	rollback(undo: Undo): void {
+		if (!('watermark' in undo)) throw new Error(`dedupe "greatest" cannot undo ${showValue(undo)}`);
+		const before = undo.watermark ?? undefined;
+		// Only ever back: runs after the failed one come back and are refused by n8n by their keys.
+		if (this.watermark === undefined) return;
+		if (before === undefined || (typeof before === typeof this.watermark && before < this.watermark)) {
+			this.watermark = before;
+		}
+	}
+
+	protected startOrder<T>(items: ReadonlyArray<KeyedItem<T>>): ReadonlyArray<KeyedItem<T>> {
+		if (items.length === 0) return items;
+		const first = items[0];
+		const idKind = typeof first.key;
+		const odd = items.find((keyed) => typeof keyed.key !== idKind);
+		if (odd) {
+			throw new PollItemError(
+				odd.index,
+				`dedupe "greatest" compares ids, but this poll mixes numbers and strings: item ${first.index} has ${showValue(first.key)}, item ${odd.index} has ${showValue(odd.key)}. Make "id" give one kind (for example $string(id) or $number(id)).`,
+			);
+		}
+		if (this.watermark !== undefined && typeof this.watermark !== idKind) {
+			throw new PollItemError(
+				first.index,
+				`dedupe "greatest" remembers the ${typeof this.watermark} ${showValue(this.watermark)} as its high-water mark, but this poll's ids are ${idKind}s (${showValue(first.key)}). Make "id" give a ${typeof this.watermark} again, or reset the trigger's state.`,
+			);
+		}
+		// Array.prototype.sort is stable, so equal ids keep list order.
+		return [...items].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+	}
+
+	protected judge(ordered: ReadonlyArray<KeyedItem<unknown>>): Judgement[] {
+		return ordered.map((keyed) => ({ verdict: this.isAbove(keyed.key) ? 'new' : 'at_or_below_watermark' }));
+	}
+
+	protected remember(candidate: Candidate): Undo {
+		const undo: Undo = { watermark: this.watermark ?? null };
+		if (this.isAbove(candidate.key)) this.watermark = candidate.key;
+		return undo;
+	}
+
+	protected savedFields(): Partial<SavedDedupeState> {
+		return this.watermark === undefined ? {} : { watermark: this.watermark };
+	}
+
+	private isAbove(key: ItemKey): boolean {
+		return this.watermark === undefined || key > this.watermark;
+	}
+}
+
+/** How many of the previous poll's last keys `last` remembers, newest last. */
+export const LAST_TAIL_LENGTH = 32;
+
+function isBefore(a: [number, number], b: [number, number]): boolean {
+	return a[0] < b[0] || (a[0] === b[0] && a[1] < b[1]);
+}
+
+/**
+ * `last`: for a list returned oldest first. Remembers the keys of the previous poll's last (up to
+ * 32) started or baseline items. The anchor is the newest remembered key still in the list; items
+ * after it are new. If none is present (the source dropped them all) every item is new: a lost
+ * anchor re-emits rather than silently drops (n8n refuses the items that already ran by their keys).
+ */
+export class LastStore extends DedupeStore {
+	readonly kind = 'last';
+	/** Key hashes, oldest first. */
+	private tail: string[];
+	/** [generation, position] of the start that set the tail. */
+	private tailFrom: [number, number];
+
+	constructor(firstPoll: FirstPollPolicy, saved: SavedDedupeState | undefined) {
+		super(firstPoll, saved);
+		this.tail = saved?.tail === undefined ? [] : unpackHashes(saved.tail);
+		this.tailFrom = saved?.tailFrom ?? [0, 0];
+	}
+
+	get size(): number {
+		return this.tail.length;
+	}
+
+	rollback(undo: Undo): void {
+		if (!('tail' in undo)) throw new Error(`dedupe "last" cannot undo ${showValue(undo)}`);
+		// Only ever back, as for greatest: the tail is reset if it was set by this start or a later one.
+		if (isBefore(undo.from, this.tailFrom) || (undo.from[0] === this.tailFrom[0] && undo.from[1] === this.tailFrom[1])) {
+			this.tail = unpackHashes(undo.tail);
+			this.tailFrom = undo.tailFrom;
+		}
+	}
+
+	protected judge(ordered: ReadonlyArray<KeyedItem<unknown>>, hashes: readonly string[]): Judgement[] {
+		const anchor = this.anchorPosition(hashes);
+		return hashes.map((_, position) => ({ verdict: anchor !== undefined && position <= anchor ? 'seen' : 'new' }));
+	}
+
+	protected remember(candidate: Candidate, _now: number, generation: number): Undo {
+		const { pollHashes, position } = candidate.ticket;
+		const undo: Undo = { tail: packHashes(this.tail), tailFrom: this.tailFrom, from: [generation, position] };
+		this.tail = pollHashes.slice(Math.max(0, position + 1 - LAST_TAIL_LENGTH), position + 1);
+		this.tailFrom = [generation, position];
+		return undo;
+	}
+
+	protected savedFields(): Partial<SavedDedupeState> {
+		return { tail: packHashes(this.tail), tailFrom: this.tailFrom };
+	}
+
+	/** Position of the newest remembered key in this poll (its first occurrence, to re-emit rather than skip), if any. */
+	private anchorPosition(hashes: readonly string[]): number | undefined {
+		if (this.tail.length === 0) return undefined;
+		const firstPosition = new Map<string, number>();
+		hashes.forEach((hash, position) => {
+			if (!firstPosition.has(hash)) firstPosition.set(hash, position);
+		});
+		for (let i = this.tail.length - 1; i >= 0; i--) {
+			const position = firstPosition.get(this.tail[i]);
+			if (position !== undefined) return position;
+		}
+		return undefined;
+	}
+}
+
+/**
+ * `none`: every item the op returns starts a run on every poll; nothing is remembered. For sources
+ * that only list what still needs doing (IMAP's unread mail, a queue): the workflow's last step
+ * removes the item from the source (marks the mail seen), and an item whose run failed comes back.
+ */
+export class NoDedupeStore extends DedupeStore {
+	readonly kind = 'none';
+
+	constructor(firstPoll: FirstPollPolicy, saved: SavedDedupeState | undefined) {
+		super(firstPoll, saved);
+	}
+
+	get size(): number {
+		return 0;
+	}
+
+	rollback(): void {}
+
+	protected judge(ordered: ReadonlyArray<KeyedItem<unknown>>): Judgement[] {
+		return ordered.map(() => ({ verdict: 'new' }));
+	}
+
+	protected remember(): Undo {
+		return { records: [] };
+	}
+
+	protected savedFields(): Partial<SavedDedupeState> {
+		return {};
+	}
+}
+
+/** Kinds whose saved records mean the same thing: a key hash and when it was first seen. */
+const SAME_RECORDS: ReadonlyArray<ReadonlySet<DedupeKind>> = [new Set<DedupeKind>(['unique', 'time_window'])];
+
+export interface LoadedDedupeStore {
+	store: DedupeStore;
+	/** Set when the saved state was of another kind: what became of it, for the node's log. */
+	notice?: string;
+}
+
+/**
+ * The store for `options`, restored from `saved` (the output of a previous serialize(), or
+ * undefined for none). State saved by another kind carries over where the records agree (`unique`
+ * ↔ `time_window`); otherwise it means nothing to this kind, and the store starts fresh: the first
+ * poll after the change follows the first-poll policy. Saved state that cannot be read throws
+ * rather than silently start over (which would re-start the whole backlog).
+ */
+export function loadDedupeStore(options: DedupeOptions, saved?: unknown): LoadedDedupeStore {
+	const firstPoll = checkedFirstPoll(options.firstPoll ?? { mode: 'all' });
+	const dedupe = options.dedupe;
+	let state: SavedDedupeState | undefined;
+	let notice: string | undefined;
+	if (saved !== undefined && saved !== null) {
+		if (typeof saved !== 'object' || (saved as SavedDedupeState).v !== 1) {
+			throw new Error(`The trigger's saved dedupe state is in an unknown format: ${showValue(saved)}`);
+		}
+		state = saved as SavedDedupeState;
+		if (state.kind !== dedupe.kind) {
+			const carried = SAME_RECORDS.some((kinds) => kinds.has(state!.kind) && kinds.has(dedupe.kind));
+			notice = carried
+				? `Dedupe changed from "${state.kind}" to "${dedupe.kind}": the ${state.kind} records carry over.`
+				: `Dedupe changed from "${state.kind}" to "${dedupe.kind}": what "${state.kind}" remembered means nothing to "${dedupe.kind}", so the next poll is a first poll and follows "First Poll Starts".`;
+			state = carried ? { ...state, kind: dedupe.kind } : undefined;
+		}
+	}
+	try {
+		return { store: createStore(dedupe, firstPoll, state), notice };
+	} catch (error) {
+		if (error instanceof PollConfigError) throw error;
+		throw new Error(`The trigger's saved dedupe state (${dedupe.kind}) cannot be read: ${(error as Error).message}`);
+	}
+}
+
+function createStore(dedupe: DedupeOptions['dedupe'], firstPoll: FirstPollPolicy, state: SavedDedupeState | undefined): DedupeStore {
+	switch (dedupe.kind) {
+		case 'none':
+			return new NoDedupeStore(firstPoll, state);
+		case 'unique':
+			return new SeenKeysStore(firstPoll, undefined, state);
+		case 'time_window':
+			return new SeenKeysStore(firstPoll, checkedTtl(dedupe.ttlMs), state);
+		case 'greatest':
+			return new GreatestStore(firstPoll, state);
+		case 'last':
+			return new LastStore(firstPoll, state);
+		case 'changed':
+			return new ChangedStore(firstPoll, state);
+	}
+	throw new PollConfigError('dedupe', `Unknown "Dedupe" ${showValue((dedupe as { kind: unknown }).kind)}; use none, unique, time_window, greatest, last or changed.`);
+}
+
