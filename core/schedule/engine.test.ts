@@ -20,22 +20,22 @@ function setup(clock = new FakeClock(T0)) {
 	const persisted: ScheduleState[] = [];
 	const started: StartedFire[] = [];
 	const errors: Error[] = [];
-	const start = jest.fn((fire: StartedFire, _state?: ScheduleState) => void started.push(fire));
+	const emit = jest.fn((fires: StartedFire[]) => void started.push(...fires));
 	const engineWith = (options: Partial<ScheduleEngineOptions> = {}) =>
 		new ScheduleEngine({
 			clock,
 			scheduleId: 's',
 			schedule: hourly,
 			storedState: stored,
-			start,
-			persist: (state) => {
+			emit,
+			write: (state) => {
 				persisted.push(state);
 				stored = JSON.parse(JSON.stringify(state));
 			},
 			onError: (error) => errors.push(error),
 			...options,
 		});
-	return { clock, engineWith, started, persisted, errors, start, stored: () => stored as ScheduleState };
+	return { clock, engineWith, started, persisted, errors, emit, stored: () => stored as ScheduleState };
 }
 
 describe('ScheduleEngine', () => {
@@ -60,21 +60,53 @@ describe('ScheduleEngine', () => {
 		expect(clock.pendingTimers()).toBe(1);
 	});
 
-	it('hands each start the state as it is once that run has started, for stores written only with a run', async () => {
-		const { clock, engineWith, start, stored } = setup();
+	it('writes each run to the outbox before emitting it; a settled run leaves with the next write', async () => {
+		const { clock, engineWith, emit, persisted, stored } = setup();
 		const engine = engineWith({ overlap: { kind: 'queue', queueLimit: 5 } });
 		await engine.activate();
-		await clock.advance(2 * HOUR_MS); // 01:00 starts, 02:00 queued
-		const [fire, state] = start.mock.calls[0] as [StartedFire, ScheduleState];
-		expect(state).toMatchObject({ lastDeclaredFire: T0 + HOUR_MS, queued: [] });
-		expect(state.history.at(-1)).toMatchObject({ outcome: 'fired', runKey: fire.runKey, actualAt: T0 + HOUR_MS });
+		await clock.advance(HOUR_MS); // 01:00 starts
+		const [fire] = emit.mock.calls[0][0];
+		const writtenBeforeEmit = persisted.at(-1)!;
+		expect(writtenBeforeEmit.outbox).toEqual([{ key: fire.runKey, run: fire }]);
+		expect(writtenBeforeEmit.history.at(-1)).toMatchObject({ outcome: 'fired', runKey: fire.runKey, actualAt: T0 + HOUR_MS });
 
-		await engine.fireEnded(fire.runKey); // the queued 02:00 starts now
-		const [queuedFire, stateThen] = start.mock.calls[1] as [StartedFire, ScheduleState];
+		await clock.advance(HOUR_MS); // 02:00 queued
+		await engine.fireEnded(fire.runKey); // the queued 02:00 starts now, in the same write as 01:00 leaving
+		const [queuedFire] = emit.mock.calls[1][0];
 		expect(queuedFire.declaredAt).toBe(T0 + 2 * HOUR_MS);
-		expect(stateThen.queued).toEqual([]);
-		expect(stateThen.history.map((record) => record.outcome)).toEqual(['fired', 'queued', 'fired']);
-		expect(stateThen).toEqual(stored());
+		expect(stored().queued).toEqual([]);
+		expect(stored().outbox.map((entry) => entry.key)).toEqual([queuedFire.runKey]);
+		expect(stored().history.map((record) => record.outcome)).toEqual(['fired', 'queued', 'fired']);
+	});
+
+	it('emits again at activation the runs written but not settled (a crash after the write), holding their slots until settled', async () => {
+		const { clock, engineWith, emit, stored } = setup();
+		await engineWith().activate();
+		await clock.advance(HOUR_MS); // 01:00 written and emitted, then "n8n dies" before settling it
+		const restarted = engineWith();
+		await restarted.activate();
+		expect(emit.mock.calls.map((call) => call[0].map((fire: StartedFire) => fire.declaredAt))).toEqual([[T0 + HOUR_MS], [T0 + HOUR_MS]]);
+		await clock.advance(HOUR_MS); // 02:00: the re-emitted 01:00 still holds the slot
+		expect(stored().history.at(-1)).toMatchObject({ outcome: 'skipped', declaredAt: T0 + 2 * HOUR_MS });
+		await restarted.fireEnded(runKey('s', T0 + HOUR_MS)); // n8n refused it as a duplicate
+		await clock.advance(HOUR_MS);
+		expect(stored().history.at(-1)).toMatchObject({ outcome: 'fired', declaredAt: T0 + 3 * HOUR_MS });
+		expect(stored().outbox.map((entry) => entry.run.declaredAt)).toEqual([T0 + 3 * HOUR_MS]);
+	});
+
+	it('frees a slot whose run never reports its end after the maximum run duration, recorded as released', async () => {
+		const { clock, engineWith, started, stored } = setup();
+		await engineWith({ maxRunMs: 90 * MINUTE_MS }).activate();
+		await clock.advance(2 * HOUR_MS); // 01:00 runs, never reported; 02:00 skipped (60 min held)
+		await clock.advance(HOUR_MS); // 03:00: held 120 min > 90: released, then 03:00 fires
+		expect(started.map((fire) => fire.declaredAt)).toEqual([T0 + HOUR_MS, T0 + 3 * HOUR_MS]);
+		expect(stored().history.map((record) => record.outcome)).toEqual(['fired', 'skipped', 'released', 'fired']);
+		expect(stored().history[2]).toMatchObject({ declaredAt: T0 + HOUR_MS, reason: expect.stringContaining('maximum run duration (90 min)') });
+	});
+
+	it('refuses a maximum run duration below a minute, naming the field', () => {
+		const { engineWith } = setup();
+		expect(() => engineWith({ maxRunMs: 1_000 })).toThrow(expect.objectContaining({ field: 'maxRunDuration' }));
 	});
 
 	it('fires at declared time + deterministic jitter and measures lateness from the declared time', async () => {
@@ -107,6 +139,7 @@ describe('ScheduleEngine', () => {
 			const first = context.engineWith({ overlap: { kind: 'allow-parallel', maxParallel: 10 } });
 			await first.activate();
 			await context.clock.advance(2 * HOUR_MS);
+			for (const fire of context.started) await first.fireEnded(fire.runKey); // their runs ended
 			first.deactivate();
 			context.started.length = 0;
 			context.clock.jumpTo(T0 + 12 * HOUR_MS + 5 * MINUTE_MS);
@@ -233,35 +266,40 @@ describe('ScheduleEngine', () => {
 			expect(started.map((fire) => fire.declaredAt)).toEqual([1, 2, 4].map((n) => T0 + n * HOUR_MS));
 		});
 
-		it('starts fires that were queued before a restart; runs from before the restart no longer block', async () => {
+		it('starts fires that were queued before a restart once the run that held the slot is settled', async () => {
 			const { clock, engineWith, started, stored } = setup();
 			await engineWith({ overlap: { kind: 'queue', queueLimit: 5 } }).activate();
 			await clock.advance(2 * HOUR_MS); // 01:00 runs (never reported ended), 02:00 queued
 			clock.jumpTo(T0 + 2 * HOUR_MS + 10 * MINUTE_MS);
-			const report = await engineWith({ overlap: { kind: 'queue', queueLimit: 5 } }).activate();
-			expect(report.startedCount).toBe(1);
-			expect(started.map((fire) => fire.declaredAt)).toEqual([T0 + HOUR_MS, T0 + 2 * HOUR_MS]);
+			const engine = engineWith({ overlap: { kind: 'queue', queueLimit: 5 } });
+			const report = await engine.activate();
+			expect(report.startedCount).toBe(0);
+			await engine.fireEnded(started[0].runKey); // n8n settles the re-emitted 01:00
+			expect(started.map((fire) => fire.declaredAt)).toEqual([T0 + HOUR_MS, T0 + HOUR_MS, T0 + 2 * HOUR_MS]);
 			expect(stored().queued).toEqual([]);
 		});
 
-		it('records a failing start as missed and frees its slot', async () => {
-			const { clock, engineWith, stored } = setup();
-			const start = jest.fn().mockRejectedValueOnce(new Error('emit exploded')).mockResolvedValue(undefined);
-			await engineWith({ start }).activate();
-			await clock.advance(2 * HOUR_MS);
-			expect(start).toHaveBeenCalledTimes(2);
+		it('records a run n8n could not create as missed and frees its slot', async () => {
+			const { clock, engineWith, started, stored } = setup();
+			const engine = engineWith();
+			await engine.activate();
+			await clock.advance(HOUR_MS);
+			await engine.fireNotCreated(started[0].runKey, new Error('database is locked'));
+			await clock.advance(HOUR_MS);
 			expect(stored().history.map((record) => [record.outcome, record.reason])).toEqual([
-				['missed', 'starting the run failed: emit exploded'],
+				['fired', undefined],
+				['missed', 'n8n could not create the run: database is locked'],
 				['fired', undefined],
 			]);
+			expect(stored().outbox.map((entry) => entry.run.declaredAt)).toEqual([T0 + 2 * HOUR_MS]);
 		});
 	});
 
-	it('reports persist failures from timer-driven work to onError and keeps the schedule going', async () => {
+	it('reports write failures from timer-driven work to onError and keeps the schedule going', async () => {
 		const { clock, engineWith, errors, started } = setup();
 		let failing = false;
 		const engine = engineWith({
-			persist: () => {
+			write: () => {
 				if (failing) throw new Error('disk full');
 			},
 		});
@@ -269,10 +307,10 @@ describe('ScheduleEngine', () => {
 		failing = true;
 		await clock.advance(HOUR_MS);
 		expect(errors.map((error) => error.message)).toEqual(['disk full']);
-		await engine.fireEnded(started[0].runKey);
+		expect(started).toHaveLength(0); // not written, so not emitted
 		failing = false;
 		await clock.advance(HOUR_MS);
-		expect(started).toHaveLength(2);
+		expect(started.map((fire) => fire.declaredAt)).toEqual([T0 + 2 * HOUR_MS]);
 	});
 
 	it('starts no queued fire once deactivated, even when a run ends', async () => {
@@ -336,7 +374,8 @@ describe('ScheduleEngine', () => {
 		const restarted = engineWith({ overlap: { kind: 'queue', queueLimit: 3 } });
 		expect(restarted.preview(clock.now(), 1).lastDeclaredFire).toBe(T0 + 3 * HOUR_MS);
 		const report = await restarted.activate();
-		expect(report).toMatchObject({ missedCount: 0, startedCount: 1, nextFireAt: T0 + 4 * HOUR_MS });
+		expect(report).toMatchObject({ missedCount: 0, startedCount: 0, nextFireAt: T0 + 4 * HOUR_MS });
+		await restarted.fireEnded(runKey('s', T0 + HOUR_MS)); // n8n settles the re-emitted 01:00 run
 		expect(stored().history.slice(0, historyBefore.length)).toEqual(historyBefore);
 		expect(stored().history.at(-1)).toMatchObject({ outcome: 'fired', declaredAt: T0 + 2 * HOUR_MS });
 		expect(stored().queued.map((fire) => fire.declaredAt)).toEqual([T0 + 3 * HOUR_MS]);

@@ -2,6 +2,7 @@ import type { Clock, TimerHandle } from '../clock';
 import type { CatchUpPolicy } from './catchUp';
 import { checkCatchUpOptions, DEFAULT_RUN_ALL_LIMIT, planCatchUp } from './catchUp';
 import { requireIntegerInRange, ScheduleConfigError } from './errors';
+import { Outbox } from '../outbox';
 import type { Fire, StartedFire } from './fire';
 import { jitterFor, runKey, startFire } from './fire';
 import type { FireRecord, LoadedState, ScheduleState } from './history';
@@ -18,6 +19,12 @@ export const MAX_JITTER_MS = DAY_MS;
  * as missed: absorbs slow timers and quick restarts.
  */
 export const DEFAULT_LATE_GRACE_MS = MINUTE_MS;
+/**
+ * How long a run may hold its overlap slot without n8n reporting its end (a lost report, a run
+ * stuck in a worker that died): a day, so a legitimately long run is never overlapped by default.
+ */
+export const DEFAULT_MAX_RUN_MS = DAY_MS;
+export const MAX_MAX_RUN_MS = 30 * DAY_MS;
 
 export interface ScheduleEngineOptions {
 	clock: Clock;
@@ -31,21 +38,23 @@ export interface ScheduleEngineOptions {
 	jitterMs?: number;
 	lateGraceMs?: number;
 	historyLimit?: number;
-	/** What `persist` last received (undefined the first time); validated on activation. */
+	/** What `write` last received (undefined the first time); validated on activation. */
 	storedState: unknown;
 	/**
-	 * Emits the run. Resolves once emitted, not when the run ends: the node reports the end with
-	 * `fireEnded(runKey)`, which it must not await from inside `start`. A rejection records the
-	 * window as missed and frees its overlap slot.
-	 *
-	 * `state` is the state as it is once this run has started (cursor, queue, history with this
-	 * run's entry). A store that is only written together with a run (n8n saves static data when a
-	 * trigger emits) takes it here, so what reaches the store is never a run behind.
+	 * Stores the state (n8n: the node's static data, written by n8n with the next emit). Called once
+	 * per batch of starts, before `emit`, with those runs in `state.outbox`; also after changes that
+	 * start nothing (skipped windows), which then reach the store with the next write.
 	 */
-	start(fire: StartedFire, state: ScheduleState): Promise<void> | void;
-	/** Stores the state; called after runs were started (at-least-once: a crash in between repeats them). */
-	persist(state: ScheduleState): Promise<void> | void;
-	/** Errors from timer-driven work (a failing `persist`), which has no caller to throw to. */
+	write(state: ScheduleState): void;
+	/**
+	 * Emits runs already written to the outbox, in order (see core/outbox.ts). The node reports each
+	 * run's settlement with `fireEnded(runKey)` (ended, or refused by n8n as a duplicate) or
+	 * `fireNotCreated(runKey, error)`, never from inside `emit`.
+	 */
+	emit(fires: StartedFire[]): Promise<void> | void;
+	/** How long a run may hold its overlap slot without reporting its end; default DEFAULT_MAX_RUN_MS. */
+	maxRunMs?: number;
+	/** Errors from timer-driven work (a failing `write` or `emit`), which has no caller to throw to. */
 	onError(error: Error): void;
 }
 
@@ -99,7 +108,11 @@ export class ScheduleEngine {
 	private readonly jitterMs: number;
 	private readonly lateGraceMs: number;
 	private readonly historyLimit: number;
+	private readonly maxRunMs: number;
 	private state: ScheduleState | undefined;
+	private outbox = new Outbox<StartedFire>();
+	/** Outbox entries emitted by this activation (the others are emitted again). */
+	private readonly emitted = new Set<string>();
 	private overlap: OverlapController;
 	private timer: TimerHandle | undefined;
 	private active = false;
@@ -118,6 +131,7 @@ export class ScheduleEngine {
 		this.jitterMs = requireIntegerInRange('jitter', options.jitterMs ?? 0, 0, MAX_JITTER_MS);
 		this.lateGraceMs = requireIntegerInRange('lateGrace', options.lateGraceMs ?? DEFAULT_LATE_GRACE_MS, 0, DAY_MS);
 		this.historyLimit = requireIntegerInRange('historyLimit', options.historyLimit ?? HISTORY_LIMIT, 1, 10 * HISTORY_LIMIT);
+		this.maxRunMs = requireIntegerInRange('maxRunDuration', options.maxRunMs ?? DEFAULT_MAX_RUN_MS, MINUTE_MS, MAX_MAX_RUN_MS);
 		this.overlap = new OverlapController(this.overlapPolicy);
 	}
 
@@ -131,6 +145,12 @@ export class ScheduleEngine {
 			const loaded = loadScheduleState(this.options.storedState, this.options.schedule.fingerprint);
 			this.state = loaded.state;
 			this.overlap = new OverlapController(this.overlapPolicy);
+			this.outbox = new Outbox(this.state.outbox);
+			this.emitted.clear();
+			// Runs written before the stop or crash may still be going (or may never have been
+			// created): they hold their slots until n8n settles them.
+			const now = this.options.clock.now();
+			for (const { run } of this.outbox.pending()) this.overlap.adopt(run.runKey, now);
 			this.active = true;
 			const carriedOver = this.state.queued;
 			const { missedCount, startedCount, nextFireAt } = await this.processDue(carriedOver);
@@ -145,17 +165,31 @@ export class ScheduleEngine {
 	}
 
 	/**
-	 * The run with this key ended (any way); starts the next queued fire, if any. Unknown keys are
-	 * ignored, and so is everything after `deactivate()`: queued fires then wait in the stored state
-	 * for the next activation instead of starting on a trigger that was closed.
+	 * n8n settled the run with this key: it ended (any way) or was refused as a duplicate of one
+	 * that exists. It leaves the outbox and frees its slot; the next queued fire, if any, starts.
+	 * Unknown keys are ignored, and so is everything after `deactivate()`: queued fires then wait
+	 * in the stored state for the next activation instead of starting on a trigger that was closed.
 	 */
 	fireEnded(key: string): Promise<void> {
 		return this.exclusive(async () => {
 			if (!this.active) return;
-			const next = this.overlap.onRunEnded(key);
-			if (!next) return;
-			await this.launch(next);
-			await this.save();
+			this.outbox.settle(key);
+			const next = this.overlap.onRunEnded(key, this.options.clock.now());
+			// The schedule's state is small (history is capped), so it is written at once.
+			if (next) await this.startAll([next]);
+			else this.write();
+		});
+	}
+
+	/** n8n could not create the run: the window is recorded missed, and its slot freed. */
+	fireNotCreated(key: string, error: Error): Promise<void> {
+		return this.exclusive(async () => {
+			if (!this.active) return;
+			const fire = this.outbox.settle(key);
+			if (fire) this.record([notStartedRecord(fire, 'missed', `n8n could not create the run: ${error.message}`)]);
+			const next = this.overlap.onRunEnded(key, this.options.clock.now());
+			if (next) await this.startAll([next]);
+			else this.write();
 		});
 	}
 
@@ -191,12 +225,19 @@ export class ScheduleEngine {
 		const plan = this.planCatchUp(state.lastDeclaredFire, now);
 		const records = [...plan.records];
 		const toStart: Fire[] = [];
+		// A run whose end n8n never reported frees its slot after the maximum run duration.
+		for (const key of this.overlap.heldSince(now - this.maxRunMs)) {
+			const fire = this.outbox.settle(key) ?? { runKey: key, declaredAt: now, kind: 'scheduled' as const };
+			records.push(notStartedRecord(fire, 'released', `the run did not report its end within the maximum run duration (${this.maxRunMs / MINUTE_MS} min); its overlap slot was freed`));
+			const next = this.overlap.onRunEnded(key, now);
+			if (next) toStart.push(next);
+		}
 		let cursor = plan.lastDeclaredFire;
 		// Windows are handled in declared order, so a window with a large jitter holds back later ones.
 		for (let window = this.options.schedule.nextAfter(cursor); this.fireAt(window) <= now; window = this.options.schedule.nextAfter(cursor)) {
 			cursor = window;
 			const fire: Fire = { runKey: runKey(this.options.scheduleId, window), declaredAt: window, kind: 'scheduled' };
-			const decision = this.overlap.onFire(fire);
+			const decision = this.overlap.onFire(fire, now);
 			if (decision === 'start') toStart.push(fire);
 			else if (decision === 'queue') records.push(notStartedRecord(fire, 'queued'));
 			else records.push(notStartedRecord(fire, 'skipped', this.overlap.skipReason()));
@@ -204,12 +245,11 @@ export class ScheduleEngine {
 		// Backlog after the windows due now: a window due now (or a little late, just after a restart)
 		// is not skipped because of catch-up runs started in the same pass; backlog fires are never
 		// skipped, they wait for a free slot.
-		for (const fire of [...backlog, ...plan.starts]) if (this.overlap.onBacklog(fire) === 'start') toStart.push(fire);
+		for (const fire of [...backlog, ...plan.starts]) if (this.overlap.onBacklog(fire, now) === 'start') toStart.push(fire);
 		state.lastDeclaredFire = cursor;
 		this.record(records);
 		const nextFireAt = this.arm(cursor, now);
-		for (const fire of toStart) await this.launch(fire);
-		await this.save();
+		await this.startAll(toStart);
 		return { missedCount: plan.missedCount, startedCount: toStart.length, nextFireAt };
 	}
 
@@ -224,18 +264,30 @@ export class ScheduleEngine {
 		return fireAt;
 	}
 
-	/** Hands a fire (already counted as running) to the node; on failure frees its slot and moves on. */
-	private async launch(fire: Fire): Promise<void> {
-		const started = startFire(fire, this.options.clock.now());
-		const record = startedRecord(started);
+	/**
+	 * Starts fires already counted as running: records them, writes the state once with them in
+	 * the outbox, then emits them and every outbox entry this activation has not emitted yet.
+	 */
+	private async startAll(fires: Fire[]): Promise<void> {
+		const now = this.options.clock.now();
+		const started = fires.map((fire) => startFire(fire, now));
+		this.outbox.add(started.map((fire) => ({ key: fire.runKey, run: fire })));
 		try {
-			await this.options.start(started, this.snapshot([record]));
-			this.record([record]);
+			this.record(started.map(startedRecord));
+			this.write();
 		} catch (error) {
-			this.record([notStartedRecord(fire, 'missed', `starting the run failed: ${(error as Error)?.message ?? String(error)}`)]);
-			const next = this.overlap.onRunEnded(fire.runKey);
-			if (next) await this.launch(next);
+			// Not written, so not emitted: the fires give their slots back and count as missed.
+			for (const fire of started) {
+				this.outbox.settle(fire.runKey);
+				this.overlap.onRunEnded(fire.runKey, now);
+			}
+			this.requireState().history = this.requireState().history.filter((record) => !started.some((fire) => fire.runKey === record.runKey && record.actualAt === fire.actualAt));
+			this.record(started.map((fire) => notStartedRecord(fire, 'missed', `saving the state failed: ${(error as Error).message}`)));
+			throw error;
 		}
+		const toEmit = this.outbox.pending().filter(({ key }) => !this.emitted.has(key));
+		for (const { key } of toEmit) this.emitted.add(key);
+		if (toEmit.length > 0) await this.options.emit(toEmit.map(({ run }) => run));
 	}
 
 	private planCatchUp(lastDeclaredFire: number | undefined, now: number) {
@@ -259,15 +311,9 @@ export class ScheduleEngine {
 		if (records.length > 0) state.history = appendHistory(state.history, records, this.historyLimit);
 	}
 
-	private async save(): Promise<void> {
-		this.requireState().queued = this.overlap.queued;
-		await this.options.persist(this.snapshot());
-	}
-
-	/** A copy of the state with `records` appended, so what the node stores is never changed behind its back. */
-	private snapshot(records: FireRecord[] = []): ScheduleState {
+	private write(): void {
 		const state = this.requireState();
-		return { ...state, queued: this.overlap.queued, history: appendHistory(state.history, records, this.historyLimit) };
+		this.options.write({ ...state, queued: this.overlap.queued, outbox: this.outbox.saved(), history: [...state.history] });
 	}
 
 	private requireState(): ScheduleState {

@@ -21,7 +21,7 @@ describe('history', () => {
 			entry(4, 'skipped'),
 		]);
 		expect(summary).toEqual({
-			windows: { fired: 2, skipped: 1, queued: 0, missed: 1000, caught_up: 0, coalesced: 0 },
+			windows: { fired: 2, skipped: 1, queued: 0, missed: 1000, caught_up: 0, coalesced: 0, released: 0 },
 			lastStartedAt: 9,
 			maxLatenessMs: 7,
 		});
@@ -55,6 +55,7 @@ describe('loadScheduleState', () => {
 		scheduleFingerprint: 'fp',
 		lastDeclaredFire: 1234,
 		queued: [{ runKey: 'q', declaredAt: 1000, kind: 'scheduled' }],
+		outbox: [{ key: 'r1', run: { runKey: 'r1', declaredAt: 1, kind: 'scheduled', actualAt: 1, latenessMs: 0, reprocessing: false } }],
 		history: [entry(1)],
 	};
 
@@ -87,10 +88,10 @@ describe('loadScheduleState', () => {
 		expect(loaded.reset).toBe('invalid');
 	});
 
-	it('keeps history but drops progress when the schedule changed', () => {
+	it('keeps history and the runs still to settle, but drops progress, when the schedule changed', () => {
 		const loaded = loadScheduleState(stored, 'new-fp');
 		expect(loaded.reset).toBe('schedule-changed');
 		expect(loaded.notice).toContain('"fp" to "new-fp"');
-		expect(loaded.state).toEqual({ v: 1, scheduleFingerprint: 'new-fp', queued: [], history: stored.history });
+		expect(loaded.state).toEqual({ v: 1, scheduleFingerprint: 'new-fp', queued: [], outbox: stored.outbox, history: stored.history });
 	});
 });

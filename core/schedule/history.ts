@@ -1,9 +1,11 @@
+import type { OutboxEntry } from '../outbox';
 import type { Fire, StartedFire } from './fire';
 import { runKey } from './fire';
 import { isoTime } from '../units';
 
-export type FireOutcome = 'fired' | 'skipped' | 'queued' | 'missed' | 'caught_up' | 'coalesced';
-const OUTCOMES: readonly FireOutcome[] = ['fired', 'skipped', 'queued', 'missed', 'caught_up', 'coalesced'];
+/** `released`: the overlap slot of a run that never reported its end was freed (Max Run Duration). */
+export type FireOutcome = 'fired' | 'skipped' | 'queued' | 'missed' | 'caught_up' | 'coalesced' | 'released';
+const OUTCOMES: readonly FireOutcome[] = ['fired', 'skipped', 'queued', 'missed', 'caught_up', 'coalesced', 'released'];
 
 /**
  * One line of a schedule's fire history: declared vs actual time and what became of the window.
@@ -43,7 +45,7 @@ export function startedRecord(fire: StartedFire): FireRecord {
 	};
 }
 
-export function notStartedRecord(fire: Fire, outcome: 'skipped' | 'queued' | 'missed', reason?: string): FireRecord {
+export function notStartedRecord(fire: Fire, outcome: 'skipped' | 'queued' | 'missed' | 'released', reason?: string): FireRecord {
 	return { runKey: fire.runKey, declaredAt: fire.declaredAt, outcome, ...(reason !== undefined && { reason }) };
 }
 
@@ -77,7 +79,7 @@ export interface HistorySummary {
 }
 
 export function summarizeHistory(history: readonly FireRecord[]): HistorySummary {
-	const summary: HistorySummary = { windows: { fired: 0, skipped: 0, queued: 0, missed: 0, caught_up: 0, coalesced: 0 } };
+	const summary: HistorySummary = { windows: { fired: 0, skipped: 0, queued: 0, missed: 0, caught_up: 0, coalesced: 0, released: 0 } };
 	for (const record of history) {
 		summary.windows[record.outcome] += record.count ?? 1;
 		if (record.actualAt !== undefined) summary.lastStartedAt = Math.max(summary.lastStartedAt ?? record.actualAt, record.actualAt);
@@ -101,6 +103,8 @@ export interface ScheduleState {
 	lastDeclaredFire?: number;
 	/** Fires accepted into the overlap queue but not started yet; started after a restart. */
 	queued: Fire[];
+	/** Runs written but not yet settled by n8n (core/outbox.ts); emitted again at every activation. */
+	outbox: Array<OutboxEntry<StartedFire>>;
 	history: FireRecord[];
 }
 
@@ -112,7 +116,7 @@ export interface LoadedState {
 }
 
 export function freshState(fingerprint: string, history: FireRecord[] = []): ScheduleState {
-	return { v: STATE_VERSION, scheduleFingerprint: fingerprint, queued: [], history };
+	return { v: STATE_VERSION, scheduleFingerprint: fingerprint, queued: [], outbox: [], history };
 }
 
 /**
@@ -135,16 +139,18 @@ export function loadScheduleState(raw: unknown, fingerprint: string): LoadedStat
 	if (!isScheduleState(stored)) {
 		return { state: freshState(fingerprint), reset: 'invalid', notice: 'Stored schedule state is malformed; starting fresh (no catch-up this time)' };
 	}
+	// Runs already written must be emitted again whatever else changed: n8n may not have created them.
+	const outbox = Array.isArray(stored.outbox) ? (stored.outbox as ScheduleState['outbox']).filter((entry) => typeof entry?.key === 'string' && isFire(entry.run)) : [];
 	if (stored.scheduleFingerprint !== fingerprint) {
 		return {
-			state: freshState(fingerprint, stored.history),
+			state: { ...freshState(fingerprint, stored.history), outbox },
 			reset: 'schedule-changed',
 			notice: `Schedule changed from "${stored.scheduleFingerprint}" to "${fingerprint}"; windows of the previous schedule are not caught up`,
 		};
 	}
 	// A copy of the known fields, so the engine never mutates the node's stored object.
 	const { scheduleFingerprint, lastDeclaredFire, queued, history } = stored;
-	return { state: { v: STATE_VERSION, scheduleFingerprint, lastDeclaredFire, queued: [...queued], history: [...history] } };
+	return { state: { v: STATE_VERSION, scheduleFingerprint, lastDeclaredFire, queued: [...queued], outbox, history: [...history] } };
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {

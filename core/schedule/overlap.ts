@@ -43,7 +43,8 @@ export function checkOverlapPolicy(policy: OverlapPolicy): void {
  * `onRunEnded` (also when starting it failed).
  */
 export class OverlapController {
-	private readonly running = new Set<string>();
+	/** Run key → when its slot was taken. */
+	private readonly running = new Map<string, number>();
 	/** FIFO of waiting fires; backlog fires (catch-up, carried over) do not count against queueLimit. */
 	private readonly waiting: Array<{ fire: Fire; backlog: boolean }> = [];
 
@@ -52,8 +53,8 @@ export class OverlapController {
 	}
 
 	/** A scheduled fire: start it, queue it, or skip it (the caller records the reason from `skipReason`). */
-	onFire(fire: Fire): 'start' | 'queue' | 'skip' {
-		if (this.hasFreeSlot()) return this.take(fire);
+	onFire(fire: Fire, now: number): 'start' | 'queue' | 'skip' {
+		if (this.hasFreeSlot()) return this.take(fire, now);
 		if (this.policy.kind !== 'queue') return 'skip';
 		const queuedScheduled = this.waiting.filter((entry) => !entry.backlog).length;
 		if (queuedScheduled >= this.policy.queueLimit) return 'skip';
@@ -65,22 +66,32 @@ export class OverlapController {
 	 * A fire that was promised a run (catch-up, or queued before a restart): never skipped, but it
 	 * still waits for a free slot, so run-all under skip-if-running runs the backlog one by one.
 	 */
-	onBacklog(fire: Fire): 'start' | 'queue' {
-		if (this.hasFreeSlot()) return this.take(fire);
+	onBacklog(fire: Fire, now: number): 'start' | 'queue' {
+		if (this.hasFreeSlot()) return this.take(fire, now);
 		this.waiting.push({ fire, backlog: true });
 		return 'queue';
 	}
 
 	/** A run ended; returns the next waiting fire, now counted as running, for the caller to start. */
-	onRunEnded(runKey: string): Fire | undefined {
+	onRunEnded(runKey: string, now: number): Fire | undefined {
 		if (!this.running.delete(runKey)) return undefined;
 		const next = this.waiting.shift();
-		if (next) this.running.add(next.fire.runKey);
+		if (next) this.running.set(next.fire.runKey, now);
 		return next?.fire;
 	}
 
+	/** A run started before this activation that may still be going (re-emitted from the outbox): it holds a slot. */
+	adopt(runKey: string, now: number): void {
+		this.running.set(runKey, now);
+	}
+
+	/** Runs holding a slot since before `cutoff`: their end was never reported. */
+	heldSince(cutoff: number): string[] {
+		return [...this.running].filter(([, since]) => since < cutoff).map(([runKey]) => runKey);
+	}
+
 	get runningKeys(): string[] {
-		return [...this.running];
+		return [...this.running.keys()];
 	}
 
 	get queued(): Fire[] {
@@ -103,8 +114,8 @@ export class OverlapController {
 		return this.running.size < capacity;
 	}
 
-	private take(fire: Fire): 'start' {
-		this.running.add(fire.runKey);
+	private take(fire: Fire, now: number): 'start' {
+		this.running.set(fire.runKey, now);
 		return 'start';
 	}
 }

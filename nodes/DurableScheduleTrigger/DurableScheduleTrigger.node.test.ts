@@ -61,6 +61,9 @@ function storedBehind(windows: number): ScheduleState {
 	return { v: STATE_VERSION, scheduleFingerprint: 'interval 10000 anchor 0', lastDeclaredFire: NOW - 5_000 - windows * 10_000, queued: [], history: [] };
 }
 
+/** Named like n8n-workflow's class, which the node recognises by name. */
+class ExecutionCancelledError extends Error {}
+
 describe('Durable Schedule Trigger node', () => {
 	// The node runs on the system clock; fake timers pin it (promise turns stay real).
 	beforeEach(() => jest.useFakeTimers({ now: NOW, doNotFake: ['setImmediate', 'nextTick', 'queueMicrotask'] }));
@@ -108,15 +111,19 @@ describe('Durable Schedule Trigger node', () => {
 		expect(first).toMatchObject({ kind: 'catch-up', outcome: 'caught_up', reprocessing: true, validTime: first.declaredAt, systemTime: first.actualAt });
 		expect(first.runKey).toBe(`wf-1:node-1@${String(first.declaredAt)}`);
 		expect(emitted[0].key).toBe(`dst:${String(first.runKey)}`);
-		// What n8n saves on emit already records this run.
-		expect((emitted[0].stateAtEmit as ScheduleState).history.at(-1)).toMatchObject({ runKey: first.runKey, outcome: 'caught_up' });
-		expect((emitted[1].stateAtEmit as ScheduleState).history.at(-1)).toMatchObject({ runKey: second.runKey });
+		// What n8n saves on the first emit already records both runs, in the history and the outbox.
+		const written = emitted[0].stateAtEmit as ScheduleState;
+		expect(written.history.slice(-2)).toMatchObject([
+			{ runKey: first.runKey, outcome: 'caught_up' },
+			{ runKey: second.runKey, outcome: 'caught_up' },
+		]);
+		expect(written.outbox.map((entry) => entry.key)).toEqual([first.runKey, second.runKey]);
 
 		emitted[0].done?.resolve(undefined); // the run ended (or n8n had already run this window)
 		await flushPromises();
 		expect(emitted).toHaveLength(3);
 		expect(emitted[2].items[0][0].json.declaredAt).toBe('2026-01-01T00:00:00.000Z');
-		emitted[1].done?.reject(new Error('cancelled')); // a cancelled run frees its slot too
+		emitted[1].done?.reject(new ExecutionCancelledError()); // a cancelled run ran: it frees its slot, and is no miss
 		await flushPromises();
 		expect((staticData.schedule as ScheduleState).queued).toEqual([]);
 		expect((staticData.schedule as ScheduleState).history.map((r) => r.outcome)).toEqual(['caught_up', 'caught_up', 'caught_up']);

@@ -3,7 +3,6 @@ import {
 	type INode,
 	type INodeType,
 	type INodeTypeDescription,
-	type IRun,
 	type ITriggerFunctions,
 	type ITriggerResponse,
 	NodeConnectionTypes,
@@ -23,6 +22,7 @@ import {
 	startedRecord,
 } from '../../core/schedule';
 import { SECOND_MS, type TimeUnit, UNIT_MS } from '../../core/units';
+import { emitRuns } from '../shared/emitRuns';
 import { toNodeError } from '../shared/errors';
 import { timeUnitOptions } from '../shared/parameters';
 
@@ -43,9 +43,10 @@ const PARAMETER_LABELS: Record<string, string> = {
 	jitter: 'Jitter (Seconds)',
 	lateGrace: 'Late Grace (Seconds)',
 	historyLimit: 'History Limit',
+	maxRunDuration: 'Max Run Duration (Minutes)',
 };
 
-type Settings = Pick<ScheduleEngineOptions, 'schedule' | 'catchUp' | 'runAllLimit' | 'overlap' | 'jitterMs' | 'lateGraceMs' | 'historyLimit'>;
+type Settings = Pick<ScheduleEngineOptions, 'schedule' | 'catchUp' | 'runAllLimit' | 'overlap' | 'jitterMs' | 'lateGraceMs' | 'historyLimit' | 'maxRunMs'>;
 
 /** Reads the parameters into engine options; the core validates them (ScheduleConfigError naming the field). */
 function settingsFrom(context: ITriggerFunctions): Settings {
@@ -72,6 +73,7 @@ function settingsFrom(context: ITriggerFunctions): Settings {
 		jitterMs: secondsToMs(options.jitter),
 		lateGraceMs: secondsToMs(options.lateGrace),
 		historyLimit: options.historyLimit as number | undefined,
+		maxRunMs: options.maxRunMinutes === undefined ? undefined : Math.round(Number(options.maxRunMinutes) * 60_000),
 	};
 }
 
@@ -220,6 +222,15 @@ export class DurableScheduleTrigger implements INodeType {
 						description: 'A window found up to this late (slow timer, quick restart) still runs as a normal fire; later ones count as missed and get the catch-up policy',
 					},
 					{
+						displayName: 'Max Run Duration (Minutes)',
+						name: 'maxRunMinutes',
+						type: 'number',
+						default: 1440,
+						typeOptions: { minValue: 1, maxValue: 43200 },
+						description:
+							'A run that has not reported its end after this long stops holding its overlap slot (recorded in the history as "released"), so a lost end report cannot block the schedule. 1 minute to 30 days.',
+					},
+					{
 						displayName: 'History Limit',
 						name: 'historyLimit',
 						type: 'number',
@@ -252,21 +263,21 @@ export class DurableScheduleTrigger implements INodeType {
 				...settings,
 				storedState: staticData[STATE_KEY],
 				// n8n writes static data to its database only when a trigger emits (and once after
-				// activation), and only notices reassigned top-level keys. So the state is reassigned
-				// right before each emit, which saves it together with the run; state changed without a
-				// run (a skipped window) is reassigned too and reaches the database with the next emit.
-				start: (fire, state) => {
-					staticData[STATE_KEY] = state;
-					// n8n settles this when the run ends: success, error, or paused in a Wait node. A
-					// window n8n already ran (same deduplication key) resolves it at once with no run.
-					const done = this.helpers.createDeferredPromise<IRun>();
-					const ended = () => engine.fireEnded(fire.runKey).catch(onError);
-					done.promise.then(ended, ended);
-					this.emit([[{ json: { ...fireItem(fire), outcome: startedRecord(fire).outcome } }]], undefined, done, `dst:${fire.runKey}`);
-				},
-				persist: (state) => {
+				// activation), and only notices reassigned top-level keys: each write replaces the state.
+				write: (state) => {
 					staticData[STATE_KEY] = state;
 				},
+				// n8n settles `done` when the run ends (success, error, cancelled, or paused in a Wait
+				// node) and at once for a window it already ran (same deduplication key).
+				emit: async (fires) =>
+					await emitRuns(
+						this,
+						fires.map((fire) => ({ key: `dst:${fire.runKey}`, run: fire })),
+						(fire) => [{ json: { ...fireItem(fire), outcome: startedRecord(fire).outcome } }],
+						({ run }, settlement, error) =>
+							void (settlement === 'started' ? engine.fireEnded(run.runKey) : engine.fireNotCreated(run.runKey, error ?? new Error('unknown error'))).catch(onError),
+					),
+				maxRunMs: settings.maxRunMs,
 				onError,
 			});
 		} catch (error) {
