@@ -41,7 +41,7 @@ describe('selectItems', () => {
 	it('with items: nothing is an empty list, a lone value a one-item list, a list a list', async () => {
 		const expressions = new PollExpressions({ id: 'id', items: 'data[status="open"]' });
 		await expect(expressions.selectItems({ data: [] })).resolves.toEqual([]);
-		await expect(expressions.selectItems({})).resolves.toEqual([]);
+		await expect(expressions.selectItems({ data: [{ id: 2 }] })).resolves.toEqual([]);
 		await expect(expressions.selectItems({ data: [{ id: 1, status: 'open' }, { id: 2 }] })).resolves.toEqual([{ id: 1, status: 'open' }]);
 		await expect(
 			expressions.selectItems({
@@ -51,6 +51,18 @@ describe('selectItems', () => {
 				],
 			}),
 		).resolves.toHaveLength(2);
+	});
+
+	it('a path that does not exist is an error naming the path and the fields that are there; an empty list is not', async () => {
+		const expressions = new PollExpressions({ id: 'id', items: 'data.tickets' });
+		await expect(expressions.selectItems({ data: { tickets: [] } })).resolves.toEqual([]);
+		await expect(expressions.selectItems({ data: { tikets: [{ id: 1 }], total: 1 } })).rejects.toThrow(
+			'"Items" (data.tickets) names the field "tickets", which "data" does not have; its fields are: tikets, total.',
+		);
+		await expect(expressions.selectItems({ results: [] })).rejects.toThrow(`names the field "data", which the op's result does not have; its fields are: results.`);
+		await expect(new PollExpressions({ id: 'id', items: 'data[status="open"]' }).selectItems({})).rejects.toThrow(expect.objectContaining({ field: 'items' }));
+		// Through lists of objects: a field any of them has exists.
+		await expect(new PollExpressions({ id: 'id', items: 'pages.items' }).selectItems({ pages: [{ items: [] }, { next: 2 }] })).resolves.toEqual([]);
 	});
 
 	it('names the items expression when it fails at run time', async () => {

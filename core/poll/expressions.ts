@@ -35,6 +35,8 @@ class CompiledExpression {
 	private readonly expression: jsonata.Expression;
 	/** Field names of a plain path such as `meta.id`, read without JSONata. */
 	private readonly fieldPath: string[] | undefined;
+	/** Field names of a path of names, with or without filters (`data.items[open]`): what must exist. */
+	readonly namePath: string[] | undefined;
 
 	constructor(
 		readonly field: ExpressionField,
@@ -47,6 +49,7 @@ class CompiledExpression {
 			throw new PollConfigError(field, `Invalid JSONata in "${field}": ${source}\n${error?.message ?? error}${position}`);
 		}
 		this.fieldPath = plainFieldPath(this.expression.ast());
+		this.namePath = namePath(this.expression.ast());
 	}
 
 	/**
@@ -88,6 +91,32 @@ function plainFieldPath(ast: jsonata.ExprNode): string[] | undefined {
 	return names;
 }
 
+/** The field names of a path whose every step is a name (filters allowed), else undefined. */
+function namePath(ast: jsonata.ExprNode): string[] | undefined {
+	if ((ast.type as string) !== 'path' || !ast.steps?.length) return undefined;
+	if (!ast.steps.every((step) => step.type === 'name' && typeof step.value === 'string')) return undefined;
+	return ast.steps.map((step) => step.value as string);
+}
+
+/**
+ * Where a path of names leaves `value`: the first name no object along the way has, with the fields
+ * that are there; undefined when every name exists somewhere (an empty list is not a missing field).
+ */
+function missingField(path: readonly string[], value: unknown): { name: string; at: string; fields: string[] } | undefined {
+	let level: unknown[] = [value];
+	for (let step = 0; step < path.length; step++) {
+		const objects = level.flat().filter((v): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v));
+		if (objects.length === 0) return undefined;
+		const holders = objects.filter((object) => Object.prototype.hasOwnProperty.call(object, path[step]));
+		if (holders.length === 0) {
+			const fields = [...new Set(objects.flatMap((object) => Object.keys(object)))];
+			return { name: path[step], at: step === 0 ? "the op's result" : `"${path.slice(0, step).join('.')}"`, fields };
+		}
+		level = holders.map((holder) => holder[path[step]]);
+	}
+	return undefined;
+}
+
 /** The user's expressions, compiled once per activation. */
 export class PollExpressions {
 	private readonly items: CompiledExpression | undefined;
@@ -115,7 +144,19 @@ export class PollExpressions {
 			);
 		}
 		const selected = await this.read(this.items, result);
-		if (selected === undefined) return [];
+		if (selected === undefined) {
+			// Nothing selected: fine when the list is empty or filtered out, an error when a field the
+			// path names is not there at all, so a typo never looks like an empty source.
+			const missing = this.items.namePath && missingField(this.items.namePath, result);
+			if (missing) {
+				const shown = missing.fields.slice(0, 10).join(', ') + (missing.fields.length > 10 ? ', …' : '');
+				throw new PollConfigError(
+					'items',
+					`"Items" (${this.items.source}) names the field "${missing.name}", which ${missing.at} does not have; its fields are: ${shown || 'none'}.`,
+				);
+			}
+			return [];
+		}
 		// JSONata gives a lone value, not a one-item list, when exactly one thing matches.
 		return Array.isArray(selected) ? selected : [selected];
 	}

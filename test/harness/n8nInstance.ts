@@ -75,6 +75,11 @@ export class N8nInstance {
 		return instance;
 	}
 
+	/** The n8n process id while it runs (for /proc figures in benchmarks). */
+	get pid(): number | undefined {
+		return this.process?.pid;
+	}
+
 	get baseUrl(): string {
 		return `http://127.0.0.1:${this.port}`;
 	}

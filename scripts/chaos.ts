@@ -1,0 +1,38 @@
+/**
+ * `npm run chaos`: the long chaos run. For each dedupe kind, batch mode, and the Durable Schedule
+ * Trigger's run-all catch-up and Queue overlap, n8n is killed with SIGKILL at random moments during
+ * bursts of runs (CHAOS_KILLS per case, default 20), restarted, and every item or window that should
+ * have run is counted. Prints a table: case, kills, items expected, lost, repeated. Exits 1 if any
+ * item was lost or repeated. CHAOS_HISTORY (default 100000) remembered keys under each poll burst.
+ */
+import { chaosTable, type ChaosResult, pollChaosCases, runPollChaos, runScheduleChaos, scheduleChaosCases } from '../test/harness/chaos';
+import { ensureN8nInstalled, packAndPrepareNodesFolder } from '../test/harness/install';
+import { N8nInstance } from '../test/harness/n8nInstance';
+
+const KILLS = Number(process.env.CHAOS_KILLS ?? 20);
+const HISTORY = Number(process.env.CHAOS_HISTORY ?? 100_000);
+const BURST = Number(process.env.CHAOS_BURST ?? 50);
+
+async function main(): Promise<void> {
+	ensureN8nInstalled();
+	packAndPrepareNodesFolder();
+	const n8n = await N8nInstance.launch('chaos-long', { N8N_LOG_LEVEL: 'warn' });
+	const results: ChaosResult[] = [];
+	try {
+		for (const chaos of pollChaosCases(HISTORY, BURST)) {
+			// Keying a large history takes a while: kills spread over the poll's whole processing.
+			results.push(await runPollChaos(n8n, chaos, { kills: KILLS, killWithinMs: HISTORY >= 100_000 ? 2_500 : 800 }));
+			process.stdout.write(`${chaosTable(results.slice(-1))}\n`);
+		}
+		for (const chaos of scheduleChaosCases()) {
+			results.push(await runScheduleChaos(n8n, chaos, { kills: KILLS }));
+			process.stdout.write(`${chaosTable(results.slice(-1))}\n`);
+		}
+	} finally {
+		await n8n.stop();
+	}
+	process.stdout.write(`\nChaos: ${KILLS} SIGKILLs per case, poll bursts of ${BURST} new items over ${HISTORY.toLocaleString('en')} remembered keys\n${chaosTable(results)}\n`);
+	if (results.some((result) => result.lost > 0 || result.repeated > 0)) process.exitCode = 1;
+}
+
+void main();

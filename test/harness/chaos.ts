@@ -1,0 +1,270 @@
+import { randomUUID } from 'node:crypto';
+
+import { FakeSystem } from './fakeSystem';
+import type { Execution, N8nInstance } from './n8nInstance';
+import { waitFor } from './net';
+import { marker, node, PACKAGE, workflow } from '../e2e/workflowBuilder';
+
+/**
+ * Chaos for the Poll Trigger: bursts of new items over a large remembered history, n8n killed with
+ * SIGKILL at a random moment while the burst's runs are being created, restarted, and at the end
+ * every item counted: how many executions carry it. Shared by the short e2e test (npm test) and
+ * `npm run chaos`.
+ */
+
+export interface ChaosCase {
+	name: string;
+	/** Poll Trigger parameters beyond op/with/interval. */
+	parameters: Record<string, unknown>;
+	/** The source's list after `round` bursts (round 0: the history only). */
+	list(round: number): Array<Record<string, unknown>>;
+	/** The identities that must each start exactly once: those new in `round` (≥ 1). */
+	expected(round: number): string[];
+	/** One item's identity as `expected` names it. */
+	identity(item: Record<string, unknown>): string;
+}
+
+export interface ChaosResult {
+	case: string;
+	kills: number;
+	/** Kills mid-burst: poll, before every run of the burst had started; schedule, while a run was going. */
+	earlyKills: number;
+	expected: number;
+	lost: number;
+	repeated: number;
+}
+
+const POLL_PATH = '/chaos';
+
+/** The cases the issue names, each with `history` remembered keys and `burst` new items per round. */
+export function pollChaosCases(history: number, burst: number): ChaosCase[] {
+	const seeds = (prefix: string) => Array.from({ length: history }, (_, i) => ({ id: `${prefix}-h${i}` }));
+	const fresh = (prefix: string, round: number) => Array.from({ length: burst }, (_, i) => ({ id: `${prefix}-r${round}-${i}` }));
+	const upTo = (prefix: string, round: number) => [...seeds(prefix), ...Array.from({ length: round }, (_, r) => fresh(prefix, r + 1)).flat()];
+	const byId = (item: Record<string, unknown>) => String(item.id);
+	const keyed = (prefix: string, parameters: Record<string, unknown>): ChaosCase => ({
+		name: prefix,
+		parameters,
+		list: (round) => upTo(prefix, round),
+		expected: (round) => fresh(prefix, round).map(byId),
+		identity: byId,
+	});
+	const numbered = (round: number) => Array.from({ length: burst }, (_, i) => history + (round - 1) * burst + i);
+	return [
+		keyed('unique', { dedupe: 'unique' }),
+		keyed('time_window', { dedupe: 'time_window', ttl: 1, ttlUnit: 'hours' }),
+		keyed('batch', { dedupe: 'unique', oneRunPerItem: false }),
+		keyed('last', { dedupe: 'last' }),
+		{
+			name: 'greatest',
+			parameters: { dedupe: 'greatest' },
+			list: (round) => Array.from({ length: history + round * burst }, (_, id) => ({ id })),
+			expected: (round) => numbered(round).map(String),
+			identity: byId,
+		},
+		{
+			// Each round changes the version of `burst` remembered keys: each (key, version) starts once.
+			name: 'changed',
+			parameters: { dedupe: 'changed', version: 'v' },
+			list: (round) => Array.from({ length: history }, (_, i) => ({ id: `changed-${i}`, v: i < round * burst ? 1 + Math.ceil((i + 1) / burst) : 1 })),
+			expected: (round) => Array.from({ length: burst }, (_, i) => `changed-${(round - 1) * burst + i}@${round + 1}`),
+			identity: (item) => `${String(item.id)}@${String(item.v)}`,
+		},
+	];
+}
+
+/** The items an execution's trigger produced, also for one n8n created but never ran (crashed). */
+export function triggerItems(execution: Execution, triggerName: string): Array<Record<string, unknown>> {
+	const ran = execution.data?.resultData.runData[triggerName]?.at(-1)?.data?.main[0];
+	if (ran) return ran.map((item) => item.json);
+	const stack = (execution.data as { executionData?: { nodeExecutionStack?: Array<{ data?: { main?: Array<Array<{ json: Record<string, unknown> }>> } }> } } | undefined)
+		?.executionData?.nodeExecutionStack;
+	return stack?.[0]?.data?.main?.[0]?.map((item) => item.json) ?? [];
+}
+
+/**
+ * Runs one case: seeds the history (first poll remembers it without starting anything), then
+ * `kills` rounds of a burst followed by a SIGKILL at a random moment within `killWithinMs` of the
+ * poll that listed it, and restarts. Then waits for every expected item and counts.
+ */
+export async function runPollChaos(n8n: N8nInstance, chaos: ChaosCase, { kills, killWithinMs = 800 }: { kills: number; killWithinMs?: number }): Promise<ChaosResult> {
+	const source = await FakeSystem.start();
+	let round = 0;
+	source.on('GET', POLL_PATH, () => ({ body: chaos.list(round) }));
+	const trigger = node('Poll', `${PACKAGE}.pollTrigger`, {
+		op: 'http.request',
+		with: JSON.stringify({ url: source.url(POLL_PATH) }),
+		id: 'id',
+		interval: 5,
+		intervalUnit: 'seconds',
+		options: { firstPoll: 'none', timeoutSec: 60 },
+		...chaos.parameters,
+	});
+	const id = await n8n.importWorkflow(workflow(`chaos ${chaos.name}`, [trigger, marker('Handled')], [['Poll', 'Handled']]));
+	try {
+		await n8n.publish(id);
+		await source.requestCount(POLL_PATH, 1, 120_000);
+		const expected: string[] = [];
+		const killedAt: number[] = [];
+		for (let kill = 1; kill <= kills; kill++) {
+			round = kill;
+			expected.push(...chaos.expected(round));
+			const since = Date.now();
+			const listed = await source.nextRequest((request) => request.path === POLL_PATH && request.receivedAt >= since, 60_000);
+			await new Promise((resolve) => setTimeout(resolve, Math.max(0, listed.receivedAt + Math.random() * killWithinMs - Date.now())));
+			killedAt.push(Date.now());
+			await n8n.kill();
+			await n8n.start();
+			await n8n.login();
+		}
+		const counts = await waitFor(
+			`every item of chaos case ${chaos.name} to start`,
+			async () => {
+				const counted = await countStarts(n8n, id, chaos);
+				return expected.every((identity) => (counted.get(identity) ?? 0) > 0) ? counted : undefined;
+			},
+			{ timeoutMs: 120_000, intervalMs: 1_000 },
+		).catch(async () => await countStarts(n8n, id, chaos));
+		// Two more polls of the full list: a late repeat would show now.
+		await source.requestCount(POLL_PATH, source.requests(POLL_PATH).length + 2, 60_000);
+		const final = await countStarts(n8n, id, chaos);
+		for (const [identity, count] of counts) if ((final.get(identity) ?? 0) < count) final.set(identity, count);
+		const startedAt = await firstStarts(n8n, id, chaos);
+		const earlyKills = killedAt.filter((at, i) => chaos.expected(i + 1).some((identity) => !((startedAt.get(identity) ?? Infinity) <= at))).length;
+		return {
+			case: chaos.name,
+			kills,
+			earlyKills,
+			expected: expected.length,
+			lost: expected.filter((identity) => !final.has(identity)).length,
+			repeated: [...final.values()].reduce((sum, count) => sum + Math.max(0, count - 1), 0) + [...final.keys()].filter((key) => !expected.includes(key)).length,
+		};
+	} finally {
+		await n8n.unpublish(id).catch(() => undefined);
+		await source.close();
+	}
+}
+
+async function countStarts(n8n: N8nInstance, workflowId: string, chaos: ChaosCase): Promise<Map<string, number>> {
+	const counts = new Map<string, number>();
+	for (const execution of await n8n.executions(workflowId)) {
+		for (const item of triggerItems(execution, 'Poll')) {
+			const identity = chaos.identity(item);
+			counts.set(identity, (counts.get(identity) ?? 0) + 1);
+		}
+	}
+	return counts;
+}
+
+/** When each identity's first execution started. */
+async function firstStarts(n8n: N8nInstance, workflowId: string, chaos: ChaosCase): Promise<Map<string, number>> {
+	const starts = new Map<string, number>();
+	for (const execution of await n8n.executions(workflowId)) {
+		const at = Date.parse(execution.startedAt ?? '') || Infinity;
+		for (const item of triggerItems(execution, 'Poll')) {
+			const identity = chaos.identity(item);
+			starts.set(identity, Math.min(starts.get(identity) ?? Infinity, at));
+		}
+	}
+	return starts;
+}
+
+/** The results as a table, as `npm run chaos` prints it. */
+export function chaosTable(results: ChaosResult[]): string {
+	const rows = [
+		['case', 'kills', 'kills mid-burst', 'items expected', 'lost', 'repeated'],
+		...results.map((r) => [r.case, r.kills, r.earlyKills, r.expected, r.lost, r.repeated].map(String)),
+	];
+	const widths = rows[0].map((_, column) => Math.max(...rows.map((row) => row[column].length)));
+	return rows.map((row) => row.map((cell, column) => cell.padEnd(widths[column])).join('  ')).join('\n');
+}
+
+
+/** A Durable Schedule Trigger setup whose every window must run exactly once through kills. */
+export interface ScheduleChaosCase {
+	name: string;
+	parameters: Record<string, unknown>;
+}
+
+const WINDOW_MS = 10_000;
+
+/**
+ * The schedule cases the issue names: run-all catch-up of the windows missed while n8n was down, and
+ * the Queue overlap policy (with run-all, so a window queued when n8n died runs after the restart).
+ * Late Grace 0: every window missed while down goes through catch-up, none is skipped as late.
+ */
+export function scheduleChaosCases(): ScheduleChaosCase[] {
+	const common = { scheduleType: 'interval', interval: 10, intervalUnit: 'seconds', catchUp: 'run-all', runAllLimit: 1000, options: { lateGrace: 0 } };
+	return [
+		{ name: 'schedule run-all catch-up', parameters: { ...common, overlap: 'allow-parallel', maxParallel: 100 } },
+		{ name: 'schedule queue overlap', parameters: { ...common, overlap: 'queue', queueLimit: 1000 } },
+	];
+}
+
+/**
+ * Runs one schedule case: every 10 s window, runs that take 3 s (a Wait node), n8n killed at a random
+ * moment (the first time while windows fire normally, then within `killWithinMs` of each restart,
+ * while the catch-up of the windows missed during `downtimeMs` is being started), restarted; then
+ * every window from the first after publishing to shortly before the end is counted.
+ */
+export async function runScheduleChaos(
+	n8n: N8nInstance,
+	chaos: ScheduleChaosCase,
+	{ kills, downtimeMs = 30_000, killWithinMs = 4_000 }: { kills: number; downtimeMs?: number; killWithinMs?: number },
+): Promise<ChaosResult> {
+	const trigger = node('Schedule', `${PACKAGE}.durableScheduleTrigger`, chaos.parameters);
+	const slow = node('Slow', 'n8n-nodes-base.wait', { amount: 3, unit: 'seconds' }, { typeVersion: 1.1, webhookId: randomUUID() });
+	const id = await n8n.importWorkflow(workflow(`chaos ${chaos.name}`, [trigger, slow, marker('Done')], [['Schedule', 'Slow'], ['Slow', 'Done']]));
+	const publishedAt = Date.now();
+	const from = Math.ceil((publishedAt + 2_000) / WINDOW_MS) * WINDOW_MS;
+	try {
+		await n8n.publish(id);
+		await n8n.waitForExecutions(id, (all) => all.length > 0, 'the first window', 60_000);
+		const killedAt: number[] = [];
+		for (let kill = 1; kill <= kills; kill++) {
+			await new Promise((resolve) => setTimeout(resolve, Math.random() * (kill === 1 ? WINDOW_MS : killWithinMs)));
+			killedAt.push(Date.now());
+			await n8n.kill();
+			await new Promise((resolve) => setTimeout(resolve, downtimeMs));
+			await n8n.start();
+			await n8n.login();
+		}
+		const endAt = Math.floor((Date.now() + 15_000) / WINDOW_MS) * WINDOW_MS;
+		const expected: string[] = [];
+		for (let window = from; window <= endAt; window += WINDOW_MS) expected.push(new Date(window).toISOString());
+		const counts = await waitFor(
+			`every window of ${chaos.name} up to ${new Date(endAt).toISOString()} to run`,
+			async () => {
+				const counted = await countWindows(n8n, id);
+				return expected.every((window) => counted.has(window)) ? counted : undefined;
+			},
+			{ timeoutMs: 120_000, intervalMs: 1_000 },
+		).catch(async () => await countWindows(n8n, id));
+		const starts = await countWindows(n8n, id, true);
+		// A kill mid-burst: some run had started less than its 3 s before (it was going, or being created).
+		const earlyKills = killedAt.filter((at) => [...starts.values()].some((startedAt) => startedAt <= at && startedAt > at - 3_000)).length;
+		return {
+			case: chaos.name,
+			kills,
+			earlyKills,
+			expected: expected.length,
+			lost: expected.filter((window) => !counts.has(window)).length,
+			repeated: [...counts.values()].reduce((sum, count) => sum + Math.max(0, count - 1), 0),
+		};
+	} finally {
+		await n8n.unpublish(id).catch(() => undefined);
+	}
+}
+
+/** Executions per declared window (ISO time); with `firstStart`, when each window's first execution started. */
+async function countWindows(n8n: N8nInstance, workflowId: string, firstStart = false): Promise<Map<string, number>> {
+	const counts = new Map<string, number>();
+	for (const execution of await n8n.executions(workflowId)) {
+		for (const item of triggerItems(execution, 'Schedule')) {
+			const window = String(item.declaredAt);
+			const startedAt = Date.parse(execution.startedAt ?? '') || Infinity;
+			counts.set(window, firstStart ? Math.min(counts.get(window) ?? Infinity, startedAt) : (counts.get(window) ?? 0) + 1);
+		}
+	}
+	return counts;
+}
