@@ -13,7 +13,6 @@ import { marker, node, PACKAGE, workflow } from '../test/e2e/workflowBuilder';
 import { FakeSystem } from '../test/harness/fakeSystem';
 import { ensureN8nInstalled, packAndPrepareNodesFolder } from '../test/harness/install';
 import { N8nInstance } from '../test/harness/n8nInstance';
-import { waitFor } from '../test/harness/net';
 
 const HISTORIES = (process.env.BENCH_E2E_HISTORIES ?? '0,100000,1000000').split(',').map(Number);
 const NEW_ITEMS = 300;

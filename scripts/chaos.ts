@@ -5,7 +5,7 @@
  * have run is counted. Prints a table: case, kills, items expected, lost, repeated. Exits 1 if any
  * item was lost or repeated. CHAOS_HISTORY (default 100000) remembered keys under each poll burst.
  */
-import { chaosTable, type ChaosResult, pollChaosCases, runPollChaos, runScheduleChaos, scheduleChaosCases } from '../test/harness/chaos';
+import { CHAOS_N8N_ENV, chaosTable, type ChaosResult, pollChaosCases, runPollChaos, runScheduleChaos, scheduleChaosCases } from '../test/harness/chaos';
 import { ensureN8nInstalled, packAndPrepareNodesFolder } from '../test/harness/install';
 import { N8nInstance } from '../test/harness/n8nInstance';
 
@@ -16,7 +16,7 @@ const BURST = Number(process.env.CHAOS_BURST ?? 50);
 async function main(): Promise<void> {
 	ensureN8nInstalled();
 	packAndPrepareNodesFolder();
-	const n8n = await N8nInstance.launch('chaos-long', { N8N_LOG_LEVEL: 'warn' });
+	const n8n = await N8nInstance.launch('chaos-long', { ...CHAOS_N8N_ENV, N8N_LOG_LEVEL: 'warn' });
 	const results: ChaosResult[] = [];
 	try {
 		for (const chaos of pollChaosCases(HISTORY, BURST)) {

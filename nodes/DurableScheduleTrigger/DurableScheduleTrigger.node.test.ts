@@ -58,7 +58,7 @@ const GRACE = { options: { lateGrace: 1 } };
 
 /** Stored state whose cursor lies `windows` ten-second windows before NOW's window. */
 function storedBehind(windows: number): ScheduleState {
-	return { v: STATE_VERSION, scheduleFingerprint: 'interval 10000 anchor 0', lastDeclaredFire: NOW - 5_000 - windows * 10_000, queued: [], history: [] };
+	return { v: STATE_VERSION, scheduleFingerprint: 'interval 10000 anchor 0', lastDeclaredFire: NOW - 5_000 - windows * 10_000, queued: [], outbox: [], history: [] };
 }
 
 /** Named like n8n-workflow's class, which the node recognises by name. */

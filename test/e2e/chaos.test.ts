@@ -1,4 +1,4 @@
-import { chaosTable, type ChaosResult, pollChaosCases, runPollChaos, runScheduleChaos, scheduleChaosCases } from '../harness/chaos';
+import { CHAOS_N8N_ENV, chaosTable, type ChaosResult, pollChaosCases, runPollChaos, runScheduleChaos, scheduleChaosCases } from '../harness/chaos';
 import { N8nInstance } from '../harness/n8nInstance';
 
 /**
@@ -12,7 +12,7 @@ describe('SIGKILL during bursts (short chaos run)', () => {
 	const results: ChaosResult[] = [];
 
 	beforeAll(async () => {
-		n8n = await N8nInstance.launch('chaos');
+		n8n = await N8nInstance.launch('chaos', CHAOS_N8N_ENV);
 	});
 
 	afterAll(async () => {

@@ -73,13 +73,23 @@ export function pollChaosCases(history: number, burst: number): ChaosCase[] {
 	];
 }
 
+/**
+ * n8n settings for chaos instances. On restart n8n rebuilds a crashed execution's data from its event
+ * log and replaces the trigger's output with placeholder items; the simple recovery mode only marks
+ * it crashed and keeps the data it was created with, so the test can see which item it carried. It
+ * changes how crashed executions are shown, not what the triggers do.
+ */
+export const CHAOS_N8N_ENV = { N8N_EVENTBUS_RECOVERY_MODE: 'simple' };
+
 /** The items an execution's trigger produced, also for one n8n created but never ran (crashed). */
 export function triggerItems(execution: Execution, triggerName: string): Array<Record<string, unknown>> {
-	const ran = execution.data?.resultData.runData[triggerName]?.at(-1)?.data?.main[0];
-	if (ran) return ran.map((item) => item.json);
-	const stack = (execution.data as { executionData?: { nodeExecutionStack?: Array<{ data?: { main?: Array<Array<{ json: Record<string, unknown> }>> } }> } } | undefined)
+	const real = (items: Array<{ json: Record<string, unknown> }> | undefined) =>
+		items?.map((item) => item.json).filter((json) => json.isArtificialRecoveredEventItem !== true);
+	const ran = real(execution.data?.resultData.runData[triggerName]?.at(-1)?.data?.main[0] ?? undefined);
+	if (ran?.length) return ran;
+	const stack = (execution.data as { executionData?: { nodeExecutionStack?: Array<{ node?: { name?: string }; data?: { main?: Array<Array<{ json: Record<string, unknown> }>> } }> } } | undefined)
 		?.executionData?.nodeExecutionStack;
-	return stack?.[0]?.data?.main?.[0]?.map((item) => item.json) ?? [];
+	return real(stack?.find((entry) => entry.node?.name === triggerName)?.data?.main?.[0]) ?? [];
 }
 
 /**
@@ -260,8 +270,10 @@ export async function runScheduleChaos(
 async function countWindows(n8n: N8nInstance, workflowId: string, firstStart = false): Promise<Map<string, number>> {
 	const counts = new Map<string, number>();
 	for (const execution of await n8n.executions(workflowId)) {
-		for (const item of triggerItems(execution, 'Schedule')) {
-			const window = String(item.declaredAt);
+		// The window is also in the run's deduplication key (dst:<workflow>:<node>@<window>).
+		const items = triggerItems(execution, 'Schedule');
+		const windows = items.length > 0 ? items.map((item) => String(item.declaredAt)) : [execution.deduplicationKey?.split('@')[1] ?? 'unknown'];
+		for (const window of windows) {
 			const startedAt = Date.parse(execution.startedAt ?? '') || Infinity;
 			counts.set(window, firstStart ? Math.min(counts.get(window) ?? Infinity, startedAt) : (counts.get(window) ?? 0) + 1);
 		}

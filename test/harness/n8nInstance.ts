@@ -15,6 +15,7 @@ export interface Execution {
 	startedAt: string;
 	stoppedAt: string | null;
 	waitTill: string | null;
+	deduplicationKey?: string | null;
 	data?: {
 		resultData: {
 			runData: Record<string, Array<{ data?: { main: Array<Array<{ json: Record<string, unknown> }> | null> }; error?: unknown }>>;
