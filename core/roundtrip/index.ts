@@ -2,3 +2,6 @@
 export * from './signature';
 export * from './correlation';
 export * from './timeout';
+export * from './replay';
+export * from './settings';
+export * from './waitRecord';
