@@ -5,3 +5,4 @@ export * from './timeout';
 export * from './replay';
 export * from './settings';
 export * from './waitRecord';
+export * from './dispatch';
