@@ -374,7 +374,7 @@ const CREDENTIAL_LABELS: Record<string, string> = {
 
 function requireNonEmpty(field: string, value: string): void {
 	if (typeof value !== 'string' || value.length === 0) {
-		throw new RoundTripConfigError(field, `${CREDENTIAL_LABELS[field]} must not be empty: an empty credential authenticates anyone`);
+		throw new RoundTripConfigError(field, `${CREDENTIAL_LABELS[field]} must not be empty: an empty ${CREDENTIAL_LABELS[field].toLowerCase()} authenticates anyone`);
 	}
 }
 
