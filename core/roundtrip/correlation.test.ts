@@ -11,7 +11,7 @@ import {
 	normalizeCorrelationId,
 } from './correlation';
 import { ReplayMemory } from './replay';
-import { signPayload } from './signature';
+import { signPayload, signStandardWebhook } from './signature';
 import type { WaitState } from './timeout';
 
 const NOW_MS = Date.UTC(2026, 0, 1, 12, 0, 0);
@@ -228,12 +228,26 @@ describe('judgeCallback', () => {
 		expect(await judgeCallback(run, callback(), later)).toMatchObject({ ok: false, status: 403, reason: expect.stringContaining('stale') });
 	});
 
-	it('refuses an exact copy of an accepted callback while its timestamp would still pass (403)', async () => {
-		expect(await judgeCallback(run, callback(), NOW_MS)).toMatchObject({ ok: true });
-		expect(await judgeCallback(run, callback(), NOW_MS + 1_000)).toEqual({
+	it('lets a copy through to the same wait (n8n resumes a wait once), but refuses it at another wait (403)', async () => {
+		// Standard Webhooks signs neither the URL nor the query: two concurrent waits, correlation id in the query.
+		const swSecret = `whsec_${Buffer.alloc(32, 3).toString('base64')}`;
+		const headers = signStandardWebhook(swSecret, 'msg_1', NOW_SEC, rawBody);
+		const forWait = (id: string): WaitingRun => ({
+			...run,
+			auth: { scheme: 'standardWebhooks', secret: swSecret },
+			correlationPath: compileCorrelationPath('query.cid'),
+			expectedCorrelationId: id,
+			wait: { ...wait, waitId: `wait-${id}` },
+		});
+		const a = forWait('A');
+		const b = forWait('B');
+		expect(await judgeCallback(a, callback({ headers, query: { cid: 'A', rtw: 'wait-A' } }), NOW_MS)).toMatchObject({ ok: true, replayKey: 'sw:msg_1' });
+		// The same wait again: its first delivery did not resume it (or is resuming it now); n8n lets one through.
+		expect(await judgeCallback(a, callback({ headers, query: { cid: 'A', rtw: 'wait-A' } }), NOW_MS + 1_000)).toMatchObject({ ok: true });
+		expect(await judgeCallback(b, callback({ headers, query: { cid: 'B', rtw: 'wait-B' } }), NOW_MS + 1_000)).toEqual({
 			ok: false,
 			status: 403,
-			reason: 'this signed callback was already accepted once: a copy is not accepted again',
+			reason: 'this signed callback was already accepted by another wait: a copy is not accepted here',
 		});
 	});
 

@@ -61,7 +61,7 @@ export interface CallbackReceipt extends CallbackParts {
 	receivedAt: string;
 }
 
-/** On acceptance, `replayKey` is what the replay memory now holds for it (released if the resume fails). */
+/** On acceptance, `replayKey` is what the replay memory now holds for it. */
 export type CallbackJudgement = { ok: true; receipt: CallbackReceipt; replayKey?: string } | Refusal<401 | 403 | 409 | 410>;
 
 export function newCorrelationId(): string {
@@ -139,10 +139,15 @@ export async function judgeCallback(run: WaitingRun, callback: InboundCallback, 
 
 	// Last, so only a callback that would otherwise be accepted is remembered.
 	const { replayKey, replayUntilMs } = authenticated;
-	if (replayKey !== undefined && !run.replay.claim(replayKey, replayUntilMs ?? nowMs, nowMs)) {
-		return { ok: false, status: 403, reason: 'this signed callback was already accepted once: a copy is not accepted again' };
+	if (replayKey !== undefined && !run.replay.claim(replayKey, waitIdentity(run.wait), replayUntilMs ?? nowMs, nowMs)) {
+		return { ok: false, status: 403, reason: 'this signed callback was already accepted by another wait: a copy is not accepted here' };
 	}
 	return { ok: true, replayKey, receipt: { correlationId: correlated.received, ...parts, receivedAt: new Date(nowMs).toISOString() } };
+}
+
+/** One wait: its id, or in Wait Only mode (no id) the moment it began, which differs between waits. */
+function waitIdentity(wait: WaitState): string {
+	return `${wait.waitId}@${wait.startedAtMs}`;
 }
 
 function requireExpectedId(expectedCorrelationId: string): string {
