@@ -24,7 +24,12 @@ export class RoundTripCallbackApi implements ICredentialType {
 				{
 					name: 'HMAC-SHA256 Signature',
 					value: 'hmac',
-					description: 'Header "t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>">"; stale timestamps are refused',
+					description: 'Header "t=<unix seconds>,v2=<hex HMAC-SHA256 of "<t>.<rtw of the callback URL>.<raw body>">"; stale and replayed callbacks are refused',
+				},
+				{
+					name: 'Standard Webhooks',
+					value: 'standardWebhooks',
+					description: 'Headers webhook-ID, webhook-timestamp and webhook-signature ("v1,<base64 HMAC-SHA256 of "<id>.<t>.<body>">"), secret whsec_…',
 				},
 				{ name: 'Shared Header Token', value: 'header', description: 'A secret token in a header' },
 				{ name: 'Basic Auth', value: 'basic', description: 'HTTP Basic user and password' },
@@ -36,8 +41,8 @@ export class RoundTripCallbackApi implements ICredentialType {
 			type: 'string',
 			typeOptions: { password: true },
 			default: '',
-			description: 'Shared secret the external system signs callbacks with',
-			displayOptions: { show: { scheme: ['hmac'] } },
+			description: 'Shared secret the external system signs callbacks with (Standard Webhooks: whsec_ followed by base64)',
+			displayOptions: { show: { scheme: ['hmac', 'standardWebhooks'] } },
 		},
 		{
 			displayName: 'Signature Header',
@@ -53,7 +58,7 @@ export class RoundTripCallbackApi implements ICredentialType {
 			default: 300,
 			typeOptions: { minValue: 1, maxValue: 86400 },
 			description: 'A callback whose timestamp is further than this from now is refused as a replay',
-			displayOptions: { show: { scheme: ['hmac'] } },
+			displayOptions: { show: { scheme: ['hmac', 'standardWebhooks'] } },
 		},
 		{
 			displayName: 'Token Header',

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 
-import { signPayload } from '../core/roundtrip/signature';
+import { signPayload, waitIdOf } from '../core/roundtrip/signature';
 import { FakeSystem } from '../test/harness/fakeSystem';
 
 export const DEMO_CALLBACK_SECRET = 'demo-callback-secret-change-me';
@@ -34,7 +34,7 @@ export async function startDemoSource(port: number, startedAt = Date.now()): Pro
 
 async function callBack(source: FakeSystem, url: string, correlationId: string): Promise<void> {
 	const body = JSON.stringify({ correlationId, status: 'done', result: { approved: true, at: new Date().toISOString() } });
-	const signature = signPayload(DEMO_CALLBACK_SECRET, body, Math.floor(Date.now() / 1000));
+	const signature = signPayload(DEMO_CALLBACK_SECRET, body, Math.floor(Date.now() / 1000), waitIdOf(url));
 	await source.send(url, { headers: { 'x-signature': signature }, body }).catch(() => undefined);
 }
 

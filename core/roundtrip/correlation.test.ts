@@ -10,7 +10,9 @@ import {
 	newCorrelationId,
 	normalizeCorrelationId,
 } from './correlation';
-import { signPayload } from './signature';
+import { ReplayMemory } from './replay';
+import { signPayload, signStandardWebhook } from './signature';
+import type { WaitState } from './timeout';
 
 const NOW_MS = Date.UTC(2026, 0, 1, 12, 0, 0);
 const NOW_SEC = NOW_MS / 1000;
@@ -160,18 +162,20 @@ describe('matchCorrelation', () => {
 describe('judgeCallback', () => {
 	const body = { correlationId: EXPECTED_ID, status: 'done' };
 	const rawBody = JSON.stringify(body);
-	const run: WaitingRun = {
-		auth: { scheme: 'hmac', secret: SECRET },
-		correlationPath: compileCorrelationPath(),
-		expectedCorrelationId: EXPECTED_ID,
-	};
+	const WAIT_ID = 'wait-2';
+	/** The wait began a minute ago and ends in an hour. */
+	const wait: WaitState = { waitId: WAIT_ID, startedAtMs: NOW_MS - 60_000, deadlineMs: NOW_MS + 3_600_000 };
+	let run: WaitingRun;
+	beforeEach(() => {
+		run = { auth: { scheme: 'hmac', secret: SECRET }, correlationPath: compileCorrelationPath(), expectedCorrelationId: EXPECTED_ID, wait, replay: new ReplayMemory(100) };
+	});
 
 	function callback(overrides: Partial<InboundCallback> = {}): InboundCallback {
 		return {
-			headers: { 'x-signature': signPayload(SECRET, rawBody, NOW_SEC), 'Content-Type': 'application/json' },
+			headers: { 'x-signature': signPayload(SECRET, rawBody, NOW_SEC, WAIT_ID), 'Content-Type': 'application/json' },
 			rawBody,
 			body,
-			query: { source: 'acme' },
+			query: { source: 'acme', rtw: WAIT_ID },
 			...overrides,
 		};
 	}
@@ -179,10 +183,11 @@ describe('judgeCallback', () => {
 	it('accepts an authenticated, correlated callback and returns the receipt', async () => {
 		expect(await judgeCallback(run, callback(), NOW_MS)).toEqual({
 			ok: true,
+			replayKey: expect.stringMatching(/^hmac:/),
 			receipt: {
 				correlationId: EXPECTED_ID,
 				body,
-				// Header names lower-cased, credential header dropped.
+				// Header names lower-cased, credential header dropped; the wait id is not callback data.
 				headers: { 'content-type': 'application/json' },
 				query: { source: 'acme' },
 				receivedAt: '2026-01-01T12:00:00.000Z',
@@ -194,7 +199,7 @@ describe('judgeCallback', () => {
 		const otherBody = JSON.stringify({ correlationId: 'other-run' });
 		const verdict = await judgeCallback(
 			run,
-			callback({ rawBody: otherBody, body: JSON.parse(otherBody), headers: { 'x-signature': signPayload(SECRET, otherBody, NOW_SEC) } }),
+			callback({ rawBody: otherBody, body: JSON.parse(otherBody), headers: { 'x-signature': signPayload(SECRET, otherBody, NOW_SEC, WAIT_ID) } }),
 			NOW_MS,
 		);
 		expect(verdict).toMatchObject({ ok: false, status: 409 });
@@ -206,7 +211,7 @@ describe('judgeCallback', () => {
 	});
 
 	it('checks authentication before correlation: forged signature and wrong id → 403, not 409', async () => {
-		const forged = signPayload('attacker-guess', rawBody, NOW_SEC);
+		const forged = signPayload('attacker-guess', rawBody, NOW_SEC, WAIT_ID);
 		const verdict = await judgeCallback(run, callback({ headers: { 'x-signature': forged }, body: { correlationId: 'wrong' } }), NOW_MS);
 		expect(verdict).toMatchObject({ ok: false, status: 403 });
 	});
@@ -223,8 +228,77 @@ describe('judgeCallback', () => {
 		expect(await judgeCallback(run, callback(), later)).toMatchObject({ ok: false, status: 403, reason: expect.stringContaining('stale') });
 	});
 
+	it('lets a copy through to the same wait (n8n resumes a wait once), but refuses it at another wait (403)', async () => {
+		// Standard Webhooks signs neither the URL nor the query: two concurrent waits, correlation id in the query.
+		const swSecret = `whsec_${Buffer.alloc(32, 3).toString('base64')}`;
+		const headers = signStandardWebhook(swSecret, 'msg_1', NOW_SEC, rawBody);
+		const forWait = (id: string): WaitingRun => ({
+			...run,
+			auth: { scheme: 'standardWebhooks', secret: swSecret },
+			correlationPath: compileCorrelationPath('query.cid'),
+			expectedCorrelationId: id,
+			wait: { ...wait, waitId: `wait-${id}` },
+		});
+		const a = forWait('A');
+		const b = forWait('B');
+		expect(await judgeCallback(a, callback({ headers, query: { cid: 'A', rtw: 'wait-A' } }), NOW_MS)).toMatchObject({ ok: true, replayKey: 'sw:msg_1' });
+		// The same wait again: its first delivery did not resume it (or is resuming it now); n8n lets one through.
+		expect(await judgeCallback(a, callback({ headers, query: { cid: 'A', rtw: 'wait-A' } }), NOW_MS + 1_000)).toMatchObject({ ok: true });
+		expect(await judgeCallback(b, callback({ headers, query: { cid: 'B', rtw: 'wait-B' } }), NOW_MS + 1_000)).toEqual({
+			ok: false,
+			status: 403,
+			reason: 'this signed callback was already accepted by another wait: a copy is not accepted here',
+		});
+	});
+
+	it('does not remember a callback it refused, so the partner can fix and resend it', async () => {
+		expect(await judgeCallback(run, callback({ body: { correlationId: 'typo' } }), NOW_MS)).toMatchObject({ status: 409 });
+		expect(run.replay.size).toBe(0);
+		expect(await judgeCallback(run, callback(), NOW_MS)).toMatchObject({ ok: true });
+	});
+
+	it('refuses a callback captured from an earlier wait of the same execution, whatever URL it is sent to (403)', async () => {
+		const earlier = signPayload(SECRET, rawBody, NOW_SEC - 120, 'wait-1');
+		for (const rtw of ['wait-1', WAIT_ID]) {
+			expect(await judgeCallback(run, callback({ headers: { 'x-signature': earlier }, query: { rtw } }), NOW_MS)).toMatchObject({ ok: false, status: 403 });
+		}
+	});
+
+	it("refuses a callback whose URL names another wait, even when the scheme cannot sign the URL (403)", async () => {
+		const tokenRun: WaitingRun = { ...run, auth: { scheme: 'header', token: 'tok' } };
+		const headers = { 'x-callback-token': 'tok' };
+		expect(await judgeCallback(tokenRun, callback({ headers, query: { rtw: 'wait-1' } }), NOW_MS)).toEqual({
+			ok: false,
+			status: 403,
+			reason: "the callback URL's rtw does not name this wait: it belongs to another wait of this execution",
+		});
+		expect(await judgeCallback(tokenRun, callback({ headers, query: {} }), NOW_MS)).toMatchObject({ status: 403 });
+		expect(await judgeCallback(tokenRun, callback({ headers, query: { rtw: [WAIT_ID, WAIT_ID] } }), NOW_MS)).toMatchObject({ status: 403 });
+		expect(await judgeCallback(tokenRun, callback({ headers }), NOW_MS)).toMatchObject({ ok: true });
+	});
+
+	it('in Wait Only mode (no wait id) refuses a URL that carries one', async () => {
+		const waitOnly: WaitingRun = { ...run, wait: { ...wait, waitId: '' } };
+		const headers = { 'x-signature': signPayload(SECRET, rawBody, NOW_SEC) };
+		expect(await judgeCallback(waitOnly, callback({ headers, query: {} }), NOW_MS)).toMatchObject({ ok: true });
+		expect(await judgeCallback(waitOnly, callback({ headers, query: { rtw: 'x' } }), NOW_MS + 1)).toMatchObject({ status: 403 });
+	});
+
+	it('refuses a valid callback that arrives after the deadline as timed out (410), before n8n has acted on it', async () => {
+		const late = wait.deadlineMs + 1;
+		const headers = { 'x-signature': signPayload(SECRET, rawBody, Math.floor(late / 1000), WAIT_ID) };
+		const laterRun: WaitingRun = { ...run, auth: { scheme: 'hmac', secret: SECRET, toleranceSec: 7200 } };
+		expect(await judgeCallback(laterRun, callback({ headers }), late)).toEqual({
+			ok: false,
+			status: 410,
+			reason: 'the wait timed out at 2026-01-01T13:00:00.000Z; this callback came 1 ms after it',
+		});
+		expect(await judgeCallback(laterRun, callback({ headers }), wait.deadlineMs)).toMatchObject({ ok: true });
+	});
+
 	it('keeps the credential header from the correlation expression and the receipt (header scheme)', async () => {
 		const tokenRun: WaitingRun = {
+			...run,
 			auth: { scheme: 'header', token: 'tok_secret', headerName: 'X-Hook-Token' },
 			correlationPath: compileCorrelationPath('headers.`x-hook-token`'),
 			expectedCorrelationId: 'tok_secret',
@@ -243,7 +317,7 @@ describe('judgeCallback', () => {
 
 	it('accepts a numeric id from a query-string path', async () => {
 		const queryRun: WaitingRun = { ...run, correlationPath: compileCorrelationPath('query.cid'), expectedCorrelationId: '77' };
-		const verdict = await judgeCallback(queryRun, callback({ query: { cid: '77' } }), NOW_MS);
+		const verdict = await judgeCallback(queryRun, callback({ query: { cid: '77', rtw: WAIT_ID } }), NOW_MS);
 		expect(verdict).toMatchObject({ ok: true, receipt: { correlationId: '77', query: { cid: '77' } } });
 	});
 });

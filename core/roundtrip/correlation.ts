@@ -3,23 +3,26 @@ import { randomUUID } from 'node:crypto';
 import jsonata from 'jsonata';
 
 import { RoundTripConfigError } from './errors';
+import type { ReplayMemory } from './replay';
 import {
 	type CallbackAuth,
 	type CallbackHeaders,
 	type Refusal,
 	type SignedRequest,
+	WAIT_ID_PARAM,
 	constantTimeEqual,
 	credentialHeaderName,
 	verifyCallback,
 } from './signature';
+import { type WaitState, pastDeadline } from './timeout';
 
 export { RoundTripConfigError } from './errors';
 
 /**
  * Correlation of a resume callback with the run waiting for it: the outbound call carried an id,
  * the callback must carry the same one back. A callback is judged in a fixed order —
- * authentication (401/403) before correlation (409) — so an unauthenticated caller learns nothing
- * about which ids are waiting.
+ * authentication (401/403), the wait its URL names (403), the deadline (410), correlation (409),
+ * then the replay memory (403) — so an unauthenticated caller learns nothing about the waiting run.
  */
 
 export const DEFAULT_CORRELATION_PATH = 'body.correlationId';
@@ -45,6 +48,9 @@ export interface WaitingRun {
 	auth: CallbackAuth;
 	correlationPath: CorrelationPath;
 	expectedCorrelationId: string;
+	wait: WaitState;
+	/** Signed callbacks already accepted; a copy is refused. */
+	replay: ReplayMemory;
 }
 
 export interface InboundCallback extends SignedRequest, CallbackParts {}
@@ -55,7 +61,8 @@ export interface CallbackReceipt extends CallbackParts {
 	receivedAt: string;
 }
 
-export type CallbackJudgement = { ok: true; receipt: CallbackReceipt } | Refusal<401 | 403 | 409>;
+/** On acceptance, `replayKey` is what the replay memory now holds for it. */
+export type CallbackJudgement = { ok: true; receipt: CallbackReceipt; replayKey?: string } | Refusal<401 | 403 | 409 | 410>;
 
 export function newCorrelationId(): string {
 	return randomUUID();
@@ -110,20 +117,37 @@ export async function matchCorrelation(
 	return { ok: true, received };
 }
 
-/** Authentication first, then correlation; on acceptance, the receipt the resumed run outputs. */
+/** Judges a callback in the order above; on acceptance, the receipt the resumed run outputs. */
 export async function judgeCallback(run: WaitingRun, callback: InboundCallback, nowMs: number): Promise<CallbackJudgement> {
-	const authenticated = verifyCallback(run.auth, callback, nowMs);
+	const authenticated = verifyCallback(run.auth, callback, nowMs, run.wait);
 	if (!authenticated.ok) return authenticated;
 
+	const presentedWaitId = callback.query[WAIT_ID_PARAM];
+	const urlWaitId = typeof presentedWaitId === 'string' ? presentedWaitId : presentedWaitId === undefined ? '' : undefined;
+	if (urlWaitId === undefined || !constantTimeEqual(urlWaitId, run.wait.waitId)) {
+		return { ok: false, status: 403, reason: `the callback URL's ${WAIT_ID_PARAM} does not name this wait: it belongs to another wait of this execution` };
+	}
+	const late = pastDeadline(run.wait, nowMs);
+	if (late) return { ok: false, status: 410, reason: late };
+
 	// The credential never reaches the correlation expression, a refusal reason, or the stored receipt.
-	const parts: CallbackParts = {
-		body: callback.body,
-		headers: withoutHeader(callback.headers, credentialHeaderName(run.auth)),
-		query: callback.query,
-	};
+	const query = { ...callback.query };
+	delete query[WAIT_ID_PARAM];
+	const parts: CallbackParts = { body: callback.body, headers: withoutHeader(callback.headers, credentialHeaderName(run.auth)), query };
 	const correlated = await matchCorrelation(run.expectedCorrelationId, parts, run.correlationPath);
 	if (!correlated.ok) return correlated;
-	return { ok: true, receipt: { correlationId: correlated.received, ...parts, receivedAt: new Date(nowMs).toISOString() } };
+
+	// Last, so only a callback that would otherwise be accepted is remembered.
+	const { replayKey, replayUntilMs } = authenticated;
+	if (replayKey !== undefined && !run.replay.claim(replayKey, waitIdentity(run.wait), replayUntilMs ?? nowMs, nowMs)) {
+		return { ok: false, status: 403, reason: 'this signed callback was already accepted by another wait: a copy is not accepted here' };
+	}
+	return { ok: true, replayKey, receipt: { correlationId: correlated.received, ...parts, receivedAt: new Date(nowMs).toISOString() } };
+}
+
+/** One wait: its id, or in Wait Only mode (no id) the moment it began, which differs between waits. */
+function waitIdentity(wait: WaitState): string {
+	return `${wait.waitId}@${wait.startedAtMs}`;
 }
 
 function requireExpectedId(expectedCorrelationId: string): string {

@@ -2,3 +2,7 @@
 export * from './signature';
 export * from './correlation';
 export * from './timeout';
+export * from './replay';
+export * from './settings';
+export * from './waitRecord';
+export * from './dispatch';

@@ -5,17 +5,28 @@ import { RoundTripConfigError } from './errors';
 /**
  * Authentication of the inbound resume callback. Every comparison of a presented credential
  * with the configured one runs in constant time, and no refusal reason ever carries a secret.
+ *
+ * The signed schemes are bound to one wait: a signature made before the wait began is refused,
+ * and the HMAC scheme signs this wait's id (the `rtw` query parameter of its callback URL), so a
+ * callback captured from an earlier wait of the same execution does not verify on a later one.
  */
 
 export const DEFAULT_SIGNATURE_HEADER = 'x-signature';
 export const DEFAULT_TOKEN_HEADER = 'x-callback-token';
 export const DEFAULT_TOLERANCE_SEC = 300;
+/** Standard Webhooks (https://www.standardwebhooks.com): fixed header names and a `whsec_` secret. */
+export const STANDARD_WEBHOOK_HEADERS = { id: 'webhook-id', timestamp: 'webhook-timestamp', signature: 'webhook-signature' } as const;
+const STANDARD_SECRET_PREFIX = 'whsec_';
+const MAX_WEBHOOK_ID_LENGTH = 256;
+/** The query parameter of the callback URL that carries the wait id. */
+export const WAIT_ID_PARAM = 'rtw';
 /** A wider window makes a captured callback replayable for longer than any clock skew needs. */
 export const MAX_TOLERANCE_SEC = 86_400;
 
 /** Field names match the roundTripCallbackApi credential, so its data maps straight across. */
-export type CallbackAuth = HmacAuth | TokenAuth | BasicAuth;
+export type CallbackAuth = HmacAuth | StandardWebhooksAuth | TokenAuth | BasicAuth;
 export type HmacAuth = { scheme: 'hmac'; secret: string; signatureHeader?: string; toleranceSec?: number };
+export type StandardWebhooksAuth = { scheme: 'standardWebhooks'; secret: string; toleranceSec?: number };
 export type TokenAuth = { scheme: 'header'; token: string; headerName?: string };
 export type BasicAuth = { scheme: 'basic'; user: string; password: string };
 
@@ -28,9 +39,21 @@ export interface SignedRequest {
 	rawBody: Buffer | string;
 }
 
+/** What identifies the wait a callback must answer. */
+export interface WaitBinding {
+	/** The per-wait id carried in the callback URL (`rtw`); empty in Wait Only mode, where n8n's plain resume URL was sent. */
+	waitId: string;
+	/** When the wait began (epoch ms): a callback signed before it answers something else. */
+	startedAtMs: number;
+}
+
 export type Refusal<Status extends number> = { ok: false; status: Status; reason: string };
-/** 401: credentials missing or unreadable. 403: credentials present but wrong or stale. */
-export type AuthVerdict = { ok: true } | Refusal<401 | 403>;
+/**
+ * 401: credentials missing or unreadable. 403: credentials present but wrong or stale.
+ * An accepted signed callback names what makes it unique (`replayKey`) and until when a copy of it
+ * could still pass the timestamp checks (`replayUntilMs`), so a replay memory can refuse the copy.
+ */
+export type AuthVerdict = { ok: true; replayKey?: string; replayUntilMs?: number } | Refusal<401 | 403>;
 
 const ACCEPTED: AuthVerdict = { ok: true };
 
@@ -39,6 +62,8 @@ const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 const UNIX_SECONDS = /^\d{1,12}$/;
 const SHA256_HEX = /^[0-9a-f]{64}$/i;
 const BASE64 = /^[A-Za-z0-9+/]+={0,2}$/;
+/** Standard Webhooks recommends secrets of 24 to 64 bytes. */
+const STANDARD_SECRET_BYTES = { min: 24, max: 64 };
 
 /**
  * Equality that takes the same time wherever the inputs first differ. Both sides are hashed
@@ -49,12 +74,37 @@ export function constantTimeEqual(presented: string | Buffer, expected: string |
 	return timingSafeEqual(sha256(presented), sha256(expected));
 }
 
-/** The `t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<rawBody>">` header value for a callback. */
-export function signPayload(secret: string, rawBody: Buffer | string, timestampSec: number): string {
+/**
+ * The `t=<unix seconds>,v2=<hex HMAC-SHA256 of "<t>.<waitId>.<rawBody>">` header value for a callback.
+ * `waitId` is the `rtw` query parameter of the callback URL (empty when the URL has none).
+ */
+export function signPayload(secret: string, rawBody: Buffer | string, timestampSec: number, waitId = ''): string {
+	requireTimestamp(timestampSec);
+	return `t=${timestampSec},v2=${hmacDigest(secret, timestampSec, waitId, rawBody).toString('hex')}`;
+}
+
+/** The wait id a callback URL carries (its `rtw` query parameter), or '' when it has none. */
+export function waitIdOf(callbackUrl: string): string {
+	return new URL(callbackUrl).searchParams.get(WAIT_ID_PARAM) ?? '';
+}
+
+/** Standard Webhooks headers for a callback: `webhook-signature: v1,<base64 HMAC-SHA256 of "<id>.<t>.<body>">`. */
+export function signStandardWebhook(secret: string, messageId: string, timestampSec: number, rawBody: Buffer | string): Record<string, string> {
+	requireTimestamp(timestampSec);
+	const key = standardSecretKey(secret);
+	if (key === undefined) throw new RangeError('secret must be whsec_<base64 of 24 to 64 bytes>');
+	const signature = standardDigest(key, messageId, timestampSec, rawBody).toString('base64');
+	return {
+		[STANDARD_WEBHOOK_HEADERS.id]: messageId,
+		[STANDARD_WEBHOOK_HEADERS.timestamp]: String(timestampSec),
+		[STANDARD_WEBHOOK_HEADERS.signature]: `v1,${signature}`,
+	};
+}
+
+function requireTimestamp(timestampSec: number): void {
 	if (!Number.isSafeInteger(timestampSec) || timestampSec < 0) {
 		throw new RangeError(`timestampSec must be a non-negative whole number of seconds, got ${timestampSec}`);
 	}
-	return `t=${timestampSec},v1=${hmacDigest(secret, timestampSec, rawBody).toString('hex')}`;
 }
 
 /** Throws `RoundTripConfigError` for settings under which no callback could be authenticated safely. */
@@ -63,15 +113,19 @@ export function validateCallbackAuth(auth: CallbackAuth): void {
 		case 'hmac': {
 			requireNonEmpty('secret', auth.secret);
 			requireHeaderName('signatureHeader', auth.signatureHeader);
-			const tolerance = auth.toleranceSec ?? DEFAULT_TOLERANCE_SEC;
-			if (!Number.isFinite(tolerance) || tolerance <= 0 || tolerance > MAX_TOLERANCE_SEC) {
-				throw new RoundTripConfigError(
-					'toleranceSec',
-					`toleranceSec must be more than 0 and at most ${MAX_TOLERANCE_SEC} seconds, got ${tolerance}`,
-				);
-			}
+			requireTolerance(auth.toleranceSec);
 			return;
 		}
+		case 'standardWebhooks':
+			requireNonEmpty('secret', auth.secret);
+			if (standardSecretKey(auth.secret) === undefined) {
+				throw new RoundTripConfigError(
+					'secret',
+					`Secret must be a Standard Webhooks secret: "${STANDARD_SECRET_PREFIX}" followed by the base64 of ${STANDARD_SECRET_BYTES.min} to ${STANDARD_SECRET_BYTES.max} random bytes`,
+				);
+			}
+			requireTolerance(auth.toleranceSec);
+			return;
 		case 'header':
 			requireNonEmpty('token', auth.token);
 			requireHeaderName('headerName', auth.headerName);
@@ -81,7 +135,7 @@ export function validateCallbackAuth(auth: CallbackAuth): void {
 			requireNonEmpty('password', auth.password);
 			if (auth.user.includes(':')) {
 				// RFC 7617: the first colon separates user from password, so a user name cannot hold one.
-				throw new RoundTripConfigError('user', 'user must not contain ":" (HTTP Basic cannot carry it)');
+				throw new RoundTripConfigError('user', 'User must not contain ":" (HTTP Basic cannot carry it)');
 			}
 			return;
 	}
@@ -92,6 +146,8 @@ export function credentialHeaderName(auth: CallbackAuth): string {
 	switch (auth.scheme) {
 		case 'hmac':
 			return (auth.signatureHeader ?? DEFAULT_SIGNATURE_HEADER).toLowerCase();
+		case 'standardWebhooks':
+			return STANDARD_WEBHOOK_HEADERS.signature;
 		case 'header':
 			return (auth.headerName ?? DEFAULT_TOKEN_HEADER).toLowerCase();
 		case 'basic':
@@ -99,15 +155,17 @@ export function credentialHeaderName(auth: CallbackAuth): string {
 	}
 }
 
-/** Decides whether a callback proves knowledge of the configured credential. */
-export function verifyCallback(auth: CallbackAuth, request: SignedRequest, nowMs: number): AuthVerdict {
+/** Decides whether a callback proves knowledge of the configured credential, for this wait. */
+export function verifyCallback(auth: CallbackAuth, request: SignedRequest, nowMs: number, wait: WaitBinding): AuthVerdict {
 	// Fail closed: a configuration that slipped past setup must not accept anything.
 	validateCallbackAuth(auth);
 	const header = readSingleHeader(request.headers, credentialHeaderName(auth));
 	if (!header.ok) return header;
 	switch (auth.scheme) {
 		case 'hmac':
-			return verifyHmac(auth, header, request.rawBody, nowMs);
+			return verifyHmac(auth, header, request.rawBody, nowMs, wait);
+		case 'standardWebhooks':
+			return verifyStandardWebhook(auth, header, request, nowMs, wait);
 		case 'header':
 			return constantTimeEqual(header.value, auth.token)
 				? ACCEPTED
@@ -117,29 +175,90 @@ export function verifyCallback(auth: CallbackAuth, request: SignedRequest, nowMs
 	}
 }
 
-function verifyHmac(auth: HmacAuth, header: FoundHeader, rawBody: Buffer | string, nowMs: number): AuthVerdict {
+function verifyHmac(auth: HmacAuth, header: FoundHeader, rawBody: Buffer | string, nowMs: number, wait: WaitBinding): AuthVerdict {
 	const parsed = parseSignatureHeader(header.value);
 	if (typeof parsed === 'string') return unauthorized(`malformed ${header.name} header: ${parsed}`);
 
-	const expected = hmacDigest(auth.secret, parsed.timestampSec, rawBody);
+	// Signed over this wait's id, whatever the URL says: a signature made for another wait cannot match.
+	const expected = hmacDigest(auth.secret, parsed.timestampSec, wait.waitId, rawBody);
 	// Every candidate is compared (no early exit), so timing does not reveal which entry matched.
 	let matched = false;
 	for (const candidate of parsed.signatures) {
 		matched = constantTimeEqual(Buffer.from(candidate, 'hex'), expected) || matched;
 	}
-	if (!matched) return forbidden(`${header.name} signature does not match the body and timestamp`);
+	if (!matched) return forbidden(`${header.name} signature does not match the body, timestamp and this wait's id`);
 
 	// Checked after the signature so only a genuine (replayed or delayed) callback learns about the window.
-	const toleranceSec = auth.toleranceSec ?? DEFAULT_TOLERANCE_SEC;
-	const skewSec = Math.floor(nowMs / 1000) - parsed.timestampSec;
+	const stale = checkTimestamp(header.name, parsed.timestampSec, auth.toleranceSec, nowMs, wait);
+	if (stale) return stale;
+	return accepted(`hmac:${parsed.timestampSec}:${expected.toString('hex')}`, parsed.timestampSec, auth.toleranceSec);
+}
+
+function verifyStandardWebhook(
+	auth: StandardWebhooksAuth,
+	signatureHeader: FoundHeader,
+	request: SignedRequest,
+	nowMs: number,
+	wait: WaitBinding,
+): AuthVerdict {
+	const id = readSingleHeader(request.headers, STANDARD_WEBHOOK_HEADERS.id);
+	if (!id.ok) return id;
+	if (id.value.length > MAX_WEBHOOK_ID_LENGTH) return unauthorized(`malformed ${id.name} header: longer than ${MAX_WEBHOOK_ID_LENGTH} characters`);
+	const timestamp = readSingleHeader(request.headers, STANDARD_WEBHOOK_HEADERS.timestamp);
+	if (!timestamp.ok) return timestamp;
+	if (!UNIX_SECONDS.test(timestamp.value)) return unauthorized(`malformed ${timestamp.name} header: must be a Unix time in whole seconds`);
+	const timestampSec = Number(timestamp.value);
+
+	const signatures: Buffer[] = [];
+	for (const entry of signatureHeader.value.split(' ')) {
+		if (entry === '') continue;
+		const comma = entry.indexOf(',');
+		if (comma <= 0) return unauthorized(`malformed ${signatureHeader.name} header: expected space-separated entries like v1,<base64>`);
+		// Other versions (v1a: asymmetric) are not ours to check; skipped, as the standard says.
+		if (entry.slice(0, comma) !== 'v1') continue;
+		const value = entry.slice(comma + 1);
+		if (!BASE64.test(value)) return unauthorized(`malformed ${signatureHeader.name} header: v1 signature is not base64`);
+		signatures.push(Buffer.from(value, 'base64'));
+	}
+	if (signatures.length === 0) return unauthorized(`malformed ${signatureHeader.name} header: no v1,<base64> signature`);
+
+	const expected = standardDigest(standardSecretKey(auth.secret)!, id.value, timestampSec, request.rawBody);
+	let matched = false;
+	for (const candidate of signatures) matched = constantTimeEqual(candidate, expected) || matched;
+	if (!matched) return forbidden(`${signatureHeader.name} does not match the webhook-id, timestamp and body`);
+
+	const stale = checkTimestamp(timestamp.name, timestampSec, auth.toleranceSec, nowMs, wait);
+	if (stale) return stale;
+	return accepted(`sw:${id.value}`, timestampSec, auth.toleranceSec);
+}
+
+/**
+ * A genuine signature is still refused when its timestamp is outside the tolerance of now, or
+ * earlier than the second in which this wait began: such a callback answers something else.
+ */
+function checkTimestamp(
+	headerName: string,
+	timestampSec: number,
+	toleranceSec = DEFAULT_TOLERANCE_SEC,
+	nowMs: number,
+	wait: WaitBinding,
+): Refusal<403> | undefined {
+	const skewSec = Math.floor(nowMs / 1000) - timestampSec;
 	if (Math.abs(skewSec) > toleranceSec) {
 		const direction = skewSec > 0 ? 'in the past' : 'in the future';
 		const beyond = Math.abs(skewSec) - toleranceSec;
-		return forbidden(
-			`${header.name} timestamp is stale: ${Math.abs(skewSec)} s ${direction}, ${beyond} s outside the ${toleranceSec} s tolerance`,
-		);
+		return forbidden(`${headerName} timestamp is stale: ${Math.abs(skewSec)} s ${direction}, ${beyond} s outside the ${toleranceSec} s tolerance`);
 	}
-	return ACCEPTED;
+	const waitStartedSec = Math.floor(wait.startedAtMs / 1000);
+	if (timestampSec < waitStartedSec) {
+		return forbidden(`${headerName} timestamp is ${waitStartedSec - timestampSec} s before this wait began: the callback was signed for an earlier wait`);
+	}
+	return undefined;
+}
+
+function accepted(replayKey: string, timestampSec: number, toleranceSec = DEFAULT_TOLERANCE_SEC): AuthVerdict {
+	// A copy stays acceptable by timestamp until t + tolerance (the next second included).
+	return { ok: true, replayKey, replayUntilMs: (timestampSec + toleranceSec + 1) * 1000 };
 }
 
 interface SignatureHeader {
@@ -147,26 +266,33 @@ interface SignatureHeader {
 	signatures: string[];
 }
 
-/** Parses `t=..,v1=..[,v1=..]`; returns what is wrong as a string. Unknown keys (e.g. v0) are ignored. */
+/** Parses `t=..,v2=..[,v2=..]`; returns what is wrong as a string. Unknown keys (e.g. v0) are ignored. */
 function parseSignatureHeader(value: string): SignatureHeader | string {
 	let timestampSec: number | undefined;
 	const signatures: string[] = [];
+	let legacy = false;
 	for (const element of value.split(',')) {
 		const separator = element.indexOf('=');
-		if (separator <= 0) return 'expected comma-separated key=value pairs like t=<unix seconds>,v1=<hex>';
+		if (separator <= 0) return 'expected comma-separated key=value pairs like t=<unix seconds>,v2=<hex>';
 		const key = element.slice(0, separator).trim();
 		const entry = element.slice(separator + 1).trim();
 		if (key === 't') {
 			if (timestampSec !== undefined) return 't= appears more than once';
 			if (!UNIX_SECONDS.test(entry)) return 't= must be a Unix time in whole seconds';
 			timestampSec = Number(entry);
-		} else if (key === 'v1') {
-			if (!SHA256_HEX.test(entry)) return 'v1= must be a 64-character hex HMAC-SHA256 digest';
+		} else if (key === 'v2') {
+			if (!SHA256_HEX.test(entry)) return 'v2= must be a 64-character hex HMAC-SHA256 digest';
 			signatures.push(entry);
+		} else if (key === 'v1') {
+			legacy = true;
 		}
 	}
 	if (timestampSec === undefined) return 'no t= timestamp';
-	if (signatures.length === 0) return 'no v1= signature';
+	if (signatures.length === 0) {
+		return legacy
+			? 'v1= signatures ("<t>.<body>") are no longer accepted because they do not name the wait; send v2= (HMAC-SHA256 of "<t>.<rtw from the callback URL>.<body>")'
+			: 'no v2= signature';
+	}
 	return { timestampSec, signatures };
 }
 
@@ -200,24 +326,61 @@ function readSingleHeader(headers: CallbackHeaders, name: string): FoundHeader |
 	return { ok: true, name, value };
 }
 
-/** HMAC-SHA256 over `<timestamp>.` followed by the raw body bytes (no re-encoding of a Buffer body). */
-function hmacDigest(secret: string, timestampSec: number, rawBody: Buffer | string): Buffer {
-	return createHmac('sha256', secret).update(`${timestampSec}.`).update(rawBody).digest();
+/** HMAC-SHA256 over `<timestamp>.<waitId>.` followed by the raw body bytes (no re-encoding of a Buffer body). */
+function hmacDigest(secret: string, timestampSec: number, waitId: string, rawBody: Buffer | string): Buffer {
+	return hmacSha256(secret, `${timestampSec}.${waitId}.`, rawBody);
+}
+
+/** Standard Webhooks: HMAC-SHA256 over `<id>.<timestamp>.<body>` with the secret's decoded bytes as key. */
+function standardDigest(key: Buffer, messageId: string, timestampSec: number, rawBody: Buffer | string): Buffer {
+	return hmacSha256(key, `${messageId}.${timestampSec}.`, rawBody);
+}
+
+/** The one keyed hash of this module (and of the Round-Trip core). */
+export function hmacSha256(key: string | Buffer, prefix: string, rest: Buffer | string = ''): Buffer {
+	return createHmac('sha256', key).update(prefix).update(rest).digest();
+}
+
+/** The key bytes of a `whsec_<base64>` secret, or undefined when it is not one. */
+function standardSecretKey(secret: string): Buffer | undefined {
+	if (!secret.startsWith(STANDARD_SECRET_PREFIX)) return undefined;
+	const encoded = secret.slice(STANDARD_SECRET_PREFIX.length);
+	if (!BASE64.test(encoded)) return undefined;
+	const key = Buffer.from(encoded, 'base64');
+	return key.length >= STANDARD_SECRET_BYTES.min && key.length <= STANDARD_SECRET_BYTES.max ? key : undefined;
+}
+
+function requireTolerance(toleranceSec: number | undefined): void {
+	const tolerance = toleranceSec ?? DEFAULT_TOLERANCE_SEC;
+	if (!Number.isFinite(tolerance) || tolerance <= 0 || tolerance > MAX_TOLERANCE_SEC) {
+		throw new RoundTripConfigError('toleranceSec', `Tolerance (Seconds) must be more than 0 and at most ${MAX_TOLERANCE_SEC} seconds; got ${tolerance}`);
+	}
 }
 
 function sha256(value: string | Buffer): Buffer {
 	return createHash('sha256').update(value).digest();
 }
 
+/** The labels of the Round-Trip Callback API credential's fields, used in messages. */
+const CREDENTIAL_LABELS: Record<string, string> = {
+	secret: 'Secret',
+	signatureHeader: 'Signature Header',
+	toleranceSec: 'Tolerance (Seconds)',
+	headerName: 'Token Header',
+	token: 'Token',
+	user: 'User',
+	password: 'Password',
+};
+
 function requireNonEmpty(field: string, value: string): void {
 	if (typeof value !== 'string' || value.length === 0) {
-		throw new RoundTripConfigError(field, `${field} must not be empty: an empty credential authenticates anyone`);
+		throw new RoundTripConfigError(field, `${CREDENTIAL_LABELS[field]} must not be empty: an empty ${CREDENTIAL_LABELS[field].toLowerCase()} authenticates anyone`);
 	}
 }
 
 function requireHeaderName(field: string, headerName: string | undefined): void {
 	if (headerName !== undefined && !HEADER_NAME.test(headerName)) {
-		throw new RoundTripConfigError(field, `${field} ${JSON.stringify(headerName)} is not a valid HTTP header name`);
+		throw new RoundTripConfigError(field, `${CREDENTIAL_LABELS[field]} ${JSON.stringify(headerName)} is not a valid HTTP header name`);
 	}
 }
 

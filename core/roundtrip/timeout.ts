@@ -21,6 +21,24 @@ export interface TimedOutItem {
 	deadline: string;
 }
 
+/** What a waiting run remembers about its wait (kept with the execution, read on every callback). */
+export interface WaitState {
+	/** Per-wait id carried in the callback URL as `rtw` ('' in Wait Only mode). */
+	waitId: string;
+	startedAtMs: number;
+	deadlineMs: number;
+}
+
+/**
+ * Why a callback is too late, or undefined when it is in time. n8n checks due waits only about once
+ * a minute, so a wait can still be reachable after its deadline; such a callback is refused as timed
+ * out rather than accepted, and the run leaves through "Timed Out" when n8n gets to it.
+ */
+export function pastDeadline(wait: Pick<WaitState, 'deadlineMs'>, nowMs: number): string | undefined {
+	if (nowMs <= wait.deadlineMs) return undefined;
+	return `the wait timed out at ${new Date(wait.deadlineMs).toISOString()}; this callback came ${nowMs - wait.deadlineMs} ms after it`;
+}
+
 /** The moment (epoch ms) a wait started at `waitStartedAtMs` gives up. Throws on a nonsensical or unbounded timeout. */
 export function resumeDeadline(waitStartedAtMs: number, timeout: WaitTimeout): number {
 	const unitMs = UNIT_MS[timeout.unit];

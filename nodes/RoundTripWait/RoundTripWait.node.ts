@@ -15,16 +15,31 @@ import {
 	NodeOperationError,
 } from 'n8n-workflow';
 
+import { systemClock } from '../../core/clock';
 import {
 	type CallbackAuth,
+	callbackUrlFor,
 	compileCorrelationPath,
+	decodeWaitRecord,
 	DEFAULT_CORRELATION_PATH,
+	encodeWaitRecord,
+	type FailureNotice,
+	FIELD_LABELS,
 	judgeCallback,
 	newCorrelationId,
+	newWait,
+	NOTICE_HEADER,
+	outboundRequest,
+	type RawSettings,
+	ReplayMemory,
+	reportFailure,
 	resumeDeadline,
+	RoundTripConfigError,
+	sendOutbound,
 	timedOutItem,
-	type TimeoutUnit,
 	validateCallbackAuth,
+	validateSettings,
+	verifyNotice,
 } from '../../core/roundtrip';
 import { toNodeError } from '../shared/errors';
 import { HTTP_CREDENTIAL, n8nHttpTransport } from '../shared/httpTransport';
@@ -33,11 +48,20 @@ import { timeUnitOptions } from '../shared/parameters';
 const CALLBACK_CREDENTIAL = 'roundTripCallbackApi';
 /** The waiting run's correlation id lives in the execution's custom data, where the resume webhook reads it (and users can filter executions by it). */
 const CORRELATION_KEY = 'correlationId';
-/** n8n's limit for a custom-data value. */
-const MAX_CORRELATION_ID_LENGTH = 255;
+/** The wait's id, start, deadline and notice key, also in custom data (one value, at most 255 characters). */
+const WAIT_KEY = 'roundTripWait';
+/** Signed callbacks this process has accepted: an exact copy is refused (see core/roundtrip/replay.ts). */
+const REPLAY_MEMORY = new ReplayMemory();
+
+/** The names of the node's parameters, as validateSettings reads them. */
+const SETTING_NAMES = Object.keys(FIELD_LABELS) as Array<keyof typeof FIELD_LABELS>;
+const MISSING = '\u0000missing';
 
 export function callbackAuthFrom(credentials: ICredentialDataDecryptedObject): CallbackAuth {
+	const toleranceSec = credentials.toleranceSec === undefined ? undefined : Number(credentials.toleranceSec);
 	switch (credentials.scheme) {
+		case 'standardWebhooks':
+			return { scheme: 'standardWebhooks', secret: String(credentials.secret ?? ''), toleranceSec };
 		case 'header':
 			return { scheme: 'header', token: String(credentials.token ?? ''), headerName: String(credentials.headerName ?? '') || undefined };
 		case 'basic':
@@ -47,7 +71,7 @@ export function callbackAuthFrom(credentials: ICredentialDataDecryptedObject): C
 				scheme: 'hmac',
 				secret: String(credentials.secret ?? ''),
 				signatureHeader: String(credentials.signatureHeader ?? '') || undefined,
-				toleranceSec: credentials.toleranceSec === undefined ? undefined : Number(credentials.toleranceSec),
+				toleranceSec,
 			};
 	}
 }
@@ -82,6 +106,10 @@ export class RoundTripWait implements INodeType {
 				name: 'default',
 				httpMethod: 'POST',
 				responseMode: 'onReceived',
+				// An accepted callback is answered by n8n once it has moved the run out of "waiting":
+				// a second callback racing it gets n8n's error instead of a 200 for a resume that never happens.
+				responseCode: '={{$parameter["responseCode"]}}',
+				responseData: '',
 				path: '',
 				restartWebhook: true,
 			},
@@ -237,36 +265,51 @@ export class RoundTripWait implements INodeType {
 			});
 		}
 		try {
-			const correlationId = String(this.getNodeParameter('correlationId', 0) || newCorrelationId());
-			if (correlationId.length > MAX_CORRELATION_ID_LENGTH) {
-				throw new NodeOperationError(this.getNode(), `"Correlation ID" is ${correlationId.length} characters long; at most ${MAX_CORRELATION_ID_LENGTH} are supported`);
-			}
-			compileCorrelationPath(this.getNodeParameter('correlationIdPath', 0) as string);
-			validateCallbackAuth(callbackAuthFrom(await this.getCredentials(CALLBACK_CREDENTIAL)));
+			const settings = validateSettings(readSettings(this));
+			validateCredential(this.getNode(), callbackAuthFrom(await this.getCredentials(CALLBACK_CREDENTIAL)));
+			const correlationId = settings.correlationId ?? newCorrelationId();
 			const waitStartedAt = Date.now();
-			const deadline = resumeDeadline(waitStartedAt, {
-				amount: this.getNodeParameter('timeoutAmount', 0) as number,
-				unit: this.getNodeParameter('timeoutUnit', 0) as TimeoutUnit,
-			});
-			const callbackUrl = this.evaluateExpression('{{ $execution.resumeUrl }}', 0) as string;
-			const sent = this.getNodeParameter('mode', 0) === 'sendAndWait' ? await sendRequest(this, correlationId, callbackUrl) : undefined;
+			const deadline = resumeDeadline(waitStartedAt, settings.timeout);
+			const wait = newWait(waitStartedAt, deadline, settings.mode === 'sendAndWait');
+			const callbackUrl = callbackUrlFor(this.evaluateExpression('{{ $execution.resumeUrl }}', 0) as string, wait.waitId);
 
-			this.customData.set(CORRELATION_KEY, correlationId);
-			// n8n runs no node code when a wait times out: it passes the waiting node's stored input on.
-			// Storing the "Timed Out" item as that input, on output 1, makes the timeout land there.
-			const executeData = this.getExecuteData();
-			executeData.data = { main: [[], [{ json: { ...timedOutItem(correlationId, waitStartedAt, deadline, deadline) }, pairedItem: { item: 0 } }]] };
-			executeData.metadata = { ...executeData.metadata, forwardAllOutputs: true };
-			await this.putExecutionToWait(new Date(deadline));
 			const waiting: IDataObject = {
 				waiting: true,
 				correlationId,
 				callbackUrl,
 				callbackMethod: 'POST',
 				deadline: new Date(deadline).toISOString(),
-				correlationIdLocation: this.getNodeParameter('correlationIdPath', 0) as string,
+				correlationIdLocation: settings.correlationPath.expression,
 			};
-			if (sent) waiting.request = sent;
+			if (settings.request) {
+				const request = outboundRequest(settings.request, correlationId, callbackUrl);
+				const http = n8nHttpTransport(this, settings.request.useCredential);
+				const send = async () => {
+					const sent = await sendOutbound(http, request);
+					if (sent.ok) return;
+					// The node has returned: tell the waiting run, which then fails with this message.
+					const notice: FailureNotice = { requestFailed: sent.message, description: sent.description };
+					const status = await reportFailure(n8nHttpTransport(this, false), callbackUrl, wait, notice, systemClock);
+					if (status !== 200) this.logger.error(`Round-Trip Wait could not fail its run after the request failed (${sent.message}); the run waits until its timeout`);
+				};
+				if (afterWaitIsSaved(this, send)) {
+					waiting.request = { method: request.method, url: request.url, sent: 'once n8n has saved the wait' };
+				} else {
+					// No lifecycle hooks here: send now; a partner calling back before the save gets n8n's 409 and retries (README).
+					const sent = await sendOutbound(http, request);
+					if (!sent.ok) throw new NodeOperationError(this.getNode(), sent.message, { description: sent.description });
+					waiting.request = { method: request.method, url: request.url, status: sent.status, body: sent.body as IDataObject };
+				}
+			}
+
+			this.customData.set(CORRELATION_KEY, correlationId);
+			this.customData.set(WAIT_KEY, encodeWaitRecord(wait));
+			// n8n runs no node code when a wait times out: it passes the waiting node's stored input on.
+			// Storing the "Timed Out" item as that input, on output 1, makes the timeout land there.
+			const executeData = this.getExecuteData();
+			executeData.data = { main: [[], [{ json: { ...timedOutItem(correlationId, waitStartedAt, deadline, deadline) }, pairedItem: { item: 0 } }]] };
+			executeData.metadata = { ...executeData.metadata, forwardAllOutputs: true };
+			await this.putExecutionToWait(new Date(deadline));
 			return [[{ json: waiting, pairedItem: { item: 0 } }], []];
 		} catch (error) {
 			throw toNodeError(this.getNode(), error, 0);
@@ -280,13 +323,20 @@ export class RoundTripWait implements INodeType {
 		};
 		const response = this.getResponseObject();
 		// n8n resumes the run whatever a throwing webhook() meant, so every failure here is answered and the run keeps waiting.
+		const refuse = (status: number, error: string, waiting = true): IWebhookResponseData => {
+			response.status(status).json({ error, waiting });
+			return { noWebhookResponse: true };
+		};
 		try {
 			const expected = this.customData.get(CORRELATION_KEY);
-			if (!expected) {
-				response.status(409).json({ error: 'this execution is not waiting in a Round-Trip Wait node', waiting: false });
-				return { noWebhookResponse: true };
-			}
+			const wait = decodeWaitRecord(this.customData.get(WAIT_KEY));
+			if (!expected || !wait) return refuse(409, 'this execution is not waiting in a Round-Trip Wait node', false);
 			if (request.rawBody === undefined && request.readRawBody) await request.readRawBody();
+			const rawBody = request.rawBody ?? Buffer.alloc(0);
+
+			const notice = request.headers[NOTICE_HEADER];
+			if (notice !== undefined) return failFromNotice(this, wait, String(notice), rawBody.toString('utf8'), refuse);
+
 			const query = { ...(request.query as IDataObject) };
 			delete query.signature; // n8n's resume token: a secret of this run, not callback data
 			const judgement = await judgeCallback(
@@ -294,64 +344,78 @@ export class RoundTripWait implements INodeType {
 					auth: callbackAuthFrom(await this.getCredentials(CALLBACK_CREDENTIAL)),
 					correlationPath: compileCorrelationPath(this.getNodeParameter('correlationIdPath') as string),
 					expectedCorrelationId: expected,
+					wait,
+					replay: REPLAY_MEMORY,
 				},
-				{ headers: request.headers, rawBody: request.rawBody ?? '', body: request.body, query },
+				{ headers: request.headers, rawBody, body: request.body, query },
 				Date.now(),
 			);
-			if (!judgement.ok) {
-				response.status(judgement.status).json({ error: judgement.reason, waiting: true });
-				return { noWebhookResponse: true };
-			}
-			response.status(this.getNodeParameter('responseCode') as number).json(parseJsonParameter(this.getNode(), this.getNodeParameter('responseBody'), 'Response Body'));
-			return { noWebhookResponse: true, workflowData: [[{ json: judgement.receipt as unknown as IDataObject }], []] };
+			if (!judgement.ok) return refuse(judgement.status, judgement.reason, judgement.status !== 410);
+			// No response here: n8n answers (Response Code, this body) once the run has left "waiting".
+			return { workflowData: [[{ json: judgement.receipt as unknown as IDataObject }], []], webhookResponse: responseBodyOf(this.getNodeParameter('responseBody')) };
 		} catch (error) {
-			response.status(500).json({ error: `The callback could not be checked: ${error.message}`, waiting: true });
-			return { noWebhookResponse: true };
+			return refuse(500, `The callback could not be checked: ${error.message}`);
 		}
 	}
 }
 
-async function sendRequest(context: IExecuteFunctions, correlationId: string, callbackUrl: string): Promise<IDataObject> {
-	const body = parseJsonParameter(context.getNode(), context.getNodeParameter('body', 0), 'Body');
-	const correlationIdField = context.getNodeParameter('correlationIdField', 0) as string;
-	const callbackUrlField = context.getNodeParameter('callbackUrlField', 0) as string;
-	if (correlationIdField) body[correlationIdField] = correlationId;
-	if (callbackUrlField) body[callbackUrlField] = callbackUrl;
-	const method = context.getNodeParameter('method', 0) as string;
-	const url = context.getNodeParameter('url', 0) as string;
-	const http = n8nHttpTransport(context, context.getNodeParameter('authentication', 0) === 'durableHttpApi');
-	const response = await http({
-		method,
-		url,
-		headers: {
-			...(parseJsonParameter(context.getNode(), context.getNodeParameter('headers', 0), 'Headers') as Record<string, string>),
-			'x-correlation-id': correlationId,
-			'x-callback-url': callbackUrl,
-		},
-		body: method === 'GET' ? undefined : body,
-	});
-	if (response.status < 200 || response.status >= 300) {
-		throw new NodeOperationError(context.getNode(), `${method} ${url} answered HTTP ${response.status}; the request was not accepted, so the run does not wait`, {
-			description: response.body.slice(0, 500),
-		});
-	}
-	let responseBody: unknown = response.body;
-	try {
-		responseBody = JSON.parse(response.body);
-	} catch {
-		// a non-JSON acknowledgement is kept as text
-	}
-	return { method, url, status: response.status, body: responseBody as IDataObject };
+type Refuse = (status: number, error: string, waiting?: boolean) => IWebhookResponseData;
+
+/** The node's own notice that its request failed after the wait was saved: the run resumes and fails with that message. */
+function failFromNotice(context: IWebhookFunctions, wait: NonNullable<ReturnType<typeof decodeWaitRecord>>, presented: string, body: string, refuse: Refuse): IWebhookResponseData {
+	const verified = verifyNotice(wait, presented, body);
+	if (!verified.ok) return refuse(verified.status, verified.reason);
+	const notice = JSON.parse(body) as FailureNotice;
+	// n8n's resume honours a stack entry's `resumeError` (set by n8n itself for failed sub-workflows):
+	// the resumed node fails with it instead of passing its data on. Not a public API of n8n 2.41 (README).
+	const entry = (context as unknown as { runExecutionData?: { executionData?: { nodeExecutionStack?: Array<{ metadata?: IDataObject }> } } }).runExecutionData
+		?.executionData?.nodeExecutionStack?.[0];
+	if (!entry) return refuse(500, 'this n8n does not let the node fail its waiting run; the run waits until its timeout');
+	entry.metadata = { ...entry.metadata, resumeError: { name: 'Error', message: notice.requestFailed, description: notice.description } };
+	return { workflowData: [[{ json: {} }], []], webhookResponse: { failed: true } };
 }
 
-function parseJsonParameter(node: INode, value: unknown, field: string): IDataObject {
-	if (value === undefined || value === '') return {};
-	if (typeof value === 'object' && value !== null && !Array.isArray(value)) return { ...(value as IDataObject) };
-	try {
-		const parsed = JSON.parse(String(value));
-		if (typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed)) return parsed;
-	} catch {
-		// reported below
+/**
+ * Runs `send` once n8n has saved this execution as waiting, so that a callback sent at once finds
+ * the run waiting. n8n gives nodes no public hook for that moment (`onExecutionFinish` skips
+ * waiting runs), so this uses the same lifecycle hooks it is built on: handlers added while the
+ * node runs come after n8n's own, which save the execution (README, "What the node relies on").
+ * Returns false when this n8n has no such hooks; the caller then sends at once.
+ */
+function afterWaitIsSaved(context: IExecuteFunctions, send: () => Promise<void>): boolean {
+	type Hooks = { addHandler?: (name: 'workflowExecuteAfter', handler: (run: { status?: string; waitTill?: Date }) => Promise<void>) => void };
+	const hooks = (context as unknown as { additionalData?: { hooks?: Hooks } }).additionalData?.hooks;
+	if (typeof hooks?.addHandler !== 'function') return false;
+	hooks.addHandler('workflowExecuteAfter', async (run) => {
+		// A run that failed or was cancelled after this node is not waiting: nothing to ask for.
+		if (run?.status !== 'waiting' || !run.waitTill) return;
+		// Not awaited: the partner may answer slowly; n8n finishes the run's bookkeeping meanwhile.
+		void send().catch((error: Error) => context.logger.error(`Round-Trip Wait: sending the request failed: ${error.message}`));
+	});
+	return true;
+}
+
+function readSettings(context: IExecuteFunctions): RawSettings {
+	const raw: RawSettings = {};
+	for (const name of SETTING_NAMES) {
+		// Request fields are hidden, and not stored, in Wait Only mode: read as absent.
+		raw[name] = context.getNodeParameter(name, 0, MISSING);
+		if (raw[name] === MISSING) delete raw[name];
 	}
-	throw new NodeOperationError(node, `"${field}" must be a JSON object; got ${String(value).slice(0, 100)}`);
+	return raw;
+}
+
+function validateCredential(node: INode, auth: CallbackAuth): void {
+	try {
+		validateCallbackAuth(auth);
+	} catch (error) {
+		throw new NodeOperationError(node, `Round-Trip Callback API credential: ${(error as Error).message}`, {
+			description: error instanceof RoundTripConfigError ? `Check the credential's "${error.field}" setting.` : undefined,
+		});
+	}
+}
+
+/** The Response Body, checked before the wait began. */
+function responseBodyOf(value: unknown): IDataObject {
+	return (typeof value === 'string' ? JSON.parse(value) : value) as IDataObject;
 }

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 
 import { type BrowserContext, chromium, type Locator, type Page, selectors } from 'playwright-core';
 
-import { signPayload } from '../../core/roundtrip/signature';
+import { signPayload, waitIdOf } from '../../core/roundtrip/signature';
 import { FakeSystem } from '../harness/fakeSystem';
 import { type Execution, isFinal, N8nInstance, nodeOutput } from '../harness/n8nInstance';
 import { waitFor } from '../harness/net';
@@ -394,12 +394,12 @@ describe('the nodes in the n8n editor (Chromium)', () => {
 
 			const raw = (body: unknown) => JSON.stringify(body);
 			const now = () => Math.floor(Date.now() / 1000);
-			const forged = await source.send(callbackUrl, { headers: { 'x-signature': signPayload('not-the-secret', raw({ correlationId }), now()) }, body: raw({ correlationId }) });
+			const forged = await source.send(callbackUrl, { headers: { 'x-signature': signPayload('not-the-secret', raw({ correlationId }), now(), waitIdOf(callbackUrl)) }, body: raw({ correlationId }) });
 			expect(forged.status).toBe(403);
 			expect(await output.getByText('Waiting for input').isVisible()).toBe(true);
 
 			const body = raw({ correlationId, status: 'approved' });
-			const accepted = await source.send(callbackUrl, { headers: { 'x-signature': signPayload(SECRET, body, now()) }, body });
+			const accepted = await source.send(callbackUrl, { headers: { 'x-signature': signPayload(SECRET, body, now(), waitIdOf(callbackUrl)) }, body });
 			expect(accepted.status).toBe(200);
 			expect(accepted.json).toEqual({ received: true });
 			const [receipt] = await outputRows(1);

@@ -1,10 +1,19 @@
-import { signPayload } from '../../core/roundtrip/signature';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+import { percentile } from '../../bench/stats';
+import { signPayload, signStandardWebhook, waitIdOf } from '../../core/roundtrip/signature';
 import { FakeSystem, type RecordedRequest } from '../harness/fakeSystem';
 import { type Execution, N8nInstance, nodeOutput } from '../harness/n8nInstance';
 import { waitFor } from '../harness/net';
 import { marker, node, PACKAGE, webhookTrigger, workflow } from './workflowBuilder';
 
 const SECRET = 'round-trip-e2e-secret';
+/** A Standard Webhooks secret: whsec_ and the base64 of 32 bytes. */
+const SW_SECRET = `whsec_${Buffer.from('round-trip-e2e-standard-webhooks').toString('base64')}`;
+const EARLY_ROUND_TRIPS = 20;
+
+type Answer = { status: number; body: string; json?: unknown };
 
 describe('Round-Trip Wait in a real n8n', () => {
 	let n8n: N8nInstance;
@@ -12,24 +21,57 @@ describe('Round-Trip Wait in a real n8n', () => {
 	let workflowId: string;
 	let timeoutWorkflowId: string;
 	let failingTimeoutWorkflowId: string;
+	let twoWaitsWorkflowId: string;
+	let standardWorkflowId: string;
+	let badResponseCodeWorkflowId: string;
+	let earlyWorkflowId: string;
+	let failingRequestWorkflowId: string;
+	/** The partner's answers to the callbacks it sent at once, by order number. */
+	const earlyAnswers = new Map<number, Promise<Answer & { requestAt: number; answeredAt: number }>>();
 
 	beforeAll(async () => {
 		partner = await FakeSystem.start();
 		partner.on('POST', '/jobs', { status: 202, body: { accepted: true } });
+		partner.on('POST', '/jobs-standard', { status: 202, body: { accepted: true } });
+		partner.on('POST', '/jobs-bad-code', { status: 202, body: { accepted: true } });
+		partner.on('POST', '/jobs-fail', { status: 500, body: { error: 'partner is down' } });
+		// A partner that calls back at once: the signed callback leaves before it even answers the request.
+		partner.on('POST', '/jobs-now', (request) => {
+			const { correlationId, callbackUrl, order } = request.json as { correlationId: string; callbackUrl: string; order: number };
+			const requestAt = request.receivedAt;
+			const { headers, body } = signed({ correlationId, status: 'at-once' }, callbackUrl);
+			earlyAnswers.set(order, partner.send(callbackUrl, { headers, body }).then((answer) => ({ ...answer, requestAt, answeredAt: Date.now() })));
+			return { status: 202, body: { accepted: true } };
+		});
 		n8n = await N8nInstance.launch('round-trip');
 		const callbackCredential = await n8n.createCredential('Partner signature', 'roundTripCallbackApi', { scheme: 'hmac', secret: SECRET, signatureHeader: 'x-signature', toleranceSec: 300 });
 		const credentials = { roundTripCallbackApi: { id: callbackCredential, name: 'Partner signature' } };
+		const standardCredential = await n8n.createCredential('Partner standard webhooks', 'roundTripCallbackApi', { scheme: 'standardWebhooks', secret: SW_SECRET, toleranceSec: 300 });
 		/** Webhook start → Round-Trip Wait → "Accepted" on Callback, "Late" (or the given node) on Timed Out. */
-		const roundTripWorkflow = (name: string, path: string, parameters: Record<string, unknown>, late = marker('Late')) =>
+		const roundTripWorkflow = (name: string, path: string, parameters: Record<string, unknown>, late = marker('Late'), credentialId = callbackCredential) =>
 			workflow(
 				name,
-				[webhookTrigger('Start', path), node('Round-Trip Wait', `${PACKAGE}.roundTripWait`, parameters, { credentials }), marker('Accepted'), { ...late, name: 'Late' }],
+				[
+					webhookTrigger('Start', path),
+					node('Round-Trip Wait', `${PACKAGE}.roundTripWait`, parameters, { credentials: { roundTripCallbackApi: { id: credentialId, name: 'partner' } } }),
+					marker('Accepted'),
+					{ ...late, name: 'Late' },
+				],
 				[
 					['Start', 'Round-Trip Wait'],
 					['Round-Trip Wait', 'Accepted', 0],
 					['Round-Trip Wait', 'Late', 1],
 				],
 			);
+		const sendAndWait = (path: string, extra: Record<string, unknown> = {}) => ({
+			mode: 'sendAndWait',
+			method: 'POST',
+			url: partner.url(path),
+			body: '={{ JSON.stringify({ order: $json.body.order }) }}',
+			timeoutAmount: 1,
+			timeoutUnit: 'hours',
+			...extra,
+		});
 		workflowId = await n8n.importWorkflow(
 			roundTripWorkflow('round trip', 'rt-start', {
 				mode: 'sendAndWait',
@@ -51,9 +93,30 @@ describe('Round-Trip Wait in a real n8n', () => {
 				node('Late', 'n8n-nodes-base.stopAndError', { errorMessage: 'No callback in time' }),
 			),
 		);
-		await n8n.publish(workflowId);
-		await n8n.publish(timeoutWorkflowId);
-		await n8n.publish(failingTimeoutWorkflowId);
+		// Two waits in one run, both for the same correlation id (the order number): the case a replay exploits.
+		twoWaitsWorkflowId = await n8n.importWorkflow(
+			workflow(
+				'round trip, two waits',
+				[
+					webhookTrigger('Start', 'rt-two-waits'),
+					node('First Wait', `${PACKAGE}.roundTripWait`, sendAndWait('/jobs', { correlationId: "={{ $('Start').item.json.body.order }}", body: "={{ JSON.stringify({ order: $('Start').item.json.body.order, step: 1 }) }}" }), { credentials }),
+					node('Second Wait', `${PACKAGE}.roundTripWait`, sendAndWait('/jobs', { correlationId: "={{ $('Start').item.json.body.order }}", body: "={{ JSON.stringify({ order: $('Start').item.json.body.order, step: 2 }) }}" }), { credentials }),
+					marker('Accepted'),
+				],
+				[
+					['Start', 'First Wait'],
+					['First Wait', 'Second Wait', 0],
+					['Second Wait', 'Accepted', 0],
+				],
+			),
+		);
+		standardWorkflowId = await n8n.importWorkflow(roundTripWorkflow('round trip, standard webhooks', 'rt-standard', sendAndWait('/jobs-standard'), marker('Late'), standardCredential));
+		badResponseCodeWorkflowId = await n8n.importWorkflow(roundTripWorkflow('round trip, bad response code', 'rt-bad-code', sendAndWait('/jobs-bad-code', { responseCode: 999 })));
+		earlyWorkflowId = await n8n.importWorkflow(roundTripWorkflow('round trip, partner calls back at once', 'rt-now', sendAndWait('/jobs-now')));
+		failingRequestWorkflowId = await n8n.importWorkflow(roundTripWorkflow('round trip, request refused', 'rt-fail', sendAndWait('/jobs-fail')));
+		for (const id of [workflowId, timeoutWorkflowId, failingTimeoutWorkflowId, twoWaitsWorkflowId, standardWorkflowId, badResponseCodeWorkflowId, earlyWorkflowId, failingRequestWorkflowId]) {
+			await n8n.publish(id);
+		}
 	});
 
 	afterAll(async () => {
@@ -61,26 +124,46 @@ describe('Round-Trip Wait in a real n8n', () => {
 		await partner?.close();
 	});
 
-	/** Starts a run through the Webhook trigger and returns the request the node sent to the partner. */
-	async function startRoundTrip(order: number): Promise<{ correlationId: string; callbackUrl: string; request: RecordedRequest }> {
-		await waitFor('the start webhook to be registered', async () => {
-			const response = await fetch(`${n8n.baseUrl}/webhook/rt-start`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ order }) });
+	/** Starts a run through the Webhook trigger at `path`. */
+	async function start(path: string, payload: Record<string, unknown>): Promise<void> {
+		await waitFor(`the ${path} start webhook to be registered`, async () => {
+			const response = await fetch(`${n8n.baseUrl}/webhook/${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(payload) });
 			return response.ok ? true : undefined;
 		});
-		const request = await partner.nextRequest((r) => r.path === '/jobs' && (r.json as { order?: number })?.order === order);
+	}
+
+	/** Starts a run and returns the request the node sent to the partner. */
+	async function startRoundTrip(order: number, path = 'rt-start', partnerPath = '/jobs', step?: number): Promise<{ correlationId: string; callbackUrl: string; request: RecordedRequest }> {
+		await start(path, { order });
+		return await partnerRequest(partnerPath, order, step);
+	}
+
+	async function partnerRequest(partnerPath: string, order: number, step?: number): Promise<{ correlationId: string; callbackUrl: string; request: RecordedRequest }> {
+		const request = await partner.nextRequest((r) => {
+			const json = r.json as { order?: number; step?: number } | undefined;
+			return r.path === partnerPath && json?.order === order && json?.step === step;
+		});
 		const body = request.json as { correlationId: string; callbackUrl: string };
 		return { correlationId: body.correlationId, callbackUrl: body.callbackUrl, request };
 	}
 
-	function signed(body: unknown, secret = SECRET, at = Math.floor(Date.now() / 1000)) {
+	/** A callback signed for the wait its URL names (HMAC v2 over "<t>.<rtw>.<body>"). */
+	function signed(body: unknown, callbackUrl: string, secret = SECRET, at = Math.floor(Date.now() / 1000)) {
 		const raw = JSON.stringify(body);
-		return { headers: { 'x-signature': signPayload(secret, raw, at) }, body: raw };
+		return { headers: { 'x-signature': signPayload(secret, raw, at, waitIdOf(callbackUrl)) }, body: raw };
 	}
 
-	async function executionWaitingFor(correlationId: string): Promise<Execution> {
-		return await waitFor(`an execution waiting for ${correlationId}`, async () => {
-			const executions = await n8n.executions(workflowId);
-			return executions.find((e) => e.status === 'waiting' && JSON.stringify(e.data ?? {}).includes(correlationId));
+	async function executionWaitingFor(correlationId: string, workflow = workflowId, node = 'Round-Trip Wait'): Promise<Execution> {
+		return await waitFor(`an execution waiting for ${correlationId} in ${node}`, async () => {
+			const executions = await n8n.executions(workflow);
+			return executions.find((e) => e.status === 'waiting' && e.data?.resultData.lastNodeExecuted === node && JSON.stringify(e.data ?? {}).includes(correlationId));
+		});
+	}
+
+	async function finished(id: string, status: Execution['status'] = 'success'): Promise<Execution> {
+		return await waitFor(`execution ${id} to end with ${status}`, async () => {
+			const execution = await n8n.execution(id);
+			return execution.status === status ? execution : undefined;
 		});
 	}
 
@@ -103,17 +186,22 @@ describe('Round-Trip Wait in a real n8n', () => {
 
 		const unauthenticated = await partner.send(callbackUrl, { body: { correlationId } });
 		expect(unauthenticated.status).toBe(401);
-		const badSignature = await partner.send(callbackUrl, signed({ correlationId }, 'not-the-secret'));
+		const badSignature = await partner.send(callbackUrl, signed({ correlationId }, callbackUrl, 'not-the-secret'));
 		expect(badSignature.status).toBe(403);
-		const stale = await partner.send(callbackUrl, signed({ correlationId }, SECRET, Math.floor(Date.now() / 1000) - 3600));
+		const stale = await partner.send(callbackUrl, signed({ correlationId }, callbackUrl, SECRET, Math.floor(Date.now() / 1000) - 3600));
 		expect(stale.status).toBe(403);
 		expect(stale.body).toContain('tolerance');
-		const mismatched = await partner.send(callbackUrl, signed({ correlationId: 'someone-else' }));
+		// Within the tolerance, but signed before this wait began: it answers something else.
+		const waitBegan = Date.parse(String(nodeOutput(waiting, 'Round-Trip Wait')[0].deadline)) - 3_600_000;
+		const beforeTheWait = await partner.send(callbackUrl, signed({ correlationId }, callbackUrl, SECRET, Math.floor(waitBegan / 1000) - 5));
+		expect(beforeTheWait.status).toBe(403);
+		expect(beforeTheWait.json).toEqual({ error: expect.stringContaining('before this wait began'), waiting: true });
+		const mismatched = await partner.send(callbackUrl, signed({ correlationId: 'someone-else' }, callbackUrl));
 		expect(mismatched.status).toBe(409);
 		expect(mismatched.body).not.toContain(correlationId);
 		expect(await statusOf(waiting.id)).toBe('waiting');
 
-		const accepted = await partner.send(callbackUrl, signed({ correlationId, status: 'approved' }));
+		const accepted = await partner.send(callbackUrl, signed({ correlationId, status: 'approved' }, callbackUrl));
 		expect(accepted.status).toBe(200);
 		expect(accepted.json).toEqual({ received: true });
 		const done = await waitFor('the run to finish', async () => {
@@ -124,9 +212,10 @@ describe('Round-Trip Wait in a real n8n', () => {
 		expect(receipt).toMatchObject({ correlationId, body: { correlationId, status: 'approved' }, branch: 'Accepted' });
 		expect(receipt.headers).not.toHaveProperty('x-signature');
 		expect(receipt.query).not.toHaveProperty('signature');
+		expect(receipt.query).not.toHaveProperty('rtw');
 		expect(nodeOutput(done, 'Late')).toEqual([]);
 
-		const again = await partner.send(callbackUrl, signed({ correlationId, status: 'approved' }));
+		const again = await partner.send(callbackUrl, signed({ correlationId, status: 'approved' }, callbackUrl));
 		expect(again.status).toBe(409);
 		expect(again.body).toContain('has finished already');
 	});
@@ -157,7 +246,7 @@ describe('Round-Trip Wait in a real n8n', () => {
 		const waiting = await executionWaitingFor(correlationId);
 		await n8n.restart();
 		expect(await statusOf(waiting.id)).toBe('waiting');
-		const accepted = await partner.send(callbackUrl, signed({ correlationId, status: 'after-restart' }));
+		const accepted = await partner.send(callbackUrl, signed({ correlationId, status: 'after-restart' }, callbackUrl));
 		expect(accepted.status).toBe(200);
 		const done = await waitFor('the resumed run to finish', async () => {
 			const execution = await n8n.execution(waiting.id);
@@ -165,4 +254,116 @@ describe('Round-Trip Wait in a real n8n', () => {
 		});
 		expect(nodeOutput(done, 'Accepted')[0]).toMatchObject({ correlationId, body: { status: 'after-restart' } });
 	});
+
+	test('a callback replayed from an earlier wait of the same run is refused, and the run keeps waiting', async () => {
+		const order = 41;
+		await start('rt-two-waits', { order });
+		const first = await partnerRequest('/jobs', order, 1);
+		const captured = signed({ correlationId: String(order), status: 'step-1' }, first.callbackUrl);
+		expect((await partner.send(first.callbackUrl, captured)).status).toBe(200);
+
+		// The same run now waits in its second node, for the same correlation id.
+		const second = await partnerRequest('/jobs', order, 2);
+		const waiting = await executionWaitingFor(String(order), twoWaitsWorkflowId, 'Second Wait');
+		expect(second.callbackUrl).not.toBe(first.callbackUrl);
+		// Replayed exactly as captured, and replayed to the new wait's URL: both refused.
+		const replayed = await partner.send(first.callbackUrl, captured);
+		expect(replayed.status).toBe(403);
+		expect(replayed.json).toEqual({ error: expect.stringContaining("does not match the body, timestamp and this wait's id"), waiting: true });
+		const redirected = await partner.send(second.callbackUrl, captured);
+		expect(redirected.status).toBe(403);
+		expect(await statusOf(waiting.id)).toBe('waiting');
+
+		const accepted = await partner.send(second.callbackUrl, signed({ correlationId: String(order), status: 'step-2' }, second.callbackUrl));
+		expect(accepted.status).toBe(200);
+		const done = await finished(waiting.id);
+		expect(nodeOutput(done, 'First Wait')[0]).toMatchObject({ body: { status: 'step-1' } });
+		expect(nodeOutput(done, 'Accepted')[0]).toMatchObject({ correlationId: String(order), body: { status: 'step-2' } });
+	});
+
+	test('a Standard Webhooks signed callback resumes the run; a copy of it is refused', async () => {
+		const { correlationId, callbackUrl } = await startRoundTrip(51, 'rt-standard', '/jobs-standard');
+		const waiting = await executionWaitingFor(correlationId, standardWorkflowId);
+		const body = JSON.stringify({ correlationId, status: 'standard' });
+		const headers = signStandardWebhook(SW_SECRET, 'msg_2Qz1', Math.floor(Date.now() / 1000), body);
+		const forged = await partner.send(callbackUrl, { headers: signStandardWebhook(`whsec_${Buffer.alloc(32, 1).toString('base64')}`, 'msg_2Qz1', Math.floor(Date.now() / 1000), body), body });
+		expect(forged.status).toBe(403);
+		const accepted = await partner.send(callbackUrl, { headers, body });
+		expect(accepted.status).toBe(200);
+		const done = await finished(waiting.id);
+		const [receipt] = nodeOutput(done, 'Accepted');
+		expect(receipt).toMatchObject({ correlationId, body: { status: 'standard' } });
+		expect(receipt.headers).toHaveProperty('webhook-id', 'msg_2Qz1');
+		expect(receipt.headers).not.toHaveProperty('webhook-signature');
+		expect((await partner.send(callbackUrl, { headers, body })).status).toBe(409);
+	});
+
+	test('a bad Response Code fails the node with a message naming the field and value, before anything is sent', async () => {
+		await start('rt-bad-code', { order: 61 });
+		const [failed] = await n8n.waitForExecutions(badResponseCodeWorkflowId, (all) => all.some((e) => e.status === 'error'), 'the run refused by its settings');
+		const execution = await n8n.execution(failed.id);
+		expect(execution.data?.resultData.error?.message).toBe(
+			'Response Code must be a whole number from 200 to 299: it answers the callback that resumed the run, a success; got 999',
+		);
+		expect(execution.data?.resultData.lastNodeExecuted).toBe('Round-Trip Wait');
+		expect(partner.requests('/jobs-bad-code')).toEqual([]);
+	});
+
+	test('a request the partner refuses fails the run with the answer, though it is sent after the wait was saved', async () => {
+		await start('rt-fail', { order: 71 });
+		await partner.nextRequest((r) => r.path === '/jobs-fail');
+		const [failed] = await n8n.waitForExecutions(failingRequestWorkflowId, (all) => all.some((e) => e.status === 'error'), 'the run failed by its refused request');
+		const execution = await n8n.execution(failed.id);
+		expect(execution.data?.resultData.error?.message).toBe(
+			`POST ${partner.url('/jobs-fail')} answered HTTP 500; the request was not accepted, so the run does not wait`,
+		);
+		expect(nodeOutput(execution, 'Accepted')).toEqual([]);
+		expect(nodeOutput(execution, 'Late')).toEqual([]);
+	});
+
+	test(`a partner that calls back at once (0 ms) resumes the run on Callback, ${EARLY_ROUND_TRIPS} round trips in a row`, async () => {
+		const answers: Array<Answer & { requestAt: number; answeredAt: number }> = [];
+		for (let order = 1001; order < 1001 + EARLY_ROUND_TRIPS; order++) {
+			await start('rt-now', { order });
+			await partner.nextRequest((r) => r.path === '/jobs-now' && (r.json as { order?: number })?.order === order);
+			const answer = await earlyAnswers.get(order)!;
+			answers.push(answer);
+			expect({ order, status: answer.status, body: answer.json }).toEqual({ order, status: 200, body: { received: true } });
+		}
+		const done = await n8n.waitForExecutions(earlyWorkflowId, (all) => all.filter((e) => e.status === 'success').length === EARLY_ROUND_TRIPS, 'every early round trip to finish');
+		for (const execution of done) {
+			const full = await n8n.execution(execution.id);
+			expect(nodeOutput(full, 'Accepted')).toEqual([expect.objectContaining({ body: expect.objectContaining({ status: 'at-once' }) })]);
+			expect(nodeOutput(full, 'Late')).toEqual([]);
+		}
+		const latencies = answers.map((a) => a.answeredAt - a.requestAt);
+		const figures = { roundTrips: EARLY_ROUND_TRIPS, answered200: answers.filter((a) => a.status === 200).length, p50Ms: percentile(latencies, 50), maxMs: Math.max(...latencies) };
+		const artifacts = join(__dirname, '../../test-artifacts');
+		mkdirSync(artifacts, { recursive: true });
+		writeFileSync(join(artifacts, 'round-trip-early-callbacks.json'), `${JSON.stringify(figures, null, 2)}\n`);
+		process.stdout.write(`early callbacks: ${JSON.stringify(figures)}\n`);
+	}, 240_000);
+
+	test('two valid callbacks arriving together: exactly one gets 200, and it is the one the run resumed with', async () => {
+		const { correlationId, callbackUrl } = await startRoundTrip(81);
+		const waiting = await executionWaitingFor(correlationId);
+		const [a, b] = await Promise.all(['first', 'second'].map(async (status) => ({ status, answer: await partner.send(callbackUrl, signed({ correlationId, status }, callbackUrl)) })));
+		const winners = [a, b].filter((x) => x.answer.status === 200);
+		expect(winners).toHaveLength(1);
+		const loser = [a, b].find((x) => x.answer.status !== 200)!;
+		expect(loser.answer.status).toBeGreaterThanOrEqual(400);
+		const done = await finished(waiting.id);
+		expect(nodeOutput(done, 'Accepted')).toEqual([expect.objectContaining({ body: { correlationId, status: winners[0].status } })]);
+	});
+
+	test('an n8n restart between the request and an immediate callback loses nothing', async () => {
+		const { correlationId, callbackUrl } = await startRoundTrip(91);
+		// The request only leaves once n8n has saved the wait, so the run is already durable here.
+		await n8n.restart();
+		const accepted = await partner.send(callbackUrl, signed({ correlationId, status: 'after-restart-at-once' }, callbackUrl));
+		expect(accepted.status).toBe(200);
+		const resumed = (e: Execution) => e.status === 'success' && JSON.stringify(e.data ?? {}).includes('after-restart-at-once');
+		const all = await n8n.waitForExecutions(workflowId, (executions) => executions.some(resumed), 'the run resumed after the restart');
+		expect(nodeOutput(all.find(resumed)!, 'Accepted')[0]).toMatchObject({ correlationId, body: { status: 'after-restart-at-once' } });
+	}, 180_000);
 });

@@ -1,0 +1,100 @@
+import type { Clock } from '../clock';
+import type { HttpRequest, HttpTransport } from '../connectors/types';
+import type { OutboundRequest } from './settings';
+import { NOTICE_HEADER, type WaitRecord, signNotice } from './waitRecord';
+
+/**
+ * The outbound request of Send and Wait, and when it goes out.
+ *
+ * n8n accepts a resume only once the execution is saved as `waiting`; a callback that arrives
+ * earlier is answered `409 The execution "<id>" is running already.` by n8n itself, before any node
+ * code runs. So the node sends its request only after n8n has saved the wait: a partner that calls
+ * back at once then always finds the run waiting. A request that fails at that point cannot fail the
+ * node the usual way (the node has returned), so the node tells its own waiting run, through the
+ * run's callback URL, with a notice only this wait can sign; the run then fails with the message.
+ */
+
+/** Delays between attempts at a retryable answer: 0.5 s, doubling, at most 30 s (the partner contract in README). */
+export function retryDelayMs(attempt: number): number {
+	return Math.min(500 * 2 ** Math.max(0, attempt), 30_000);
+}
+
+/** Answers that mean "not now, try again": n8n has not saved the wait yet, or a transient failure. */
+export function isRetryableAnswer(status: number, body: string): boolean {
+	if (status >= 500 || status === 429) return true;
+	return status === 409 && /is running already/.test(body);
+}
+
+/** The request as it goes out: the configured body and headers plus the correlation id and the callback URL. */
+export function outboundRequest(request: OutboundRequest, correlationId: string, callbackUrl: string): HttpRequest {
+	const body: Record<string, unknown> = { ...request.body };
+	if (request.correlationIdField) body[request.correlationIdField] = correlationId;
+	if (request.callbackUrlField) body[request.callbackUrlField] = callbackUrl;
+	return {
+		method: request.method,
+		url: request.url,
+		headers: { ...request.headers, 'x-correlation-id': correlationId, 'x-callback-url': callbackUrl },
+		body: request.method === 'GET' ? undefined : body,
+	};
+}
+
+export type SendOutcome =
+	| { ok: true; status: number; body: unknown }
+	| { ok: false; message: string; description?: string };
+
+/** Sends the request once; a non-2xx answer or a transport error is a failure naming the request. */
+export async function sendOutbound(http: HttpTransport, request: HttpRequest): Promise<SendOutcome> {
+	let response;
+	try {
+		response = await http(request);
+	} catch (error) {
+		return { ok: false, message: `${request.method} ${request.url} failed: ${(error as Error).message}; the request was not accepted, so the run does not wait` };
+	}
+	if (response.status < 200 || response.status >= 300) {
+		return {
+			ok: false,
+			message: `${request.method} ${request.url} answered HTTP ${response.status}; the request was not accepted, so the run does not wait`,
+			description: response.body.slice(0, 500),
+		};
+	}
+	let body: unknown = response.body;
+	try {
+		body = JSON.parse(response.body);
+	} catch {
+		// a non-JSON acknowledgement is kept as text
+	}
+	return { ok: true, status: response.status, body };
+}
+
+/** The body of the internal notice; the waiting run fails with its message. */
+export interface FailureNotice {
+	requestFailed: string;
+	description?: string;
+}
+
+/**
+ * Tells the waiting run that its request failed, retrying retryable answers. Resolves with the
+ * final status, or undefined when every attempt failed at the transport.
+ */
+export async function reportFailure(
+	http: HttpTransport,
+	callbackUrl: string,
+	record: WaitRecord,
+	failure: FailureNotice,
+	clock: Clock,
+	attempts = 6,
+): Promise<number | undefined> {
+	const body = JSON.stringify(failure);
+	let status: number | undefined;
+	for (let attempt = 0; attempt < attempts; attempt++) {
+		if (attempt > 0) await new Promise<void>((resolve) => clock.setTimer(resolve, retryDelayMs(attempt - 1)));
+		try {
+			const response = await http({ method: 'POST', url: callbackUrl, headers: { 'content-type': 'application/json', [NOTICE_HEADER]: signNotice(record, body) }, body });
+			status = response.status;
+			if (!isRetryableAnswer(response.status, response.body)) return status;
+		} catch {
+			// transport failure: retried
+		}
+	}
+	return status;
+}

@@ -1,0 +1,56 @@
+/**
+ * Memory of the signed callbacks already accepted, each with the wait that accepted it, so a copy
+ * presented to **another** wait is refused while its timestamp would still pass. A copy presented to
+ * the same wait is let through: that wait is still waiting (n8n found it so), so the first one did not
+ * resume it (a transient failure the partner is retrying), or is resuming it right now, and n8n lets
+ * exactly one of them resume the run. Bounded: entries leave when their timestamp could no longer pass
+ * anyway, and beyond `maxEntries` the oldest leave first.
+ *
+ * It lives in one process's memory. Across processes and restarts the other checks carry the load:
+ * n8n resumes a wait once, and a signature made before a wait began is refused by that wait.
+ */
+
+export const DEFAULT_REPLAY_MEMORY_ENTRIES = 10_000;
+
+export class ReplayMemory {
+	/** key → the wait that accepted it and until when it is remembered (epoch ms); a Map keeps insertion order, oldest first. */
+	private readonly entries = new Map<string, { wait: string; until: number }>();
+
+	constructor(readonly maxEntries = DEFAULT_REPLAY_MEMORY_ENTRIES) {
+		if (!Number.isSafeInteger(maxEntries) || maxEntries < 1) throw new RangeError(`maxEntries must be a whole number of at least 1, got ${maxEntries}`);
+	}
+
+	get size(): number {
+		return this.entries.size;
+	}
+
+	/** Whether `key` was remembered and has not expired by `nowMs`. */
+	has(key: string, nowMs: number): boolean {
+		const entry = this.entries.get(key);
+		return entry !== undefined && entry.until > nowMs;
+	}
+
+	/**
+	 * Remembers `key` for `wait` until `untilMs`. Returns false, and changes nothing, when another wait
+	 * accepted it: the caller holds a copy of something used elsewhere. Check and insert happen in one
+	 * synchronous step.
+	 */
+	claim(key: string, wait: string, untilMs: number, nowMs: number): boolean {
+		this.expire(nowMs);
+		const held = this.entries.get(key);
+		if (held !== undefined && held.wait !== wait) return false;
+		this.entries.delete(key);
+		this.entries.set(key, { wait, until: Math.max(untilMs, held?.until ?? 0) });
+		while (this.entries.size > this.maxEntries) {
+			const oldest = this.entries.keys().next().value as string;
+			this.entries.delete(oldest);
+		}
+		return true;
+	}
+
+	private expire(nowMs: number): void {
+		for (const [key, entry] of this.entries) {
+			if (entry.until <= nowMs) this.entries.delete(key);
+		}
+	}
+}

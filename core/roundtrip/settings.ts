@@ -1,0 +1,198 @@
+import { type CorrelationPath, compileCorrelationPath, normalizeCorrelationId } from './correlation';
+import { RoundTripConfigError } from './errors';
+import { type TimeoutUnit, type WaitTimeout, resumeDeadline } from './timeout';
+import { UNIT_MS } from '../units';
+
+/**
+ * Every setting of the Round-Trip Wait node, checked before anything is sent or any wait starts.
+ * A refusal names the field as the editor labels it and shows the value it got, so a bad Response
+ * Code fails the node at once instead of answering every valid callback with a 500 while the run
+ * waits for its timeout.
+ */
+
+/** The editor labels of the node's fields (RoundTripWait.node.ts), used in every message. */
+export const FIELD_LABELS = {
+	mode: 'Mode',
+	correlationId: 'Correlation ID',
+	authentication: 'Authentication',
+	method: 'Method',
+	url: 'URL',
+	body: 'Body',
+	correlationIdField: 'Correlation ID Field',
+	callbackUrlField: 'Callback URL Field',
+	headers: 'Headers',
+	correlationIdPath: 'Correlation ID Location',
+	timeoutAmount: 'Timeout',
+	timeoutUnit: 'Timeout Unit',
+	responseCode: 'Response Code',
+	responseBody: 'Response Body',
+} as const;
+
+export type SettingName = keyof typeof FIELD_LABELS;
+
+/** n8n's limit for a custom-data value, where the waiting run keeps its correlation id. */
+export const MAX_CORRELATION_ID_LENGTH = 255;
+export const METHODS = ['DELETE', 'GET', 'PATCH', 'POST', 'PUT'] as const;
+export type Method = (typeof METHODS)[number];
+
+/** The node's parameters as n8n hands them over (expressions already evaluated). */
+export type RawSettings = Partial<Record<SettingName, unknown>>;
+
+export interface OutboundRequest {
+	method: Method;
+	url: string;
+	useCredential: boolean;
+	body: Record<string, unknown>;
+	headers: Record<string, string>;
+	correlationIdField: string;
+	callbackUrlField: string;
+}
+
+export interface RoundTripSettings {
+	mode: 'sendAndWait' | 'waitOnly';
+	/** Undefined: the node makes a fresh one. */
+	correlationId?: string;
+	correlationPath: CorrelationPath;
+	timeout: WaitTimeout;
+	responseCode: number;
+	responseBody: unknown;
+	/** Only in Send and Wait mode. */
+	request?: OutboundRequest;
+}
+
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+const MAX_SHOWN = 100;
+
+/** Throws a RoundTripConfigError (field = the parameter name) for the first setting that cannot work. */
+export function validateSettings(raw: RawSettings): RoundTripSettings {
+	const mode = raw.mode ?? 'sendAndWait';
+	if (mode !== 'sendAndWait' && mode !== 'waitOnly') fail('mode', 'must be "Send and Wait" or "Wait Only"', mode);
+
+	const correlationId = checkCorrelationId(raw.correlationId);
+	const correlationPath = checkCorrelationPath(raw.correlationIdPath);
+	const timeout = checkTimeout(raw.timeoutAmount, raw.timeoutUnit);
+	const responseCode = checkResponseCode(raw.responseCode);
+	const responseBody = parseJson('responseBody', raw.responseBody, { '{ }': true, '[ ]': true });
+	const settings: RoundTripSettings = { mode, correlationId, correlationPath, timeout, responseCode, responseBody };
+	if (mode === 'sendAndWait') settings.request = checkRequest(raw);
+	return settings;
+}
+
+function checkCorrelationId(value: unknown): string | undefined {
+	if (value === undefined || value === null || value === '') return undefined;
+	const id = normalizeCorrelationId(value);
+	if (id === undefined) fail('correlationId', 'must be text or a number (or empty for a fresh random ID)', value);
+	if (id.length > MAX_CORRELATION_ID_LENGTH) {
+		fail('correlationId', `is ${id.length} characters long; at most ${MAX_CORRELATION_ID_LENGTH} are supported (n8n's limit for execution custom data)`, value);
+	}
+	return id;
+}
+
+function checkCorrelationPath(value: unknown): CorrelationPath {
+	if (typeof value !== 'string' || value.trim() === '') {
+		fail('correlationIdPath', 'must be a JSONata expression over { body, headers, query }, e.g. body.correlationId', value);
+	}
+	try {
+		return compileCorrelationPath(value);
+	} catch (error) {
+		const detail = String((error as Error).message).replace(/^correlationIdPath .*? is not a valid JSONata expression: /, '');
+		return fail('correlationIdPath', `is not a valid JSONata expression (${detail})`, value);
+	}
+}
+
+function checkTimeout(amount: unknown, unit: unknown): WaitTimeout {
+	if (typeof unit !== 'string' || !(unit in UNIT_MS)) fail('timeoutUnit', `must be one of ${Object.keys(UNIT_MS).join(', ')}`, unit);
+	if (typeof amount !== 'number' || !Number.isFinite(amount)) fail('timeoutAmount', 'must be a number', amount);
+	const timeout = { amount, unit: unit as TimeoutUnit };
+	try {
+		resumeDeadline(0, timeout);
+	} catch {
+		fail('timeoutAmount', 'must be between 1 second and 366 days', `${amount} ${unit}`);
+	}
+	return timeout;
+}
+
+function checkResponseCode(value: unknown): number {
+	const code = typeof value === 'string' && /^\d+$/.test(value.trim()) ? Number(value) : value;
+	if (typeof code !== 'number' || !Number.isInteger(code) || code < 200 || code > 299) {
+		fail('responseCode', 'must be a whole number from 200 to 299: it answers the callback that resumed the run, a success', value);
+	}
+	return code;
+}
+
+function checkRequest(raw: RawSettings): OutboundRequest {
+	const authentication = raw.authentication ?? 'none';
+	if (authentication !== 'none' && authentication !== 'durableHttpApi') fail('authentication', 'must be "None" or "Durable Triggers HTTP API"', authentication);
+	const useCredential = authentication === 'durableHttpApi';
+
+	const method = raw.method ?? 'POST';
+	if (!METHODS.includes(method as Method)) fail('method', `must be one of ${METHODS.join(', ')}`, method);
+
+	if (typeof raw.url !== 'string' || raw.url.trim() === '') fail('url', 'must not be empty: it is where the request goes', raw.url);
+	const url = raw.url.trim();
+	if (/^[a-z][a-z0-9+.-]*:/i.test(url)) {
+		let parsed: URL | undefined;
+		try {
+			parsed = new URL(url);
+		} catch {
+			fail('url', 'is not a valid URL', url);
+		}
+		if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') fail('url', 'must be an http:// or https:// URL', url);
+	} else if (!useCredential) {
+		fail('url', 'must be an absolute http(s) URL (a relative URL needs Authentication "Durable Triggers HTTP API", whose base URL it extends)', url);
+	}
+
+	const body = parseJson('body', raw.body ?? '{}', { '{ }': true }) as Record<string, unknown>;
+	const headers = parseJson('headers', raw.headers ?? '{}', { '{ }': true }) as Record<string, unknown>;
+	for (const [name, value] of Object.entries(headers)) {
+		if (!HEADER_NAME.test(name)) fail('headers', `has ${JSON.stringify(name)}, which is not a valid HTTP header name`, raw.headers);
+		if (typeof value !== 'string') fail('headers', `must map each header name to text; ${JSON.stringify(name)} is ${describe(value)}`, raw.headers);
+	}
+
+	const correlationIdField = checkFieldName('correlationIdField', raw.correlationIdField ?? 'correlationId');
+	const callbackUrlField = checkFieldName('callbackUrlField', raw.callbackUrlField ?? 'callbackUrl');
+	if (correlationIdField !== '' && correlationIdField === callbackUrlField) {
+		fail('callbackUrlField', `must differ from ${FIELD_LABELS.correlationIdField}: both would write the same body field`, callbackUrlField);
+	}
+	return { method: method as Method, url, useCredential, body, headers: headers as Record<string, string>, correlationIdField, callbackUrlField };
+}
+
+function checkFieldName(name: 'correlationIdField' | 'callbackUrlField', value: unknown): string {
+	if (typeof value !== 'string') fail(name, 'must be a body field name, or empty to leave the body as written', value);
+	return value.trim();
+}
+
+/** JSON text (or an object n8n already parsed) of one of the accepted shapes. */
+function parseJson(name: SettingName, value: unknown, accepts: { '{ }'?: boolean; '[ ]'?: boolean }): unknown {
+	let parsed = value;
+	if (typeof value === 'string') {
+		if (value.trim() === '') parsed = {};
+		else {
+			try {
+				parsed = JSON.parse(value);
+			} catch (error) {
+				fail(name, `is not valid JSON (${(error as Error).message})`, value);
+			}
+		}
+	}
+	const isObject = typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed);
+	if ((isObject && accepts['{ }']) || (Array.isArray(parsed) && accepts['[ ]'])) return parsed;
+	const wanted = accepts['[ ]'] ? 'a JSON object or array' : 'a JSON object';
+	return fail(name, `must be ${wanted}, not ${describe(parsed)}`, value);
+}
+
+function fail(name: SettingName, problem: string, value: unknown): never {
+	throw new RoundTripConfigError(name, `${FIELD_LABELS[name]} ${problem}; got ${show(value)}`);
+}
+
+function show(value: unknown): string {
+	if (value === undefined) return 'nothing';
+	const text = typeof value === 'string' ? JSON.stringify(value) : JSON.stringify(value) ?? String(value);
+	return text.length > MAX_SHOWN ? `${text.slice(0, MAX_SHOWN)}…` : text;
+}
+
+function describe(value: unknown): string {
+	if (value === null) return 'null';
+	if (Array.isArray(value)) return 'a list';
+	return `${typeof value === 'object' ? 'an' : 'a'} ${typeof value}`;
+}
