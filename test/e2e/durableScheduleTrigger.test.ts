@@ -130,7 +130,7 @@ describe('Durable Schedule Trigger in a real n8n', () => {
 			return data.status === 'failed' ? data : undefined;
 		}, { timeoutMs: 90_000, intervalMs: 1_000 });
 		expect(status.triggers[0].errorMessage).toBe(
-			'There was a problem activating the workflow: "Invalid cron expression "61 * * * *" for "cron": minute 61 is out of range 0-59"',
+			'There was a problem activating the workflow: "Invalid cron expression "61 * * * *" for "Cron Expression": minute 61 is out of range 0-59"',
 		);
 		expect(await n8n.executions(ids.invalid)).toEqual([]);
 	}, 120_000);
