@@ -349,7 +349,18 @@ export class CronSchedule implements Schedule {
 	private dstGapProblem(): string | undefined {
 		// Whole-minute fires in a zone with whole-minute offsets are whole minutes apart.
 		if (allowedValues(this.fields.seconds).join() === '0') return undefined;
-		for (const change of offsetChanges(this.zone)) {
+		// What the planner does around a change depends only on the wall times left and entered and on
+		// which of the days involved match; changes alike in those are planned once.
+		const planned = new Set<string>();
+		for (const { at: change, wallLeft, wallEntered } of offsetChanges(this.zone)) {
+			if (!this.firesNear(wallLeft, wallEntered)) continue;
+			const firstDay = Math.floor((Math.min(wallLeft, wallEntered) - MIN_CRON_GAP_MS) / DAY_MS);
+			const lastDay = Math.floor((Math.max(wallLeft, wallEntered) + MIN_CRON_GAP_MS) / DAY_MS);
+			const shape = [wallLeft - firstDay * DAY_MS, wallEntered - firstDay * DAY_MS];
+			for (let day = firstDay; day <= lastDay; day++) shape.push(this.dayMatches(day) ? 1 : 0);
+			const key = shape.join();
+			if (planned.has(key)) continue;
+			planned.add(key);
 			let previous: number | undefined;
 			for (const fire of this.firesAfter(change - MIN_CRON_GAP_MS - SECOND_MS)) {
 				if (fire > change + MIN_CRON_GAP_MS + SECOND_MS) break;
@@ -360,6 +371,27 @@ export class CronSchedule implements Schedule {
 			}
 		}
 		return undefined;
+	}
+
+	/**
+	 * Whether the expression fires, on the wall clock, within the minimum before the local time the
+	 * clocks leave at an offset change or after the one they enter. Two fires closer than the minimum across
+	 * the change need one of those (a fire moved to the end of a spring-forward gap included: its
+	 * neighbour is one of them), so other changes need no planning.
+	 */
+	private firesNear(wallLeft: number, wallEntered: number): boolean {
+		for (let k = 1; k <= MIN_CRON_GAP_MS / SECOND_MS; k++) {
+			if (this.firesAtWall(wallLeft - k * SECOND_MS) || this.firesAtWall(wallEntered + (k - 1) * SECOND_MS)) return true;
+		}
+		return false;
+	}
+
+	/** Whether the expression matches a wall time (ms, written as if UTC, whole seconds). */
+	private firesAtWall(wall: number): boolean {
+		const day = Math.floor(wall / DAY_MS);
+		const second = Math.floor((wall - day * DAY_MS) / SECOND_MS);
+		const { hours, minutes, seconds } = this.fields;
+		return hours[Math.floor(second / 3600)] && minutes[Math.floor((second % 3600) / 60)] && seconds[second % 60] && this.dayMatches(day);
 	}
 
 	/**
@@ -411,12 +443,19 @@ export function nextFireAfter(expression: string, afterMs: number, timezone: str
 	return new CronSchedule(expression, timezone).nextAfter(afterMs);
 }
 
-/** The instants in [DST_CHECK_FROM, DST_CHECK_TO) at which the zone's UTC offset changes, cached per zone. */
-const offsetChangesByZone = new Map<string, number[]>();
-function offsetChanges(zone: IANAZone): number[] {
+/** An instant the zone's UTC offset changes, with the wall times (ms, written as if UTC) the clocks leave and enter. */
+interface OffsetChange {
+	at: number;
+	wallLeft: number;
+	wallEntered: number;
+}
+
+/** The zone's offset changes in [DST_CHECK_FROM, DST_CHECK_TO), cached per zone. */
+const offsetChangesByZone = new Map<string, OffsetChange[]>();
+function offsetChanges(zone: IANAZone): OffsetChange[] {
 	const cached = offsetChangesByZone.get(zone.name);
 	if (cached) return cached;
-	const changes: number[] = [];
+	const changes: OffsetChange[] = [];
 	let offset = zone.offset(DST_CHECK_FROM);
 	for (let probe = DST_CHECK_FROM; probe < DST_CHECK_TO; probe += DST_PROBE_MS) {
 		const next = zone.offset(probe + DST_PROBE_MS);
@@ -427,7 +466,7 @@ function offsetChanges(zone: IANAZone): number[] {
 			if (zone.offset(mid) === offset) lo = mid;
 			else hi = mid;
 		}
-		changes.push(hi);
+		changes.push({ at: hi, wallLeft: hi + offset * 60_000, wallEntered: hi + zone.offset(hi) * 60_000 });
 		offset = next;
 	}
 	offsetChangesByZone.set(zone.name, changes);
