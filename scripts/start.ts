@@ -5,7 +5,7 @@
  * credentials, imports the example workflows and prints the editor URL and login. Ctrl-C stops it all.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { type Dovecot, dovecotBinary } from '../test/harness/dovecot';
@@ -162,6 +162,7 @@ async function takeOverFolder(): Promise<void> {
 			signal(-child.pid, 'SIGKILL');
 		}
 	}
+	mkdirSync(userFolder, { recursive: true });
 	writeRunState({ start: { name: 'npm start', pid: process.pid, command: commandLine(process.pid) ?? '' }, children: [] });
 }
 
