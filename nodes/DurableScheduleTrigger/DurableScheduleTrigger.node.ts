@@ -120,7 +120,7 @@ export class DurableScheduleTrigger implements INodeType {
 				placeholder: 'e.g. 30 9 * * MON-FRI',
 				displayOptions: { show: { scheduleType: ['cron'] } },
 				description:
-					'Five fields (minute hour day-of-month month day-of-week) or six with leading seconds, e.g. "30 9 * * MON-FRI" (weekdays 09:30), "0 0 1 * *" (monthly), "*/10 * * * * *" (every 10 seconds), or @hourly / @daily / @weekly / @monthly / @yearly',
+					'Five fields (minute hour day-of-month month day-of-week) or six with leading seconds, e.g. "30 9 * * MON-FRI" (weekdays 09:30), "0 0 1 * *" (monthly), "*/10 * * * * *" (every 10 seconds), or @hourly / @daily / @weekly / @monthly / @yearly. Two fires must be at least 10 seconds apart.',
 			},
 			{
 				displayName: 'Timezone',
