@@ -49,6 +49,8 @@ let mailbox: Dovecot | undefined;
 let mailboxStarting: Promise<Dovecot> | undefined;
 let newMail: NodeJS.Timeout | undefined;
 let shuttingDown: Promise<void> | undefined;
+/** Set once this start has recorded itself in the run file (a refused second start must leave it alone). */
+let ownsRunFile = false;
 
 async function main(): Promise<void> {
 	// From the first moment, Ctrl-C (or a terminal closing) stops whatever has been started so far.
@@ -119,7 +121,7 @@ async function shutdown(code: number, message?: string): Promise<void> {
 			await source?.close();
 			const box = mailbox ?? (await mailboxStarting?.catch(() => undefined));
 			await box?.stop();
-			rmSync(runFile, { force: true });
+			if (ownsRunFile) rmSync(runFile, { force: true });
 		} catch (error) {
 			console.error('[start] could not stop everything:', error);
 			code ||= 1;
@@ -164,6 +166,7 @@ async function takeOverFolder(): Promise<void> {
 	}
 	mkdirSync(userFolder, { recursive: true });
 	writeRunState({ start: { name: 'npm start', pid: process.pid, command: commandLine(process.pid) ?? '' }, children: [] });
+	ownsRunFile = true;
 }
 
 function recordChild(name: string, pid: number | undefined): void {

@@ -69,13 +69,17 @@ describe('npm start on a fresh clone', () => {
 		return existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as RunState) : undefined;
 	}
 
-	/** `npm start` in its own process group, as a terminal runs it; resolves once it prints the editor URL. */
-	async function start(): Promise<Run> {
+	function startEnv(): NodeJS.ProcessEnv {
 		const env: NodeJS.ProcessEnv = { ...process.env, N8N_PORT: String(ports.n8n), DEMO_SOURCE_PORT: String(ports.source), DEMO_IMAP_PORT: String(ports.imap) };
 		// Not this test run's: jest's NODE_ENV and the pack folder of this run's package.
 		delete env.NODE_ENV;
 		delete env[PACK_DIR_ENV];
-		const child = spawn('npm', ['start'], { cwd: clone, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+		return env;
+	}
+
+	/** `npm start` in its own process group, as a terminal runs it; resolves once it prints the editor URL. */
+	async function start(): Promise<Run> {
+		const child = spawn('npm', ['start'], { cwd: clone, env: startEnv(), detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
 		let output = '';
 		const exited = once(child, 'exit').then(([code, signal]) => ({ code: code as number | null, signal: signal as NodeJS.Signals | null }));
 		const ready = new Promise<void>((resolve, reject) => {
@@ -136,7 +140,7 @@ describe('npm start on a fresh clone', () => {
 		return [state!.start.pid, ...state!.children.map((child) => child.pid)];
 	}
 
-	test('the first start comes up with the examples and the login, and Ctrl-C stops every process it started', async () => {
+	test('the first start comes up with the examples and the login, refuses a second start beside it, and Ctrl-C stops every process it started', async () => {
 		const { exited, output } = await start();
 		const cookie = await login();
 		firstWorkflowIds = await workflowIds(cookie);
@@ -145,6 +149,17 @@ describe('npm start on a fresh clone', () => {
 		expect(firstWorkflowIds.length).toBeGreaterThanOrEqual(5);
 		expect(await connectorDescription(cookie)).toBe(CONNECTOR_DESCRIPTION);
 		const pids = runningPids();
+
+		// A second npm start on the same folder is refused, and leaves the running one alone.
+		const second = spawn('npm', ['start'], { cwd: clone, env: startEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+		let secondOutput = '';
+		second.stdout?.on('data', (chunk: Buffer) => (secondOutput += chunk.toString()));
+		second.stderr?.on('data', (chunk: Buffer) => (secondOutput += chunk.toString()));
+		const [secondCode] = (await once(second, 'exit')) as [number | null];
+		expect(secondCode).not.toBe(0);
+		expect(secondOutput).toContain(`npm start is already running on ${join(clone, '.n8n-dev')} (pid ${pids[0]})`);
+		expect(runningPids()).toEqual(pids);
+		expect(await workflowIds(await login())).toEqual(firstWorkflowIds);
 
 		signalGroup(run!.child.pid!, 'SIGINT');
 		await exited;
