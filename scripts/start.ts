@@ -35,6 +35,8 @@ interface ProcessRecord {
 	pid: number;
 	/** Its command line when it was recorded: a pid reused by another program does not match. */
 	command: string;
+	/** A temp dir of its own, removed once it has stopped. */
+	dir?: string;
 }
 interface RunState {
 	start: ProcessRecord;
@@ -70,7 +72,7 @@ async function main(): Promise<void> {
 		step(`starting the demo mailbox on imap://127.0.0.1:${DEMO_IMAP_PORT}`);
 		mailboxStarting = startDemoMailbox(DEMO_IMAP_PORT, { ownProcessGroup: true });
 		mailbox = await mailboxStarting;
-		recordChild('dovecot', mailbox.pid);
+		recordChild('dovecot', mailbox.pid, mailbox.directory);
 		const { account } = mailbox;
 		let delivered = 2;
 		newMail = setInterval(() => void deliverDemoMail(account, delivered++).catch((error: Error) => console.error(`[start] demo mail not delivered: ${error.message}`)), 60_000);
@@ -155,24 +157,26 @@ async function takeOverFolder(): Promise<void> {
 		throw new Error(`npm start is already running on ${userFolder} (pid ${earlier.start.pid}). Stop it first (Ctrl-C in its terminal, or kill ${earlier.start.pid}).`);
 	}
 	for (const child of earlier?.children ?? []) {
-		if (!isRunning(child)) continue;
-		step(`stopping the ${child.name} (pid ${child.pid}) an earlier npm start left running`);
-		signal(-child.pid, 'SIGTERM');
-		try {
-			await waitFor(`${child.name} (pid ${child.pid}) to stop`, async () => (isRunning(child) ? undefined : true), { timeoutMs: 30_000, intervalMs: 200 });
-		} catch {
-			signal(-child.pid, 'SIGKILL');
+		if (isRunning(child)) {
+			step(`stopping the ${child.name} (pid ${child.pid}) an earlier npm start left running`);
+			signal(-child.pid, 'SIGTERM');
+			try {
+				await waitFor(`${child.name} (pid ${child.pid}) to stop`, async () => (isRunning(child) ? undefined : true), { timeoutMs: 30_000, intervalMs: 200 });
+			} catch {
+				signal(-child.pid, 'SIGKILL');
+			}
 		}
+		if (child.dir) rmSync(child.dir, { recursive: true, force: true });
 	}
 	mkdirSync(userFolder, { recursive: true });
 	writeRunState({ start: { name: 'npm start', pid: process.pid, command: commandLine(process.pid) ?? '' }, children: [] });
 	ownsRunFile = true;
 }
 
-function recordChild(name: string, pid: number | undefined): void {
+function recordChild(name: string, pid: number | undefined, dir?: string): void {
 	if (pid === undefined) return;
 	const state: RunState = JSON.parse(readFileSync(runFile, 'utf8'));
-	state.children = [...state.children.filter((child) => child.name !== name), { name, pid, command: commandLine(pid) ?? '' }];
+	state.children = [...state.children.filter((child) => child.name !== name), { name, pid, command: commandLine(pid) ?? '', ...(dir && { dir }) }];
 	writeRunState(state);
 }
 

@@ -91,6 +91,11 @@ export class Dovecot {
 		return this.process.pid;
 	}
 
+	/** The temp dir with its config, users, mail and log (removed by stop()). */
+	get directory(): string {
+		return this.dir;
+	}
+
 	/** How many times `user` has logged in so far: each connector op call (a poll, a markSeen) is one login. */
 	logins(user: string): number {
 		return this.log().split('\n').filter((line) => line.includes(`imap-login: Info: Login: user=<${user}>,`)).length;
