@@ -1,6 +1,6 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -29,7 +29,7 @@ interface Run {
 
 interface RunState {
 	start: { pid: number };
-	children: Array<{ name: string; pid: number }>;
+	children: Array<{ name: string; pid: number; dir?: string }>;
 }
 
 const CONNECTOR_DESCRIPTION = 'Runs a connector op (HTTP, IMAP) of the Durable Triggers package as an action';
@@ -126,10 +126,15 @@ describe('npm start on a fresh clone', () => {
 		return types.find((type) => type.name === 'n8n-nodes-durable-triggers.connector')?.description;
 	}
 
-	/** Every port npm start used is free again, and none of its processes runs. */
+	/**
+	 * Every port npm start used is free again, and none of its processes runs: neither npm start, n8n and
+	 * Dovecot, nor anything they started (n8n's task runner, Dovecot's login and auth processes), which
+	 * are in the process groups n8n and Dovecot lead.
+	 */
 	async function expectEverythingStopped(pids: number[]): Promise<void> {
 		for (const port of withMailbox ? [ports.n8n, ports.source, ports.imap] : [ports.n8n, ports.source]) expect([port, await portIsFree(port)]).toEqual([port, true]);
 		expect(pids.filter(isAlive)).toEqual([]);
+		expect(processesInGroups([...pids, run!.child.pid!])).toEqual([]);
 		expect(runState()).toBeUndefined();
 	}
 
@@ -197,6 +202,8 @@ describe('npm start on a fresh clone', () => {
 		const { exited, output } = await start();
 		for (const child of leftBehind) expect(output()).toContain(`stopping the ${child.name} (pid ${child.pid}) an earlier npm start left running`);
 		expect(leftBehind.map((child) => child.pid).filter(isAlive)).toEqual([]);
+		expect(processesInGroups(leftBehind.map((child) => child.pid))).toEqual([]);
+		for (const child of leftBehind) if (child.dir) expect(existsSync(child.dir)).toBe(false);
 		const cookie = await login();
 		expect(await workflowIds(cookie)).toEqual(firstWorkflowIds);
 		expect(await connectorDescription(cookie)).toBe(CHANGED_DESCRIPTION);
@@ -224,6 +231,22 @@ function isAlive(pid: number): boolean {
 	} catch {
 		return false;
 	}
+}
+
+/** Live processes whose process group is one of `groups`. */
+function processesInGroups(groups: number[]): string[] {
+	const found: string[] = [];
+	for (const entry of readdirSync('/proc')) {
+		if (!/^\d+$/.test(entry)) continue;
+		try {
+			const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+			const [state, , group] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+			if (state !== 'Z' && groups.includes(Number(group))) found.push(`${entry}: ${readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0').join(' ')}`);
+		} catch {
+			// ended while we looked
+		}
+	}
+	return found;
 }
 
 async function portIsFree(port: number): Promise<boolean> {
