@@ -19,6 +19,7 @@ import { n8nInstallDir, PACK_DIR_ENV, repoRoot } from '../harness/paths';
  * The clone reuses this checkout's pinned n8n install (.cache/n8n-<version>), Node 24 toolchain
  * (.toolchain) and node_modules through symlinks, so the test does not spend minutes and gigabytes
  * installing them again; everything else (build, pack, install into n8n, the n8n data) is the clone's.
+ * A clone holds the committed HEAD: uncommitted changes to the start script are not what this tests.
  */
 
 interface Run {
