@@ -11,8 +11,8 @@ const DEMO_MAILS = [
  * The examples' demo mailbox: a Dovecot on loopback (test/harness/dovecot.ts) with one user, "support",
  * holding two unread demo mails. `port` defaults to a free one.
  */
-export async function startDemoMailbox(port?: number): Promise<Dovecot> {
-	const dovecot = await Dovecot.start({ user: 'support', password: 'demo-imap-password', port });
+export async function startDemoMailbox(port?: number, { ownProcessGroup = false } = {}): Promise<Dovecot> {
+	const dovecot = await Dovecot.start({ user: 'support', password: 'demo-imap-password', port, ownProcessGroup });
 	await deliverDemoMail(dovecot.account, 0);
 	await deliverDemoMail(dovecot.account, 1);
 	return dovecot;

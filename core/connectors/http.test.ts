@@ -50,6 +50,27 @@ describe('http.request', () => {
 		await expect(httpRequestOp.run({ url: '/items' }, { http, memory: {} })).rejects.toThrow('GET /items answered text/html, not JSON');
 	});
 
+	test('HEAD has no body: its result is the status and the headers, and it keeps the validators', async () => {
+		const headers = { 'content-type': 'application/json', 'content-length': '42', etag: '"v2"' };
+		const { http, requests } = transport({ status: 200, headers, body: '' });
+		await expect(httpRequestOp.run({ method: 'head', url: '/items' }, { http, memory: { etag: '"v1"' } })).resolves.toEqual({
+			kind: 'data',
+			data: { status: 200, headers },
+			memory: { etag: '"v2"' },
+		});
+		expect(requests[0]).toMatchObject({ method: 'HEAD', headers: { 'if-none-match': '"v1"' } });
+	});
+
+	test('HEAD still fails on a non-2xx status, and a 304 is "not modified"', async () => {
+		await expect(httpRequestOp.run({ method: 'HEAD', url: '/gone' }, { http: transport({ status: 404 }).http, memory: {} })).rejects.toThrow('HEAD /gone answered HTTP 404');
+		await expect(httpRequestOp.run({ method: 'HEAD', url: '/items' }, { http: transport({ status: 304 }).http, memory: { etag: '"v1"' } })).resolves.toEqual({ kind: 'not_modified' });
+	});
+
+	test('an empty body is still a failure for a GET', async () => {
+		const { http } = transport({ status: 200, body: '' });
+		await expect(httpRequestOp.run({ url: '/items' }, { http, memory: {} })).rejects.toThrow('GET /items answered with an empty body, not JSON');
+	});
+
 	test('a non-2xx answer names the status', async () => {
 		const { http } = transport({ status: 500, body: 'boom' });
 		await expect(httpRequestOp.run({ url: '/items' }, { http, memory: {} })).rejects.toThrow('GET /items answered HTTP 500');

@@ -7,6 +7,7 @@ const CONDITIONAL_METHODS = ['GET', 'HEAD'];
 /**
  * `http.request`: one HTTP call whose JSON body is the op's result. Keeps the last ETag and
  * Last-Modified and sends them back, so an unchanged source answers 304 and costs nothing.
+ * A HEAD response has no body by definition (RFC 9110 §9.3.2): its result is `{ status, headers }`.
  */
 export const httpRequestOp: ConnectorOp = {
 	name: 'http.request',
@@ -48,7 +49,8 @@ export const httpRequestOp: ConnectorOp = {
 		if (response.status < 200 || response.status >= 300) {
 			throw new ConnectorError(`${where} answered HTTP ${response.status}`, { status: response.status, description: snippet(response.body) });
 		}
-		return { kind: 'data', data: parseJsonBody(response.body, response.headers['content-type'], where), memory: validatorsOf(response.headers) };
+		const data = method === 'HEAD' ? { status: response.status, headers: response.headers } : parseJsonBody(response.body, response.headers['content-type'], where);
+		return { kind: 'data', data, memory: validatorsOf(response.headers) };
 	},
 };
 

@@ -1,4 +1,4 @@
-import { requireIntegerInRange, ScheduleConfigError } from './errors';
+import { fieldLabel, requireIntegerInRange, ScheduleConfigError } from './errors';
 import type { Fire } from './fire';
 import { runKey } from './fire';
 import type { FireRecord } from './history';
@@ -22,7 +22,7 @@ export const COALESCED_LIST_LIMIT = 100;
 /** Throws ScheduleConfigError naming `catchUp` or `runAllLimit`. */
 export function checkCatchUpOptions(policy: CatchUpPolicy, runAllLimit: number): void {
 	if (!CATCH_UP_POLICIES.includes(policy)) {
-		throw new ScheduleConfigError('catchUp', `Invalid catch-up policy ${JSON.stringify(policy)} for "catchUp": use ${CATCH_UP_POLICIES.join(', ')}`);
+		throw new ScheduleConfigError('catchUp', `Invalid catch-up policy ${JSON.stringify(policy)} for "${fieldLabel('catchUp')}": use ${CATCH_UP_POLICIES.join(', ')}`);
 	}
 	requireIntegerInRange('runAllLimit', runAllLimit, 1, MAX_RUN_ALL_LIMIT);
 }

@@ -42,12 +42,12 @@ describe('cron parsing', () => {
 	])('rejects %j: %s', (expression, problem) => {
 		const error = configErrorOf(() => parseCron(expression));
 		expect(error.field).toBe('cron');
-		expect(error.message).toContain(`Invalid cron expression ${JSON.stringify(expression)} for "cron": `);
+		expect(error.message).toContain(`Invalid cron expression ${JSON.stringify(expression)} for "Cron Expression": `);
 		expect(error.message).toContain(problem);
 	});
 
 	it('names the whole message for an out-of-range minute', () => {
-		expect(() => parseCron('61 * * * *')).toThrow('Invalid cron expression "61 * * * *" for "cron": minute 61 is out of range 0-59');
+		expect(() => parseCron('61 * * * *')).toThrow('Invalid cron expression "61 * * * *" for "Cron Expression": minute 61 is out of range 0-59');
 	});
 
 	it('expands lists, ranges and steps', () => {
@@ -243,5 +243,85 @@ describe('cron windowsBetween', () => {
 			'2026-01-02T00:00:00.000Z',
 		]);
 		expect(schedule.windowsBetween(at('2026-01-01T00:00:00Z'), at('2026-01-01T05:00:00Z'), 10)).toEqual({ count: 0, newest: [] });
+	});
+});
+
+describe('cron minimum gap (10 s between two consecutive fires)', () => {
+	it.each([
+		['* * * * * *', 'it fires 1 second apart (at 00:00:00 and 00:00:01)'],
+		['*/5 * * * * *', 'it fires 5 seconds apart (at 00:00:00 and 00:00:05)'],
+		['0-30 * * * * *', 'it fires 1 second apart (at 00:00:00 and 00:00:01)'],
+		['0,9 * * * * *', 'it fires 9 seconds apart (at 00:00:00 and 00:00:09)'],
+		// 50 → the next minute's 0 is 10 s, but 55 → 0 is 5 s.
+		['0,55 * * * * *', 'it fires 5 seconds apart (at 00:00:55 and 00:01:00)'],
+		// The wrap across an hour and across midnight, when the next minute fires too.
+		['0,55 0,59 0,1 * * *', 'it fires 5 seconds apart (at 00:59:55 and 01:00:00)'],
+		['0,55 0,59 0,23 * * *', 'it fires 5 seconds apart (at 23:59:55 and 00:00:00 the next day)'],
+		['0,55 0,59 0,23 * * MON-TUE', 'it fires 5 seconds apart (at 23:59:55 and 00:00:00 the next day)'],
+	])('refuses %j: %s', (expression, problem) => {
+		const error = configErrorOf(() => new CronSchedule(expression, 'UTC'));
+		expect(error.field).toBe('cron');
+		expect(error.message).toBe(
+			`Invalid cron expression ${JSON.stringify(expression)} for "Cron Expression": ${problem}; fires must be at least 10 seconds apart (e.g. "*/10 * * * * *")`,
+		);
+	});
+
+	it.each([
+		'*/10 * * * * *',
+		'0,10,20,30,40,50 * * * * *',
+		'0,50 * * * * *', // 50 → next minute's 0 is exactly 10 s
+		'0,55 0,30 * * * *', // 55 → 0 only across non-consecutive minutes
+		'0,55 0,59 0,12 * * *', // 00:59:55 and 01:00:00? hour 1 does not fire
+		'0,55 0,59 0,23 1 * *', // 23:59:55 on the 1st, but the 2nd never fires
+		'0,55 0,59 0,23 * * MON,WED', // no two consecutive days
+		'* * * * *',
+		'@hourly',
+	])('accepts %j', (expression) => {
+		expect(() => new CronSchedule(expression, 'UTC')).not.toThrow();
+	});
+
+	it('refuses an expression that only comes too close when the clocks change, in real time', () => {
+		// 01:59:55 CET, then 02:59:55 does not exist: it runs at the end of the gap, 03:00:00 CEST, 5 s later.
+		expect(() => new CronSchedule('55 59 1,2 * * *', 'UTC')).not.toThrow();
+		expect(configErrorOf(() => new CronSchedule('55 59 1,2 * * *', 'Europe/Berlin')).message).toBe(
+			'Invalid cron expression "55 59 1,2 * * *" for "Cron Expression": it fires 5 seconds apart when the clocks change in Europe/Berlin ' +
+				'(for example at 2000-03-26T00:59:55.000Z and 2000-03-26T01:00:00.000Z); fires must be at least 10 seconds apart (e.g. "*/10 * * * * *")',
+		);
+		// Lord Howe falls back half an hour (02:00 → 01:30): 01:59:55 is followed 5 s later by the second 01:30:00.
+		expect(() => new CronSchedule('0,55 30,59 * * * *', 'UTC')).not.toThrow();
+		expect(configErrorOf(() => new CronSchedule('0,55 30,59 * * * *', 'Australia/Lord_Howe')).message).toContain(
+			'it fires 5 seconds apart when the clocks change in Australia/Lord_Howe',
+		);
+	});
+
+	it('an accepted expression never fires twice within 10 s, also across DST changes (seeded random expressions)', () => {
+		let seed = 11;
+		const random = (n: number) => ((seed = (seed * 1103515245 + 12345) % 2 ** 31), seed % n);
+		const seconds = ['0', '*/10', '*/15', '0,55', '5,50', '0-9', '*/20', '45-59/7', '3,13,33'];
+		const minutes = ['*', '0,59', '30,59', '0', '*/30', '29-31'];
+		const hours = ['*', '1,2', '2', '0,23', '1-3', '*/2'];
+		const zones = ['UTC', 'Europe/Berlin', 'America/New_York', 'Australia/Lord_Howe', 'America/Santiago'];
+		// Days with DST changes in 2026 (Berlin and New York in March and Oct/Nov, Lord Howe and Santiago in April and Sept).
+		const days = ['2026-03-08', '2026-03-29', '2026-04-04', '2026-09-05', '2026-10-04', '2026-10-25', '2026-11-01'];
+		let accepted = 0;
+		for (let i = 0; i < 300; i++) {
+			const expression = `${seconds[random(seconds.length)]} ${minutes[random(minutes.length)]} ${hours[random(hours.length)]} * * *`;
+			const zone = zones[random(zones.length)];
+			let schedule: CronSchedule;
+			try {
+				schedule = new CronSchedule(expression, zone);
+			} catch (error) {
+				expect((error as Error).message).toContain('fires must be at least 10 seconds apart');
+				continue;
+			}
+			accepted++;
+			for (const day of days) {
+				const span = schedule.windowsBetween(at(`${day}T00:00:00Z`) - 86_400_000, at(`${day}T00:00:00Z`) + 86_400_000, 100_000);
+				let shortest = Infinity;
+				for (let k = 1; k < span.newest.length; k++) shortest = Math.min(shortest, span.newest[k] - span.newest[k - 1]);
+				if (shortest < 10_000) throw new Error(`${expression} in ${zone} fires ${shortest} ms apart around ${day}`);
+			}
+		}
+		expect(accepted).toBeGreaterThan(50);
 	});
 });

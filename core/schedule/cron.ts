@@ -1,8 +1,9 @@
 import { IANAZone } from 'luxon';
 
 import { configError, ScheduleConfigError } from './errors';
+import { MIN_INTERVAL_MS } from './interval';
 import type { Schedule, WindowSpan } from './schedule';
-import { DAY_MS, SECOND_MS } from '../units';
+import { DAY_MS, isoTime, SECOND_MS } from '../units';
 
 /*
  * Cron expressions planned in an IANA time zone.
@@ -25,7 +26,19 @@ import { DAY_MS, SECOND_MS } from '../units';
  *   time through the repeated hour).
  * "Matches every hour" means the hour field allows all 24 hours (`*`, `*\/1`, `0-23`); `*\/2` is
  * a fixed-hour job.
+ *
+ * Minimum gap: like an interval, two consecutive fires must be at least MIN_CRON_GAP_MS (10 s)
+ * apart, over the whole calendar (`*\/5 * * * * *`, `0-30 * * * * *` and `0,55 0,59 0,1 * * *` are
+ * refused) and across the zone's DST changes from 2000 to 2100 in real time (a fixed-hour fire moved
+ * to the end of a spring-forward gap must not land within 10 s of its neighbours).
  */
+
+/** The shortest time between two consecutive fires, the same floor as an interval schedule's. */
+export const MIN_CRON_GAP_MS = MIN_INTERVAL_MS;
+/** DST changes checked against the minimum gap: [2000, 2100), probed weekly (no real zone changes twice in a week). */
+const DST_CHECK_FROM = Date.UTC(2000, 0, 1);
+const DST_CHECK_TO = Date.UTC(2100, 0, 1);
+const DST_PROBE_MS = 7 * DAY_MS;
 
 interface FieldSpec {
 	name: string;
@@ -176,6 +189,8 @@ export class CronSchedule implements Schedule {
 		this.nextSecond = nextAllowedTable(this.fields.seconds);
 		// Fails now, as a config error, rather than at the first planning call.
 		this.firstMatchingDay(0);
+		const tooClose = this.wallClockGapProblem() ?? this.dstGapProblem();
+		if (tooClose) throw configError('cron', 'cron expression', expression, `${tooClose}; fires must be at least ${MIN_CRON_GAP_MS / SECOND_MS} seconds apart (e.g. "*/10 * * * * *")`);
 		const f = this.fields;
 		this.fingerprint = [
 			'cron',
@@ -263,7 +278,7 @@ export class CronSchedule implements Schedule {
 
 	/** The first day number (days since 1970-01-01) ≥ `fromDay` whose date matches; skips whole months. */
 	private firstMatchingDay(fromDay: number): number {
-		const { months, daysOfMonth, daysOfWeek, dayRule } = this.fields;
+		const { months } = this.fields;
 		for (let day = fromDay; day < fromDay + GREGORIAN_CYCLE_DAYS; ) {
 			const date = new Date(day * DAY_MS);
 			const month = date.getUTCMonth() + 1;
@@ -271,12 +286,112 @@ export class CronSchedule implements Schedule {
 				day = Date.UTC(date.getUTCFullYear(), month, 1) / DAY_MS;
 				continue;
 			}
-			const domMatches = daysOfMonth[date.getUTCDate()];
-			const dowMatches = daysOfWeek[date.getUTCDay()];
-			if (dayRule === 'or' ? domMatches || dowMatches : domMatches && dowMatches) return day;
+			if (this.dayMatches(day)) return day;
 			day++;
 		}
 		throw configError('cron', 'cron expression', this.expression, 'it never fires: no date matches its day-of-month, month and day-of-week');
+	}
+
+	private dayMatches(day: number): boolean {
+		const { months, daysOfMonth, daysOfWeek, dayRule } = this.fields;
+		const date = new Date(day * DAY_MS);
+		if (!months[date.getUTCMonth() + 1]) return false;
+		const domMatches = daysOfMonth[date.getUTCDate()];
+		const dowMatches = daysOfWeek[date.getUTCDay()];
+		return dayRule === 'or' ? domMatches || dowMatches : domMatches && dowMatches;
+	}
+
+	/**
+	 * Two fires closer than the minimum on the wall clock (DST aside), described, or undefined.
+	 * Consecutive fires are seconds of one minute, or the last second of a minute and the first
+	 * of the next fire minute; only the wrap into the very next minute can be shorter than a minute,
+	 * so it matters only when two consecutive minutes fire somewhere in the calendar.
+	 */
+	private wallClockGapProblem(): string | undefined {
+		const seconds = allowedValues(this.fields.seconds);
+		const minGapSeconds = MIN_CRON_GAP_MS / SECOND_MS;
+		const hour = allowedValues(this.fields.hours)[0];
+		const minute = allowedValues(this.fields.minutes)[0];
+		for (let i = 1; i < seconds.length; i++) {
+			if (seconds[i] - seconds[i - 1] < minGapSeconds) {
+				return `it fires ${secondsText(seconds[i] - seconds[i - 1])} apart (at ${clock(hour, minute, seconds[i - 1])} and ${clock(hour, minute, seconds[i])})`;
+			}
+		}
+		const [first, last] = [seconds[0], seconds[seconds.length - 1]];
+		const wrap = 60 - last + first;
+		if (wrap >= minGapSeconds) return undefined;
+		const pair = this.consecutiveFireMinutes();
+		if (!pair) return undefined;
+		return `it fires ${secondsText(wrap)} apart (at ${clock(pair[0][0], pair[0][1], last)} and ${clock(pair[1][0], pair[1][1], first)}${pair[2] ? ' the next day' : ''})`;
+	}
+
+	/** Two fire minutes one minute apart, as [[hour, minute], [hour, minute], next day?], or undefined. */
+	private consecutiveFireMinutes(): [[number, number], [number, number], boolean] | undefined {
+		const { minutes, hours } = this.fields;
+		const hour = allowedValues(hours)[0];
+		for (let m = 0; m < 59; m++) if (minutes[m] && minutes[m + 1]) return [[hour, m], [hour, m + 1], false];
+		if (!minutes[59] || !minutes[0]) return undefined;
+		for (let h = 0; h < 23; h++) if (hours[h] && hours[h + 1]) return [[h, 59], [h + 1, 0], false];
+		if (!hours[23] || !hours[0]) return undefined;
+		// 23:59 and 00:00 of the next day: do two consecutive days match (within one Gregorian cycle)?
+		for (let day = this.firstMatchingDay(0); day < GREGORIAN_CYCLE_DAYS; day = this.firstMatchingDay(day + 1)) {
+			if (this.dayMatches(day + 1)) return [[23, 59], [0, 0], true];
+		}
+		return undefined;
+	}
+
+	/**
+	 * Two fires closer than the minimum in real time around one of the zone's offset changes, or
+	 * undefined. A spring-forward gap moves a fixed-hour fire to the gap's end, and a half-hour change
+	 * joins wall times that are far apart on the clock; both can bring fires together. Only fires
+	 * within the minimum of a change can be affected, so those are the ones listed.
+	 */
+	private dstGapProblem(): string | undefined {
+		// Whole-minute fires in a zone with whole-minute offsets are whole minutes apart.
+		if (allowedValues(this.fields.seconds).join() === '0') return undefined;
+		// What the planner does around a change depends only on the wall times left and entered and on
+		// which of the days involved match; changes alike in those are planned once.
+		const planned = new Set<string>();
+		for (const { at: change, wallLeft, wallEntered } of offsetChanges(this.zone)) {
+			if (!this.firesNear(wallLeft, wallEntered)) continue;
+			const firstDay = Math.floor((Math.min(wallLeft, wallEntered) - MIN_CRON_GAP_MS) / DAY_MS);
+			const lastDay = Math.floor((Math.max(wallLeft, wallEntered) + MIN_CRON_GAP_MS) / DAY_MS);
+			const shape = [wallLeft - firstDay * DAY_MS, wallEntered - firstDay * DAY_MS];
+			for (let day = firstDay; day <= lastDay; day++) shape.push(this.dayMatches(day) ? 1 : 0);
+			const key = shape.join();
+			if (planned.has(key)) continue;
+			planned.add(key);
+			let previous: number | undefined;
+			for (const fire of this.firesAfter(change - MIN_CRON_GAP_MS - SECOND_MS)) {
+				if (fire > change + MIN_CRON_GAP_MS + SECOND_MS) break;
+				if (previous !== undefined && fire - previous < MIN_CRON_GAP_MS) {
+					return `it fires ${secondsText((fire - previous) / SECOND_MS)} apart when the clocks change in ${this.timezone} (for example at ${isoTime(previous)} and ${isoTime(fire)})`;
+				}
+				previous = fire;
+			}
+		}
+		return undefined;
+	}
+
+	/**
+	 * Whether the expression fires, on the wall clock, within the minimum before the local time the
+	 * clocks leave at an offset change or after the one they enter. Two fires closer than the minimum across
+	 * the change need one of those (a fire moved to the end of a spring-forward gap included: its
+	 * neighbour is one of them), so other changes need no planning.
+	 */
+	private firesNear(wallLeft: number, wallEntered: number): boolean {
+		for (let k = 1; k <= MIN_CRON_GAP_MS / SECOND_MS; k++) {
+			if (this.firesAtWall(wallLeft - k * SECOND_MS) || this.firesAtWall(wallEntered + (k - 1) * SECOND_MS)) return true;
+		}
+		return false;
+	}
+
+	/** Whether the expression matches a wall time (ms, written as if UTC, whole seconds). */
+	private firesAtWall(wall: number): boolean {
+		const day = Math.floor(wall / DAY_MS);
+		const second = Math.floor((wall - day * DAY_MS) / SECOND_MS);
+		const { hours, minutes, seconds } = this.fields;
+		return hours[Math.floor(second / 3600)] && minutes[Math.floor((second % 3600) / 60)] && seconds[second % 60] && this.dayMatches(day);
 	}
 
 	/**
@@ -326,6 +441,48 @@ export class CronSchedule implements Schedule {
 /** The next fire of `expression` in `timezone` strictly after `afterMs`. */
 export function nextFireAfter(expression: string, afterMs: number, timezone: string): number {
 	return new CronSchedule(expression, timezone).nextAfter(afterMs);
+}
+
+/** An instant the zone's UTC offset changes, with the wall times (ms, written as if UTC) the clocks leave and enter. */
+interface OffsetChange {
+	at: number;
+	wallLeft: number;
+	wallEntered: number;
+}
+
+/** The zone's offset changes in [DST_CHECK_FROM, DST_CHECK_TO), cached per zone. */
+const offsetChangesByZone = new Map<string, OffsetChange[]>();
+function offsetChanges(zone: IANAZone): OffsetChange[] {
+	const cached = offsetChangesByZone.get(zone.name);
+	if (cached) return cached;
+	const changes: OffsetChange[] = [];
+	let offset = zone.offset(DST_CHECK_FROM);
+	for (let probe = DST_CHECK_FROM; probe < DST_CHECK_TO; probe += DST_PROBE_MS) {
+		const next = zone.offset(probe + DST_PROBE_MS);
+		if (next === offset) continue;
+		let [lo, hi] = [probe, probe + DST_PROBE_MS];
+		while (hi - lo > 1) {
+			const mid = Math.floor((lo + hi) / 2);
+			if (zone.offset(mid) === offset) lo = mid;
+			else hi = mid;
+		}
+		changes.push({ at: hi, wallLeft: hi + offset * 60_000, wallEntered: hi + zone.offset(hi) * 60_000 });
+		offset = next;
+	}
+	offsetChangesByZone.set(zone.name, changes);
+	return changes;
+}
+
+function allowedValues(allowed: boolean[]): number[] {
+	return allowed.flatMap((yes, value) => (yes ? [value] : []));
+}
+
+function secondsText(count: number): string {
+	return count === 1 ? '1 second' : `${count} seconds`;
+}
+
+function clock(hour: number, minute: number, second: number): string {
+	return [hour, minute, second].map((n) => String(n).padStart(2, '0')).join(':');
 }
 
 function nextAllowedTable(allowed: boolean[]): number[] {

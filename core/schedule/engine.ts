@@ -1,7 +1,7 @@
 import type { Clock, TimerHandle } from '../clock';
 import type { CatchUpPolicy } from './catchUp';
 import { checkCatchUpOptions, DEFAULT_RUN_ALL_LIMIT, planCatchUp } from './catchUp';
-import { requireIntegerInRange, ScheduleConfigError } from './errors';
+import { configError, requireIntegerInRange, ScheduleConfigError } from './errors';
 import { Outbox } from '../outbox';
 import type { Fire, StartedFire } from './fire';
 import { jitterFor, runKey, startFire } from './fire';
@@ -131,7 +131,10 @@ export class ScheduleEngine {
 		this.jitterMs = requireIntegerInRange('jitter', options.jitterMs ?? 0, 0, MAX_JITTER_MS);
 		this.lateGraceMs = requireIntegerInRange('lateGrace', options.lateGraceMs ?? DEFAULT_LATE_GRACE_MS, 0, DAY_MS);
 		this.historyLimit = requireIntegerInRange('historyLimit', options.historyLimit ?? HISTORY_LIMIT, 1, 10 * HISTORY_LIMIT);
-		this.maxRunMs = requireIntegerInRange('maxRunDuration', options.maxRunMs ?? DEFAULT_MAX_RUN_MS, MINUTE_MS, MAX_MAX_RUN_MS);
+		this.maxRunMs = options.maxRunMs ?? DEFAULT_MAX_RUN_MS;
+		if (!(Number.isFinite(this.maxRunMs) && this.maxRunMs >= MINUTE_MS && this.maxRunMs <= MAX_MAX_RUN_MS)) {
+			throw configError('maxRunDuration', 'duration', this.maxRunMs / MINUTE_MS, `must be from 1 to ${MAX_MAX_RUN_MS / MINUTE_MS} minutes`);
+		}
 		this.overlap = new OverlapController(this.overlapPolicy);
 	}
 

@@ -23,7 +23,7 @@ describe('interval schedules', () => {
 
 	it.each([0, MIN_INTERVAL_MS - 1, MAX_INTERVAL_MS + 1, 15_000.5, Number.NaN])('rejects interval %p naming the field and value', (intervalMs) => {
 		expect(() => new IntervalSchedule(intervalMs)).toThrow(ScheduleConfigError);
-		expect(() => new IntervalSchedule(intervalMs)).toThrow(`Invalid interval ${JSON.stringify(intervalMs)} for "interval"`);
+		expect(() => new IntervalSchedule(intervalMs)).toThrow(`Invalid interval ${JSON.stringify(intervalMs)} for "Interval"`);
 	});
 
 	it('accepts the bounds themselves', () => {

@@ -1,4 +1,4 @@
-import { requireIntegerInRange, ScheduleConfigError } from './errors';
+import { fieldLabel, requireIntegerInRange, ScheduleConfigError } from './errors';
 import type { Fire } from './fire';
 
 export type OverlapPolicy =
@@ -24,7 +24,7 @@ export function checkOverlapPolicy(policy: OverlapPolicy): void {
 		default:
 			throw new ScheduleConfigError(
 				'overlap',
-				`Invalid overlap policy ${JSON.stringify(policy)} for "overlap": use skip-if-running, queue or allow-parallel`,
+				`Invalid overlap policy ${JSON.stringify(policy)} for "${fieldLabel('overlap')}": use skip-if-running, queue or allow-parallel`,
 			);
 	}
 }

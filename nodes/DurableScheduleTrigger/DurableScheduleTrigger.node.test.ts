@@ -70,17 +70,18 @@ describe('Durable Schedule Trigger node', () => {
 	afterEach(() => jest.useRealTimers());
 
 	it.each([
-		[{ scheduleType: 'cron', cron: '61 * * * *' }, 'cron', 'Cron Expression'],
-		[{ scheduleType: 'cron', timezone: 'Mars/Olympus' }, 'timezone', 'Timezone'],
-		[{ interval: 5 }, 'interval', 'Interval'],
-		[{ catchUp: 'run-all', runAllLimit: 0 }, 'runAllLimit', 'Run-All Limit'],
-		[{ overlap: 'allow-parallel', maxParallel: 500 }, 'maxParallel', 'Max Parallel Runs'],
-		[{ options: { jitter: -1 } }, 'jitter', 'Jitter (Seconds)'],
-	])('refuses %j at activation, naming the field and the parameter', async (parameters, field, label) => {
+		[{ scheduleType: 'cron', cron: '61 * * * *' }, 'Cron Expression'],
+		[{ scheduleType: 'cron', cron: '*/5 * * * * *' }, 'Cron Expression'],
+		[{ scheduleType: 'cron', timezone: 'Mars/Olympus' }, 'Timezone'],
+		[{ interval: 5 }, 'Interval'],
+		[{ catchUp: 'run-all', runAllLimit: 0 }, 'Run-All Limit'],
+		[{ overlap: 'allow-parallel', maxParallel: 500 }, 'Max Parallel Runs'],
+		[{ options: { jitter: -1 } }, 'Jitter (Seconds)'],
+	])('refuses %j at activation, naming the parameter as the editor labels it', async (parameters, label) => {
 		const { ctx, emitted } = context(parameters);
 		const error = await run(ctx).catch((e: unknown) => e);
 		expect(error).toBeInstanceOf(NodeOperationError);
-		expect((error as NodeOperationError).message).toContain(`for "${field}"`);
+		expect((error as NodeOperationError).message).toContain(`for "${label}"`);
 		expect((error as NodeOperationError).description).toBe(`Check the "${label}" parameter.`);
 		expect(emitted).toEqual([]);
 	});

@@ -13,6 +13,7 @@ import { systemClock } from '../../core/clock';
 import {
 	type CatchUpPolicy,
 	createSchedule,
+	fieldLabel,
 	fireItem,
 	type OverlapPolicy,
 	previewItem,
@@ -30,21 +31,6 @@ import { timeUnitOptions } from '../shared/parameters';
 const STATE_KEY = 'schedule';
 /** How many upcoming fires "Execute step" lists. */
 const PREVIEW_FIRES = 5;
-/** The core names fields after these parameters; errors point at the label the user sees. */
-const PARAMETER_LABELS: Record<string, string> = {
-	interval: 'Interval',
-	cron: 'Cron Expression',
-	timezone: 'Timezone',
-	catchUp: 'Catch-Up',
-	runAllLimit: 'Run-All Limit',
-	overlap: 'Overlap',
-	queueLimit: 'Queue Limit',
-	maxParallel: 'Max Parallel Runs',
-	jitter: 'Jitter (Seconds)',
-	lateGrace: 'Late Grace (Seconds)',
-	historyLimit: 'History Limit',
-	maxRunDuration: 'Max Run Duration (Minutes)',
-};
 
 type Settings = Pick<ScheduleEngineOptions, 'schedule' | 'catchUp' | 'runAllLimit' | 'overlap' | 'jitterMs' | 'lateGraceMs' | 'historyLimit' | 'maxRunMs'>;
 
@@ -79,7 +65,7 @@ function settingsFrom(context: ITriggerFunctions): Settings {
 
 function parameterError(node: INode, error: unknown): NodeOperationError {
 	if (!(error instanceof ScheduleConfigError)) return toNodeError(node, error);
-	return new NodeOperationError(node, error.message, { description: `Check the "${PARAMETER_LABELS[error.field] ?? error.field}" parameter.` });
+	return new NodeOperationError(node, error.message, { description: `Check the "${fieldLabel(error.field)}" parameter.` });
 }
 
 export class DurableScheduleTrigger implements INodeType {
@@ -135,7 +121,7 @@ export class DurableScheduleTrigger implements INodeType {
 				placeholder: 'e.g. 30 9 * * MON-FRI',
 				displayOptions: { show: { scheduleType: ['cron'] } },
 				description:
-					'Five fields (minute hour day-of-month month day-of-week) or six with leading seconds, e.g. "30 9 * * MON-FRI" (weekdays 09:30), "0 0 1 * *" (monthly), "*/10 * * * * *" (every 10 seconds), or @hourly / @daily / @weekly / @monthly / @yearly',
+					'Five fields (minute hour day-of-month month day-of-week) or six with leading seconds, e.g. "30 9 * * MON-FRI" (weekdays 09:30), "0 0 1 * *" (monthly), "*/10 * * * * *" (every 10 seconds), or @hourly / @daily / @weekly / @monthly / @yearly. Two fires must be at least 10 seconds apart.',
 			},
 			{
 				displayName: 'Timezone',

@@ -130,7 +130,7 @@ describe('Durable Schedule Trigger in a real n8n', () => {
 			return data.status === 'failed' ? data : undefined;
 		}, { timeoutMs: 90_000, intervalMs: 1_000 });
 		expect(status.triggers[0].errorMessage).toBe(
-			'There was a problem activating the workflow: "Invalid cron expression "61 * * * *" for "cron": minute 61 is out of range 0-59"',
+			'There was a problem activating the workflow: "Invalid cron expression "61 * * * *" for "Cron Expression": minute 61 is out of range 0-59"',
 		);
 		expect(await n8n.executions(ids.invalid)).toEqual([]);
 	}, 120_000);
@@ -297,7 +297,11 @@ describe('Durable Schedule Trigger in a real n8n', () => {
 					break;
 				case 'run-all-limited':
 					expect(backfills.map((f) => f.declaredAt)).toEqual(missed.slice(-2).map(iso));
-					expect(missedEntry).toMatchObject({ count: missed.length - 2, firstDeclaredAt: missed[0], declaredAt: missed.at(-3) });
+					// One entry for the windows beyond the limit; a single window's entry carries no count.
+					expect(missedEntry).toEqual(
+						expect.objectContaining(missed.length - 2 > 1 ? { count: missed.length - 2, firstDeclaredAt: missed[0], declaredAt: missed.at(-3) } : { declaredAt: missed.at(-3) }),
+					);
+					if (missed.length - 2 === 1) expect(missedEntry).not.toHaveProperty('count');
 					expect(missedEntry?.reason).toContain('run-all limit of 2');
 					break;
 			}

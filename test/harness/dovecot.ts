@@ -35,8 +35,16 @@ export class Dovecot {
 		this.account = this.addUser(user, password);
 	}
 
-	/** Starts a server on `port` (default: a free one) with one user. */
-	static async start({ user = 'tester', password = 'test-password', port }: { user?: string; password?: string; port?: number } = {}): Promise<Dovecot> {
+	/**
+	 * Starts a server on `port` (default: a free one) with one user. `ownProcessGroup`: in a process
+	 * group of its own, so a Ctrl-C in the terminal reaches only its owner, which stops it.
+	 */
+	static async start({
+		user = 'tester',
+		password = 'test-password',
+		port,
+		ownProcessGroup = false,
+	}: { user?: string; password?: string; port?: number; ownProcessGroup?: boolean } = {}): Promise<Dovecot> {
 		const binary = dovecotBinary();
 		if (!binary) throw new Error('No Dovecot server binary was found: install it with `apt-get install dovecot-imapd` (CI\'s .ci/run does).');
 		port ??= await freePort();
@@ -51,7 +59,7 @@ export class Dovecot {
 		const configPath = join(dir, 'dovecot.conf');
 		writeFileSync(configPath, dovecotConfig(dir, port, accounts));
 
-		const child = spawn(binary, ['-F', '-c', configPath], { stdio: ['ignore', 'pipe', 'pipe'] });
+		const child = spawn(binary, ['-F', '-c', configPath], { stdio: ['ignore', 'pipe', 'pipe'], detached: ownProcessGroup });
 		let output = '';
 		child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
 		child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
@@ -76,6 +84,16 @@ export class Dovecot {
 	addUser(user: string, password: string): MailAccount {
 		writeFileSync(join(this.dir, 'users', user), `${user}:{PLAIN}${password}::::::\n`, { mode: 0o644 });
 		return new MailAccount({ host: this.host, port: this.port, secure: false, user, password });
+	}
+
+	/** The Dovecot master process's id. */
+	get pid(): number | undefined {
+		return this.process.pid;
+	}
+
+	/** The temp dir with its config, users, mail and log (removed by stop()). */
+	get directory(): string {
+		return this.dir;
 	}
 
 	/** How many times `user` has logged in so far: each connector op call (a poll, a markSeen) is one login. */

@@ -31,8 +31,16 @@ export function packAndPrepareNodesFolder(): string {
 	return join(packDir(), tarball);
 }
 
+/**
+ * Installs the packed package into `<user folder>/.n8n/nodes`, replacing what an earlier start put
+ * there: a copy over an existing install fails on its `.bin` links (EEXIST) and would mix old and new
+ * files, so n8n could load stale code. Links are copied as they are (relative), not resolved into the
+ * pack folder, which is removed once its process has ended.
+ */
 export function copyNodesFolderTo(userFolder: string): void {
-	cpSync(nodesTemplateDir(), join(userFolder, '.n8n', 'nodes'), { recursive: true });
+	const target = join(userFolder, '.n8n', 'nodes');
+	rmSync(target, { recursive: true, force: true });
+	cpSync(nodesTemplateDir(), target, { recursive: true, verbatimSymlinks: true });
 }
 
 /** Removes the folders in `dir` named by `pattern` (first group: a process id) whose process is gone. */

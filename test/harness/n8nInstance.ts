@@ -43,6 +43,8 @@ const OWNER = { email: 'owner@example.com', password: 'Durable-Triggers-1', firs
 export class N8nInstance {
 	private process?: ChildProcess;
 	private exited?: Promise<number | null>;
+	private terminating = false;
+	private readonly exitListeners: Array<(code: number | null, signal: NodeJS.Signals | null) => void> = [];
 	private apiKey?: string;
 	private cookie?: string;
 	readonly logFile: string;
@@ -53,6 +55,7 @@ export class N8nInstance {
 		readonly port: number,
 		private readonly brokerPort: number,
 		private readonly extraEnv: Record<string, string>,
+		private readonly ownProcessGroup: boolean,
 	) {
 		this.logFile = join(userFolder, 'n8n.log');
 	}
@@ -67,18 +70,33 @@ export class N8nInstance {
 	 * Starts n8n on `userFolder` with the packed package (re)installed into it. A folder that already has
 	 * an owner is logged into; a new one gets the owner and an API key.
 	 */
-	static async open({ name, userFolder, port, env = {} }: { name: string; userFolder: string; port: number; env?: Record<string, string> }): Promise<N8nInstance> {
+	static async open({
+		name,
+		userFolder,
+		port,
+		env = {},
+		ownProcessGroup = false,
+		onStarted,
+	}: {
+		name: string;
+		userFolder: string;
+		port: number;
+		env?: Record<string, string>;
+		/**
+		 * Starts n8n in a process group of its own, so a Ctrl-C in the terminal reaches only the
+		 * process that owns it (npm start), which then stops n8n once, gracefully.
+		 */
+		ownProcessGroup?: boolean;
+		/** Called as soon as the n8n process exists, before it is ready (to record its pid). */
+		onStarted?: (pid: number) => void;
+	}): Promise<N8nInstance> {
 		mkdirSync(userFolder, { recursive: true });
 		copyNodesFolderTo(userFolder);
-		const instance = new N8nInstance(name, userFolder, port, await freePort(), env);
+		const instance = new N8nInstance(name, userFolder, port, await freePort(), env, ownProcessGroup);
+		if (onStarted) instance.onSpawn = onStarted;
 		await instance.start();
 		await instance.ensureOwnerAndApiKey();
 		return instance;
-	}
-
-	/** The n8n process id while it runs (for /proc figures in benchmarks). */
-	get pid(): number | undefined {
-		return this.process?.pid;
 	}
 
 	get baseUrl(): string {
@@ -114,11 +132,18 @@ export class N8nInstance {
 				...this.extraEnv,
 			},
 			stdio: ['ignore', 'pipe', 'pipe'],
+			detached: this.ownProcessGroup,
 		});
 		child.stdout?.pipe(log);
 		child.stderr?.pipe(log);
 		this.process = child;
-		this.exited = new Promise((resolve) => child.once('exit', (code) => resolve(code)));
+		if (child.pid !== undefined) this.onSpawn?.(child.pid);
+		this.exited = new Promise((resolve) =>
+			child.once('exit', (code, signal) => {
+				if (!this.terminating) for (const listener of this.exitListeners) listener(code, signal);
+				resolve(code);
+			}),
+		);
 		const startupFailed = this.exited.then((code) => {
 			throw new Error(`n8n ${this.name} exited with code ${code} during start; see ${this.logFile}`);
 		});
@@ -132,6 +157,18 @@ export class N8nInstance {
 		]);
 		startupFailed.catch(() => undefined);
 	}
+
+	/** The n8n process's id while it runs. */
+	get pid(): number | undefined {
+		return this.process?.pid;
+	}
+
+	/** Calls `listener` when n8n exits without being stopped or killed through this object (a crash). */
+	onUnexpectedExit(listener: (code: number | null, signal: NodeJS.Signals | null) => void): void {
+		this.exitListeners.push(listener);
+	}
+
+	private onSpawn?: (pid: number) => void;
 
 	/** SIGTERM and wait: n8n shuts down gracefully (triggers closed, static data as n8n leaves it). */
 	async stop(): Promise<void> {
@@ -151,8 +188,10 @@ export class N8nInstance {
 
 	private async terminate(signal: NodeJS.Signals): Promise<void> {
 		if (!this.process) return;
+		this.terminating = true;
 		this.process.kill(signal);
 		await this.exited;
+		this.terminating = false;
 		this.process = undefined;
 		this.cookie = undefined;
 	}

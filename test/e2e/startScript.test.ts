@@ -1,0 +1,266 @@
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+import { dovecotBinary } from '../harness/dovecot';
+import { freePort } from '../harness/net';
+import { n8nInstallDir, PACK_DIR_ENV, repoRoot } from '../harness/paths';
+
+/*
+ * `npm start` as a user runs it, on a fresh clone of this repository: started, stopped with Ctrl-C
+ * (SIGINT to its whole process group, as a terminal sends it), started again after a code change, after
+ * n8n was killed with SIGKILL, and after `npm start` itself was killed with SIGKILL. Each start must come
+ * up with the same n8n data (same workflow ids, the same login), load the package as built by that start,
+ * and each stop must leave no process and no port behind.
+ *
+ * The clone reuses this checkout's pinned n8n install (.cache/n8n-<version>), Node 24 toolchain
+ * (.toolchain) and node_modules through symlinks, so the test does not spend minutes and gigabytes
+ * installing them again; everything else (build, pack, install into n8n, the n8n data) is the clone's.
+ * A clone holds the committed HEAD: uncommitted changes to the start script are not what this tests.
+ */
+
+interface Run {
+	child: ChildProcess;
+	output: () => string;
+	exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+interface RunState {
+	start: { pid: number };
+	children: Array<{ name: string; pid: number; dir?: string }>;
+}
+
+const CONNECTOR_DESCRIPTION = 'Runs a connector op (HTTP, IMAP) of the Durable Triggers package as an action';
+const CHANGED_DESCRIPTION = 'Runs a connector op, as changed by the npm start test';
+
+describe('npm start on a fresh clone', () => {
+	let clone: string;
+	const ports = { n8n: 0, source: 0, imap: 0 };
+	let run: Run | undefined;
+	let firstWorkflowIds: string[] = [];
+	const withMailbox = dovecotBinary() !== undefined;
+
+	beforeAll(async () => {
+		clone = mkdtempSync(join(tmpdir(), 'durable-triggers-clone-'));
+		execFileSync('git', ['clone', '--quiet', repoRoot, clone], { stdio: ['ignore', 'ignore', 'inherit'] });
+		execFileSync('mkdir', ['-p', join(clone, '.cache')]);
+		symlinkSync(realpathSync(n8nInstallDir), join(clone, '.cache', n8nInstallDir.split('/').pop()!));
+		symlinkSync(realpathSync(join(repoRoot, 'node_modules')), join(clone, 'node_modules'));
+		if (existsSync(join(repoRoot, '.toolchain'))) symlinkSync(realpathSync(join(repoRoot, '.toolchain')), join(clone, '.toolchain'));
+		// The shared node_modules is installed for this lockfile; a clone's fresh timestamps would make
+		// scripts/toolchain.sh reinstall it.
+		const past = new Date('2000-01-01T00:00:00Z');
+		for (const file of ['package.json', 'package-lock.json']) utimesSync(join(clone, file), past, past);
+		[ports.n8n, ports.source, ports.imap] = [await freePort(), await freePort(), await freePort()];
+	});
+
+	afterAll(async () => {
+		// Whatever a failed test left running, so it does not outlive the test run.
+		if (run && run.child.exitCode === null && run.child.signalCode === null) signalGroup(run.child.pid!, 'SIGKILL');
+		for (const child of runState()?.children ?? []) signalGroup(child.pid, 'SIGKILL');
+		if (clone && run) await run.exited.catch(() => undefined);
+		if (clone) rmSync(clone, { recursive: true, force: true });
+	});
+
+	function runState(): RunState | undefined {
+		const file = join(clone, '.n8n-dev', 'npm-start.json');
+		return existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as RunState) : undefined;
+	}
+
+	function startEnv(): NodeJS.ProcessEnv {
+		const env: NodeJS.ProcessEnv = { ...process.env, N8N_PORT: String(ports.n8n), DEMO_SOURCE_PORT: String(ports.source), DEMO_IMAP_PORT: String(ports.imap) };
+		// Not this test run's: jest's NODE_ENV and the pack folder of this run's package.
+		delete env.NODE_ENV;
+		delete env[PACK_DIR_ENV];
+		return env;
+	}
+
+	/** `npm start` in its own process group, as a terminal runs it; resolves once it prints the editor URL. */
+	async function start(): Promise<Run> {
+		const child = spawn('npm', ['start'], { cwd: clone, env: startEnv(), detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+		let output = '';
+		const exited = once(child, 'exit').then(([code, signal]) => ({ code: code as number | null, signal: signal as NodeJS.Signals | null }));
+		const ready = new Promise<void>((resolve, reject) => {
+			const onData = (chunk: Buffer) => {
+				output += chunk.toString();
+				if (/Editor:\s+http:\/\/localhost:\d+/.test(output)) resolve();
+			};
+			child.stdout?.on('data', onData);
+			child.stderr?.on('data', onData);
+			void exited.then(({ code, signal }) => reject(new Error(`npm start exited (${signal ?? code}) before it was ready:\n${output}`)));
+		});
+		run = { child, output: () => output, exited };
+		await ready;
+		expect(output).toContain(`Editor:       http://localhost:${ports.n8n}`);
+		return run;
+	}
+
+	async function login(): Promise<string> {
+		const response = await fetch(`http://127.0.0.1:${ports.n8n}/rest/login`, {
+			method: 'POST',
+			headers: { 'content-type': 'application/json' },
+			body: JSON.stringify({ emailOrLdapLoginId: 'owner@example.com', password: 'Durable-Triggers-1' }),
+		});
+		expect(response.status).toBe(200);
+		return response.headers
+			.getSetCookie()
+			.map((cookie) => cookie.split(';')[0])
+			.join('; ');
+	}
+
+	async function rest<T>(cookie: string, path: string): Promise<T> {
+		const response = await fetch(`http://127.0.0.1:${ports.n8n}${path}`, { headers: { cookie, 'browser-id': 'start-test' } });
+		expect(response.status).toBe(200);
+		return (await response.json()) as T;
+	}
+
+	async function workflowIds(cookie: string): Promise<string[]> {
+		const { data } = await rest<{ data: Array<{ id: string }> }>(cookie, '/rest/workflows');
+		return data.map((workflow) => workflow.id).sort();
+	}
+
+	async function connectorDescription(cookie: string): Promise<string | undefined> {
+		const types = await rest<Array<{ name: string; description: string }>>(cookie, '/types/nodes.json');
+		return types.find((type) => type.name === 'n8n-nodes-durable-triggers.connector')?.description;
+	}
+
+	/**
+	 * Every port npm start used is free again, and none of its processes runs: neither npm start, n8n and
+	 * Dovecot, nor anything they started (n8n's task runner, Dovecot's login and auth processes), which
+	 * are in the process groups n8n and Dovecot lead.
+	 */
+	async function expectEverythingStopped(pids: number[]): Promise<void> {
+		for (const port of withMailbox ? [ports.n8n, ports.source, ports.imap] : [ports.n8n, ports.source]) expect([port, await portIsFree(port)]).toEqual([port, true]);
+		expect(pids.filter(isAlive)).toEqual([]);
+		expect(processesInGroups([...pids, run!.child.pid!])).toEqual([]);
+		expect(runState()).toBeUndefined();
+	}
+
+	/** The processes of the running start: npm start itself, n8n and Dovecot. */
+	function runningPids(): number[] {
+		const state = runState();
+		expect(state?.children.map((child) => child.name).sort()).toEqual(withMailbox ? ['dovecot', 'n8n'] : ['n8n']);
+		return [state!.start.pid, ...state!.children.map((child) => child.pid)];
+	}
+
+	test('the first start comes up with the examples and the login, refuses a second start beside it, and Ctrl-C stops every process it started', async () => {
+		const { exited, output } = await start();
+		const cookie = await login();
+		firstWorkflowIds = await workflowIds(cookie);
+		const setup = JSON.parse(readFileSync(join(clone, '.n8n-dev', 'demo-setup.json'), 'utf8')) as { workflows: Record<string, string> };
+		expect(firstWorkflowIds).toEqual(Object.values(setup.workflows).sort());
+		expect(firstWorkflowIds.length).toBeGreaterThanOrEqual(5);
+		expect(await connectorDescription(cookie)).toBe(CONNECTOR_DESCRIPTION);
+		const pids = runningPids();
+
+		// A second npm start on the same folder is refused, and leaves the running one alone.
+		const second = spawn('npm', ['start'], { cwd: clone, env: startEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+		let secondOutput = '';
+		second.stdout?.on('data', (chunk: Buffer) => (secondOutput += chunk.toString()));
+		second.stderr?.on('data', (chunk: Buffer) => (secondOutput += chunk.toString()));
+		const [secondCode] = (await once(second, 'exit')) as [number | null];
+		expect(secondCode).not.toBe(0);
+		expect(secondOutput).toContain(`npm start is already running on ${join(clone, '.n8n-dev')} (pid ${pids[0]})`);
+		expect(runningPids()).toEqual(pids);
+		expect(await workflowIds(await login())).toEqual(firstWorkflowIds);
+
+		signalGroup(run!.child.pid!, 'SIGINT');
+		await exited;
+		expect(output()).toContain('stopping n8n and the demo systems');
+		await expectEverythingStopped(pids);
+	}, 600_000);
+
+	test('a second start after a code change loads the new code, with the same data; a SIGKILLed n8n stops npm start and everything with it', async () => {
+		const connectorFile = join(clone, 'nodes', 'Connector', 'Connector.node.ts');
+		writeFileSync(connectorFile, readFileSync(connectorFile, 'utf8').replace(`'${CONNECTOR_DESCRIPTION}'`, `'${CHANGED_DESCRIPTION}'`));
+		const { exited, output } = await start();
+		const cookie = await login();
+		expect(await workflowIds(cookie)).toEqual(firstWorkflowIds);
+		expect(await connectorDescription(cookie)).toBe(CHANGED_DESCRIPTION);
+		const pids = runningPids();
+
+		const n8nPid = runState()!.children.find((child) => child.name === 'n8n')!.pid;
+		process.kill(n8nPid, 'SIGKILL');
+		const { code } = await exited;
+		expect(code).not.toBe(0);
+		expect(output()).toContain('n8n exited unexpectedly (SIGKILL)');
+		await expectEverythingStopped(pids);
+	}, 600_000);
+
+	test('after n8n was SIGKILLed, and after npm start itself was SIGKILLed, the next start comes up with the same data', async () => {
+		const afterCrash = await start();
+		expect(await workflowIds(await login())).toEqual(firstWorkflowIds);
+		const leftBehind = runState()!.children;
+
+		// A killed terminal: npm start dies at once; n8n and Dovecot, in their own process groups, run on.
+		signalGroup(afterCrash.child.pid!, 'SIGKILL');
+		await afterCrash.exited;
+		expect(leftBehind.map((child) => child.pid).filter(isAlive)).toEqual(leftBehind.map((child) => child.pid));
+
+		const { exited, output } = await start();
+		for (const child of leftBehind) expect(output()).toContain(`stopping the ${child.name} (pid ${child.pid}) an earlier npm start left running`);
+		expect(leftBehind.map((child) => child.pid).filter(isAlive)).toEqual([]);
+		expect(processesInGroups(leftBehind.map((child) => child.pid))).toEqual([]);
+		for (const child of leftBehind) if (child.dir) expect(existsSync(child.dir)).toBe(false);
+		const cookie = await login();
+		expect(await workflowIds(cookie)).toEqual(firstWorkflowIds);
+		expect(await connectorDescription(cookie)).toBe(CHANGED_DESCRIPTION);
+		const pids = runningPids();
+
+		signalGroup(run!.child.pid!, 'SIGINT');
+		await exited;
+		await expectEverythingStopped(pids);
+	}, 900_000);
+});
+
+function signalGroup(pid: number, signal: NodeJS.Signals): void {
+	try {
+		process.kill(-pid, signal);
+	} catch {
+		// the group is gone already
+	}
+}
+
+/** Whether the process runs: a zombie (ended, not yet reaped by its parent) does not. */
+function isAlive(pid: number): boolean {
+	try {
+		const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+		return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
+	} catch {
+		return false;
+	}
+}
+
+/** Live processes whose process group is one of `groups`. */
+function processesInGroups(groups: number[]): string[] {
+	const found: string[] = [];
+	for (const entry of readdirSync('/proc')) {
+		if (!/^\d+$/.test(entry)) continue;
+		try {
+			const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+			const [state, , group] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+			if (state !== 'Z' && groups.includes(Number(group))) found.push(`${entry}: ${readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0').join(' ')}`);
+		} catch {
+			// ended while we looked
+		}
+	}
+	return found;
+}
+
+async function portIsFree(port: number): Promise<boolean> {
+	const server = createServer();
+	try {
+		await new Promise<void>((resolve, reject) => {
+			server.once('error', reject);
+			server.listen(port, '127.0.0.1', resolve);
+		});
+		return true;
+	} catch {
+		return false;
+	} finally {
+		server.close();
+	}
+}
