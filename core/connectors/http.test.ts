@@ -12,6 +12,13 @@ function transport(response: Partial<HttpResponse>) {
 }
 
 describe('http.request', () => {
+	test('check() refuses arguments that cannot work, naming the argument and its value, without a request', () => {
+		expect(() => httpRequestOp.check({ url: '' })).toThrow('"with.url" must be a URL or a path relative to the credential\'s base URL; got ""');
+		expect(() => httpRequestOp.check({ method: 'FETCH', url: '/x' })).toThrow(expect.objectContaining({ field: 'with.method' }));
+		expect(() => httpRequestOp.check({ url: '/x', headers: 'x-a: 1' })).toThrow(expect.objectContaining({ field: 'with.headers' }));
+		expect(() => httpRequestOp.check({ url: '/x', query: { page: 1 } })).not.toThrow();
+	});
+
 	test('returns the parsed JSON body and the validators to keep', async () => {
 		const { http } = transport({ body: '{"items":[1]}', headers: { etag: '"abc"', 'last-modified': 'Wed, 01 Jan 2025 00:00:00 GMT' } });
 		await expect(httpRequestOp.run({ url: '/items' }, { http, memory: {} })).resolves.toEqual({

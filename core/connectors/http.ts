@@ -13,30 +13,17 @@ export const httpRequestOp: ConnectorOp = {
 	name: 'http.request',
 	description: 'An HTTP request; the JSON response body is the result',
 	transport: 'http',
+	check(args) {
+		requestArgs(args);
+	},
 	async run(args, context) {
 		if (!context.http) throw new Error('http.request needs an HTTP transport');
-		const method = String(args.method ?? 'GET').toUpperCase();
-		if (!METHODS.includes(method)) {
-			throw new ConnectorConfigError('with.method', `Unsupported "with.method" ${JSON.stringify(args.method)}: use one of ${METHODS.join(', ')}`);
-		}
-		const url = args.url;
-		if (typeof url !== 'string' || url.trim() === '') {
-			throw new ConnectorConfigError('with.url', `"with.url" must be a URL or a path relative to the credential's base URL; got ${JSON.stringify(url)}`);
-		}
-		const headers = { ...stringRecord(args.headers, 'with.headers') };
+		const { method, url, query, headers } = requestArgs(args);
 		if (CONDITIONAL_METHODS.includes(method)) {
 			if (context.memory.etag) headers['if-none-match'] = context.memory.etag;
 			if (context.memory.lastModified) headers['if-modified-since'] = context.memory.lastModified;
 		}
-		const response = await context.http({
-			method,
-			url,
-			query: stringRecord(args.query, 'with.query'),
-			headers,
-			body: args.body,
-			timeoutMs: context.timeoutMs,
-			signal: context.signal,
-		});
+		const response = await context.http({ method, url, query, headers, body: args.body, timeoutMs: context.timeoutMs, signal: context.signal });
 		const where = `${method} ${url}`;
 		if (response.status === 304) return { kind: 'not_modified' };
 		if (response.status === 429 || response.status === 503) {
@@ -53,6 +40,19 @@ export const httpRequestOp: ConnectorOp = {
 		return { kind: 'data', data, memory: validatorsOf(response.headers) };
 	},
 };
+
+/** The request `with` describes, or a ConnectorConfigError naming the argument and its value. */
+function requestArgs(args: Record<string, unknown>): { method: string; url: string; query: Record<string, string>; headers: Record<string, string> } {
+	const method = String(args.method ?? 'GET').toUpperCase();
+	if (!METHODS.includes(method)) {
+		throw new ConnectorConfigError('with.method', `Unsupported "with.method" ${JSON.stringify(args.method)}: use one of ${METHODS.join(', ')}`);
+	}
+	const url = args.url;
+	if (typeof url !== 'string' || url.trim() === '') {
+		throw new ConnectorConfigError('with.url', `"with.url" must be a URL or a path relative to the credential's base URL; got ${JSON.stringify(url)}`);
+	}
+	return { method, url, query: stringRecord(args.query, 'with.query'), headers: { ...stringRecord(args.headers, 'with.headers') } };
+}
 
 function parseJsonBody(body: string, contentType: string | undefined, where: string): unknown {
 	if (body.trim() === '') throw new ConnectorError(`${where} answered with an empty body, not JSON`);

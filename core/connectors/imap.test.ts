@@ -49,6 +49,10 @@ describe('IMAP ops without a server', () => {
 		await expect(op('imap.markSeen').run({ uid: [1, 'x'] }, { memory: {}, imap: settings })).rejects.toMatchObject({ field: 'with.uid' });
 		await expect(op('imap.move').run({ uid: 1 }, { memory: {}, imap: settings })).rejects.toThrow(ConnectorConfigError);
 		await expect(op('imap.move').run({ uid: 1, destination: 'Done', create: 'yes' }, { memory: {}, imap: settings })).rejects.toMatchObject({ field: 'with.create' });
+		// The same checks without running, as the Poll Trigger makes them at activation.
+		expect(() => op('imap.listUnseen').check({ mailbox: 42 })).toThrow(expect.objectContaining({ field: 'with.mailbox' }));
+		expect(() => op('imap.listUnseen').check({ mailbox: 'INBOX', limit: 10 })).not.toThrow();
+		expect(() => op('imap.move').check({ uid: 1 })).toThrow(expect.objectContaining({ field: 'with.destination' }));
 		expect(opened).toEqual([]);
 	});
 

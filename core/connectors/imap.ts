@@ -60,14 +60,26 @@ export interface ImapMessage {
 	attachments: ImapAttachment[];
 }
 
+function listUnseenArgs(args: Record<string, unknown>) {
+	return { mailbox: mailboxArg(args.mailbox, 'with.mailbox'), limit: limitArg(args.limit) };
+}
+
+function markSeenArgs(args: Record<string, unknown>) {
+	return { mailbox: mailboxArg(args.mailbox, 'with.mailbox'), uids: uidsArg(args.uid), expectedValidity: uidValidityArg(args.uidValidity) };
+}
+
+function moveArgs(args: Record<string, unknown>) {
+	return { ...markSeenArgs(args), destination: mailboxArg(args.destination, 'with.destination', false), create: booleanArg(args.create, 'with.create', true) };
+}
+
 export function createImapOps(openClient: ImapClientFactory): ConnectorOp[] {
 	const listUnseen: ConnectorOp = {
 		name: 'imap.listUnseen',
 		description: 'Unread messages of a mailbox, oldest first (at most "limit"), with bodies and attachment metadata',
 		transport: 'imap',
+		check: (args) => listUnseenArgs(args),
 		async run(args, context) {
-			const mailbox = mailboxArg(args.mailbox, 'with.mailbox');
-			const limit = limitArg(args.limit);
+			const { mailbox, limit } = listUnseenArgs(args);
 			return await withMailbox(openClient, context, mailbox, true, async (client, uidValidity) => {
 				const unseen = (await client.search({ seen: false }, { uid: true })) || [];
 				// UIDs grow with arrival, so the lowest are the oldest; a backlog drains oldest first.
@@ -89,10 +101,9 @@ export function createImapOps(openClient: ImapClientFactory): ConnectorOp[] {
 		name: 'imap.markSeen',
 		description: 'Marks messages of a mailbox as read, by UID',
 		transport: 'imap',
+		check: (args) => markSeenArgs(args),
 		async run(args, context) {
-			const mailbox = mailboxArg(args.mailbox, 'with.mailbox');
-			const uids = uidsArg(args.uid);
-			const expectedValidity = uidValidityArg(args.uidValidity);
+			const { mailbox, uids, expectedValidity } = markSeenArgs(args);
 			return await withMailbox(openClient, context, mailbox, false, async (client, uidValidity) => {
 				checkUidValidity(expectedValidity, uidValidity, mailbox);
 				const present = await presentUids(client, uids);
@@ -109,12 +120,9 @@ export function createImapOps(openClient: ImapClientFactory): ConnectorOp[] {
 		name: 'imap.move',
 		description: 'Moves messages of a mailbox to another mailbox, by UID; creates the destination unless "create" is false',
 		transport: 'imap',
+		check: (args) => moveArgs(args),
 		async run(args, context) {
-			const mailbox = mailboxArg(args.mailbox, 'with.mailbox');
-			const destination = mailboxArg(args.destination, 'with.destination', false);
-			const uids = uidsArg(args.uid);
-			const expectedValidity = uidValidityArg(args.uidValidity);
-			const create = booleanArg(args.create, 'with.create', true);
+			const { mailbox, destination, uids, expectedValidity, create } = moveArgs(args);
 			return await withMailbox(openClient, context, mailbox, false, async (client, uidValidity) => {
 				checkUidValidity(expectedValidity, uidValidity, mailbox);
 				const present = await presentUids(client, uids);

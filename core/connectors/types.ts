@@ -58,6 +58,11 @@ export interface ConnectorOp {
 	description: string;
 	/** Which transport the op needs, so the node knows which credential to ask for. */
 	transport: 'http' | 'imap';
+	/**
+	 * Checks the arguments without calling the system, throwing ConnectorConfigError naming the
+	 * argument (`with.url`) and its value; the Poll Trigger calls it at activation and Execute step.
+	 */
+	check(args: Record<string, unknown>): void;
 	run(args: Record<string, unknown>, context: OpContext): Promise<OpResult>;
 }
 

@@ -222,6 +222,12 @@ export class PollTrigger implements INodeType {
 		if (saved.v !== 1) throw new NodeOperationError(node, `The Poll Trigger's saved state has format version ${String(saved.v)}, which this version of the node cannot read`);
 		const { store, notice } = loadDedupeStore({ dedupe: config.dedupe, firstPoll: config.firstPoll }, saved.dedupe);
 		const op = resolveOp(config.op);
+		// The arguments are passed as written, so they are checked now, at activation and Execute step.
+		try {
+			op.check(config.with);
+		} catch (error) {
+			throw toNodeError(node, error);
+		}
 		const context = await opContext(this, op, config.useCredential);
 		const { id: workflowId } = this.getWorkflow();
 

@@ -5,7 +5,8 @@ import { marker, node, PACKAGE, webhookTrigger, workflow } from './workflowBuild
 
 /*
  * Issue #11, "the edges users hit first", in a real n8n: an HTTP HEAD through the Connector node,
- * and cron expressions that fire more often than every 10 s refused at activation.
+ * cron expressions that fire more often than every 10 s refused at activation, a Poll Trigger every
+ * 2 hours with default options, "With" checked at publication, and an "Items" typo.
  */
 describe('first edges in a real n8n', () => {
 	let n8n: N8nInstance;
@@ -82,4 +83,46 @@ describe('first edges in a real n8n', () => {
 		);
 		for (const id of ids) expect(await n8n.executions(id)).toEqual([]);
 	}, 180_000);
+
+	/** The publication status once n8n has settled it (activation errors in n8n 2.x are asynchronous). */
+	async function publication(id: string, status: 'failed' | 'published') {
+		return await waitFor(
+			`workflow ${id} to be ${status}`,
+			async () => {
+				const { data } = await n8n.rest<{ data: { status: string; triggers: Array<{ errorMessage?: string }> } }>('GET', `/rest/workflows/${id}/publication-status`);
+				return data.status === status ? data : undefined;
+			},
+			{ timeoutMs: 120_000, intervalMs: 1_000 },
+		);
+	}
+
+	const pollTrigger = (name: string, parameters: Record<string, unknown>) =>
+		workflow(name, [node('Poll', `${PACKAGE}.pollTrigger`, { op: 'http.request', id: 'id', dedupe: 'unique', interval: 5, intervalUnit: 'seconds', ...parameters }), marker('Done')], [['Poll', 'Done']]);
+
+	test('a Poll Trigger every 2 hours activates with default options and polls', async () => {
+		source.on('GET', '/every-two-hours', { body: [{ id: 'e-1' }] });
+		const id = await n8n.importWorkflow(pollTrigger('poll every 2 h', { with: JSON.stringify({ url: source.url('/every-two-hours') }), interval: 2, intervalUnit: 'hours' }));
+		await n8n.publish(id);
+		const [run] = await n8n.waitForFinishedExecutions(id, 1);
+		expect(nodeOutput(run, 'Poll')).toEqual([{ id: 'e-1' }]);
+		expect((await publication(id, 'published')).triggers[0].errorMessage).toBeUndefined();
+		await n8n.unpublish(id);
+	});
+
+	test('a Poll Trigger whose "With" arguments cannot work is refused at publication, naming the argument and the value, before any request', async () => {
+		const id = await n8n.importWorkflow(pollTrigger('poll bad with', { with: JSON.stringify({ method: 'FETCH', url: source.url('/never') }) }));
+		await n8n.publish(id);
+		expect((await publication(id, 'failed')).triggers[0].errorMessage).toContain('Unsupported "with.method" "FETCH": use one of GET, POST, PUT, PATCH, DELETE, HEAD');
+		expect(source.requests('/never')).toEqual([]);
+	});
+
+	test('an "Items" path that does not exist fails the poll naming the path and the fields that are there', async () => {
+		source.on('GET', '/typo', { body: { tickets: [{ id: 1 }], total: 1 } });
+		const id = await n8n.importWorkflow(pollTrigger('poll items typo', { with: JSON.stringify({ url: source.url('/typo') }), items: 'tikets' }));
+		await n8n.publish(id);
+		const [failure] = await n8n.waitForExecutions(id, (all) => all.some((e) => e.status === 'error'), 'the failed poll');
+		const failed = await n8n.execution(failure.id);
+		expect(failed.data?.resultData.error?.message).toBe(`"Items" (tikets) names the field "tikets", which the op's result does not have; its fields are: tickets, total.`);
+		await n8n.unpublish(id);
+	});
 });
