@@ -7,7 +7,8 @@
  * against. The history is put in the workflow's static data when it is created (built by the core,
  * as a first poll would leave it), so activation loads it from the database as after a restart.
  * Needs the built package (npm run build); packs it like the e2e tests do.
- *   npx tsx bench/pollEndToEnd.bench.ts        (BENCH_E2E_HISTORIES=0,100000 to shorten)
+ *   npx tsx bench/pollEndToEnd.bench.ts        (BENCH_E2E_HISTORIES=0,100000 to shorten;
+ *                                              BENCH_N8N_HEAP_MB=16384 to give n8n a larger heap)
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -47,7 +48,8 @@ function staticDataRemembering(history: number): Record<string, unknown> {
 
 async function measure(history: number): Promise<Figures> {
 	const source = await FakeSystem.start();
-	const n8n = await N8nInstance.launch(`bench-poll-e2e-${history}`, { N8N_LOG_LEVEL: 'warn' });
+	const heap = process.env.BENCH_N8N_HEAP_MB ? { NODE_OPTIONS: `--max-old-space-size=${process.env.BENCH_N8N_HEAP_MB}` } : {};
+	const n8n = await N8nInstance.launch(`bench-poll-e2e-${history}`, { N8N_LOG_LEVEL: 'warn', ...heap });
 	try {
 		let answeredAt = 0;
 		source.on('GET', '/items', () => {

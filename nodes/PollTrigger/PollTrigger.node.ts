@@ -96,6 +96,8 @@ export class PollTrigger implements INodeType {
 				type: 'options',
 				noDataExpression: true,
 				default: 'unique',
+				description:
+					'How the trigger decides an item is new. Changing it later: Unique and Time Window keep what the other remembered; any other change makes the next poll a first poll, which follows First Poll Starts.',
 				options: [
 					{ name: 'Changed', value: 'changed', description: 'Start when a key is new or its version (or content) changed' },
 					{ name: 'Greatest', value: 'greatest', description: 'Start keys above the highest one started (numbers, or strings; never mixed)' },
