@@ -20,8 +20,8 @@ async function main(): Promise<void> {
 	const results: ChaosResult[] = [];
 	try {
 		for (const chaos of pollChaosCases(HISTORY, BURST)) {
-			// Keying a large history takes a while: kills spread over the poll's whole processing.
-			results.push(await runPollChaos(n8n, chaos, { kills: KILLS, killWithinMs: HISTORY >= 100_000 ? 2_500 : 800 }));
+			// Keying and saving a large history takes a while: kills spread over the poll's whole processing.
+			results.push(await runPollChaos(n8n, chaos, { kills: KILLS, killWithinMs: HISTORY >= 100_000 ? 6_000 : 800 }));
 			process.stdout.write(`${chaosTable(results.slice(-1))}\n`);
 		}
 		for (const chaos of scheduleChaosCases()) {

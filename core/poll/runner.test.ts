@@ -82,6 +82,21 @@ describe('defaults', () => {
 });
 
 describe('cadence', () => {
+	it('start() resolves once the first poll has finished and been recorded, also when it failed', async () => {
+		let finish: () => void = () => undefined;
+		const { runner, persisted } = harness({}, () => new Promise((resolve) => (finish = () => resolve({ kind: 'unchanged' }))));
+		let done = false;
+		const first = runner.start().then(() => (done = true));
+		await flushPromises();
+		expect(done).toBe(false);
+		finish();
+		await first;
+		expect(persisted).toHaveLength(1);
+		const failing = harness({}, failWith(new Error('source down')));
+		await expect(failing.runner.start()).resolves.toBeUndefined();
+		expect(failing.persisted[0].lastOutcome).toBe('failed');
+	});
+
 	it('polls at start, then once per interval', async () => {
 		const { clock, runner, pollTimes, persisted } = harness();
 		runner.start();

@@ -130,13 +130,17 @@ export class PollRunner {
 	}
 
 	/** Polls now, unless a restored backoff is still running; then when it ends. */
-	start(): void {
+	/** Resolves when that first poll has finished (it never rejects: a failure is recorded), or at once when backing off. */
+	start(): Promise<void> {
 		if (this.startedAt !== undefined) throw new Error('PollRunner.start() was already called; a runner runs once');
 		const now = this.options.clock.now();
 		this.startedAt = now;
 		const backoffUntil = this.observedState.backoffUntil;
-		if (backoffUntil !== null && backoffUntil > now) this.arm(backoffUntil);
-		else void this.runPoll();
+		if (backoffUntil !== null && backoffUntil > now) {
+			this.arm(backoffUntil);
+			return Promise.resolve();
+		}
+		return this.runPoll();
 	}
 
 	/** Cancels the timers and aborts a running poll; its outcome is not recorded (shutdown is not a failure). */

@@ -325,7 +325,12 @@ export class PollTrigger implements INodeType {
 			if (saved.pending) writeState();
 			await emit(outbox.pending());
 		}
-		runner.start();
+		// The first poll of a fresh store may only remember what is there (First Poll Starts: nothing),
+		// which emits no run, and n8n writes static data only on emit and at the end of activation. So
+		// that poll runs before activation ends, and n8n's activation save keeps what it remembered; a
+		// crash later cannot make a new first poll take items that arrived since as its baseline.
+		const firstPoll = runner.start();
+		if (store.isFresh) await firstPoll;
 		return { closeFunction: async () => runner.stop() };
 	}
 }
