@@ -111,7 +111,7 @@ export class ScheduleEngine {
 	private readonly maxRunMs: number;
 	private state: ScheduleState | undefined;
 	private outbox = new Outbox<StartedFire>();
-	/** Outbox entries emitted by this activation (the others are emitted again). */
+	/** Outbox entries this activation emitted and n8n has not settled yet (the others are emitted). */
 	private readonly emitted = new Set<string>();
 	private overlap: OverlapController;
 	private timer: TimerHandle | undefined;
@@ -176,7 +176,7 @@ export class ScheduleEngine {
 	fireEnded(key: string): Promise<void> {
 		return this.exclusive(async () => {
 			if (!this.active) return;
-			this.outbox.settle(key);
+			this.settle(key);
 			const next = this.overlap.onRunEnded(key, this.options.clock.now());
 			// The schedule's state is small (history is capped), so it is written at once.
 			if (next) await this.startAll([next]);
@@ -188,7 +188,7 @@ export class ScheduleEngine {
 	fireNotCreated(key: string, error: Error): Promise<void> {
 		return this.exclusive(async () => {
 			if (!this.active) return;
-			const fire = this.outbox.settle(key);
+			const fire = this.settle(key);
 			if (fire) this.record([notStartedRecord(fire, 'missed', `n8n could not create the run: ${error.message}`)]);
 			const next = this.overlap.onRunEnded(key, this.options.clock.now());
 			if (next) await this.startAll([next]);
@@ -230,7 +230,7 @@ export class ScheduleEngine {
 		const toStart: Fire[] = [];
 		// A run whose end n8n never reported frees its slot after the maximum run duration.
 		for (const key of this.overlap.heldSince(now - this.maxRunMs)) {
-			const fire = this.outbox.settle(key) ?? { runKey: key, declaredAt: now, kind: 'scheduled' as const };
+			const fire = this.settle(key) ?? { runKey: key, declaredAt: now, kind: 'scheduled' as const };
 			records.push(notStartedRecord(fire, 'released', `the run did not report its end within the maximum run duration (${this.maxRunMs / MINUTE_MS} min); its overlap slot was freed`));
 			const next = this.overlap.onRunEnded(key, now);
 			if (next) toStart.push(next);
@@ -312,6 +312,12 @@ export class ScheduleEngine {
 	private record(records: FireRecord[]): void {
 		const state = this.requireState();
 		if (records.length > 0) state.history = appendHistory(state.history, records, this.historyLimit);
+	}
+
+	/** The run left n8n's hands: out of the outbox, and emitted again should the window be started again. */
+	private settle(key: string): StartedFire | undefined {
+		this.emitted.delete(key);
+		return this.outbox.settle(key);
 	}
 
 	private write(): void {

@@ -105,7 +105,7 @@ describe('first edges in a real n8n', () => {
 		await n8n.publish(id);
 		const [run] = await n8n.waitForFinishedExecutions(id, 1);
 		expect(nodeOutput(run, 'Poll')).toEqual([{ id: 'e-1' }]);
-		expect((await publication(id, 'published')).triggers[0].errorMessage).toBeUndefined();
+		expect((await publication(id, 'published')).triggers[0].errorMessage ?? null).toBeNull();
 		await n8n.unpublish(id);
 	});
 
