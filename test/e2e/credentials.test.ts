@@ -255,6 +255,79 @@ describe('n8n credential types in a real n8n', () => {
 		await n8n.unpublish(id);
 	});
 
+	test('OAuth2 authorization code: connected through n8n\'s OAuth flow, the Connector refreshes with the refresh token and n8n saves it; a withdrawn grant fails asking to reconnect the credential', async () => {
+		const name = 'Partner OAuth2 (authorization code)';
+		const credentialId = await n8n.createCredential(name, 'oAuth2Api', {
+			grantType: 'authorizationCode',
+			authUrl: auth.authorizeUrl,
+			accessTokenUrl: auth.tokenUrl,
+			clientId: 'code-client',
+			clientSecret: 'code-client-secret',
+			scope: 'api offline_access',
+			authQueryParameters: '',
+			authentication: 'header',
+		});
+		// What the editor's "Connect" button does: n8n's authorization URL, the server's redirect with a code, n8n's callback.
+		const session = await n8n.sessionCookie();
+		const started = await fetch(`${n8n.baseUrl}/rest/oauth2-credential/auth?id=${credentialId}`, { headers: { cookie: session, 'browser-id': 'e2e' } });
+		expect(started.status).toBe(200);
+		const cookies = [session, ...started.headers.getSetCookie().map((c) => c.split(';')[0])].join('; ');
+		const authorizeUrl = ((await started.json()) as { data: string }).data;
+		expect(authorizeUrl.startsWith(auth.authorizeUrl)).toBe(true);
+		const redirect = await fetch(authorizeUrl, { redirect: 'manual' });
+		const callback = redirect.headers.get('location') ?? '';
+		expect(callback).toContain('/rest/oauth2-credential/callback?code=');
+		const connected = await fetch(callback, { headers: { cookie: cookies, 'browser-id': 'e2e' } });
+		const page = await connected.text();
+		expect(connected.status).toBe(200);
+		expect(page).not.toMatch(/error/i);
+		expect((await auth.tokenRequests('code-client', 1)).map((t) => t.grant)).toEqual(['authorization_code']);
+
+		api.on('GET', '/oauth/profile', (request) => guard(request) ?? { body: { user: 'johndoe', call: Number(request.query.call) } });
+		const id = await n8n.importWorkflow(
+			workflow(
+				'connector oauth2 authorization code',
+				[
+					webhookTrigger('Start', 'connector-oauth2-code'),
+					node(
+						'Profile',
+						`${PACKAGE}.connector`,
+						{ op: 'http.request', ...oauth2, baseUrl: api.url('/oauth'), with: '={{ JSON.stringify({ method: "GET", url: "/profile", query: { call: String($json.body.call) } }) }}' },
+						{ ...V, credentials: { oAuth2Api: { id: credentialId, name } } },
+					),
+				],
+				[['Start', 'Profile']],
+			),
+		);
+		await n8n.publish(id);
+		await start('connector-oauth2-code', { call: 1 });
+		const [first] = await n8n.waitForFinishedExecutions(id, 1);
+		expect(nodeOutput(await n8n.execution(first.id), 'Profile')).toEqual([{ user: 'johndoe', call: 1 }]);
+
+		rejectTokensOf('code-client');
+		await start('connector-oauth2-code', { call: 2 });
+		const two = await n8n.waitForFinishedExecutions(id, 2);
+		expect(nodeOutput(await n8n.execution(two[1].id), 'Profile')).toEqual([{ user: 'johndoe', call: 2 }]);
+		expect((await auth.tokenRequests('code-client', 2)).map((t) => [t.grant, t.status])).toEqual([
+			['authorization_code', 200],
+			['refresh_token', 200],
+		]);
+		// Saved: the next call uses the refreshed token without another token request.
+		await start('connector-oauth2-code', { call: 3 });
+		const three = await n8n.waitForFinishedExecutions(id, 3);
+		expect(three.every((e) => e.status === 'success')).toBe(true);
+		expect(auth.tokenEvents.filter((t) => t.clientId === 'code-client')).toHaveLength(2);
+
+		await auth.revokeGrant('code-client');
+		rejectTokensOf('code-client');
+		await start('connector-oauth2-code', { call: 4 });
+		const four = await n8n.waitForFinishedExecutions(id, 4);
+		const failed = await n8n.execution(four[3].id);
+		expect(failed.status).toBe('error');
+		expect(errorOf(failed)).toBe(`OAuth2 API credential "${name}": The credential "${name}" needs to be reconnected.`);
+		await n8n.unpublish(id);
+	});
+
 	test('Header Auth on a Poll Trigger and Basic Auth on a Connector: n8n\'s credentials reach the API', async () => {
 		const header = { id: await n8n.createCredential('Inventory key', 'httpHeaderAuth', { name: 'X-API-Key', value: 'key-123' }), name: 'Inventory key' };
 		const basic = { id: await n8n.createCredential('Partner login', 'httpBasicAuth', { user: 'partner', password: 'p4ss word' }), name: 'Partner login' };

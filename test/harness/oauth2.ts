@@ -66,6 +66,11 @@ export class OAuth2AuthServer {
 		await this.command({ cmd: 'revoke', clientId });
 	}
 
+	/** From now on a refresh-token request of this client answers 400 invalid_grant. */
+	async revokeGrant(clientId: string): Promise<void> {
+		await this.command({ cmd: 'revokeGrant', clientId });
+	}
+
 	/** Resolves once `count` token requests for the client have been answered in all. */
 	async tokenRequests(clientId: string, count: number, timeoutMs = 60_000): Promise<TokenEvent[]> {
 		const mine = () => this.tokenEvents.filter((e) => e.clientId === clientId);

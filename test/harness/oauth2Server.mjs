@@ -12,6 +12,8 @@ await server.start(0, '127.0.0.1');
 
 let lifetimeSec = 3600;
 const revoked = new Set();
+/** Clients whose refresh tokens are no longer honoured (the user withdrew the grant). */
+const grantsRevoked = new Set();
 const send = (message) => process.stdout.write(`${JSON.stringify(message)}\n`);
 
 function clientIdOf(req) {
@@ -31,7 +33,10 @@ server.service.on('beforeTokenSigning', (token) => {
 server.service.on('beforeResponse', (response, req) => {
 	const clientId = decodeURIComponent(clientIdOf(req) ?? '');
 	const grant = req.body?.grant_type;
-	if (revoked.has(clientId)) {
+	if (grant === 'refresh_token' && grantsRevoked.has(clientId)) {
+		response.statusCode = 400;
+		response.body = { error: 'invalid_grant', error_description: 'the refresh token was revoked' };
+	} else if (revoked.has(clientId)) {
 		response.statusCode = 401;
 		response.body = { error: 'invalid_client', error_description: `client ${clientId} is revoked` };
 	} else if (response.body && typeof response.body === 'object' && 'access_token' in response.body) {
@@ -44,6 +49,7 @@ createInterface({ input: process.stdin }).on('line', (line) => {
 	const command = JSON.parse(line);
 	if (command.cmd === 'lifetime') lifetimeSec = command.seconds;
 	if (command.cmd === 'revoke') revoked.add(command.clientId);
+	if (command.cmd === 'revokeGrant') grantsRevoked.add(command.clientId);
 	send({ ack: command.id });
 });
 process.stdin.on('end', () => void server.stop().then(() => process.exit(0)));
