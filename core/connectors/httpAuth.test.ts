@@ -4,25 +4,25 @@ import { ConnectorConfigError } from './types';
 const EMPTY = { headers: { accept: 'application/json' }, query: { page: '1' }, body: undefined };
 
 describe('resolveHttpAuth', () => {
-	it('reads None, a generic type and the legacy credential', () => {
-		expect(resolveHttpAuth('none', undefined)).toEqual({ kind: 'none' });
-		expect(resolveHttpAuth('genericCredentialType', 'oAuth2Api')).toEqual({ kind: 'generic', type: 'oAuth2Api' });
-		expect(resolveHttpAuth('durableHttpApi', undefined)).toEqual({ kind: 'legacy', required: true });
+	it('reads None and each of n8n\'s generic types; the legacy credential only where allowed', () => {
+		expect(resolveHttpAuth('none')).toEqual({ kind: 'none' });
+		expect(resolveHttpAuth('oAuth2Api')).toEqual({ kind: 'generic', type: 'oAuth2Api' });
+		expect(resolveHttpAuth('httpHeaderAuth')).toEqual({ kind: 'generic', type: 'httpHeaderAuth' });
+		expect(resolveHttpAuth('durableHttpApi', { legacy: true })).toEqual({ kind: 'legacy', required: true });
 	});
 
-	it('names "Generic Auth Type" and the value when the type is missing or not supported', () => {
-		expect(() => resolveHttpAuth('genericCredentialType', '')).toThrow('"Generic Auth Type" is not chosen; choose one of: Basic Auth, Bearer Auth, Custom Auth, Header Auth, Query Auth, OAuth2 API');
-		expect(() => resolveHttpAuth('genericCredentialType', 'httpDigestAuth')).toThrow('"Generic Auth Type" "httpDigestAuth" is not supported here');
+	it('names "Authentication" and the value for a type it does not support', () => {
+		expect(() => resolveHttpAuth('httpDigestAuth')).toThrow(
+			'"Authentication" must be one of None, Basic Auth, Bearer Auth, Custom Auth, Header Auth, Query Auth, OAuth2 API; got "httpDigestAuth"',
+		);
+		expect(() => resolveHttpAuth('durableHttpApi')).toThrow('got "durableHttpApi"');
+		expect(() => resolveHttpAuth('oAuth1Api', { legacy: true })).toThrow('OAuth2 API, Durable Triggers HTTP API; got "oAuth1Api"');
 		try {
-			resolveHttpAuth('genericCredentialType', 'oAuth1Api');
+			resolveHttpAuth(undefined);
 		} catch (error) {
 			expect(error).toBeInstanceOf(ConnectorConfigError);
-			expect((error as ConnectorConfigError).field).toBe('genericAuthType');
+			expect((error as ConnectorConfigError).field).toBe('authentication');
 		}
-	});
-
-	it('names "Authentication" and the value for an unknown choice', () => {
-		expect(() => resolveHttpAuth('predefinedCredentialType', undefined)).toThrow('"Authentication" must be None or Generic Credential Type; got "predefinedCredentialType"');
 	});
 });
 

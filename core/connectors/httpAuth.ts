@@ -1,6 +1,6 @@
 /**
- * How an HTTP op authenticates: the choice a node offers (n8n's generic credential types, chosen the
- * way n8n's HTTP Request node offers them) and what each non-OAuth type adds to a request. Plain
+ * How an HTTP op authenticates: the choice a node offers (None or one of n8n's generic credential
+ * types, then the credential) and what each non-OAuth type adds to a request. Plain
  * logic: the node reads the parameters and the stored credential and performs the request.
  */
 import { ConnectorConfigError } from './types';
@@ -27,27 +27,15 @@ export type HttpAuthChoice =
 	| { kind: 'generic'; type: GenericAuthType };
 
 /**
- * The authentication a node's parameters ask for. `authentication` and `genericAuthType` are the
- * parameters labelled "Authentication" and "Generic Auth Type" in the editor.
+ * The authentication a node's "Authentication" parameter asks for: None, one of n8n's generic credential
+ * types by its type name, or (where `legacy` is allowed: the Round-Trip Wait) this package's own credential.
  */
-export function resolveHttpAuth(authentication: unknown, genericAuthType: unknown): HttpAuthChoice {
-	switch (authentication) {
-		case 'none':
-			return { kind: 'none' };
-		case LEGACY_HTTP_CREDENTIAL:
-			return { kind: 'legacy', required: true };
-		case 'genericCredentialType':
-			if (typeof genericAuthType === 'string' && genericAuthType in GENERIC_AUTH_TYPES) {
-				return { kind: 'generic', type: genericAuthType as GenericAuthType };
-			}
-			throw new ConnectorConfigError(
-				'genericAuthType',
-				`"Generic Auth Type" ${genericAuthType === '' || genericAuthType === undefined ? 'is not chosen' : `${JSON.stringify(genericAuthType)} is not supported here`}; ` +
-					`choose one of: ${Object.values(GENERIC_AUTH_TYPES).join(', ')}`,
-			);
-		default:
-			throw new ConnectorConfigError('authentication', `"Authentication" must be None or Generic Credential Type; got ${JSON.stringify(authentication)}`);
-	}
+export function resolveHttpAuth(authentication: unknown, { legacy = false }: { legacy?: boolean } = {}): HttpAuthChoice {
+	if (authentication === 'none') return { kind: 'none' };
+	if (legacy && authentication === LEGACY_HTTP_CREDENTIAL) return { kind: 'legacy', required: true };
+	if (typeof authentication === 'string' && authentication in GENERIC_AUTH_TYPES) return { kind: 'generic', type: authentication as GenericAuthType };
+	const choices = ['None', ...Object.values(GENERIC_AUTH_TYPES), ...(legacy ? ['Durable Triggers HTTP API'] : [])];
+	throw new ConnectorConfigError('authentication', `"Authentication" must be one of ${choices.join(', ')}; got ${JSON.stringify(authentication)}`);
 }
 
 /** The parts of a request a credential may add to. */

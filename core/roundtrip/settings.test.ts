@@ -47,12 +47,12 @@ describe('validateSettings', () => {
 		expect(settings).toMatchObject({ correlationId: '42', responseCode: 202, responseBody: [1], request: { url: '/jobs', auth: { kind: 'legacy', required: true }, body: { a: 1 } } });
 	});
 
-	it('takes one of n8n\'s generic credential types; names Generic Auth Type and the value when it is missing or unsupported', () => {
-		expect(validateSettings({ ...GOOD, authentication: 'genericCredentialType', genericAuthType: 'oAuth2Api' }).request?.auth).toEqual({ kind: 'generic', type: 'oAuth2Api' });
-		expect(() => validateSettings({ ...GOOD, authentication: 'genericCredentialType', genericAuthType: 'httpDigestAuth' })).toThrow(
-			'Generic Auth Type must be one of Basic Auth, Bearer Auth, Custom Auth, Header Auth, Query Auth, OAuth2 API; got "httpDigestAuth"',
+	it('takes one of n8n\'s generic credential types; names Authentication and the value for one it does not support', () => {
+		expect(validateSettings({ ...GOOD, authentication: 'oAuth2Api' }).request?.auth).toEqual({ kind: 'generic', type: 'oAuth2Api' });
+		expect(() => validateSettings({ ...GOOD, authentication: 'httpDigestAuth' })).toThrow(
+			'Authentication must be one of None, Basic Auth, Bearer Auth, Custom Auth, Header Auth, Query Auth, OAuth2 API, Durable Triggers HTTP API; got "httpDigestAuth"',
 		);
-		expect(() => validateSettings({ ...GOOD, authentication: 'genericCredentialType', genericAuthType: 'httpHeaderAuth', url: '/jobs' })).toThrow('URL must be an absolute http(s) URL');
+		expect(() => validateSettings({ ...GOOD, authentication: 'httpHeaderAuth', url: '/jobs' })).toThrow('URL must be an absolute http(s) URL');
 	});
 
 	it('ignores the request fields in Wait Only mode', () => {

@@ -16,7 +16,6 @@ export const FIELD_LABELS = {
 	mode: 'Mode',
 	correlationId: 'Correlation ID',
 	authentication: 'Authentication',
-	genericAuthType: 'Generic Auth Type',
 	method: 'Method',
 	url: 'URL',
 	body: 'Body',
@@ -128,13 +127,8 @@ function checkRequest(raw: RawSettings): OutboundRequest {
 	let auth: HttpAuthChoice;
 	if (authentication === 'none') auth = { kind: 'none' };
 	else if (authentication === 'durableHttpApi') auth = { kind: 'legacy', required: true };
-	else if (authentication === 'genericCredentialType') {
-		const type = raw.genericAuthType;
-		if (typeof type !== 'string' || !(type in GENERIC_AUTH_TYPES)) {
-			fail('genericAuthType', `must be one of ${Object.values(GENERIC_AUTH_TYPES).join(', ')}`, type);
-		}
-		auth = { kind: 'generic', type: type as GenericAuthType };
-	} else fail('authentication', 'must be "None", "Generic Credential Type" or "Durable Triggers HTTP API"', authentication);
+	else if (typeof authentication === 'string' && authentication in GENERIC_AUTH_TYPES) auth = { kind: 'generic', type: authentication as GenericAuthType };
+	else fail('authentication', `must be one of None, ${Object.values(GENERIC_AUTH_TYPES).join(', ')}, Durable Triggers HTTP API`, authentication);
 
 	const method = raw.method ?? 'POST';
 	if (!METHODS.includes(method as Method)) fail('method', `must be one of ${METHODS.join(', ')}`, method);

@@ -10,6 +10,7 @@ import {
 
 import { systemClock } from '../../core/clock';
 import { parseWith } from '../../core/connectors/args';
+import { resolveUrl } from '../../core/connectors/httpAuth';
 import { resolveOp } from '../../core/connectors/registry';
 import type { OpMemory } from '../../core/connectors/types';
 import { type OutboxEntry, Outbox, type Settlement } from '../../core/outbox';
@@ -226,6 +227,8 @@ export class PollTrigger implements INodeType {
 		// The arguments are passed as written, so they are checked now, at activation and Execute step.
 		try {
 			op.check(config.with);
+			// A relative URL needs a Base URL (or, in version 1, this package's credential, which brings its own).
+			if (config.http && config.http.auth.kind !== 'legacy' && typeof config.with.url === 'string') resolveUrl(config.with.url, config.http.baseUrl);
 		} catch (error) {
 			throw toNodeError(node, error);
 		}

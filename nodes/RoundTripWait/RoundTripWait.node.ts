@@ -143,7 +143,7 @@ export class RoundTripWait implements INodeType {
 				placeholder: 'e.g. {{ $json.orderId }}',
 				description: 'The ID the callback must carry. Leave empty for a fresh random ID. In "Wait Only" mode, use the ID the earlier node sent.',
 			},
-			...httpAuthProperties({ mode: ['sendAndWait'] }, undefined, [
+			httpAuthProperties({ mode: ['sendAndWait'] }, undefined, [
 				{
 					name: 'Durable Triggers HTTP API',
 					value: 'durableHttpApi',

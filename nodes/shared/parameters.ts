@@ -26,12 +26,12 @@ export const CONNECTOR_CREDENTIALS_VERSION = 1.1;
 const V1 = { '@version': [1] };
 const V1_1 = { '@version': [CONNECTOR_CREDENTIALS_VERSION] };
 
-/** n8n's generic types, each shown once chosen as the "Generic Auth Type". */
+/** n8n's generic types, each shown once chosen as the "Authentication". */
 export function genericCredentials(show: Record<string, NodeParameterValue[]>, hide?: Record<string, NodeParameterValue[]>): INodeCredentialDescription[] {
 	return (Object.keys(GENERIC_AUTH_TYPES) as GenericAuthType[]).map((type) => ({
 		name: type,
 		required: true,
-		displayOptions: { show: { ...show, authentication: ['genericCredentialType'], genericAuthType: [type] }, ...(hide && { hide }) },
+		displayOptions: { show: { ...show, authentication: [type] }, ...(hide && { hide }) },
 	}));
 }
 
@@ -42,7 +42,7 @@ export function genericCredentials(show: Record<string, NodeParameterValue[]>, h
  * every value of an options parameter, n8n's editor takes that parameter for the node's "authentication"
  * field, removes it from the parameter list and offers it only as the credential's type (getMainAuthField),
  * so the Op dropdown vanished from the panel (caught by test/e2e/editor.test.ts). For the same reason
- * "Authentication" has a None option: the editor never takes a field with a `none` value for that.
+ * "Authentication" has a None option, which no credential covers: the editor then leaves it in the panel.
  */
 export const connectorCredentials: INodeCredentialDescription[] = [
 	{ name: LEGACY_HTTP_CREDENTIAL, required: false, displayOptions: { show: V1, hide: { op: IMAP_OPS } } },
@@ -51,40 +51,38 @@ export const connectorCredentials: INodeCredentialDescription[] = [
 	{ name: 'imap', required: true, testedBy: 'imapCredentialTest', displayOptions: { show: { ...V1_1, op: IMAP_OPS } } },
 ];
 
-/** "Authentication" and "Generic Auth Type", as n8n's HTTP Request node offers them. */
-export function httpAuthProperties(show: Record<string, NodeParameterValue[]>, hide?: Record<string, NodeParameterValue[]>, extraOptions: INodePropertyOptions[] = []): INodeProperties[] {
-	const where = (more: Record<string, NodeParameterValue[]> = {}) => ({ show: { ...show, ...more }, ...(hide && { hide }) });
-	return [
-		{
-			displayName: 'Authentication',
-			name: 'authentication',
-			type: 'options',
-			noDataExpression: true,
-			default: 'none',
-			displayOptions: where(),
-			options: [
-				{ name: 'None', value: 'none' },
-				{
-					name: 'Generic Credential Type',
-					value: 'genericCredentialType',
-					description: `One of n8n's own credential types: ${Object.values(GENERIC_AUTH_TYPES).join(', ')}`,
-				},
-				...extraOptions,
-			],
-		},
-		{
-			displayName: 'Generic Auth Type',
-			name: 'genericAuthType',
-			type: 'credentialsSelect',
-			noDataExpression: true,
-			required: true,
-			default: '',
-			credentialTypes: ['has:genericAuth'],
-			displayOptions: where({ authentication: ['genericCredentialType'] }),
-			description: `Supported: ${Object.values(GENERIC_AUTH_TYPES).join(', ')}. OAuth2 tokens are refreshed by n8n when the API answers 401.`,
-		},
-	];
+/**
+ * "Authentication": None or one of n8n's generic credential types; choosing a type brings n8n's
+ * credential picker for it (the node declares each type, shown for its choice). One choice, not the
+ * HTTP Request node's two (Generic Credential Type, then a type): its type picker is a credentialsSelect
+ * that lists every generic type n8n has (Digest, OAuth1, ...), and a community node must also declare
+ * the type to read it, so the editor showed the credential picker twice (test/e2e/editor.test.ts).
+ */
+export function httpAuthProperties(show: Record<string, NodeParameterValue[]>, hide?: Record<string, NodeParameterValue[]>, extraOptions: INodePropertyOptions[] = []): INodeProperties {
+	return {
+		displayName: 'Authentication',
+		name: 'authentication',
+		type: 'options',
+		noDataExpression: true,
+		default: 'none',
+		displayOptions: { show, ...(hide && { hide }) },
+		options: [
+			{ name: 'None', value: 'none' },
+			...(Object.entries(GENERIC_AUTH_TYPES) as Array<[GenericAuthType, string]>).map(([value, name]) => ({ name, value, description: AUTH_DESCRIPTIONS[value] })),
+			...extraOptions,
+		],
+		description: 'One of n8n\'s own credential types. OAuth2 tokens are fetched, refreshed (when the API answers 401) and saved by n8n.',
+	};
 }
+
+const AUTH_DESCRIPTIONS: Record<GenericAuthType, string> = {
+	httpBasicAuth: 'n8n\'s Basic Auth credential (user and password)',
+	httpBearerAuth: 'n8n\'s Bearer Auth credential (Authorization: Bearer)',
+	httpCustomAuth: 'n8n\'s Custom Auth credential (JSON headers, qs, body)',
+	httpHeaderAuth: 'n8n\'s Header Auth credential (one header, e.g. X-API-Key)',
+	httpQueryAuth: 'n8n\'s Query Auth credential (one query parameter)',
+	oAuth2Api: 'n8n\'s OAuth2 API credential (client credentials or authorization code)',
+};
 
 /** `op` and `with`, the same in the Poll Trigger and the Connector node. */
 export function connectorProperties(withDescription: string): INodeProperties[] {
@@ -98,7 +96,7 @@ export function connectorProperties(withDescription: string): INodeProperties[] 
 			options: allOps().map((op) => ({ name: op.name, value: op.name, description: op.description })),
 			description: 'The connector operation to call',
 		},
-		...httpAuthProperties(V1_1, { op: IMAP_OPS }),
+		httpAuthProperties(V1_1, { op: IMAP_OPS }),
 		{
 			displayName: 'Base URL',
 			name: 'baseUrl',
@@ -123,9 +121,8 @@ export function connectorHttpAuth(node: INode, parameter: (name: string, fallbac
 	if (node.typeVersion < CONNECTOR_CREDENTIALS_VERSION) {
 		return { auth: LEGACY_HTTP_CREDENTIAL in (node.credentials ?? {}) ? { kind: 'legacy', required: false } : { kind: 'none' } };
 	}
-	const authentication = parameter('authentication', 'none');
 	return {
-		auth: resolveHttpAuth(authentication, authentication === 'genericCredentialType' ? parameter('genericAuthType', '') : undefined),
+		auth: resolveHttpAuth(parameter('authentication', 'none')),
 		baseUrl: String(parameter('baseUrl', '') ?? ''),
 	};
 }

@@ -63,7 +63,7 @@ describe('n8n credential types in a real n8n', () => {
 		return { id, name };
 	}
 
-	const oauth2 = { authentication: 'genericCredentialType', genericAuthType: 'oAuth2Api' };
+	const oauth2 = { authentication: 'oAuth2Api' };
 
 	/** Starts a run through a Webhook trigger, once n8n has registered it. */
 	async function start(path: string, payload: Record<string, unknown>): Promise<void> {
@@ -342,13 +342,13 @@ describe('n8n credential types in a real n8n', () => {
 					node(
 						'Poll',
 						`${PACKAGE}.pollTrigger`,
-						{ op: 'http.request', authentication: 'genericCredentialType', genericAuthType: 'httpHeaderAuth', baseUrl: api.url('/keyed'), with: JSON.stringify({ method: 'GET', url: 'stock' }), id: 'sku', dedupe: 'unique', interval: 5, intervalUnit: 'seconds' },
+						{ op: 'http.request', authentication: 'httpHeaderAuth', baseUrl: api.url('/keyed'), with: JSON.stringify({ method: 'GET', url: 'stock' }), id: 'sku', dedupe: 'unique', interval: 5, intervalUnit: 'seconds' },
 						{ ...V, credentials: { httpHeaderAuth: header } },
 					),
 					node(
 						'Note',
 						`${PACKAGE}.connector`,
-						{ op: 'http.request', authentication: 'genericCredentialType', genericAuthType: 'httpBasicAuth', with: `={{ JSON.stringify({ method: "POST", url: "${api.url('/basic/notes')}", body: { sku: $json.sku } }) }}` },
+						{ op: 'http.request', authentication: 'httpBasicAuth', with: `={{ JSON.stringify({ method: "POST", url: "${api.url('/basic/notes')}", body: { sku: $json.sku } }) }}` },
 						{ ...V, credentials: { httpBasicAuth: basic } },
 					),
 				],
