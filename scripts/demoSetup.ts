@@ -5,7 +5,7 @@ import type { ImapConnection } from '../core/connectors/types';
 import type { FakeSystem } from '../test/harness/fakeSystem';
 import type { N8nInstance, WorkflowJson } from '../test/harness/n8nInstance';
 import { repoRoot } from '../test/harness/paths';
-import { DEMO_CALLBACK_SECRET } from './demoSource';
+import { DEMO_CALLBACK_SECRET, DEMO_OAUTH_CLIENT } from './demoSource';
 
 export const examplesDir = join(repoRoot, 'examples');
 
@@ -42,12 +42,27 @@ export async function installExamples(n8n: N8nInstance, { source, imap }: DemoSy
 		signatureHeader: 'x-signature',
 		toleranceSec: 300,
 	});
+	setup.credentials.oAuth2Api ??= await n8n.createCredential('Demo OAuth2 (client credentials)', 'oAuth2Api', {
+		grantType: 'clientCredentials',
+		accessTokenUrl: `${source.baseUrl}/oauth/token`,
+		clientId: DEMO_OAUTH_CLIENT.clientId,
+		clientSecret: DEMO_OAUTH_CLIENT.clientSecret,
+		scope: 'tickets',
+		authentication: 'header',
+	});
 	for (const file of exampleFiles()) {
 		if (setup.workflows[file]) continue;
-		const workflow = JSON.parse(readFileSync(join(examplesDir, file), 'utf8')) as WorkflowJson;
-		setup.workflows[file] = await n8n.importWorkflow(withCredentials(workflow, setup.credentials));
+		setup.workflows[file] = await n8n.importWorkflow(withCredentials(exampleWorkflow(file, source), setup.credentials));
 	}
 	return setup;
+}
+
+/** The demo source's address as the examples write it (its default port). */
+const EXAMPLE_SOURCE_URL = 'http://127.0.0.1:5680';
+
+/** An example as imported: a Base URL written for the demo source points at the one running. */
+export function exampleWorkflow(file: string, source: FakeSystem): WorkflowJson {
+	return JSON.parse(readFileSync(join(examplesDir, file), 'utf8').replaceAll(EXAMPLE_SOURCE_URL, source.baseUrl)) as WorkflowJson;
 }
 
 /** Points every node credential of a type at the credential of that type. */

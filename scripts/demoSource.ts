@@ -1,9 +1,15 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 
 import { signPayload, waitIdOf } from '../core/roundtrip/signature';
 import { FakeSystem } from '../test/harness/fakeSystem';
 
 export const DEMO_CALLBACK_SECRET = 'demo-callback-secret-change-me';
+
+/** The client the demo's OAuth2 token endpoint knows (client credentials grant). */
+export const DEMO_OAUTH_CLIENT = { clientId: 'demo-client', clientSecret: 'demo-client-secret-change-me' };
+
+/** How long the demo's access tokens live: short, so a running trigger sees n8n refresh one. */
+const DEMO_TOKEN_LIFETIME_SEC = 300;
 
 /**
  * A small "push-less" system for the examples: it can only be polled, and it answers asynchronous
@@ -12,6 +18,9 @@ export const DEMO_CALLBACK_SECRET = 'demo-callback-secret-change-me';
  *   GET  /tickets     support tickets, oldest first, a new one every 20 s (last 20 kept)
  *   GET  /inventory   products whose stock changes every 30 s; ETag, so an unchanged list answers 304
  *   POST /jobs        accepts { correlationId, callbackUrl } and calls back 3 s later, HMAC-signed
+ *   POST /oauth/token OAuth2 token endpoint, client credentials grant (client id and secret in Basic auth
+ *                     or in the form), tokens valid 5 minutes
+ *   GET  /secure/tickets  the tickets again, for a valid bearer token only (401 otherwise)
  */
 export async function startDemoSource(port: number, startedAt = Date.now()): Promise<FakeSystem> {
 	const source = await FakeSystem.start(port);
@@ -28,6 +37,27 @@ export async function startDemoSource(port: number, startedAt = Date.now()): Pro
 		}
 		setTimeout(() => void callBack(source, job.callbackUrl!, job.correlationId!), 3_000);
 		return { status: 202, body: { accepted: true, correlationId: job.correlationId } };
+	});
+	const tokens = new Map<string, number>();
+	source.on('POST', '/oauth/token', (request) => {
+		const form = new URLSearchParams(request.rawBody);
+		const basic = String(request.headers.authorization ?? '').match(/^Basic (.+)$/);
+		const [clientId, clientSecret] = basic
+			? Buffer.from(basic[1], 'base64').toString('utf8').split(':').map((part) => decodeURIComponent(part))
+			: [form.get('client_id'), form.get('client_secret')];
+		if (form.get('grant_type') !== 'client_credentials') return { status: 400, body: { error: 'unsupported_grant_type' } };
+		if (clientId !== DEMO_OAUTH_CLIENT.clientId || clientSecret !== DEMO_OAUTH_CLIENT.clientSecret) return { status: 401, body: { error: 'invalid_client' } };
+		const token = randomBytes(24).toString('base64url');
+		tokens.set(token, Date.now() + DEMO_TOKEN_LIFETIME_SEC * 1000);
+		return { body: { access_token: token, token_type: 'Bearer', expires_in: DEMO_TOKEN_LIFETIME_SEC } };
+	});
+	source.on('GET', '/secure/tickets', (request) => {
+		const token = String(request.headers.authorization ?? '').replace(/^Bearer /, '');
+		const expiresAt = tokens.get(token);
+		if (expiresAt === undefined || expiresAt <= Date.now()) {
+			return { status: 401, headers: { 'www-authenticate': 'Bearer error="invalid_token"' }, body: { error: 'invalid_token' } };
+		}
+		return { body: { tickets: ticketsAt(Date.now(), startedAt) } };
 	});
 	return source;
 }

@@ -3,7 +3,7 @@ import { FakeClock, flushPromises } from '../testing/fakeClock';
 import { isRetryableAnswer, outboundRequest, reportFailure, retryDelayMs, sendOutbound } from './dispatch';
 import { NOTICE_HEADER, newWait, verifyNotice } from './waitRecord';
 
-const REQUEST = { method: 'POST' as const, url: 'https://partner.example.com/jobs', useCredential: false, body: { order: 7 }, headers: { 'x-tenant': 'acme' }, correlationIdField: 'correlationId', callbackUrlField: 'callbackUrl' };
+const REQUEST = { method: 'POST' as const, url: 'https://partner.example.com/jobs', auth: { kind: 'none' as const }, body: { order: 7 }, headers: { 'x-tenant': 'acme' }, correlationIdField: 'correlationId', callbackUrlField: 'callbackUrl' };
 const CALLBACK_URL = 'http://n8n.local/webhook-waiting/9?signature=t&rtw=w';
 
 function transport(answers: Array<HttpResponse | Error>) {

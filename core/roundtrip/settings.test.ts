@@ -37,14 +37,22 @@ describe('validateSettings', () => {
 			timeout: { amount: 1, unit: 'hours' },
 			responseCode: 200,
 			responseBody: { received: true },
-			request: { method: 'POST', url: 'https://partner.example.com/jobs', useCredential: false, body: { order: 1 }, headers: { 'x-tenant': 'acme' } },
+			request: { method: 'POST', url: 'https://partner.example.com/jobs', auth: { kind: 'none' as const }, body: { order: 1 }, headers: { 'x-tenant': 'acme' } },
 		});
 		expect(settings.correlationPath.expression).toBe('body.correlationId');
 	});
 
 	it('accepts objects n8n already parsed, numeric ids and a relative URL with the HTTP credential', () => {
 		const settings = validateSettings({ ...GOOD, correlationId: 42, body: { a: 1 }, responseBody: [1], authentication: 'durableHttpApi', url: '/jobs', responseCode: '202' });
-		expect(settings).toMatchObject({ correlationId: '42', responseCode: 202, responseBody: [1], request: { url: '/jobs', useCredential: true, body: { a: 1 } } });
+		expect(settings).toMatchObject({ correlationId: '42', responseCode: 202, responseBody: [1], request: { url: '/jobs', auth: { kind: 'legacy', required: true }, body: { a: 1 } } });
+	});
+
+	it('takes one of n8n\'s generic credential types; names Authentication and the value for one it does not support', () => {
+		expect(validateSettings({ ...GOOD, authentication: 'oAuth2Api' }).request?.auth).toEqual({ kind: 'generic', type: 'oAuth2Api' });
+		expect(() => validateSettings({ ...GOOD, authentication: 'httpDigestAuth' })).toThrow(
+			'Authentication must be one of None, Basic Auth, Bearer Auth, Custom Auth, Header Auth, Query Auth, OAuth2 API, Durable Triggers HTTP API; got "httpDigestAuth"',
+		);
+		expect(() => validateSettings({ ...GOOD, authentication: 'httpHeaderAuth', url: '/jobs' })).toThrow('URL must be an absolute http(s) URL');
 	});
 
 	it('ignores the request fields in Wait Only mode', () => {

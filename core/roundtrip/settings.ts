@@ -2,6 +2,7 @@ import { type CorrelationPath, compileCorrelationPath, normalizeCorrelationId } 
 import { RoundTripConfigError } from './errors';
 import { type TimeoutUnit, type WaitTimeout, resumeDeadline } from './timeout';
 import { UNIT_MS } from '../units';
+import { GENERIC_AUTH_TYPES, type GenericAuthType, type HttpAuthChoice } from '../connectors/httpAuth';
 
 /**
  * Every setting of the Round-Trip Wait node, checked before anything is sent or any wait starts.
@@ -41,7 +42,8 @@ export type RawSettings = Partial<Record<SettingName, unknown>>;
 export interface OutboundRequest {
 	method: Method;
 	url: string;
-	useCredential: boolean;
+	/** How the request authenticates: none, one of n8n's generic credential types, or this package's own credential. */
+	auth: HttpAuthChoice;
 	body: Record<string, unknown>;
 	headers: Record<string, string>;
 	correlationIdField: string;
@@ -122,8 +124,11 @@ function checkResponseCode(value: unknown): number {
 
 function checkRequest(raw: RawSettings): OutboundRequest {
 	const authentication = raw.authentication ?? 'none';
-	if (authentication !== 'none' && authentication !== 'durableHttpApi') fail('authentication', 'must be "None" or "Durable Triggers HTTP API"', authentication);
-	const useCredential = authentication === 'durableHttpApi';
+	let auth: HttpAuthChoice;
+	if (authentication === 'none') auth = { kind: 'none' };
+	else if (authentication === 'durableHttpApi') auth = { kind: 'legacy', required: true };
+	else if (typeof authentication === 'string' && authentication in GENERIC_AUTH_TYPES) auth = { kind: 'generic', type: authentication as GenericAuthType };
+	else fail('authentication', `must be one of None, ${Object.values(GENERIC_AUTH_TYPES).join(', ')}, Durable Triggers HTTP API`, authentication);
 
 	const method = raw.method ?? 'POST';
 	if (!METHODS.includes(method as Method)) fail('method', `must be one of ${METHODS.join(', ')}`, method);
@@ -138,7 +143,7 @@ function checkRequest(raw: RawSettings): OutboundRequest {
 			fail('url', 'is not a valid URL', url);
 		}
 		if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') fail('url', 'must be an http:// or https:// URL', url);
-	} else if (!useCredential) {
+	} else if (auth.kind !== 'legacy') {
 		fail('url', 'must be an absolute http(s) URL (a relative URL needs Authentication "Durable Triggers HTTP API", whose base URL it extends)', url);
 	}
 
@@ -154,7 +159,7 @@ function checkRequest(raw: RawSettings): OutboundRequest {
 	if (correlationIdField !== '' && correlationIdField === callbackUrlField) {
 		fail('callbackUrlField', `must differ from ${FIELD_LABELS.correlationIdField}: both would write the same body field`, callbackUrlField);
 	}
-	return { method: method as Method, url, useCredential, body, headers: headers as Record<string, string>, correlationIdField, callbackUrlField };
+	return { method: method as Method, url, auth, body, headers: headers as Record<string, string>, correlationIdField, callbackUrlField };
 }
 
 function checkFieldName(name: 'correlationIdField' | 'callbackUrlField', value: unknown): string {

@@ -10,10 +10,9 @@ import {
 import { parseWith } from '../../core/connectors/args';
 import { resolveOp } from '../../core/connectors/registry';
 import { toNodeError } from '../shared/errors';
-import { HTTP_CREDENTIAL } from '../shared/httpTransport';
 import { imapCredentialTest } from '../shared/imapCredentialTest';
 import { opContext } from '../shared/opContext';
-import { connectorCredentials, connectorProperties } from '../shared/parameters';
+import { connectorCredentials, connectorHttpAuth, connectorProperties } from '../shared/parameters';
 
 /**
  * Runs one connector op per input item: the same ops, `with` arguments and credentials as the Poll
@@ -25,7 +24,8 @@ export class Connector implements INodeType {
 		name: 'connector',
 		icon: { light: 'file:connector.svg', dark: 'file:connector.dark.svg' },
 		group: ['transform'],
-		version: 1,
+		version: [1, 1.1],
+		defaultVersion: 1.1,
 		subtitle: '={{$parameter["op"]}}',
 		description: 'Runs a connector op (HTTP, IMAP) of the Durable Triggers package as an action',
 		defaults: { name: 'Connector' },
@@ -42,7 +42,12 @@ export class Connector implements INodeType {
 		const items = this.getInputData();
 		const output: INodeExecutionData[] = [];
 		const op = resolveOp(this.getNodeParameter('op', 0) as string);
-		const context = await opContext(this, op, HTTP_CREDENTIAL in (this.getNode().credentials ?? {}));
+		let context: Awaited<ReturnType<typeof opContext>>;
+		try {
+			context = await opContext(this, op, () => connectorHttpAuth(this.getNode(), (name, fallback) => this.getNodeParameter(name, 0, fallback)));
+		} catch (error) {
+			throw toNodeError(this.getNode(), error);
+		}
 		for (let itemIndex = 0; itemIndex < items.length; itemIndex++) {
 			try {
 				const result = await op.run(parseWith(this.getNodeParameter('with', itemIndex)), { ...context, memory: {} });

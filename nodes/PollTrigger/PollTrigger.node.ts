@@ -10,6 +10,7 @@ import {
 
 import { systemClock } from '../../core/clock';
 import { parseWith } from '../../core/connectors/args';
+import { resolveUrl } from '../../core/connectors/httpAuth';
 import { resolveOp } from '../../core/connectors/registry';
 import type { OpMemory } from '../../core/connectors/types';
 import { type OutboxEntry, Outbox, type Settlement } from '../../core/outbox';
@@ -29,10 +30,10 @@ import {
 import { type TimeUnit, UNIT_MS } from '../../core/units';
 import { emitRuns, type RunToEmit } from '../shared/emitRuns';
 import { toNodeError } from '../shared/errors';
-import { HTTP_CREDENTIAL } from '../shared/httpTransport';
+import type { HttpAuthSettings } from '../shared/httpTransport';
 import { imapCredentialTest } from '../shared/imapCredentialTest';
 import { opContext } from '../shared/opContext';
-import { connectorCredentials, connectorProperties, timeUnitOptions } from '../shared/parameters';
+import { connectorCredentials, connectorHttpAuth, connectorProperties, timeUnitOptions } from '../shared/parameters';
 
 /** One run in the outbox: its items as emitted, and how to forget them if n8n cannot create it. */
 interface PollRun {
@@ -62,7 +63,8 @@ export class PollTrigger implements INodeType {
 		name: 'pollTrigger',
 		icon: { light: 'file:pollTrigger.svg', dark: 'file:pollTrigger.dark.svg' },
 		group: ['trigger'],
-		version: 1,
+		version: [1, 1.1],
+		defaultVersion: 1.1,
 		subtitle: '={{$parameter["op"] + " · " + $parameter["dedupe"]}}',
 		description: 'Polls a system that cannot push and starts one run per new or changed item, remembering what it started across restarts',
 		defaults: { name: 'Poll Trigger' },
@@ -227,10 +229,12 @@ export class PollTrigger implements INodeType {
 		// The arguments are passed as written, so they are checked now, at activation and Execute step.
 		try {
 			op.check(config.with);
+			// A relative URL needs a Base URL (or, in version 1, this package's credential, which brings its own).
+			if (config.http && config.http.auth.kind !== 'legacy' && typeof config.with.url === 'string') resolveUrl(config.with.url, config.http.baseUrl);
 		} catch (error) {
 			throw toNodeError(node, error);
 		}
-		const context = await opContext(this, op, config.useCredential);
+		const context = await opContext(this, op, () => config.http ?? { auth: { kind: 'none' } });
 		const { id: workflowId } = this.getWorkflow();
 
 		if (this.getMode() === 'manual') {
@@ -338,7 +342,8 @@ export class PollTrigger implements INodeType {
 interface PollConfig {
 	op: string;
 	with: Record<string, unknown>;
-	useCredential: boolean;
+	/** How the HTTP ops authenticate; unset for other ops. */
+	http?: HttpAuthSettings;
 	expressions: PollExpressions;
 	dedupe: DedupeConfig;
 	firstPoll: FirstPollPolicy;
@@ -361,11 +366,11 @@ function readConfig(context: ITriggerFunctions): PollConfig {
 				? { kind: 'time_window', ttlMs: (context.getNodeParameter('ttl') as number) * UNIT_MS[context.getNodeParameter('ttlUnit') as TimeUnit] }
 				: { kind: dedupeKind };
 		const firstPollMode = (options.firstPoll ?? 'all') as FirstPollPolicy['mode'];
-		const credentials = context.getNode().credentials ?? {};
+		const op = context.getNodeParameter('op') as string;
 		return {
-			op: context.getNodeParameter('op') as string,
+			op,
 			with: parseWith(context.getNodeParameter('with')),
-			useCredential: HTTP_CREDENTIAL in credentials,
+			http: resolveOp(op).transport === 'http' ? connectorHttpAuth(context.getNode(), (name, fallback) => context.getNodeParameter(name, fallback)) : undefined,
 			expressions: new PollExpressions({
 				items: context.getNodeParameter('items', '') as string,
 				id: context.getNodeParameter('id') as string,

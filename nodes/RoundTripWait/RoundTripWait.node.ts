@@ -43,7 +43,7 @@ import {
 } from '../../core/roundtrip';
 import { toNodeError } from '../shared/errors';
 import { HTTP_CREDENTIAL, n8nHttpTransport } from '../shared/httpTransport';
-import { timeUnitOptions } from '../shared/parameters';
+import { genericCredentials, httpAuthProperties, timeUnitOptions } from '../shared/parameters';
 
 const CALLBACK_CREDENTIAL = 'roundTripCallbackApi';
 /** The waiting run's correlation id lives in the execution's custom data, where the resume webhook reads it (and users can filter executions by it). */
@@ -100,6 +100,7 @@ export class RoundTripWait implements INodeType {
 				required: true,
 				displayOptions: { show: { mode: ['sendAndWait'], authentication: ['durableHttpApi'] } },
 			},
+			...genericCredentials({ mode: ['sendAndWait'] }),
 		],
 		webhooks: [
 			{
@@ -142,18 +143,13 @@ export class RoundTripWait implements INodeType {
 				placeholder: 'e.g. {{ $json.orderId }}',
 				description: 'The ID the callback must carry. Leave empty for a fresh random ID. In "Wait Only" mode, use the ID the earlier node sent.',
 			},
-			{
-				displayName: 'Authentication',
-				name: 'authentication',
-				type: 'options',
-				default: 'none',
-				displayOptions: { show: { mode: ['sendAndWait'] } },
-				options: [
-					{ name: 'None', value: 'none' },
-					{ name: 'Durable Triggers HTTP API', value: 'durableHttpApi' },
-				],
-				description: 'Credential for the outbound request; with it, the URL may be relative to its base URL',
-			},
+			httpAuthProperties({ mode: ['sendAndWait'] }, undefined, [
+				{
+					name: 'Durable Triggers HTTP API',
+					value: 'durableHttpApi',
+					description: 'This package\'s own credential (kept for workflows made with it); the URL may be relative to its base URL',
+				},
+			]),
 			{
 				displayName: 'Method',
 				name: 'method',
@@ -283,13 +279,13 @@ export class RoundTripWait implements INodeType {
 			};
 			if (settings.request) {
 				const request = outboundRequest(settings.request, correlationId, callbackUrl);
-				const http = n8nHttpTransport(this, settings.request.useCredential);
+				const http = n8nHttpTransport(this, { auth: settings.request.auth });
 				const send = async () => {
 					const sent = await sendOutbound(http, request);
 					if (sent.ok) return;
 					// The node has returned: tell the waiting run, which then fails with this message.
 					const notice: FailureNotice = { requestFailed: sent.message, description: sent.description };
-					const status = await reportFailure(n8nHttpTransport(this, false), callbackUrl, wait, notice, systemClock);
+					const status = await reportFailure(n8nHttpTransport(this, { auth: { kind: 'none' } }), callbackUrl, wait, notice, systemClock);
 					if (status !== 200) this.logger.error(`Round-Trip Wait could not fail its run after the request failed (${sent.message}); the run waits until its timeout`);
 				};
 				if (afterWaitIsSaved(this, send)) {

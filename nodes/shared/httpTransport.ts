@@ -1,30 +1,78 @@
-import type { ICredentialDataDecryptedObject, IHttpRequestMethods, IHttpRequestOptions, IN8nHttpFullResponse } from 'n8n-workflow';
+import type {
+	ICredentialDataDecryptedObject,
+	IHttpRequestMethods,
+	IHttpRequestOptions,
+	IN8nHttpFullResponse,
+	INode,
+	IOAuth2Options,
+} from 'n8n-workflow';
 
-import type { HttpTransport } from '../../core/connectors/types';
+import { applyGenericAuth, type AuthTarget, GENERIC_AUTH_TYPES, type HttpAuthChoice, LEGACY_HTTP_CREDENTIAL, resolveUrl } from '../../core/connectors/httpAuth';
+import type { HttpRequest, HttpTransport } from '../../core/connectors/types';
 
-export const HTTP_CREDENTIAL = 'durableHttpApi';
+export const HTTP_CREDENTIAL = LEGACY_HTTP_CREDENTIAL;
 
 export interface HttpHelpers {
+	getNode(): INode;
 	getCredentials(type: string): Promise<ICredentialDataDecryptedObject>;
 	helpers: {
 		httpRequest(options: IHttpRequestOptions): Promise<unknown>;
 		httpRequestWithAuthentication(this: unknown, credentialsType: string, options: IHttpRequestOptions): Promise<unknown>;
+		requestOAuth2(this: unknown, credentialsType: string, options: OAuth2RequestOptions, oAuth2Options?: IOAuth2Options): Promise<unknown>;
 	};
 }
 
+/** The options n8n's `requestOAuth2` helper takes (its legacy request format), as far as used here. */
+export interface OAuth2RequestOptions {
+	method: IHttpRequestMethods;
+	url: string;
+	qs?: Record<string, string>;
+	headers: Record<string, string>;
+	body?: string;
+	timeout?: number;
+	json: false;
+	/** Every status is answered, not thrown. */
+	simple: false;
+	resolveWithFullResponse: true;
+}
+
+/** How the node's HTTP requests authenticate, and the base URL relative URLs resolve against. */
+export interface HttpAuthSettings {
+	auth: HttpAuthChoice;
+	/** The node's "Base URL" parameter (the legacy credential brings its own). */
+	baseUrl?: string;
+}
+
 /**
- * Performs the connector's HTTP requests with n8n's request helper, so n8n's proxy, TLS and
- * credential handling apply. With a credential, relative URLs resolve against its base URL and its
- * authentication is added; status codes are returned, not thrown, because 304/429/503 mean something.
+ * Performs the connector's HTTP requests with n8n's request helpers, so n8n's proxy, TLS and
+ * credential handling apply. Status codes are returned, not thrown, because 304/429/503 mean something.
+ *
+ * - No credential: `helpers.httpRequest`.
+ * - n8n's OAuth2 API credential: `helpers.requestOAuth2` with `simple: false`, the path n8n's HTTP
+ *   Request node takes. n8n signs the request with the stored token; when the API answers 401 it
+ *   refreshes the token (refresh_token grant, or a new client-credentials token), saves it in the
+ *   credential and sends the request once more. (`httpRequestWithAuthentication` would not: in
+ *   n8n 2.41 it treats only types that extend oAuth2Api as OAuth2, not oAuth2Api itself.)
+ * - n8n's other generic types: the credential is added here (core/connectors/httpAuth.ts), as the HTTP
+ *   Request node adds it (Basic Auth has no `authenticate` of its own for n8n's helper to apply).
+ * - This package's own credential: `helpers.httpRequestWithAuthentication`, as before.
  */
-export function n8nHttpTransport(context: HttpHelpers, useCredential: boolean): HttpTransport {
+export function n8nHttpTransport(context: HttpHelpers, settings: HttpAuthSettings): HttpTransport {
+	const { auth } = settings;
 	return async (request) => {
+		if (auth.kind === 'generic' && auth.type === 'oAuth2Api') return await oauth2Request(context, request, settings.baseUrl);
+
+		let target: AuthTarget = { headers: { ...(request.headers ?? {}) }, query: { ...(request.query ?? {}) }, body: request.body };
+		if (auth.kind === 'generic' && auth.type !== 'oAuth2Api') {
+			const data = await context.getCredentials(auth.type);
+			target = applyGenericAuth(auth.type, data, target, credentialName(context.getNode(), auth.type));
+		}
 		const options: IHttpRequestOptions = {
 			method: request.method as IHttpRequestMethods,
 			url: request.url,
-			qs: request.query,
-			headers: request.headers,
-			body: request.body as IHttpRequestOptions['body'],
+			qs: target.query,
+			headers: target.headers,
+			body: target.body as IHttpRequestOptions['body'],
 			timeout: request.timeoutMs,
 			abortSignal: request.signal,
 			returnFullResponse: true,
@@ -32,25 +80,109 @@ export function n8nHttpTransport(context: HttpHelpers, useCredential: boolean): 
 			encoding: 'text',
 			json: false,
 		};
-		if (request.body !== undefined && typeof request.body === 'object') {
-			options.body = JSON.stringify(request.body);
-			options.headers = { 'content-type': 'application/json', ...request.headers };
+		if (target.basicAuth) options.auth = target.basicAuth;
+		if (target.body !== undefined && typeof target.body === 'object') {
+			options.body = JSON.stringify(target.body);
+			options.headers = { 'content-type': 'application/json', ...target.headers };
 		}
 		let response: IN8nHttpFullResponse;
-		if (useCredential) {
+		if (auth.kind === 'legacy') {
 			const credentials = await context.getCredentials(HTTP_CREDENTIAL);
 			if (!/^https?:\/\//i.test(request.url)) options.baseURL = String(credentials.baseUrl ?? '');
 			// n8n's helper reads the node from `this`.
 			response = (await context.helpers.httpRequestWithAuthentication.call(context, HTTP_CREDENTIAL, options)) as IN8nHttpFullResponse;
 		} else {
+			options.url = resolveUrl(request.url, settings.baseUrl);
 			response = (await context.helpers.httpRequest(options)) as IN8nHttpFullResponse;
 		}
-		const headers: Record<string, string> = {};
-		for (const [name, value] of Object.entries(response.headers ?? {})) {
-			headers[name.toLowerCase()] = Array.isArray(value) ? value.join(', ') : String(value);
-		}
-		return { status: response.statusCode, headers, body: bodyText(response.body) };
+		return { status: response.statusCode, headers: lowerCased(response.headers), body: bodyText(response.body) };
 	};
+}
+
+interface LegacyFullResponse {
+	statusCode: number;
+	headers?: Record<string, unknown>;
+	body?: unknown;
+}
+
+async function oauth2Request(context: HttpHelpers, request: HttpRequest, baseUrl: string | undefined) {
+	const headers: Record<string, string> = { ...(request.headers ?? {}) };
+	let body: string | undefined;
+	if (request.body !== undefined) {
+		body = typeof request.body === 'string' ? request.body : JSON.stringify(request.body);
+		if (typeof request.body !== 'string' && !Object.keys(headers).some((h) => h.toLowerCase() === 'content-type')) headers['content-type'] = 'application/json';
+	}
+	const options: OAuth2RequestOptions = {
+		method: request.method as IHttpRequestMethods,
+		url: resolveUrl(request.url, baseUrl),
+		qs: request.query,
+		headers,
+		body,
+		timeout: request.timeoutMs,
+		json: false,
+		// Answers of every status come back as responses; a 401 still makes n8n refresh the token first.
+		simple: false,
+		resolveWithFullResponse: true,
+	};
+	// n8n's legacy request helper takes no abort signal: the poll's signal ends the wait here.
+	const sent = context.helpers.requestOAuth2.call(context, 'oAuth2Api', options, { tokenType: 'Bearer' }) as Promise<LegacyFullResponse>;
+	let response: LegacyFullResponse;
+	try {
+		response = await abortable(sent, request.signal);
+	} catch (error) {
+		throw request.signal?.aborted ? new Error(`${options.method} ${options.url} was aborted`) : oauth2Failure(error, credentialName(context.getNode(), 'oAuth2Api'));
+	}
+	return { status: response.statusCode, headers: lowerCased(response.headers), body: bodyText(response.body) };
+}
+
+/**
+ * What a failed OAuth2 request says: the credential by name and, when the authorization server
+ * refused to issue or refresh a token, its error code.
+ */
+function oauth2Failure(error: unknown, name: string): Error {
+	const cause = error as Error & { body?: { error?: unknown }; code?: unknown };
+	const message = cause instanceof Error ? cause.message : String(error);
+	const refused = typeof cause?.body?.error === 'string' ? ` (the authorization server answered "${cause.body.error}")` : '';
+	const failure = new Error(`OAuth2 API credential "${name}": ${message}${refused}`);
+	Object.assign(failure, {
+		details: {
+			description: refused
+				? 'n8n could not get or refresh the access token. Check the credential\'s client ID and secret, or reconnect it.'
+				: undefined,
+		},
+	});
+	return failure;
+}
+
+async function abortable<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+	if (!signal) return await promise;
+	if (signal.aborted) throw signal.reason ?? new Error('aborted');
+	return await new Promise<T>((resolve, reject) => {
+		const onAbort = () => reject(signal.reason ?? new Error('aborted'));
+		signal.addEventListener('abort', onAbort, { once: true });
+		promise.then(
+			(value) => {
+				signal.removeEventListener('abort', onAbort);
+				resolve(value);
+			},
+			(error) => {
+				signal.removeEventListener('abort', onAbort);
+				reject(error);
+			},
+		);
+	});
+}
+
+function credentialName(node: INode, type: string): string {
+	return node.credentials?.[type]?.name ?? GENERIC_AUTH_TYPES[type as keyof typeof GENERIC_AUTH_TYPES] ?? type;
+}
+
+function lowerCased(raw: Record<string, unknown> | undefined): Record<string, string> {
+	const headers: Record<string, string> = {};
+	for (const [name, value] of Object.entries(raw ?? {})) {
+		headers[name.toLowerCase()] = Array.isArray(value) ? value.join(', ') : String(value);
+	}
+	return headers;
 }
 
 function bodyText(body: unknown): string {

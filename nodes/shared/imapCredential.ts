@@ -2,9 +2,17 @@ import type { ICredentialDataDecryptedObject } from 'n8n-workflow';
 
 import { ConnectorConfigError, type ImapConnection } from '../../core/connectors/types';
 
+/** This package's own IMAP credential, used by version 1 nodes. */
 export const IMAP_CREDENTIAL = 'durableImapApi';
 
-/** The IMAP ops' connection settings from a stored Durable Triggers IMAP API credential. */
+/** n8n's own IMAP credential (the one its Email Trigger uses), used by version 1.1 nodes. */
+export const N8N_IMAP_CREDENTIAL = 'imap';
+
+/**
+ * The IMAP ops' connection settings from a stored IMAP credential: this package's Durable Triggers
+ * IMAP API or n8n's own IMAP. Both have host, port, secure (TLS), user and password; the self-signed
+ * switch is `allowSelfSigned` in the one and `allowUnauthorizedCerts` in n8n's.
+ */
 export function imapConnection(data: ICredentialDataDecryptedObject): ImapConnection {
 	const host = typeof data.host === 'string' ? data.host.trim() : '';
 	if (host === '') throw new ConnectorConfigError('host', 'The IMAP credential has no "Host"');
@@ -18,6 +26,6 @@ export function imapConnection(data: ICredentialDataDecryptedObject): ImapConnec
 		secure: data.secure !== false,
 		user: String(data.user ?? ''),
 		password: String(data.password ?? ''),
-		allowSelfSigned: data.allowSelfSigned === true,
+		allowSelfSigned: data.allowSelfSigned === true || data.allowUnauthorizedCerts === true,
 	};
 }

@@ -7,7 +7,7 @@ import { imapConnection } from './imapCredential';
 const TEST_TIMEOUT_MS = 15_000;
 
 /**
- * The Durable Triggers IMAP API credential's test, for a node's `methods.credentialTest` (the
+ * The IMAP credentials' test (this package's Durable Triggers IMAP API and n8n's own IMAP), for a node's `methods.credentialTest` (the
  * credential names it with `testedBy`): connects, logs in and logs out, and reports the server's words.
  */
 export async function imapCredentialTest(this: ICredentialTestFunctions, credential: ICredentialsDecrypted): Promise<INodeCredentialTestResult> {

@@ -1,13 +1,19 @@
 import type { ConnectorOp, OpContext } from '../../core/connectors/types';
-import { type HttpHelpers, n8nHttpTransport } from './httpTransport';
-import { IMAP_CREDENTIAL, imapConnection } from './imapCredential';
+import { type HttpAuthSettings, type HttpHelpers, n8nHttpTransport } from './httpTransport';
+import { IMAP_CREDENTIAL, imapConnection, N8N_IMAP_CREDENTIAL } from './imapCredential';
+import { CONNECTOR_CREDENTIALS_VERSION } from './parameters';
 
-/** The transports an op needs, made from n8n's helpers and the node's stored credentials. */
-export async function opContext(context: HttpHelpers, op: ConnectorOp, useCredential: boolean): Promise<Omit<OpContext, 'memory'>> {
+/**
+ * The transports an op needs, made from n8n's helpers and the node's stored credentials. `http` is
+ * read only for HTTP ops (its parameters are hidden for the others).
+ */
+export async function opContext(context: HttpHelpers, op: ConnectorOp, http: () => HttpAuthSettings): Promise<Omit<OpContext, 'memory'>> {
 	switch (op.transport) {
 		case 'http':
-			return { http: n8nHttpTransport(context, useCredential) };
-		case 'imap':
-			return { imap: imapConnection(await context.getCredentials(IMAP_CREDENTIAL)) };
+			return { http: n8nHttpTransport(context, http()) };
+		case 'imap': {
+			const type = context.getNode().typeVersion >= CONNECTOR_CREDENTIALS_VERSION ? N8N_IMAP_CREDENTIAL : IMAP_CREDENTIAL;
+			return { imap: imapConnection(await context.getCredentials(type)) };
+		}
 	}
 }

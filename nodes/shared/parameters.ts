@@ -1,7 +1,9 @@
-import type { INodeCredentialDescription, INodeProperties, INodePropertyOptions } from 'n8n-workflow';
+import type { INode, INodeCredentialDescription, INodeProperties, INodePropertyOptions, NodeParameterValue } from 'n8n-workflow';
 
+import { GENERIC_AUTH_TYPES, type GenericAuthType, LEGACY_HTTP_CREDENTIAL, resolveHttpAuth } from '../../core/connectors/httpAuth';
 import { allOps } from '../../core/connectors/registry';
 import type { TimeUnit } from '../../core/units';
+import type { HttpAuthSettings } from './httpTransport';
 
 const UNIT_NAMES: Record<TimeUnit, string> = { seconds: 'Seconds', minutes: 'Minutes', hours: 'Hours', days: 'Days' };
 
@@ -15,17 +17,72 @@ const IMAP_OPS = allOps()
 	.map((op) => op.name);
 
 /**
+ * Version 1.1 of the Poll Trigger and the Connector authenticates HTTP ops with n8n's generic
+ * credential types and IMAP ops with n8n's IMAP credential; version 1 (workflows saved before)
+ * keeps this package's own credentials, so those workflows run as they did.
+ */
+export const CONNECTOR_CREDENTIALS_VERSION = 1.1;
+
+const V1 = { '@version': [1] };
+const V1_1 = { '@version': [CONNECTOR_CREDENTIALS_VERSION] };
+
+/** n8n's generic types, each shown once chosen as the "Authentication". */
+export function genericCredentials(show: Record<string, NodeParameterValue[]>, hide?: Record<string, NodeParameterValue[]>): INodeCredentialDescription[] {
+	return (Object.keys(GENERIC_AUTH_TYPES) as GenericAuthType[]).map((type) => ({
+		name: type,
+		required: true,
+		displayOptions: { show: { ...show, authentication: [type] }, ...(hide && { hide }) },
+	}));
+}
+
+/**
  * The credentials a connector op may need; each shown only for the ops that use it.
  *
- * The HTTP one is keyed with `hide`, not `show`: when `show` conditions of a node's credentials cover
+ * The HTTP ones are keyed on the op with `hide`, not `show`: when `show` conditions of a node's credentials cover
  * every value of an options parameter, n8n's editor takes that parameter for the node's "authentication"
  * field, removes it from the parameter list and offers it only as the credential's type (getMainAuthField),
- * so the Op dropdown vanished from the panel (caught by test/e2e/editor.test.ts).
+ * so the Op dropdown vanished from the panel (caught by test/e2e/editor.test.ts). For the same reason
+ * "Authentication" has a None option, which no credential covers: the editor then leaves it in the panel.
  */
 export const connectorCredentials: INodeCredentialDescription[] = [
-	{ name: 'durableHttpApi', required: false, displayOptions: { hide: { op: IMAP_OPS } } },
-	{ name: 'durableImapApi', required: true, testedBy: 'imapCredentialTest', displayOptions: { show: { op: IMAP_OPS } } },
+	{ name: LEGACY_HTTP_CREDENTIAL, required: false, displayOptions: { show: V1, hide: { op: IMAP_OPS } } },
+	{ name: 'durableImapApi', required: true, testedBy: 'imapCredentialTest', displayOptions: { show: { ...V1, op: IMAP_OPS } } },
+	...genericCredentials(V1_1, { op: IMAP_OPS }),
+	{ name: 'imap', required: true, testedBy: 'imapCredentialTest', displayOptions: { show: { ...V1_1, op: IMAP_OPS } } },
 ];
+
+/**
+ * "Authentication": None or one of n8n's generic credential types; choosing a type brings n8n's
+ * credential picker for it (the node declares each type, shown for its choice). One choice, not the
+ * HTTP Request node's two (Generic Credential Type, then a type): its type picker is a credentialsSelect
+ * that lists every generic type n8n has (Digest, OAuth1, ...), and a community node must also declare
+ * the type to read it, so the editor showed the credential picker twice (test/e2e/editor.test.ts).
+ */
+export function httpAuthProperties(show: Record<string, NodeParameterValue[]>, hide?: Record<string, NodeParameterValue[]>, extraOptions: INodePropertyOptions[] = []): INodeProperties {
+	return {
+		displayName: 'Authentication',
+		name: 'authentication',
+		type: 'options',
+		noDataExpression: true,
+		default: 'none',
+		displayOptions: { show, ...(hide && { hide }) },
+		options: [
+			{ name: 'None', value: 'none' },
+			...(Object.entries(GENERIC_AUTH_TYPES) as Array<[GenericAuthType, string]>).map(([value, name]) => ({ name, value, description: AUTH_DESCRIPTIONS[value] })),
+			...extraOptions,
+		],
+		description: 'One of n8n\'s own credential types. OAuth2 tokens are fetched, refreshed (when the API answers 401) and saved by n8n.',
+	};
+}
+
+const AUTH_DESCRIPTIONS: Record<GenericAuthType, string> = {
+	httpBasicAuth: 'n8n\'s Basic Auth credential (user and password)',
+	httpBearerAuth: 'n8n\'s Bearer Auth credential (Authorization: Bearer)',
+	httpCustomAuth: 'n8n\'s Custom Auth credential (JSON headers, qs, body)',
+	httpHeaderAuth: 'n8n\'s Header Auth credential (one header, e.g. X-API-Key)',
+	httpQueryAuth: 'n8n\'s Query Auth credential (one query parameter)',
+	oAuth2Api: 'n8n\'s OAuth2 API credential (client credentials or authorization code)',
+};
 
 /** `op` and `with`, the same in the Poll Trigger and the Connector node. */
 export function connectorProperties(withDescription: string): INodeProperties[] {
@@ -39,6 +96,16 @@ export function connectorProperties(withDescription: string): INodeProperties[] 
 			options: allOps().map((op) => ({ name: op.name, value: op.name, description: op.description })),
 			description: 'The connector operation to call',
 		},
+		httpAuthProperties(V1_1, { op: IMAP_OPS }),
+		{
+			displayName: 'Base URL',
+			name: 'baseUrl',
+			type: 'string',
+			default: '',
+			placeholder: 'https://inventory.example.com/api',
+			displayOptions: { show: V1_1, hide: { op: IMAP_OPS } },
+			description: 'A relative request URL in With is resolved against this. Leave empty when With gives an absolute URL.',
+		},
 		{
 			displayName: 'With',
 			name: 'with',
@@ -47,4 +114,15 @@ export function connectorProperties(withDescription: string): INodeProperties[] 
 			description: withDescription,
 		},
 	];
+}
+
+/** How a Poll Trigger or Connector node's HTTP op authenticates, from its version and parameters. */
+export function connectorHttpAuth(node: INode, parameter: (name: string, fallback: unknown) => unknown): HttpAuthSettings {
+	if (node.typeVersion < CONNECTOR_CREDENTIALS_VERSION) {
+		return { auth: LEGACY_HTTP_CREDENTIAL in (node.credentials ?? {}) ? { kind: 'legacy', required: false } : { kind: 'none' } };
+	}
+	return {
+		auth: resolveHttpAuth(parameter('authentication', 'none')),
+		baseUrl: String(parameter('baseUrl', '') ?? ''),
+	};
 }

@@ -413,6 +413,40 @@ describe('the nodes in the n8n editor (Chromium)', () => {
 		});
 	});
 
+	test('Connector: Authentication offers n8n\'s generic credential types, a chosen type brings n8n\'s credential picker once, the Op field stays', async () => {
+		await withFailureShot('connector-authentication', async () => {
+			const workflowId = await n8n.importWorkflow(
+				workflow(
+					'Connector authentication',
+					[node('Start', 'n8n-nodes-base.manualTrigger', {}), node('Call API', `${PACKAGE}.connector`, { op: 'http.request' }, { typeVersion: 1.1 })],
+					[['Start', 'Call API']],
+				),
+			);
+			await openWorkflow(workflowId);
+			await openNode('Call API');
+			expect(await page.getByTestId('parameter-input-op').locator('input').inputValue()).toBe('http.request');
+			await page.getByTestId('parameter-input-baseUrl').waitFor();
+
+			await page.getByTestId('parameter-input-authentication').click();
+			const offered = await page.getByTestId('parameter-input-item').filter({ visible: true }).allInnerTexts();
+			expect(offered.map((text) => text.split('\n')[0].trim())).toEqual(['None', 'Basic Auth', 'Bearer Auth', 'Custom Auth', 'Header Auth', 'Query Auth', 'OAuth2 API']);
+			await page.getByTestId('parameter-input-item').filter({ hasText: 'OAuth2 API', visible: true }).click();
+			// n8n's own picker for an OAuth2 API credential, once.
+			const ndv = page.getByTestId('ndv');
+			await ndv.getByText('Credential for OAuth2 API', { exact: true }).waitFor();
+			expect(await ndv.getByText(/^Credential for /).count()).toBe(1);
+			expect(await page.getByTestId('parameter-input-op').isVisible()).toBe(true);
+			await shot('connector-authentication-oauth2');
+
+			// IMAP ops take n8n's IMAP credential: the HTTP fields go away, the IMAP picker comes.
+			await selectOption('op', 'imap.listUnseen');
+			await page.getByTestId('parameter-input-authentication').waitFor({ state: 'hidden' });
+			expect(await page.getByTestId('parameter-input-baseUrl').isVisible()).toBe(false);
+			await ndv.getByText('Credential for IMAP', { exact: true }).waitFor();
+			await closeNode();
+		});
+	});
+
 	test('the canvas shows the three nodes with their icons, names and subtitles', async () => {
 		await withFailureShot('canvas', async () => {
 			const credentials = { roundTripCallbackApi: callbackCredential };

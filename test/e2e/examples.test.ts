@@ -1,8 +1,5 @@
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
-
 import { startDemoMailbox } from '../../scripts/demoMailbox';
-import { examplesDir, exampleFiles, installExamples } from '../../scripts/demoSetup';
+import { exampleFiles, exampleWorkflow, installExamples } from '../../scripts/demoSetup';
 import { startDemoSource } from '../../scripts/demoSource';
 import type { Dovecot } from '../harness/dovecot';
 import type { FakeSystem } from '../harness/fakeSystem';
@@ -29,7 +26,7 @@ describe('examples/', () => {
 	});
 
 	test.each(exampleFiles())('%s round-trips through n8n with the same parameters', async (file) => {
-		const original = JSON.parse(readFileSync(join(examplesDir, file), 'utf8')) as { nodes: Array<{ name: string; type: string; typeVersion: number; parameters: unknown }> };
+		const original = exampleWorkflow(file, source) as unknown as { nodes: Array<{ name: string; type: string; typeVersion: number; parameters: unknown }> };
 		const stored = await n8n.getWorkflow(workflows[file]);
 		const byName = new Map((stored.nodes as typeof original.nodes).map((n) => [n.name, n]));
 		for (const node of original.nodes) {

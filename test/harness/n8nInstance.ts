@@ -243,6 +243,12 @@ export class N8nInstance {
 		this.cookie = cookieFrom(response);
 	}
 
+	/** The owner's session cookie, for requests a test makes the way a browser would. */
+	async sessionCookie(): Promise<string> {
+		if (!this.cookie) await this.login();
+		return this.cookie ?? '';
+	}
+
 	/** A call to the editor's internal REST API with the owner's session. */
 	async rest<T>(method: string, path: string, body?: unknown): Promise<T> {
 		if (!this.cookie) await this.login();
