@@ -233,7 +233,9 @@ describe('Durable Schedule Trigger in a real n8n', () => {
 		});
 		const scheduleId = all[0].runKey.split('@')[0];
 		const refused = n8n.log().slice(logBefore).split('\n').filter((line) => line.includes('Scheduled execution skipped: duplicate deduplication key'));
-		for (const window of rolledBack) expect(refused.filter((line) => line.includes(`"deduplicationKey":"dst:${scheduleId}@${iso(window)}"`))).toHaveLength(1);
+		// At least once each: a window whose run was still in the outbox is refused twice (its re-emit
+		// and its catch-up); expectNoWindowTwice below shows none ran again.
+		for (const window of rolledBack) expect(refused.filter((line) => line.includes(`"deduplicationKey":"dst:${scheduleId}@${iso(window)}"`)).length).toBeGreaterThanOrEqual(1);
 
 		expectNoWindowTwice(all);
 		// run-all caught up the windows passed while unpublished: every window from the first run on ran exactly once.

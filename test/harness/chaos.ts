@@ -113,14 +113,15 @@ export async function runPollChaos(n8n: N8nInstance, chaos: ChaosCase, { kills, 
 	const id = await n8n.importWorkflow(workflow(`chaos ${chaos.name}`, [trigger, marker('Handled')], [['Poll', 'Handled']]));
 	try {
 		await n8n.publish(id);
-		await source.requestCount(POLL_PATH, 1, 120_000);
+		await source.requestCount(POLL_PATH, 1, 300_000);
 		const expected: string[] = [];
 		const killedAt: number[] = [];
 		for (let kill = 1; kill <= kills; kill++) {
 			round = kill;
 			expected.push(...chaos.expected(round));
 			const since = Date.now();
-			const listed = await source.nextRequest((request) => request.path === POLL_PATH && request.receivedAt >= since, 60_000);
+			// Generous: after a restart on a busy machine n8n may take a while to activate and poll.
+			const listed = await source.nextRequest((request) => request.path === POLL_PATH && request.receivedAt >= since, 300_000);
 			await new Promise((resolve) => setTimeout(resolve, Math.max(0, listed.receivedAt + Math.random() * killWithinMs - Date.now())));
 			killedAt.push(Date.now());
 			await n8n.kill();
