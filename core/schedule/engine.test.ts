@@ -94,12 +94,13 @@ describe('ScheduleEngine', () => {
 		expect(stored().outbox.map((entry) => entry.run.declaredAt)).toEqual([T0 + 3 * HOUR_MS]);
 	});
 
-	it('a window started again after its run was settled is emitted again (stale state after a re-emitted run)', async () => {
+	it('a window whose run is still in the outbox is not planned again from stale state: the outbox re-emits it', async () => {
 		const { clock, engineWith, emit } = setup();
 		await engineWith().activate();
 		await clock.advance(HOUR_MS); // 01:00 written and emitted, never settled, then "n8n stops"
 		const stale = JSON.parse(JSON.stringify(emit.mock.calls[0][0][0])) as StartedFire;
 		// Stored state rolled back before 01:00 but still holding its outbox entry.
+		const written: ScheduleState[] = [];
 		const restarted = new ScheduleEngine({
 			clock,
 			scheduleId: 's',
@@ -108,19 +109,19 @@ describe('ScheduleEngine', () => {
 			lateGraceMs: 0,
 			storedState: { v: 1, scheduleFingerprint: hourly.fingerprint, lastDeclaredFire: T0, queued: [], outbox: [{ key: stale.runKey, run: stale }], history: [] },
 			emit,
-			write: () => undefined,
+			write: (state) => void written.push(state),
 			onError: (error) => {
 				throw error;
 			},
 		});
 		await clock.advance(MINUTE_MS);
-		await restarted.activate(); // re-emits the outbox entry; 01:00 is also caught up, waiting for its slot
-		await restarted.fireEnded(stale.runKey); // n8n refused the re-emit: the catch-up of 01:00 now goes out
-		const emittedKeys = emit.mock.calls.slice(1).flatMap((call) => call[0].map((fire: StartedFire) => `${fire.kind}@${iso(fire.declaredAt)}`));
-		expect(emittedKeys).toEqual(['scheduled@2026-01-01T01:00:00.000Z', 'catch-up@2026-01-01T01:00:00.000Z']);
-		await restarted.fireEnded(stale.runKey); // refused too: the slot is free for the next window
+		const report = await restarted.activate();
+		expect(report).toMatchObject({ missedCount: 1, startedCount: 0 });
+		expect(emit.mock.calls.slice(1).map((call) => call[0].map((fire: StartedFire) => `${fire.kind}@${iso(fire.declaredAt)}`))).toEqual([['scheduled@2026-01-01T01:00:00.000Z']]);
+		await restarted.fireEnded(stale.runKey); // n8n refused the re-emit: the slot is free
 		await clock.advance(HOUR_MS);
 		expect(emit.mock.calls.at(-1)?.[0][0].declaredAt).toBe(T0 + 2 * HOUR_MS);
+		expect(written.at(-1)?.history.map((record) => record.outcome)).toEqual(['fired']);
 	});
 
 	it('frees a slot whose run never reports its end after the maximum run duration, recorded as released', async () => {

@@ -240,6 +240,8 @@ export class ScheduleEngine {
 		for (let window = this.options.schedule.nextAfter(cursor); this.fireAt(window) <= now; window = this.options.schedule.nextAfter(cursor)) {
 			cursor = window;
 			const fire: Fire = { runKey: runKey(this.options.scheduleId, window), declaredAt: window, kind: 'scheduled' };
+			// Its run is written and not yet settled (stale state after a crash): that run is this window's.
+			if (this.outbox.has(fire.runKey)) continue;
 			const decision = this.overlap.onFire(fire, now);
 			if (decision === 'start') toStart.push(fire);
 			else if (decision === 'queue') records.push(notStartedRecord(fire, 'queued'));
@@ -248,7 +250,9 @@ export class ScheduleEngine {
 		// Backlog after the windows due now: a window due now (or a little late, just after a restart)
 		// is not skipped because of catch-up runs started in the same pass; backlog fires are never
 		// skipped, they wait for a free slot.
-		for (const fire of [...backlog, ...plan.starts]) if (this.overlap.onBacklog(fire, now) === 'start') toStart.push(fire);
+		for (const fire of [...backlog, ...plan.starts]) {
+			if (!this.outbox.has(fire.runKey) && this.overlap.onBacklog(fire, now) === 'start') toStart.push(fire);
+		}
 		state.lastDeclaredFire = cursor;
 		this.record(records);
 		const nextFireAt = this.arm(cursor, now);
