@@ -157,9 +157,14 @@ export async function runPollChaos(n8n: N8nInstance, chaos: ChaosCase, { kills, 
 	}
 }
 
+/** The workflow's executions; n8n answers 503 while its database is busy (a large burst), so ask again. */
+async function executionsOf(n8n: N8nInstance, workflowId: string): Promise<Execution[]> {
+	return await waitFor(`the executions of workflow ${workflowId}`, async () => await n8n.executions(workflowId), { timeoutMs: 300_000, intervalMs: 2_000 });
+}
+
 async function countStarts(n8n: N8nInstance, workflowId: string, chaos: ChaosCase): Promise<Map<string, number>> {
 	const counts = new Map<string, number>();
-	for (const execution of await n8n.executions(workflowId)) {
+	for (const execution of await executionsOf(n8n, workflowId)) {
 		for (const item of triggerItems(execution, 'Poll')) {
 			const identity = chaos.identity(item);
 			counts.set(identity, (counts.get(identity) ?? 0) + 1);
@@ -171,7 +176,7 @@ async function countStarts(n8n: N8nInstance, workflowId: string, chaos: ChaosCas
 /** When each identity's first execution started. */
 async function firstStarts(n8n: N8nInstance, workflowId: string, chaos: ChaosCase): Promise<Map<string, number>> {
 	const starts = new Map<string, number>();
-	for (const execution of await n8n.executions(workflowId)) {
+	for (const execution of await executionsOf(n8n, workflowId)) {
 		const at = Date.parse(execution.startedAt ?? '') || Infinity;
 		for (const item of triggerItems(execution, 'Poll')) {
 			const identity = chaos.identity(item);
@@ -271,7 +276,7 @@ export async function runScheduleChaos(
 /** Executions per declared window (ISO time); with `firstStart`, when each window's first execution started. */
 async function countWindows(n8n: N8nInstance, workflowId: string, firstStart = false): Promise<Map<string, number>> {
 	const counts = new Map<string, number>();
-	for (const execution of await n8n.executions(workflowId)) {
+	for (const execution of await executionsOf(n8n, workflowId)) {
 		// The window is also in the run's deduplication key (dst:<workflow>:<node>@<window>).
 		const items = triggerItems(execution, 'Schedule');
 		const windows = items.length > 0 ? items.map((item) => String(item.declaredAt)) : [execution.deduplicationKey?.split('@')[1] ?? 'unknown'];
