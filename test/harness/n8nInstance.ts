@@ -4,7 +4,7 @@ import { join } from 'node:path';
 
 import { copyNodesFolderTo } from './install';
 import { freePort, waitFor } from './net';
-import { instancesDir, n8nBin } from './paths';
+import { instancesDir, isN8n1, n8nBin, n8nNodeBin } from './paths';
 
 export interface Execution {
 	id: string;
@@ -106,7 +106,7 @@ export class N8nInstance {
 	async start(): Promise<void> {
 		if (this.process) throw new Error(`n8n ${this.name} is already running`);
 		const log = createWriteStream(this.logFile, { flags: 'a' });
-		const child = spawn(process.execPath, [n8nBin, 'start'], {
+		const child = spawn(n8nNodeBin, [n8nBin, 'start'], {
 			env: {
 				...process.env,
 				// jest sets NODE_ENV=test, under which n8n does not start as it does for users.
@@ -285,12 +285,14 @@ export class N8nInstance {
 		return created.id;
 	}
 
+	/** Publishes the workflow (n8n 2.x); n8n 1.x activates it instead (`/activate`). */
 	async publish(workflowId: string): Promise<void> {
-		await this.api('POST', `/workflows/${workflowId}/publish`, {});
+		await this.api('POST', `/workflows/${workflowId}/${isN8n1 ? 'activate' : 'publish'}`, isN8n1 ? undefined : {});
 	}
 
+	/** Unpublishes (n8n 2.x) or deactivates (n8n 1.x) the workflow. */
 	async unpublish(workflowId: string): Promise<void> {
-		await this.api('POST', `/workflows/${workflowId}/unpublish`, {});
+		await this.api('POST', `/workflows/${workflowId}/${isN8n1 ? 'deactivate' : 'unpublish'}`, isN8n1 ? undefined : {});
 	}
 
 	async getWorkflow(workflowId: string): Promise<{ id: string; active: boolean; staticData?: unknown; nodes: unknown[] }> {
