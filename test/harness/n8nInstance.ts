@@ -155,6 +155,13 @@ export class N8nInstance {
 				{ timeoutMs: 180_000 },
 			),
 		]);
+		// n8n 1.x answers readiness before its REST API is mounted (a 404 for POST /rest/owner/setup).
+		await Promise.race([
+			startupFailed,
+			waitFor(`n8n ${this.name} to serve its REST API`, async () => ((await fetch(`${this.baseUrl}/rest/settings`)).ok ? true : undefined), {
+				timeoutMs: 180_000,
+			}),
+		]);
 		startupFailed.catch(() => undefined);
 	}
 
@@ -269,6 +276,12 @@ export class N8nInstance {
 	}
 
 	async createCredential(name: string, type: string, data: Record<string, unknown>): Promise<string> {
+		if (isN8n1) {
+			// n8n 1.x's public API requires every field of the type's schema, also those another choice
+			// hides (e.g. the token of a signature credential); the editor's API stores what it gets.
+			const created = await this.rest<{ data: { id: string } }>('POST', '/rest/credentials', { name, type, data });
+			return created.data.id;
+		}
 		const created = await this.api<{ id: string }>('POST', '/credentials', { name, type, data });
 		return created.id;
 	}
@@ -310,6 +323,22 @@ export class N8nInstance {
 			all.push(...page.data);
 			cursor = page.nextCursor ?? undefined;
 		} while (cursor);
+		if (isN8n1) {
+			// n8n 1.x's public list leaves out executions it holds in memory, waiting ones included:
+			// the editor's list names them, and the public API returns each by id.
+			const listed = new Set(all.map((execution) => execution.id));
+			const filter = encodeURIComponent(JSON.stringify({ workflowId }));
+			const summary = await this.rest<{ data: { results: Array<{ id: string; status: string }> } }>('GET', `/rest/executions?filter=${filter}&limit=5000`);
+			for (const { id } of summary.data.results) {
+				if (listed.has(id)) continue;
+				const execution = await this.execution(id).catch((error: unknown) => {
+					// Running or just created: the public API refuses it until it has settled (400).
+					if (error instanceof ApiError && error.status === 400) return undefined;
+					throw error;
+				});
+				if (execution) all.push(execution);
+			}
+		}
 		return all.sort((a, b) => Number(a.id) - Number(b.id));
 	}
 
