@@ -33,6 +33,7 @@ import {
 	type RawSettings,
 	ReplayMemory,
 	reportFailure,
+	ResumedWaits,
 	resumeDeadline,
 	RoundTripConfigError,
 	sendOutbound,
@@ -53,6 +54,8 @@ const CORRELATION_KEY = 'correlationId';
 const WAIT_KEY = 'roundTripWait';
 /** Signed callbacks this process has accepted: an exact copy is refused (see core/roundtrip/replay.ts). */
 const REPLAY_MEMORY = new ReplayMemory();
+/** Used where n8n itself may resume a wait twice (n8n 1.x, see core/roundtrip/resumeOnce.ts). */
+const RESUMED_WAITS = new ResumedWaits();
 
 /** The names of the node's parameters, as validateSettings reads them. */
 const SETTING_NAMES = Object.keys(FIELD_LABELS) as Array<keyof typeof FIELD_LABELS>;
@@ -362,6 +365,11 @@ export class RoundTripWait implements INodeType {
 				Date.now(),
 			);
 			if (!judgement.ok) return refuse(judgement.status, judgement.reason, judgement.status !== 410);
+			// n8n 2.x resumes a waiting execution once (it updates it only while still waiting); n8n 1.x
+			// (no `customData` on node contexts, see resumeCapabilities) may resume it again: refused here.
+			if (typeof (this as unknown as { customData?: { set?: unknown } }).customData?.set !== 'function' && !RESUMED_WAITS.claim(wait.noticeKey, wait.deadlineMs, Date.now())) {
+				return refuse(409, 'this wait was already resumed by another callback', false);
+			}
 			// No response here: n8n answers (Response Code, this body) once the run has left "waiting".
 			return { workflowData: [[{ json: judgement.receipt as unknown as IDataObject }], []], webhookResponse: responseBodyOf(this.getNodeParameter('responseBody')) };
 		} catch (error) {
