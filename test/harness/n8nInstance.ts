@@ -308,6 +308,33 @@ export class N8nInstance {
 		await this.api('POST', `/workflows/${workflowId}/${isN8n1 ? 'deactivate' : 'unpublish'}`, isN8n1 ? undefined : {});
 	}
 
+	/**
+	 * Publishes (2.x) or activates (1.x) a workflow whose trigger is expected to refuse, and returns the
+	 * message n8n shows for it. n8n 2.x publishes at once and reports the trigger's refusal on the
+	 * workflow's publication status; n8n 1.x refuses the activation itself (400 with the message).
+	 */
+	async activationError(workflowId: string, timeoutMs = 90_000): Promise<string> {
+		if (isN8n1) {
+			try {
+				await this.publish(workflowId);
+			} catch (error) {
+				if (error instanceof ApiError && error.status === 400) return (JSON.parse(error.body) as { message: string }).message;
+				throw error;
+			}
+			throw new Error(`workflow ${workflowId} was activated; its trigger was expected to refuse`);
+		}
+		await this.publish(workflowId);
+		const status = await waitFor(
+			`the publication of ${workflowId} to fail`,
+			async () => {
+				const { data } = await this.rest<{ data: { status: string; triggers: Array<{ status: string; errorMessage?: string }> } }>('GET', `/rest/workflows/${workflowId}/publication-status`);
+				return data.status === 'failed' ? data : undefined;
+			},
+			{ timeoutMs, intervalMs: 1_000 },
+		);
+		return status.triggers[0].errorMessage ?? '';
+	}
+
 	async getWorkflow(workflowId: string): Promise<{ id: string; active: boolean; staticData?: unknown; nodes: unknown[] }> {
 		return await this.api('GET', `/workflows/${workflowId}`);
 	}
