@@ -183,7 +183,7 @@ describe('Round-Trip Wait in a real n8n', () => {
 			// n8n 1.x on SQLite writes an execution's status and its data in two statements: until the
 			// second lands, a resumed run reads as ended with the data it waited with (its stack not empty).
 			const stack = (execution.data as { executionData?: { nodeExecutionStack?: unknown[] } } | undefined)?.executionData?.nodeExecutionStack;
-			return execution.status === status && !stack?.length ? execution : undefined;
+			return execution.status === status && (status !== 'success' || !stack?.length) ? execution : undefined;
 		});
 	}
 
