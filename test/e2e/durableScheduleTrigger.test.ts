@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import type { FireRecord, ScheduleState } from '../../core/schedule';
 import { type Execution, N8nInstance, nodeOutput, type WorkflowJson } from '../harness/n8nInstance';
 import { waitFor } from '../harness/net';
+import { isN8n1 } from '../harness/paths';
 import { marker, node, type NodeJson, PACKAGE, workflow } from './workflowBuilder';
 
 /*
@@ -257,7 +258,16 @@ describe('Durable Schedule Trigger in a real n8n', () => {
 			catchUpNames.map((name) => firesWhen(name, (f) => f.some((fire) => fire.kind === 'scheduled' && fire.declared > stoppedAt), 'a scheduled run after the restart')),
 		);
 		for (const [i, name] of catchUpNames.entries()) {
-			const all = await firesOf(name);
+			let all = await firesOf(name);
+			if (isN8n1) {
+				// n8n 1.x has no deduplication keys: the last window started before the stop was still
+				// unsettled in the stored state, so the activation started it once more (README, Compatibility).
+				const windows = all.map((fire) => fire.declared);
+				const repeated = windows.filter((window, index) => windows.indexOf(window) !== index);
+				expect(repeated.length).toBeLessThanOrEqual(1);
+				for (const window of repeated) expect(window).toBe(Math.max(...all.filter((f) => Date.parse(f.actualAt) < stoppedAt).map((f) => f.declared)));
+				all = all.filter((fire, index) => windows.indexOf(fire.declared) === index);
+			}
 			expectNoWindowTwice(all);
 			const lastBefore = Math.max(...all.filter((f) => Date.parse(f.actualAt) < stoppedAt).map((f) => f.declared));
 			expect(lastBefore).toBeGreaterThanOrEqual(before[i].at(-1)!.declared);
