@@ -6,3 +6,4 @@ export * from './replay';
 export * from './settings';
 export * from './waitRecord';
 export * from './dispatch';
+export * from './resumeOnce';

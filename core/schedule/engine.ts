@@ -184,6 +184,21 @@ export class ScheduleEngine {
 		});
 	}
 
+	/**
+	 * For an n8n without deduplication keys (1.x), which would start a re-emitted window again: n8n
+	 * has created the run with this key, so it leaves the outbox now (it keeps its overlap slot until
+	 * `fireEnded`). Synchronous and in memory only, so it may be called while a start is emitting;
+	 * `rewrite()` hands the state to n8n.
+	 */
+	fireCreated(key: string): void {
+		if (this.active) this.outbox.settle(key);
+	}
+
+	/** Hands the current state to n8n again (see `fireCreated`). */
+	rewrite(): void {
+		if (this.active && this.state) this.write();
+	}
+
 	/** n8n could not create the run: the window is recorded missed, and its slot freed. */
 	fireNotCreated(key: string, error: Error): Promise<void> {
 		return this.exclusive(async () => {

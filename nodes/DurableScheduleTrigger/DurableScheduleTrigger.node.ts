@@ -24,7 +24,7 @@ import {
 } from '../../core/schedule';
 import { SECOND_MS, type TimeUnit, UNIT_MS } from '../../core/units';
 import { emitRuns } from '../shared/emitRuns';
-import { toNodeError } from '../shared/errors';
+import { saveTriggerFailure, toNodeError } from '../shared/errors';
 import { timeUnitOptions } from '../shared/parameters';
 
 /** The node's key in its static data (`node:<name>`); the value carries its own format version. */
@@ -238,7 +238,7 @@ export class DurableScheduleTrigger implements INodeType {
 		const node = this.getNode();
 		const staticData = this.getWorkflowStaticData('node');
 		const scheduleId = `${this.getWorkflow().id ?? 'unsaved'}:${node.id}`;
-		const onError = (error: unknown) => this.saveFailedExecution(toNodeError(node, error));
+		const onError = (error: unknown) => saveTriggerFailure(this, toNodeError(node, error));
 		let settings: Settings;
 		let engine: ScheduleEngine;
 		try {
@@ -262,6 +262,8 @@ export class DurableScheduleTrigger implements INodeType {
 						(fire) => [{ json: { ...fireItem(fire), outcome: startedRecord(fire).outcome } }],
 						({ run }, settlement, error) =>
 							void (settlement === 'started' ? engine.fireEnded(run.runKey) : engine.fireNotCreated(run.runKey, error ?? new Error('unknown error'))).catch(onError),
+						// n8n 1.x has no deduplication keys: a window leaves the outbox as soon as n8n created its run.
+						{ created: ({ run }) => engine.fireCreated(run.runKey), rewrite: () => engine.rewrite() },
 					),
 				maxRunMs: settings.maxRunMs,
 				onError,

@@ -29,7 +29,7 @@ import {
 } from '../../core/poll';
 import { type TimeUnit, UNIT_MS } from '../../core/units';
 import { emitRuns, type RunToEmit } from '../shared/emitRuns';
-import { toNodeError } from '../shared/errors';
+import { saveTriggerFailure, toNodeError } from '../shared/errors';
 import type { HttpAuthSettings } from '../shared/httpTransport';
 import { imapCredentialTest } from '../shared/imapCredentialTest';
 import { opContext } from '../shared/opContext';
@@ -266,13 +266,16 @@ export class PollTrigger implements INodeType {
 			// at the next poll (a 304 would hide them). The change is written with the next poll.
 			if (run.undo) store.rollback(run.undo);
 			opMemory = undefined;
-			this.saveFailedExecution(
+			saveTriggerFailure(
+				this,
 				new NodeOperationError(node, `n8n could not start a run for ${describeKeys(run.keys)}: ${error?.message ?? 'unknown error'}`, {
 					description: 'The item was not remembered; the next poll starts it again if the source still lists it.',
 				}),
 			);
 		};
-		const emit = async (runs: ReadonlyArray<RunToEmit<PollRun>>) => await emitRuns(this, runs, (run) => run.items.map((json) => ({ json })), settled);
+		// n8n 1.x has no deduplication keys: each entry leaves the outbox as soon as n8n created its run (emitRuns).
+		const withoutKeys = { created: ({ key }: RunToEmit<PollRun>) => void outbox.settle(key as string), rewrite: writeState };
+		const emit = async (runs: ReadonlyArray<RunToEmit<PollRun>>) => await emitRuns(this, runs, (run) => run.items.map((json) => ({ json })), settled, withoutKeys);
 
 		const runner = new PollRunner({
 			clock: systemClock,
@@ -288,7 +291,8 @@ export class PollTrigger implements INodeType {
 				writeState();
 			},
 			onFailure: (error, report) =>
-				this.saveFailedExecution(
+				saveTriggerFailure(
+				this,
 					new NodeOperationError(node, error, {
 						message: error.message,
 						description: `Poll failed (${report.reason === 'first_failure' ? 'first failure after a success' : `${report.consecutiveFailures} failures in a row`}); the trigger keeps polling with backoff.`,

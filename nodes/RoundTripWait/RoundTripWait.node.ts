@@ -33,6 +33,7 @@ import {
 	type RawSettings,
 	ReplayMemory,
 	reportFailure,
+	ResumedWaits,
 	resumeDeadline,
 	RoundTripConfigError,
 	sendOutbound,
@@ -41,6 +42,7 @@ import {
 	validateSettings,
 	verifyNotice,
 } from '../../core/roundtrip';
+import { customDataOf } from '../shared/customData';
 import { toNodeError } from '../shared/errors';
 import { HTTP_CREDENTIAL, n8nHttpTransport } from '../shared/httpTransport';
 import { genericCredentials, httpAuthProperties, timeUnitOptions } from '../shared/parameters';
@@ -52,6 +54,8 @@ const CORRELATION_KEY = 'correlationId';
 const WAIT_KEY = 'roundTripWait';
 /** Signed callbacks this process has accepted: an exact copy is refused (see core/roundtrip/replay.ts). */
 const REPLAY_MEMORY = new ReplayMemory();
+/** Used where n8n itself may resume a wait twice (n8n 1.x, see core/roundtrip/resumeOnce.ts). */
+const RESUMED_WAITS = new ResumedWaits();
 
 /** The names of the node's parameters, as validateSettings reads them. */
 const SETTING_NAMES = Object.keys(FIELD_LABELS) as Array<keyof typeof FIELD_LABELS>;
@@ -277,6 +281,7 @@ export class RoundTripWait implements INodeType {
 				deadline: new Date(deadline).toISOString(),
 				correlationIdLocation: settings.correlationPath.expression,
 			};
+			const resume = resumeCapabilities(this);
 			if (settings.request) {
 				const request = outboundRequest(settings.request, correlationId, callbackUrl);
 				const http = n8nHttpTransport(this, { auth: settings.request.auth });
@@ -288,7 +293,7 @@ export class RoundTripWait implements INodeType {
 					const status = await reportFailure(n8nHttpTransport(this, { auth: { kind: 'none' } }), callbackUrl, wait, notice, systemClock);
 					if (status !== 200) this.logger.error(`Round-Trip Wait could not fail its run after the request failed (${sent.message}); the run waits until its timeout`);
 				};
-				if (afterWaitIsSaved(this, send)) {
+				if (resume.failsResumedNode && afterWaitIsSaved(this, send)) {
 					waiting.request = { method: request.method, url: request.url, sent: 'once n8n has saved the wait' };
 				} else {
 					// No lifecycle hooks here: send now; a partner calling back before the save gets n8n's 409 and retries (README).
@@ -298,13 +303,21 @@ export class RoundTripWait implements INodeType {
 				}
 			}
 
-			this.customData.set(CORRELATION_KEY, correlationId);
-			this.customData.set(WAIT_KEY, encodeWaitRecord(wait));
+			const customData = customDataOf(this);
+			if (!customData) throw new NodeOperationError(this.getNode(), 'This n8n offers nodes no execution custom data, where the Round-Trip Wait keeps its wait');
+			customData.set(CORRELATION_KEY, correlationId);
+			customData.set(WAIT_KEY, encodeWaitRecord(wait));
 			// n8n runs no node code when a wait times out: it passes the waiting node's stored input on.
 			// Storing the "Timed Out" item as that input, on output 1, makes the timeout land there.
 			const executeData = this.getExecuteData();
-			executeData.data = { main: [[], [{ json: { ...timedOutItem(correlationId, waitStartedAt, deadline, deadline) }, pairedItem: { item: 0 } }]] };
-			executeData.metadata = { ...executeData.metadata, forwardAllOutputs: true };
+			const timedOut = [{ json: { ...timedOutItem(correlationId, waitStartedAt, deadline, deadline) }, pairedItem: { item: 0 } }];
+			if (resume.forwardsAllOutputs) {
+				executeData.data = { main: [[], timedOut] };
+				executeData.metadata = { ...executeData.metadata, forwardAllOutputs: true };
+			} else {
+				// n8n 1.x passes only a disabled node's first input on: the timeout leaves by the Callback output (README).
+				executeData.data = { main: [timedOut] };
+			}
 			await this.putExecutionToWait(new Date(deadline));
 			return [[{ json: waiting, pairedItem: { item: 0 } }], []];
 		} catch (error) {
@@ -324,8 +337,9 @@ export class RoundTripWait implements INodeType {
 			return { noWebhookResponse: true };
 		};
 		try {
-			const expected = this.customData.get(CORRELATION_KEY);
-			const wait = decodeWaitRecord(this.customData.get(WAIT_KEY));
+			const customData = customDataOf(this);
+			const expected = customData?.get(CORRELATION_KEY);
+			const wait = decodeWaitRecord(customData?.get(WAIT_KEY));
 			if (!expected || !wait) return refuse(409, 'this execution is not waiting in a Round-Trip Wait node', false);
 			if (request.rawBody === undefined && request.readRawBody) await request.readRawBody();
 			const rawBody = request.rawBody ?? Buffer.alloc(0);
@@ -347,6 +361,11 @@ export class RoundTripWait implements INodeType {
 				Date.now(),
 			);
 			if (!judgement.ok) return refuse(judgement.status, judgement.reason, judgement.status !== 410);
+			// n8n 2.x resumes a waiting execution once (it updates it only while still waiting); n8n 1.x
+			// (no `customData` on node contexts, see resumeCapabilities) may resume it again: refused here.
+			if (typeof (this as unknown as { customData?: { set?: unknown } }).customData?.set !== 'function' && !RESUMED_WAITS.claim(wait.noticeKey, wait.deadlineMs, Date.now())) {
+				return refuse(409, 'this wait was already resumed by another callback', false);
+			}
 			// No response here: n8n answers (Response Code, this body) once the run has left "waiting".
 			return { workflowData: [[{ json: judgement.receipt as unknown as IDataObject }], []], webhookResponse: responseBodyOf(this.getNodeParameter('responseBody')) };
 		} catch (error) {
@@ -369,6 +388,18 @@ function failFromNotice(context: IWebhookFunctions, wait: NonNullable<ReturnType
 	if (!entry) return refuse(500, 'this n8n does not let the node fail its waiting run; the run waits until its timeout');
 	entry.metadata = { ...entry.metadata, resumeError: { name: 'Error', message: notice.requestFailed, description: notice.description } };
 	return { workflowData: [[{ json: {} }], []], webhookResponse: { failed: true } };
+}
+
+/**
+ * What this n8n's resume honours, which the node cannot probe directly (it is n8n-core's
+ * `WorkflowExecute`): a stack entry's `metadata.forwardAllOutputs` (a disabled node passes every
+ * output on, so a timeout leaves by Timed Out) and `metadata.resumeError` (the resumed node fails).
+ * Both came to n8n-core with the node contexts' `customData` (n8n 2.x); n8n 1.123 has neither, so
+ * that is the capability read here.
+ */
+function resumeCapabilities(context: IExecuteFunctions): { forwardsAllOutputs: boolean; failsResumedNode: boolean } {
+	const modern = typeof (context as unknown as { customData?: { set?: unknown } }).customData?.set === 'function';
+	return { forwardsAllOutputs: modern, failsResumedNode: modern };
 }
 
 /**

@@ -34,7 +34,9 @@ export async function emitRuns<R>(
 	runs: ReadonlyArray<RunToEmit<R>>,
 	toItems: (run: R) => INodeExecutionData[],
 	settled: (run: RunToEmit<R>, settlement: Settlement, error?: Error) => void,
+	withoutKeys?: WithoutDeduplicationKeys<R>,
 ): Promise<void> {
+	if (withoutKeys && !emitsDeduplicationKeys(context)) return await emitOneByOne(context, runs, toItems, settled, withoutKeys);
 	for (let i = 0; i < runs.length; i++) {
 		if (i === 1) await staticDataWritten(context);
 		const entry = runs[i];
@@ -77,4 +79,89 @@ async function staticDataWritten(context: ITriggerFunctions): Promise<void> {
 	while (root.__dataChanged === true && systemClock.now() < deadline) {
 		await new Promise<void>((resolve) => systemClock.setTimer(resolve, STATIC_DATA_CHECK_MS));
 	}
+}
+
+/**
+ * Whether this n8n's trigger `emit` takes a deduplication key (its fourth parameter, n8n 2.x).
+ * n8n 1.x's `emit(data, responsePromise, donePromise)` has none: re-emitting a run it created
+ * would start it again. Read from the function n8n handed over, not from a version string.
+ */
+export function emitsDeduplicationKeys(context: ITriggerFunctions): boolean {
+	return typeof context.emit === 'function' && context.emit.length >= 4;
+}
+
+/** What the trigger does for an n8n without deduplication keys (see emitOneByOne). */
+export interface WithoutDeduplicationKeys<R> {
+	/** n8n created the run: it leaves the outbox now (in memory; `rewrite` makes n8n see it). */
+	created: (run: RunToEmit<R>) => void;
+	/** Reassigns the trigger's state, so the next write n8n makes carries the settlements so far. */
+	rewrite: () => void;
+}
+
+/** How long the emitter waits for n8n 1.x to confirm one run was created before emitting the next. */
+const CREATION_WAIT_MS = 30_000;
+
+/**
+ * For an n8n without deduplication keys (1.x), which would start a re-emitted run again: an entry
+ * must leave the outbox, in the database, as soon as possible after n8n created its run. n8n 1.x
+ * says when a run exists only through the done-promise: once `runWorkflow` has created the
+ * execution it reads the promise's `resolve` and `reject` to chain them to the run's end
+ * (active-workflow-manager.js, `executePromise.then(executionId => …then(donePromise.resolve)…)`),
+ * so reading `resolve` is n8n confirming the creation. Runs are emitted one at a time: emit, wait
+ * for that confirmation and for n8n's write of the state, mark the run settled, reassign the state,
+ * emit the next (whose write carries the settlement). A crash can therefore leave at most the run
+ * being emitted, and the one before it, recorded as unsettled while they exist: those two are what
+ * the next activation can repeat. The last run's settlement rides with the next write n8n makes.
+ * Costs one state write per run instead of one per poll.
+ */
+async function emitOneByOne<R>(
+	context: ITriggerFunctions,
+	runs: ReadonlyArray<RunToEmit<R>>,
+	toItems: (run: R) => INodeExecutionData[],
+	settled: (run: RunToEmit<R>, settlement: Settlement, error?: Error) => void,
+	{ created, rewrite }: WithoutDeduplicationKeys<R>,
+): Promise<void> {
+	for (let i = 0; i < runs.length; i++) {
+		const entry = runs[i];
+		if (i > 0) rewrite();
+		if (entry.key === undefined) {
+			context.emit([toItems(entry.run)]);
+			await staticDataWritten(context);
+			continue;
+		}
+		const done = context.helpers.createDeferredPromise<IRun>();
+		let exists = false;
+		let confirm = () => {};
+		const confirmed = new Promise<void>((resolve) => (confirm = resolve));
+		const resolveDone = done.resolve;
+		Object.defineProperty(done, 'resolve', {
+			configurable: true,
+			enumerable: true,
+			get() {
+				if (!exists) {
+					exists = true;
+					created(entry);
+					confirm();
+				}
+				return resolveDone;
+			},
+		});
+		done.promise.then(
+			() => settled(entry, 'started'),
+			// Once the run exists, any end is a run that happened.
+			(error: Error) => settled(entry, exists || ranAnyway(error) ? 'started' : 'not_created', error),
+		);
+		try {
+			context.emit([toItems(entry.run)], undefined, done);
+		} catch (error) {
+			done.reject(error as Error);
+			continue;
+		}
+		let timer: ReturnType<typeof systemClock.setTimer> | undefined;
+		await Promise.race([confirmed, new Promise<void>((resolve) => (timer = systemClock.setTimer(resolve, CREATION_WAIT_MS)))]);
+		timer?.cancel();
+		await staticDataWritten(context);
+	}
+	// The last settlement: written with the next write n8n makes (the next emit, or activation).
+	if (runs.length > 0) rewrite();
 }

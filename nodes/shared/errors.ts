@@ -1,4 +1,4 @@
-import { type INode, NodeOperationError } from 'n8n-workflow';
+import { type INode, type ITriggerFunctions, NodeOperationError } from 'n8n-workflow';
 
 /**
  * Turns an error from the core into the error n8n shows and records. Core errors already say what
@@ -11,4 +11,19 @@ export function toNodeError(node: INode, error: unknown, itemIndex?: number): No
 	const details = cause as Error & { field?: string; details?: { description?: string } };
 	const description = details.details?.description ?? (details.field ? `Check the "${details.field}" field.` : undefined);
 	return new NodeOperationError(node, cause, { message: cause.message, description, itemIndex });
+}
+
+/**
+ * Records a trigger's failure as a failed execution (which runs the workflow's error workflow) where
+ * n8n offers `saveFailedExecution` to triggers (2.x). n8n 1.x has no such function (its `emitError`
+ * deactivates the workflow and reactivates it later, which would throw the trigger's backoff away):
+ * there the failure goes to n8n's log as an error, and the trigger's observed state keeps it.
+ */
+export function saveTriggerFailure(context: ITriggerFunctions, error: NodeOperationError): void {
+	const save = (context as { saveFailedExecution?: (error: NodeOperationError) => void }).saveFailedExecution;
+	if (typeof save === 'function') {
+		save.call(context, error);
+		return;
+	}
+	context.logger.error(`${context.getNode().name}: ${error.message}${error.description ? ` (${error.description})` : ''}`, { workflowId: context.getWorkflow().id });
 }

@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import type { FireRecord, ScheduleState } from '../../core/schedule';
 import { type Execution, N8nInstance, nodeOutput, type WorkflowJson } from '../harness/n8nInstance';
 import { waitFor } from '../harness/net';
+import { isN8n1 } from '../harness/paths';
 import { marker, node, type NodeJson, PACKAGE, workflow } from './workflowBuilder';
 
 /*
@@ -52,6 +53,8 @@ function scheduleWorkflow(name: string, trigger: NodeJson, { slow = false } = {}
 describe('Durable Schedule Trigger in a real n8n', () => {
 	let n8n: N8nInstance;
 	const ids: Record<string, string> = {};
+	/** The message n8n shows for the invalid cron workflow (published, or on 1.x activated, in beforeAll). */
+	let invalidActivation: Promise<string>;
 	const definitions: Record<string, WorkflowJson> = {};
 	const catchUpNames = ['skip', 'coalesce', 'run-all', 'run-all-limited'];
 	const overlapNames = ['skip-if-running', 'queue', 'allow-parallel'];
@@ -71,7 +74,9 @@ describe('Durable Schedule Trigger in a real n8n', () => {
 		definitions.republish = scheduleWorkflow('republish', scheduleNode({ catchUp: 'run-all', ...lateGrace }));
 		definitions.invalid = scheduleWorkflow('invalid cron', scheduleNode({ scheduleType: 'cron', cron: '61 * * * *' }));
 		for (const [name, definition] of Object.entries(definitions)) ids[name] = await n8n.importWorkflow(definition);
-		for (const name of [...catchUpNames, 'republish', 'invalid']) await n8n.publish(ids[name]);
+		for (const name of [...catchUpNames, 'republish']) await n8n.publish(ids[name]);
+		invalidActivation = n8n.activationError(ids.invalid);
+		invalidActivation.catch(() => undefined);
 	});
 
 	afterAll(async () => {
@@ -125,11 +130,7 @@ describe('Durable Schedule Trigger in a real n8n', () => {
 	}
 
 	test('an invalid cron expression is refused at activation, naming the parameter', async () => {
-		const status = await waitFor('the invalid workflow to fail activation', async () => {
-			const { data } = await n8n.rest<{ data: { status: string; triggers: Array<{ status: string; errorMessage?: string }> } }>('GET', `/rest/workflows/${ids.invalid}/publication-status`);
-			return data.status === 'failed' ? data : undefined;
-		}, { timeoutMs: 90_000, intervalMs: 1_000 });
-		expect(status.triggers[0].errorMessage).toBe(
+		expect(await invalidActivation).toBe(
 			'There was a problem activating the workflow: "Invalid cron expression "61 * * * *" for "Cron Expression": minute 61 is out of range 0-59"',
 		);
 		expect(await n8n.executions(ids.invalid)).toEqual([]);
@@ -259,7 +260,16 @@ describe('Durable Schedule Trigger in a real n8n', () => {
 			catchUpNames.map((name) => firesWhen(name, (f) => f.some((fire) => fire.kind === 'scheduled' && fire.declared > stoppedAt), 'a scheduled run after the restart')),
 		);
 		for (const [i, name] of catchUpNames.entries()) {
-			const all = await firesOf(name);
+			let all = await firesOf(name);
+			if (isN8n1) {
+				// n8n 1.x has no deduplication keys: the last window started before the stop was still
+				// unsettled in the stored state, so the activation started it once more (README, Compatibility).
+				const windows = all.map((fire) => fire.declared);
+				const repeated = windows.filter((window, index) => windows.indexOf(window) !== index);
+				expect(repeated.length).toBeLessThanOrEqual(1);
+				for (const window of repeated) expect(window).toBe(Math.max(...all.filter((f) => Date.parse(f.actualAt) < stoppedAt).map((f) => f.declared)));
+				all = all.filter((fire, index) => windows.indexOf(fire.declared) === index);
+			}
 			expectNoWindowTwice(all);
 			const lastBefore = Math.max(...all.filter((f) => Date.parse(f.actualAt) < stoppedAt).map((f) => f.declared));
 			expect(lastBefore).toBeGreaterThanOrEqual(before[i].at(-1)!.declared);

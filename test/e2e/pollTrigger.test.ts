@@ -1,7 +1,15 @@
 import { FakeSystem } from '../harness/fakeSystem';
 import { type Execution, N8nInstance, nodeOutput } from '../harness/n8nInstance';
 import { waitFor } from '../harness/net';
+import { isN8n1 } from '../harness/paths';
 import { marker, node, PACKAGE, workflow } from './workflowBuilder';
+
+/**
+ * n8n 1.x has no deduplication keys: a trigger's last run stays unsettled in the stored state until
+ * the trigger's next write (its next start, or an activation), so a restart or crash before then starts
+ * it once more (README, Compatibility). n8n 2.x refuses it by its key.
+ */
+const LAST_RUN_REPEATS = isN8n1 ? 1 : 0;
 
 type Ticket = { id: number; subject: string };
 
@@ -75,9 +83,12 @@ describe('Poll Trigger in a real n8n', () => {
 
 		await n8n.restart();
 		await polls('/tickets', 2);
-		expect(await n8n.executions(id)).toHaveLength(4);
+		const restarted = await n8n.waitForFinishedExecutions(id, 4 + LAST_RUN_REPEATS);
+		expect(restarted).toHaveLength(4 + LAST_RUN_REPEATS);
+		if (LAST_RUN_REPEATS) expect(runs(restarted).at(-1)).toEqual([{ id: 4, subject: 'invoice' }]);
 		tickets = [...tickets, { id: 5, subject: 'password' }];
-		const afterRestart = await n8n.waitForFinishedExecutions(id, 5);
+		const afterRestart = await n8n.waitForFinishedExecutions(id, 5 + LAST_RUN_REPEATS);
+		expect(afterRestart).toHaveLength(5 + LAST_RUN_REPEATS);
 		expect(runs(afterRestart).at(-1)).toEqual([{ id: 5, subject: 'password' }]);
 		await n8n.unpublish(id);
 	});
@@ -93,10 +104,10 @@ describe('Poll Trigger in a real n8n', () => {
 		await n8n.start();
 		await n8n.login();
 		await polls('/alerts', 2);
-		expect(await n8n.executions(id)).toHaveLength(2);
+		expect(await n8n.waitForFinishedExecutions(id, 2 + LAST_RUN_REPEATS)).toHaveLength(2 + LAST_RUN_REPEATS);
 		alerts = [...alerts, { id: 'a-3' }];
-		const after = await n8n.waitForFinishedExecutions(id, 3);
-		expect(runs(after)).toEqual([[{ id: 'a-1' }], [{ id: 'a-2' }], [{ id: 'a-3' }]]);
+		const after = await n8n.waitForFinishedExecutions(id, 3 + LAST_RUN_REPEATS);
+		expect(runs(after)).toEqual([[{ id: 'a-1' }], [{ id: 'a-2' }], ...(LAST_RUN_REPEATS ? [[{ id: 'a-2' }]] : []), [{ id: 'a-3' }]]);
 		await n8n.unpublish(id);
 	});
 
@@ -194,9 +205,14 @@ describe('Poll Trigger in a real n8n', () => {
 		source.on('GET', '/flaky', () => (failing ? { status: 500, rawBody: '<html>Internal error</html>', contentType: 'text/html' } : { body: [{ id: 'x1' }] }));
 		const id = await n8n.importWorkflow(pollWorkflow('poll flaky', { with: JSON.stringify({ url: source.url('/flaky') }) }));
 		await n8n.publish(id);
-		const [failure] = await n8n.waitForExecutions(id, (all) => all.some((e) => e.status === 'error'), 'a failed execution');
-		const failed = await n8n.execution(failure.id);
-		expect(failed.data?.resultData.error?.message).toContain('answered HTTP 500');
+		if (isN8n1) {
+			// n8n 1.x gives triggers no saveFailedExecution: the failure goes to n8n's log (README, Compatibility).
+			await waitFor('the failure in n8n\'s log', async () => (/error.*Poll: .*answered HTTP 500/.test(n8n.log()) ? true : undefined));
+		} else {
+			const [failure] = await n8n.waitForExecutions(id, (all) => all.some((e) => e.status === 'error'), 'a failed execution');
+			const failed = await n8n.execution(failure.id);
+			expect(failed.data?.resultData.error?.message).toContain('answered HTTP 500');
+		}
 
 		// Backoff: with a 5 s interval the first retry waits the interval, the second twice that.
 		await polls('/flaky', 2);
@@ -205,22 +221,13 @@ describe('Poll Trigger in a real n8n', () => {
 
 		failing = false;
 		const recovered = await n8n.waitForExecutions(id, (all) => all.some((e) => e.status === 'success'), 'a successful run after recovery');
-		expect(recovered.filter((e) => e.status === 'error')).toHaveLength(1);
+		expect(recovered.filter((e) => e.status === 'error')).toHaveLength(isN8n1 ? 0 : 1);
 		expect(runs(recovered.filter((e) => e.status === 'success'))).toEqual([[{ id: 'x1' }]]);
 		await n8n.unpublish(id);
 	});
 
 	test('an invalid JSONata expression refuses activation with a message naming the field', async () => {
 		const id = await n8n.importWorkflow(pollWorkflow('poll invalid', { with: JSON.stringify({ url: source.url('/tickets') }), id: 'id +' }));
-		await n8n.publish(id);
-		const status = await waitFor(
-			'the publication to fail',
-			async () => {
-				const { data } = await n8n.rest<{ data: { status: string; triggers: Array<{ status: string; errorMessage?: string }> } }>('GET', `/rest/workflows/${id}/publication-status`);
-				return data.status === 'failed' ? data : undefined;
-			},
-			{ timeoutMs: 90_000 },
-		);
-		expect(status.triggers[0].errorMessage).toContain('Invalid JSONata in "id"');
+		expect(await n8n.activationError(id)).toContain('Invalid JSONata in "id"');
 	});
 });

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 
 import { copyNodesFolderTo } from './install';
 import { freePort, waitFor } from './net';
-import { instancesDir, n8nBin } from './paths';
+import { instancesDir, isN8n1, n8nBin, n8nNodeBin } from './paths';
 
 export interface Execution {
 	id: string;
@@ -106,7 +106,7 @@ export class N8nInstance {
 	async start(): Promise<void> {
 		if (this.process) throw new Error(`n8n ${this.name} is already running`);
 		const log = createWriteStream(this.logFile, { flags: 'a' });
-		const child = spawn(process.execPath, [n8nBin, 'start'], {
+		const child = spawn(n8nNodeBin, [n8nBin, 'start'], {
 			env: {
 				...process.env,
 				// jest sets NODE_ENV=test, under which n8n does not start as it does for users.
@@ -154,6 +154,13 @@ export class N8nInstance {
 				async () => ((await fetch(`${this.baseUrl}/healthz/readiness`)).ok ? true : undefined),
 				{ timeoutMs: 180_000 },
 			),
+		]);
+		// n8n 1.x answers readiness before its REST API is mounted (a 404 for POST /rest/owner/setup).
+		await Promise.race([
+			startupFailed,
+			waitFor(`n8n ${this.name} to serve its REST API`, async () => ((await fetch(`${this.baseUrl}/rest/settings`)).ok ? true : undefined), {
+				timeoutMs: 180_000,
+			}),
 		]);
 		startupFailed.catch(() => undefined);
 	}
@@ -275,6 +282,12 @@ export class N8nInstance {
 	}
 
 	async createCredential(name: string, type: string, data: Record<string, unknown>): Promise<string> {
+		if (isN8n1) {
+			// n8n 1.x's public API requires every field of the type's schema, also those another choice
+			// hides (e.g. the token of a signature credential); the editor's API stores what it gets.
+			const created = await this.rest<{ data: { id: string } }>('POST', '/rest/credentials', { name, type, data });
+			return created.data.id;
+		}
 		const created = await this.api<{ id: string }>('POST', '/credentials', { name, type, data });
 		return created.id;
 	}
@@ -291,12 +304,41 @@ export class N8nInstance {
 		return created.id;
 	}
 
+	/** Publishes the workflow (n8n 2.x); n8n 1.x activates it instead (`/activate`). */
 	async publish(workflowId: string): Promise<void> {
-		await this.api('POST', `/workflows/${workflowId}/publish`, {});
+		await this.api('POST', `/workflows/${workflowId}/${isN8n1 ? 'activate' : 'publish'}`, isN8n1 ? undefined : {});
 	}
 
+	/** Unpublishes (n8n 2.x) or deactivates (n8n 1.x) the workflow. */
 	async unpublish(workflowId: string): Promise<void> {
-		await this.api('POST', `/workflows/${workflowId}/unpublish`, {});
+		await this.api('POST', `/workflows/${workflowId}/${isN8n1 ? 'deactivate' : 'unpublish'}`, isN8n1 ? undefined : {});
+	}
+
+	/**
+	 * Publishes (2.x) or activates (1.x) a workflow whose trigger is expected to refuse, and returns the
+	 * message n8n shows for it. n8n 2.x publishes at once and reports the trigger's refusal on the
+	 * workflow's publication status; n8n 1.x refuses the activation itself (400 with the message).
+	 */
+	async activationError(workflowId: string, timeoutMs = 90_000): Promise<string> {
+		if (isN8n1) {
+			try {
+				await this.publish(workflowId);
+			} catch (error) {
+				if (error instanceof ApiError && error.status === 400) return (JSON.parse(error.body) as { message: string }).message;
+				throw error;
+			}
+			throw new Error(`workflow ${workflowId} was activated; its trigger was expected to refuse`);
+		}
+		await this.publish(workflowId);
+		const status = await waitFor(
+			`the publication of ${workflowId} to fail`,
+			async () => {
+				const { data } = await this.rest<{ data: { status: string; triggers: Array<{ status: string; errorMessage?: string }> } }>('GET', `/rest/workflows/${workflowId}/publication-status`);
+				return data.status === 'failed' ? data : undefined;
+			},
+			{ timeoutMs, intervalMs: 1_000 },
+		);
+		return status.triggers[0].errorMessage ?? '';
 	}
 
 	async getWorkflow(workflowId: string): Promise<{ id: string; active: boolean; staticData?: unknown; nodes: unknown[] }> {
@@ -314,6 +356,22 @@ export class N8nInstance {
 			all.push(...page.data);
 			cursor = page.nextCursor ?? undefined;
 		} while (cursor);
+		if (isN8n1) {
+			// n8n 1.x's public list leaves out executions it holds in memory, waiting ones included:
+			// the editor's list names them, and the public API returns each by id.
+			const listed = new Set(all.map((execution) => execution.id));
+			const filter = encodeURIComponent(JSON.stringify({ workflowId }));
+			const summary = await this.rest<{ data: { results: Array<{ id: string; status: string }> } }>('GET', `/rest/executions?filter=${filter}&limit=5000`);
+			for (const { id } of summary.data.results) {
+				if (listed.has(id)) continue;
+				const execution = await this.execution(id).catch((error: unknown) => {
+					// Running or just created: the public API refuses it until it has settled (400).
+					if (error instanceof ApiError && error.status === 400) return undefined;
+					throw error;
+				});
+				if (execution) all.push(execution);
+			}
+		}
 		return all.sort((a, b) => Number(a.id) - Number(b.id));
 	}
 
