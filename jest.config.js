@@ -18,6 +18,7 @@ module.exports = {
 			testEnvironment: 'node',
 			modulePathIgnorePatterns,
 			globalSetup: '<rootDir>/test/harness/globalSetup.ts',
+			globalTeardown: '<rootDir>/test/harness/globalTeardown.ts',
 			setupFilesAfterEnv: ['<rootDir>/test/harness/jestSetup.ts'],
 		},
 	],
