@@ -14,6 +14,8 @@ module.exports = {
 		{
 			displayName: 'e2e',
 			testMatch: ['<rootDir>/test/e2e/**/*.test.ts'],
+			// Tests of queue mode alone (a worker killed) run only when the stack is in queue mode.
+			testPathIgnorePatterns: process.env.E2E_TOPOLOGY === 'queue' ? [] : ['/test/e2e/queue[^/]*\\.test\\.ts$'],
 			transform: { '^.+\\.ts$': tsJest },
 			testEnvironment: 'node',
 			modulePathIgnorePatterns,

@@ -188,6 +188,14 @@ describe('Durable Schedule Trigger in a real n8n', () => {
 		const concurrency = intervals.map(([start]) => intervals.filter(([s, e]) => s <= start && start < e).length);
 		expect(Math.max(...concurrency)).toBe(2);
 		expect(historyFrom(await stateOf('allow-parallel'), parallelFires[0].declared)[2]).toEqual(['skipped', w(parallelFires, 2)]);
+
+		if (n8n.topology === 'queue') {
+			// The runs executed on the workers, and both workers ran some: the main only started them.
+			const ranOn = n8n.workerOfExecutions();
+			const overlapRuns = [...skipFires, ...queueFires, ...parallelFires].map((fire) => fire.execution.id);
+			expect(overlapRuns.filter((id) => !ranOn.has(id))).toEqual([]);
+			expect(new Set(overlapRuns.map((id) => ranOn.get(id))).size).toBe(2);
+		}
 	}, 240_000);
 
 	test('re-publishing never runs a window twice, even from stale stored state', async () => {
