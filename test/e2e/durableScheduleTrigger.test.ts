@@ -258,8 +258,10 @@ describe('Durable Schedule Trigger in a real n8n', () => {
 		const stoppedAt = Date.now();
 		// Down until three whole windows after the stop have passed, plus the 2 s late grace.
 		await clockPasses(Math.ceil(stoppedAt / INTERVAL) * INTERVAL + 2 * INTERVAL + 2_500);
-		await n8n.start();
+		// Backfills run once n8n is back: after the start began (in queue mode the main fires its
+		// catch-up as soon as it is up, while the workers are still starting).
 		const restartedAt = Date.now();
+		await n8n.start();
 
 		const after = await Promise.all(
 			catchUpNames.map((name) => firesWhen(name, (f) => f.some((fire) => fire.kind === 'scheduled' && fire.declared > stoppedAt), 'a scheduled run after the restart')),
