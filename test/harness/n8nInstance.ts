@@ -211,13 +211,14 @@ export class N8nInstance {
 	/**
 	 * Creates a fresh instance folder with the packed package installed, and starts n8n on it: one
 	 * process, or in queue mode (E2E_TOPOLOGY=queue) a main, two workers and a webhook processor on
-	 * the Postgres and Redis the e2e global setup started, with a database of its own.
+	 * the Postgres and Redis the e2e global setup started, with a database of its own. Given `services`,
+	 * a queue-mode stack on them whatever the environment says (benchmarks).
 	 */
 	static async launch(name: string, env: Record<string, string> = {}, queueOptions: Partial<QueueStackOptions> = {}): Promise<N8nInstance> {
 		const stamp = `${Date.now()}-${process.pid}`;
 		const userFolder = join(instancesDir, `${name}-${stamp}`);
 		let queue: QueueStackOptions | undefined;
-		if (topologyFromEnv() === 'queue') {
+		if (queueOptions.services || topologyFromEnv() === 'queue') {
 			const services = queueOptions.services ?? servicesFromEnv();
 			if (!services) throw new Error(`${TOPOLOGY_ENV}=queue, but no Postgres and Redis were started (the e2e global setup starts them)`);
 			queue = { ...queueOptions, services, database: `n8n_${name.replace(/[^a-z0-9]/gi, '_')}_${stamp.replace('-', '_')}`.toLowerCase() };
