@@ -1,7 +1,7 @@
 /** Two projects: `unit` (pure logic, fake clocks, no n8n) and `e2e` (the package inside a real n8n). */
 const tsJest = ['ts-jest', { tsconfig: 'tsconfig.json' }];
 /** Installed copies of n8n and of this package: not source, and they confuse jest's module map. */
-const modulePathIgnorePatterns = ['<rootDir>/.cache/', '<rootDir>/.n8n-dev/', '<rootDir>/.toolchain/', '<rootDir>/dist/'];
+const modulePathIgnorePatterns = ['<rootDir>/.cache/', '<rootDir>/.n8n-dev/', '<rootDir>/.n8n-dev-queue/', '<rootDir>/.toolchain/', '<rootDir>/dist/'];
 module.exports = {
 	projects: [
 		{
