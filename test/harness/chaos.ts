@@ -301,7 +301,7 @@ function runningOn(log: string): string[] {
 }
 
 /**
- * Queue mode: kills worker 1 with SIGKILL while it executes runs (each waits `runSeconds`), starts it
+ * Queue mode: kills a worker with SIGKILL while it executes runs (each waits `runSeconds`), starts it
  * again, and counts. Poll: a burst of `items` new items, one run each. Schedule: every 10 s window,
  * allow-parallel, so every window must run once. n8n does not run a killed run again: its job stalls,
  * Bull fails it (n8n sets maxStalledCount 0) and the main records the execution as failed and settles
@@ -309,8 +309,7 @@ function runningOn(log: string): string[] {
  * killed runs are reported separately (they happened, and ended in error).
  */
 export async function runWorkerKillChaos(n8n: N8nInstance, kind: 'poll' | 'schedule', { items = 20, runSeconds = 4 } = {}): Promise<WorkerKillResult> {
-	const worker = n8n.workers[0];
-	if (!worker) throw new Error('worker-kill chaos needs a queue-mode stack');
+	if (n8n.workers.length === 0) throw new Error('worker-kill chaos needs a queue-mode stack');
 	const slow = node('Slow', 'n8n-nodes-base.wait', { amount: runSeconds, unit: 'seconds' }, { typeVersion: 1.1, webhookId: randomUUID() });
 	const source = kind === 'poll' ? await FakeSystem.start() : undefined;
 	let listed = false;
@@ -329,10 +328,14 @@ export async function runWorkerKillChaos(n8n: N8nInstance, kind: 'poll' | 'sched
 			await source.requestCount(POLL_PATH, 1, 120_000);
 			listed = true;
 		}
-		const logBefore = worker.log().length;
-		const victims = await waitFor('worker 1 to be executing a run', async () => {
-			const running = runningOn(worker.log().slice(logBefore));
-			return running.length > 0 ? running : undefined;
+		const logsBefore = n8n.workers.map((w) => w.log().length);
+		// The first worker seen executing a run of this workflow is the one killed.
+		const { worker, logBefore, victims } = await waitFor('a worker to be executing a run', async () => {
+			for (const [i, w] of n8n.workers.entries()) {
+				const running = runningOn(w.log().slice(logsBefore[i]));
+				if (running.length > 0) return { worker: w, logBefore: logsBefore[i], victims: running };
+			}
+			return undefined;
 		}, { timeoutMs: 120_000, intervalMs: 50 });
 		const killedAt = Date.now();
 		await worker.kill();
@@ -375,8 +378,11 @@ export async function runWorkerKillChaos(n8n: N8nInstance, kind: 'poll' | 'sched
 		const count = async (): Promise<Map<string, number>> => {
 			const counts = new Map<string, number>();
 			for (const execution of await n8n.executions(id)) {
-				const found = keysOf(execution);
-				const keys = found.length > 0 ? found : (snapshot.get(execution.id) ?? [`unknown execution ${execution.id}`]);
+				// n8n's execution list leaves out the deduplication key: read a run without items alone.
+				let found = keysOf(execution);
+				if (found.length === 0) found = keysOf(await n8n.execution(execution.id));
+				if (found.length === 0) found = snapshot.get(execution.id) ?? [];
+				const keys = found.length > 0 ? found : [`unknown execution ${execution.id}`];
 				for (const key of keys) counts.set(key, (counts.get(key) ?? 0) + 1);
 			}
 			return counts;
@@ -390,7 +396,7 @@ export async function runWorkerKillChaos(n8n: N8nInstance, kind: 'poll' | 'sched
 		else await n8n.waitForExecutions(id, (all) => all.length >= counts.size + 2, 'two more windows', 60_000);
 		const final = await count();
 		return {
-			case: `${kind}: SIGKILL of a worker during runs`,
+			case: `${kind}: SIGKILL of ${worker.name.replace(/^.* (worker \d+)$/, '$1')} during runs`,
 			kills: 1,
 			earlyKills: 1,
 			expected: expected.length,
