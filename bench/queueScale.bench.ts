@@ -88,7 +88,8 @@ async function executionsWithoutData(n8n: N8nInstance, workflowId: string): Prom
 		all.push(...page.data);
 		cursor = page.nextCursor ?? undefined;
 	} while (cursor);
-	return all;
+	// Pages are read while runs are being saved: an execution can show on two pages.
+	return [...new Map(all.map((execution) => [execution.id, execution])).values()];
 }
 
 async function main(): Promise<void> {
