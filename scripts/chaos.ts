@@ -5,11 +5,19 @@
  * have run is counted. Prints a table: case, kills, items expected, lost, repeated. Exits 1 if any
  * item was lost or repeated. CHAOS_HISTORY (default 20000) remembered keys under each poll burst;
  * CHAOS_CASES (e.g. "unique,schedule queue overlap") runs only those cases.
+ *
+ * `npm run chaos:queue` (E2E_TOPOLOGY=queue): the same against a queue-mode stack (Postgres and Redis
+ * started here, a main, two workers, a webhook processor), the kills hitting the main while the
+ * workers go on; then a worker killed during poll runs and during schedule runs.
  */
-import { CHAOS_N8N_ENV, chaosTable, type ChaosResult, pollChaosCases, runPollChaos, runScheduleChaos, scheduleChaosCases } from '../test/harness/chaos';
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
+
+import { CHAOS_N8N_ENV, chaosTable, type ChaosResult, pollChaosCases, runPollChaos, runScheduleChaos, runWorkerKillChaos, scheduleChaosCases } from '../test/harness/chaos';
 import { ensureN8nInstalled, packAndPrepareNodesFolder } from '../test/harness/install';
-import { N8nInstance } from '../test/harness/n8nInstance';
-import { isN8n1, n8nVersion } from '../test/harness/paths';
+import { N8nInstance, topologyFromEnv } from '../test/harness/n8nInstance';
+import { cacheDir, isN8n1, n8nVersion } from '../test/harness/paths';
+import { type QueueServices, startQueueServices, stopQueueServices } from '../test/harness/queueServices';
 
 const KILLS = Number(process.env.CHAOS_KILLS ?? 20);
 const HISTORY = Number(process.env.CHAOS_HISTORY ?? 20_000);
@@ -18,7 +26,11 @@ const BURST = Number(process.env.CHAOS_BURST ?? 50);
 async function main(): Promise<void> {
 	ensureN8nInstalled();
 	packAndPrepareNodesFolder();
-	const n8n = await N8nInstance.launch('chaos-long', { ...CHAOS_N8N_ENV, N8N_LOG_LEVEL: 'warn' });
+	const queue = topologyFromEnv() === 'queue';
+	const servicesDir = join(cacheDir, `chaos-queue-services-${process.pid}`);
+	const services: QueueServices | undefined = queue ? await startQueueServices(servicesDir, { throwaway: true }) : undefined;
+	// Info level in queue mode: the harness reads which worker runs what from the workers' logs.
+	const n8n = await N8nInstance.launch('chaos-long', { ...CHAOS_N8N_ENV, N8N_LOG_LEVEL: queue ? 'info' : 'warn' }, services ? { services } : {});
 	const results: ChaosResult[] = [];
 	try {
 		const only = process.env.CHAOS_CASES?.split(',').map((name) => name.trim());
@@ -32,10 +44,22 @@ async function main(): Promise<void> {
 			results.push(await runScheduleChaos(n8n, chaos, { kills: KILLS, downtimeMs: 15_000 }));
 			process.stdout.write(`${chaosTable(results.slice(-1))}\n`);
 		}
+		if (queue) {
+			for (const kind of ['poll', 'schedule'] as const) {
+				const result = await runWorkerKillChaos(n8n, kind);
+				results.push(result);
+				process.stdout.write(`${chaosTable([result])}\n  the worker held ${result.killedRuns} run(s): ${result.killedRunOutcomes.join(' | ')}; n8n recorded their end ${result.settledAfterSec} s after the kill; ${result.notRerun} not run again\n`);
+			}
+		}
 	} finally {
 		await n8n.stop();
+		if (services) {
+			stopQueueServices(servicesDir);
+			rmSync(servicesDir, { recursive: true, force: true });
+		}
 	}
-	process.stdout.write(`\nChaos on n8n ${n8nVersion}: ${KILLS} SIGKILLs per case, poll bursts of ${BURST} new items over ${HISTORY.toLocaleString('en')} remembered keys\n${chaosTable(results)}\n`);
+	const topology = queue ? 'queue mode: SIGKILL of the main, workers go on; then of a worker' : 'single process';
+	process.stdout.write(`\nChaos on n8n ${n8nVersion} (${topology}): ${KILLS} SIGKILLs per case, poll bursts of ${BURST} new items over ${HISTORY.toLocaleString('en')} remembered keys\n${chaosTable(results)}\n`);
 	// n8n 1.x has no deduplication keys: up to 2 repeated runs per kill are the bound (README, Compatibility);
 	// the table counts items, and a batch run carries the whole burst.
 	const maxRepeatsPerKill = isN8n1 ? 2 : 0;

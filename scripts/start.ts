@@ -3,6 +3,10 @@
  * user folder .n8n-dev/), starts the demo push-less source the examples poll and, when Dovecot is
  * installed, a demo mailbox for the IMAP example (a new mail every minute), creates the demo
  * credentials, imports the example workflows and prints the editor URL and login. Ctrl-C stops it all.
+ *
+ * `npm start -- --queue`: the same in n8n's queue mode, in .n8n-dev-queue/: PostgreSQL and Redis from
+ * Debian's packages on loopback, an n8n main (editor, API, triggers), two workers (they execute the
+ * runs) and a webhook processor (webhooks and Round-Trip callbacks), each with the package installed.
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -14,6 +18,7 @@ import { ensureN8nInstalled, packAndPrepareNodesFolder } from '../test/harness/i
 import { N8nInstance } from '../test/harness/n8nInstance';
 import { waitFor } from '../test/harness/net';
 import { repoRoot } from '../test/harness/paths';
+import { type QueueServices, startQueueServices, stopQueueServices } from '../test/harness/queueServices';
 import { deliverDemoMail, startDemoMailbox } from './demoMailbox';
 import { type DemoSetup, installExamples } from './demoSetup';
 import { startDemoSource } from './demoSource';
@@ -22,7 +27,12 @@ const N8N_PORT = Number(process.env.N8N_PORT ?? 5678);
 const DEMO_SOURCE_PORT = Number(process.env.DEMO_SOURCE_PORT ?? 5680);
 // Fixed, like the password, so the "Demo IMAP" credential created on the first start stays valid.
 const DEMO_IMAP_PORT = Number(process.env.DEMO_IMAP_PORT ?? 5681);
-const userFolder = join(repoRoot, '.n8n-dev');
+const QUEUE = process.argv.slice(2).includes('--queue');
+const WEBHOOK_PORT = Number(process.env.N8N_WEBHOOK_PORT ?? 5679);
+const POSTGRES_PORT = Number(process.env.POSTGRES_PORT ?? 5682);
+const REDIS_PORT = Number(process.env.REDIS_PORT ?? 5683);
+const userFolder = join(repoRoot, QUEUE ? '.n8n-dev-queue' : '.n8n-dev');
+let services: QueueServices | undefined;
 const setupFile = join(userFolder, 'demo-setup.json');
 /**
  * The processes this start runs outside its own (n8n and Dovecot, each in a process group of its
@@ -77,7 +87,13 @@ async function main(): Promise<void> {
 		let delivered = 2;
 		newMail = setInterval(() => void deliverDemoMail(account, delivered++).catch((error: Error) => console.error(`[start] demo mail not delivered: ${error.message}`)), 60_000);
 	}
-	step(`starting n8n on http://localhost:${N8N_PORT} (installing the package just built into .n8n-dev/.n8n/nodes)`);
+	if (QUEUE) {
+		step(`starting PostgreSQL on 127.0.0.1:${POSTGRES_PORT} and Redis on 127.0.0.1:${REDIS_PORT} (data in .n8n-dev-queue/services)`);
+		services = await startQueueServices(join(userFolder, 'services'), { ports: { postgres: POSTGRES_PORT, redis: REDIS_PORT } });
+		step(`starting the n8n main on http://localhost:${N8N_PORT}, two workers and a webhook processor on http://localhost:${WEBHOOK_PORT}`);
+	} else {
+		step(`starting n8n on http://localhost:${N8N_PORT} (installing the package just built into .n8n-dev/.n8n/nodes)`);
+	}
 	n8nOpening = N8nInstance.open({
 		name: 'dev',
 		userFolder,
@@ -85,8 +101,10 @@ async function main(): Promise<void> {
 		env: { N8N_LOG_LEVEL: 'info' },
 		ownProcessGroup: true,
 		onStarted: (pid) => recordChild('n8n', (n8nPid = pid)),
+		...(services && { queue: { services, database: 'n8n', webhookPort: WEBHOOK_PORT } }),
 	});
 	n8n = await n8nOpening;
+	for (const helper of n8n.helpers) recordChild(helper.name, helper.pid);
 	n8n.onUnexpectedExit((code, signal) => {
 		void shutdown(1, `\n[start] n8n exited unexpectedly (${signal ?? `code ${code}`}); its log is ${n8n?.logFile}. Stopping the demo systems; run npm start again.`);
 	});
@@ -97,6 +115,25 @@ async function main(): Promise<void> {
 	writeFileSync(setupFile, JSON.stringify(setup, null, 2));
 
 	const { email, password } = N8nInstance.owner;
+	if (QUEUE) {
+		const [first, second] = n8n.workers;
+		console.log(`
+n8n with n8n-nodes-durable-triggers is running in queue mode.
+
+  Editor (main): http://localhost:${N8N_PORT}   (editor, API, triggers: polls and schedules start runs here)
+  Login:         ${email}  /  ${password}
+  Workers:       2 (they execute every run), health http://127.0.0.1:${first.port}/healthz and http://127.0.0.1:${second.port}/healthz
+  Webhooks:      http://localhost:${WEBHOOK_PORT}/webhook/…  and Round-Trip callbacks on /webhook-waiting/… (webhook processor)
+  PostgreSQL:    127.0.0.1:${services?.postgresPort}, database n8n, user postgres  (data: .n8n-dev-queue/services/postgres)
+  Redis:         127.0.0.1:${services?.redisPort}  (queue prefix bull-n8n)
+  Demo source:   ${source.baseUrl}  (GET /tickets, GET /inventory, POST /jobs)
+  Demo mailbox:  ${mailbox ? `imap://127.0.0.1:${DEMO_IMAP_PORT}, user ${mailbox.account.connection.user} (credential "Demo IMAP"), a new mail every minute` : NO_MAILBOX}
+  Logs:          ${n8n.logFile}, ${n8n.helpers.map((helper) => helper.logFile.replace(`${userFolder}/`, '')).join(', ')} (in .n8n-dev-queue)
+
+Publish an example workflow: its runs execute on the workers. Ctrl-C stops everything.
+`);
+		return;
+	}
 	console.log(`
 n8n with n8n-nodes-durable-triggers is running.
 
@@ -120,6 +157,7 @@ async function shutdown(code: number, message?: string): Promise<void> {
 		clearInterval(newMail);
 		try {
 			await stopN8n();
+			if (services) stopQueueServices(services.dir);
 			await source?.close();
 			const box = mailbox ?? (await mailboxStarting?.catch(() => undefined));
 			await box?.stop();
@@ -168,6 +206,8 @@ async function takeOverFolder(): Promise<void> {
 		}
 		if (child.dir) rmSync(child.dir, { recursive: true, force: true });
 	}
+	// Postgres and Redis an earlier, killed queue-mode start left running (by their pid files).
+	if (QUEUE) stopQueueServices(join(userFolder, 'services'));
 	mkdirSync(userFolder, { recursive: true });
 	writeRunState({ start: { name: 'npm start', pid: process.pid, command: commandLine(process.pid) ?? '' }, children: [] });
 	ownsRunFile = true;

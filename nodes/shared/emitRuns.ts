@@ -60,13 +60,22 @@ export async function emitRuns<R>(
 /**
  * Errors n8n rejects a run's done-promise with after the run existed: it was cancelled (by a user,
  * its timeout, or shutdown), or it had already ended and left the active executions when n8n looked
- * it up. Anything else happened before n8n created the run. Matched by class name, as the classes
- * this package would import are not the instances n8n loaded.
+ * it up, or (queue mode) its job stalled because the worker running it died. Anything else happened
+ * before n8n created the run. Matched by class name, as the classes this package would import are
+ * not the instances n8n loaded.
+ *
+ * Queue mode, n8n 2.41 (workflow-runner.js `enqueueExecution`, `processError`): the main settles the
+ * done-promise when the worker reports the job finished. When a worker dies mid-run, Bull fails the
+ * job once its lock expires (n8n sets maxStalledCount 0, so it is never run again); the main records
+ * the execution as failed with MaxStalledCountError and resolves the done-promise with that failed
+ * run. A rejection with that class is handled the same way should a later n8n pass it on.
  */
+const RAN_ANYWAY = new Set(['ExecutionCancelledError', 'ExecutionNotFoundError', 'MaxStalledCountError']);
+
 function ranAnyway(error: unknown): boolean {
 	for (let proto = Object.getPrototypeOf(error ?? {}); proto; proto = Object.getPrototypeOf(proto)) {
 		const name = (proto as { constructor?: { name?: string } }).constructor?.name;
-		if (name === 'ExecutionCancelledError' || name === 'ExecutionNotFoundError') return true;
+		if (name !== undefined && RAN_ANYWAY.has(name)) return true;
 	}
 	return false;
 }

@@ -189,6 +189,14 @@ describe('Durable Schedule Trigger in a real n8n', () => {
 		const concurrency = intervals.map(([start]) => intervals.filter(([s, e]) => s <= start && start < e).length);
 		expect(Math.max(...concurrency)).toBe(2);
 		expect(historyFrom(await stateOf('allow-parallel'), parallelFires[0].declared)[2]).toEqual(['skipped', w(parallelFires, 2)]);
+
+		if (n8n.topology === 'queue') {
+			// The runs executed on the workers, and both workers ran some: the main only started them.
+			const ranOn = n8n.workerOfExecutions();
+			const overlapRuns = [...skipFires, ...queueFires, ...parallelFires].map((fire) => fire.execution.id);
+			expect(overlapRuns.filter((id) => !ranOn.has(id))).toEqual([]);
+			expect(new Set(overlapRuns.map((id) => ranOn.get(id))).size).toBe(2);
+		}
 	}, 240_000);
 
 	test('re-publishing never runs a window twice, even from stale stored state', async () => {
@@ -253,8 +261,10 @@ describe('Durable Schedule Trigger in a real n8n', () => {
 		const stoppedAt = Date.now();
 		// Down until three whole windows after the stop have passed, plus the 2 s late grace.
 		await clockPasses(Math.ceil(stoppedAt / INTERVAL) * INTERVAL + 2 * INTERVAL + 2_500);
-		await n8n.start();
+		// Backfills run once n8n is back: after the start began (in queue mode the main fires its
+		// catch-up as soon as it is up, while the workers are still starting).
 		const restartedAt = Date.now();
+		await n8n.start();
 
 		const after = await Promise.all(
 			catchUpNames.map((name) => firesWhen(name, (f) => f.some((fire) => fire.kind === 'scheduled' && fire.declared > stoppedAt), 'a scheduled run after the restart')),

@@ -37,7 +37,7 @@ describe('first edges in a real n8n', () => {
 			),
 		);
 		await n8n.publish(id);
-		await waitFor('the start webhook to be registered', async () => ((await fetch(`${n8n.baseUrl}/webhook/head-inventory`, { method: 'POST' })).ok ? true : undefined));
+		await waitFor('the start webhook to be registered', async () => ((await fetch(`${n8n.webhookBaseUrl}/webhook/head-inventory`, { method: 'POST' })).ok ? true : undefined));
 		const [execution] = await n8n.waitForFinishedExecutions(id, 1);
 		expect(execution.status).toBe('success');
 		const [result] = nodeOutput(execution, 'Check');

@@ -128,7 +128,7 @@ describe('Round-Trip Wait in a real n8n', () => {
 	/** Starts a run through the Webhook trigger at `path`. */
 	async function start(path: string, payload: Record<string, unknown>): Promise<void> {
 		await waitFor(`the ${path} start webhook to be registered`, async () => {
-			const response = await fetch(`${n8n.baseUrl}/webhook/${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(payload) });
+			const response = await fetch(`${n8n.webhookBaseUrl}/webhook/${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(payload) });
 			return response.ok ? true : undefined;
 		});
 	}
@@ -245,7 +245,7 @@ describe('Round-Trip Wait in a real n8n', () => {
 	test('a wait that outlives its timeout leaves through "Timed Out", which a Stop and Error turns into a failed run', async () => {
 		const start = async (path: string, id: string) =>
 			await waitFor(`the ${path} start webhook`, async () => {
-				const response = await fetch(`${n8n.baseUrl}/webhook/${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ id }) });
+				const response = await fetch(`${n8n.webhookBaseUrl}/webhook/${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ id }) });
 				return response.ok ? true : undefined;
 			});
 		await start('rt-timeout', 'order-timeout-1');

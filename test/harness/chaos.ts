@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 
+import { loadDedupeStore } from '../../core/poll';
 import { FakeSystem } from './fakeSystem';
 import type { Execution, N8nInstance } from './n8nInstance';
 import { waitFor } from './net';
@@ -286,4 +287,142 @@ async function countWindows(n8n: N8nInstance, workflowId: string, firstStart = f
 		}
 	}
 	return counts;
+}
+
+/** What a SIGKILL of a worker in the middle of runs did, as the worker-kill chaos cases measure it. */
+export interface WorkerKillResult extends ChaosResult {
+	/** Runs the killed worker had started and not finished when it died. */
+	killedRuns: number;
+	/** Their final status in n8n, and the message n8n recorded (one line each, deduplicated). */
+	killedRunOutcomes: string[];
+	/** From the kill until n8n had recorded an end for every killed run, in seconds. */
+	settledAfterSec: number;
+	/** Runs of items or windows that only ever ran on the killed worker (n8n does not run them again). */
+	notRerun: number;
+}
+
+/** Executions a worker started and had not finished, from its log. */
+function runningOn(log: string): string[] {
+	const finished = new Set([...log.matchAll(/Worker finished execution (\d+)/g)].map((m) => m[1]));
+	return [...log.matchAll(/Worker started execution (\d+)/g)].map((m) => m[1]).filter((id) => !finished.has(id));
+}
+
+/**
+ * Queue mode: kills a worker with SIGKILL while it executes runs (each waits `runSeconds`), starts it
+ * again, and counts. Poll: a burst of `items` new items, one run each. Schedule: every 10 s window,
+ * allow-parallel, so every window must run once. n8n does not run a killed run again: its job stalls,
+ * Bull fails it (n8n sets maxStalledCount 0) and the main records the execution as failed and settles
+ * the trigger's done-promise. So "lost" counts items or windows with no execution at all, and the
+ * killed runs are reported separately (they happened, and ended in error).
+ */
+export async function runWorkerKillChaos(n8n: N8nInstance, kind: 'poll' | 'schedule', { items = 20, runSeconds = 4 } = {}): Promise<WorkerKillResult> {
+	if (n8n.workers.length === 0) throw new Error('worker-kill chaos needs a queue-mode stack');
+	const slow = node('Slow', 'n8n-nodes-base.wait', { amount: runSeconds, unit: 'seconds' }, { typeVersion: 1.1, webhookId: randomUUID() });
+	const source = kind === 'poll' ? await FakeSystem.start() : undefined;
+	let listed = false;
+	const ids = Array.from({ length: items }, (_, i) => `wk-${i}`);
+	source?.on('GET', POLL_PATH, () => ({ body: listed ? ids.map((id) => ({ id })) : [] }));
+	const trigger =
+		kind === 'poll'
+			? node('Poll', `${PACKAGE}.pollTrigger`, { op: 'http.request', with: JSON.stringify({ url: source!.url(POLL_PATH) }), id: 'id', dedupe: 'unique', interval: 5, intervalUnit: 'seconds', options: { timeoutSec: 60 } })
+			: node('Schedule', `${PACKAGE}.durableScheduleTrigger`, { scheduleType: 'interval', interval: 10, intervalUnit: 'seconds', overlap: 'allow-parallel', maxParallel: 100 });
+	const triggerName = kind === 'poll' ? 'Poll' : 'Schedule';
+	const id = await n8n.importWorkflow(workflow(`worker kill ${kind}`, [trigger, slow, marker('Done')], [[triggerName, 'Slow'], ['Slow', 'Done']]));
+	const publishedAt = Date.now();
+	try {
+		await n8n.publish(id);
+		if (source) {
+			await source.requestCount(POLL_PATH, 1, 120_000);
+			listed = true;
+		}
+		const logsBefore = n8n.workers.map((w) => w.log().length);
+		// The first worker seen executing a run of this workflow is the one killed.
+		const { worker, logBefore, victims } = await waitFor('a worker to be executing a run', async () => {
+			for (const [i, w] of n8n.workers.entries()) {
+				const running = runningOn(w.log().slice(logsBefore[i]));
+				if (running.length > 0) return { worker: w, logBefore: logsBefore[i], victims: running };
+			}
+			return undefined;
+		}, { timeoutMs: 120_000, intervalMs: 50 });
+		const killedAt = Date.now();
+		await worker.kill();
+		// Everything it had started and not finished when it died (more may have started since the check).
+		victims.splice(0, victims.length, ...runningOn(worker.log().slice(logBefore)));
+		// What each execution carries, read now: when n8n fails a killed run it replaces the execution's
+		// data with the error (no trigger output left), so its item is known from this snapshot.
+		// Failing that, by the deduplication key: a window's is `dst:…@<window>`; a poll item's
+		// (dedupe unique) `poll:<workflow>:<node>:<hash of the item's key>`, computed as the core does.
+		const itemOfHash = new Map<string, string>();
+		const { store } = loadDedupeStore({ dedupe: { kind: 'unique' }, firstPoll: { mode: 'all' } });
+		const planned = store.plan(ids.map((itemId, index) => ({ item: { id: itemId }, key: itemId, index })), Date.now());
+		for (const run of store.commit(planned, Date.now(), { keyPrefix: '', onePerItem: true })) {
+			itemOfHash.set(String(run.key), String(run.candidates[0].key));
+		}
+		const keysOf = (execution: Execution): string[] => {
+			const found = triggerItems(execution, triggerName);
+			if (found.length > 0) return found.map((item) => String(source ? item.id : item.declaredAt));
+			const key = execution.deduplicationKey ?? '';
+			const named = source ? itemOfHash.get(key.split(':').at(-1) ?? '') : key.split('@')[1];
+			return named ? [named] : [];
+		};
+		// The list leaves out running executions: the killed ones are read one by one.
+		const snapshot = new Map(await Promise.all(victims.map(async (victim) => [victim, keysOf(await n8n.execution(victim))] as const)));
+		for (const execution of await n8n.executions(id)) if (!snapshot.has(execution.id)) snapshot.set(execution.id, keysOf(execution));
+		await worker.start();
+		// Every killed run ended in n8n's database (no longer running).
+		const ended = await waitFor(
+			'n8n to record an end for the runs the killed worker held',
+			async () => {
+				const all = await Promise.all(victims.map(async (victim) => await n8n.execution(victim)));
+				return all.every((execution) => execution.status !== 'running' && execution.status !== 'new') ? all : undefined;
+			},
+			{ timeoutMs: 300_000, intervalMs: 1_000 },
+		);
+		const settledAfterSec = Math.round((Math.max(...ended.map((e) => Date.parse(e.stoppedAt ?? '') || Date.now())) - killedAt) / 1000);
+		const killedKeys = new Set(victims.flatMap((victim) => snapshot.get(victim) ?? []));
+		if (killedKeys.size === 0) throw new Error(`the killed runs ${victims.join(', ')} carried no item the test could name`);
+		const expected = source ? ids : windowsBetween(Math.ceil((publishedAt + 2_000) / WINDOW_MS) * WINDOW_MS, Date.now() - 5_000);
+		const count = async (): Promise<Map<string, number>> => {
+			const counts = new Map<string, number>();
+			for (const execution of await n8n.executions(id)) {
+				// n8n's execution list leaves out the deduplication key: read a run without items alone.
+				let found = keysOf(execution);
+				if (found.length === 0) found = keysOf(await n8n.execution(execution.id));
+				if (found.length === 0) found = snapshot.get(execution.id) ?? [];
+				const keys = found.length > 0 ? found : [`unknown execution ${execution.id}`];
+				for (const key of keys) counts.set(key, (counts.get(key) ?? 0) + 1);
+			}
+			return counts;
+		};
+		const counts = await waitFor(`every ${kind} item to have run`, async () => {
+			const counted = await count();
+			return expected.every((key) => counted.has(key)) ? counted : undefined;
+		}, { timeoutMs: 120_000, intervalMs: 1_000 }).catch(count);
+		// Two more polls (or windows): a late repeat would show now.
+		if (source) await source.requestCount(POLL_PATH, source.requests(POLL_PATH).length + 2, 60_000);
+		else await n8n.waitForExecutions(id, (all) => all.length >= counts.size + 2, 'two more windows', 60_000);
+		const final = await count();
+		return {
+			case: `${kind}: SIGKILL of ${worker.name.replace(/^.* (worker \d+)$/, '$1')} during runs`,
+			kills: 1,
+			earlyKills: 1,
+			expected: expected.length,
+			lost: expected.filter((key) => !final.has(key)).length,
+			// Executions the test could not name count as repeats; windows after the counted range do not.
+			repeated: [...final].reduce((sum, [key, count]) => sum + (key.startsWith('unknown execution') ? count : Math.max(0, count - 1)), 0),
+			killedRuns: victims.length,
+			killedRunOutcomes: [...new Set(ended.map((e) => `${e.status}: ${e.data?.resultData.error?.message ?? '(no error)'}`.slice(0, 160)))],
+			settledAfterSec,
+			notRerun: [...killedKeys].filter((key) => (final.get(key) ?? 0) === 1).length,
+		};
+	} finally {
+		await n8n.unpublish(id).catch(() => undefined);
+		await source?.close();
+	}
+}
+
+function windowsBetween(from: number, to: number): string[] {
+	const windows: string[] = [];
+	for (let window = from; window <= to; window += WINDOW_MS) windows.push(new Date(window).toISOString());
+	return windows;
 }

@@ -1,12 +1,41 @@
+import { existsSync, readdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+
 import { ensureN8nInstalled, packAndPrepareNodesFolder, removeFoldersOfEndedProcesses } from './install';
-import { instancesDir } from './paths';
+import { topologyFromEnv } from './n8nInstance';
+import { cacheDir, instancesDir } from './paths';
+import { SERVICES_ENV, startQueueServices, stopQueueServices } from './queueServices';
 
 /**
  * Once per e2e run: the pinned n8n is installed, the freshly built package is packed, and instance
- * folders of earlier runs (kept until now for their logs) are removed.
+ * folders of earlier runs (kept until now for their logs) are removed. With E2E_TOPOLOGY=queue,
+ * Postgres and Redis are started for the run (each test's stack gets its own database and Redis
+ * prefix); the global teardown stops them.
  */
 export default async function globalSetup(): Promise<void> {
 	ensureN8nInstalled();
 	packAndPrepareNodesFolder();
 	removeFoldersOfEndedProcesses(instancesDir, /-(\d+)$/);
+	if (topologyFromEnv() !== 'queue') return;
+	// Services a killed run left behind.
+	for (const entry of existsSync(cacheDir) ? readdirSync(cacheDir) : []) {
+		const pid = Number(/^queue-services-(\d+)$/.exec(entry)?.[1]);
+		if (pid && pid !== process.pid && !isAlive(pid)) {
+			stopQueueServices(join(cacheDir, entry));
+			rmSync(join(cacheDir, entry), { recursive: true, force: true });
+		}
+	}
+	const services = await startQueueServices(join(cacheDir, `queue-services-${process.pid}`), { throwaway: true });
+	process.env[SERVICES_ENV.dir] = services.dir;
+	process.env[SERVICES_ENV.postgres] = String(services.postgresPort);
+	process.env[SERVICES_ENV.redis] = String(services.redisPort);
+}
+
+function isAlive(pid: number): boolean {
+	try {
+		process.kill(pid, 0);
+		return true;
+	} catch {
+		return false;
+	}
 }

@@ -1,10 +1,149 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { createWriteStream, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { copyNodesFolderTo } from './install';
 import { freePort, waitFor } from './net';
 import { instancesDir, isN8n1, n8nBin, n8nNodeBin } from './paths';
+import { createDatabase, type QueueServices, servicesFromEnv } from './queueServices';
+
+/**
+ * `single`: one n8n process with SQLite (the default). `queue`: n8n's queue mode, a main (triggers,
+ * API, editor), workers that execute the runs and a webhook processor that answers webhooks, sharing
+ * PostgreSQL and Redis. The e2e tests pick it with `E2E_TOPOLOGY=queue`.
+ */
+export type Topology = 'single' | 'queue';
+export const TOPOLOGY_ENV = 'E2E_TOPOLOGY';
+export function topologyFromEnv(): Topology {
+	const value = process.env[TOPOLOGY_ENV] ?? 'single';
+	if (value !== 'single' && value !== 'queue') throw new Error(`${TOPOLOGY_ENV} must be "single" or "queue", not "${value}"`);
+	return value;
+}
+
+/** How a queue-mode stack is made: the shared services, its own database and Redis prefix, its processes. */
+export interface QueueStackOptions {
+	services: QueueServices;
+	/** Postgres database of this stack (created if missing). Also its Redis key prefix. */
+	database: string;
+	workers?: number;
+	/** Runs at once per worker (`n8n worker --concurrency`). */
+	concurrency?: number;
+	/** The webhook processor's port (a free one if not given). */
+	webhookPort?: number;
+}
+
+/** Environment common to every n8n process, whatever it runs. */
+const QUIET_ENV = {
+	// jest sets NODE_ENV=test, under which n8n does not start as it does for users.
+	NODE_ENV: 'production',
+	N8N_LISTEN_ADDRESS: '127.0.0.1',
+	N8N_HOST: '127.0.0.1',
+	N8N_PROTOCOL: 'http',
+	N8N_DIAGNOSTICS_ENABLED: 'false',
+	N8N_VERSION_NOTIFICATIONS_ENABLED: 'false',
+	N8N_TEMPLATES_ENABLED: 'false',
+	N8N_PERSONALIZATION_ENABLED: 'false',
+	N8N_SECURE_COOKIE: 'false',
+	N8N_ENFORCE_SETTINGS_FILE_PERMISSIONS: 'false',
+	N8N_GRACEFUL_SHUTDOWN_TIMEOUT: '20',
+	N8N_LOG_LEVEL: 'debug',
+	N8N_LOG_OUTPUT: 'console',
+	GENERIC_TIMEZONE: 'UTC',
+};
+
+/**
+ * One n8n process of a queue-mode stack other than the main: a worker (`n8n worker`) or the webhook
+ * processor (`n8n webhook`), with its own user folder (the package installed in it) and broker port.
+ */
+export class N8nHelperProcess {
+	private process?: ChildProcess;
+	private exited?: Promise<number | null>;
+	readonly logFile: string;
+
+	constructor(
+		readonly role: 'worker' | 'webhook',
+		readonly name: string,
+		readonly userFolder: string,
+		/** Health/readiness port: the worker's health server, or the webhook processor's HTTP port. */
+		readonly port: number,
+		private readonly brokerPort: number,
+		private readonly args: string[],
+		private readonly env: () => Record<string, string>,
+		private readonly ownProcessGroup: boolean,
+	) {
+		this.logFile = join(userFolder, 'n8n.log');
+	}
+
+	get pid(): number | undefined {
+		return this.process?.pid;
+	}
+
+	get running(): boolean {
+		return this.process !== undefined;
+	}
+
+	get baseUrl(): string {
+		return `http://127.0.0.1:${this.port}`;
+	}
+
+	async start(): Promise<void> {
+		if (this.process) return;
+		mkdirSync(this.userFolder, { recursive: true });
+		copyNodesFolderTo(this.userFolder);
+		const log = createWriteStream(this.logFile, { flags: 'a' });
+		const roleEnv: Record<string, string> =
+			this.role === 'worker'
+				? { QUEUE_HEALTH_CHECK_ACTIVE: 'true', QUEUE_HEALTH_CHECK_PORT: String(this.port), N8N_WORKER_SERVER_ADDRESS: '127.0.0.1' }
+				: { N8N_PORT: String(this.port) };
+		const child = spawn(process.execPath, [n8nBin, this.role, ...this.args], {
+			env: { ...process.env, ...this.env(), ...roleEnv, N8N_USER_FOLDER: this.userFolder, N8N_RUNNERS_BROKER_PORT: String(this.brokerPort) },
+			stdio: ['ignore', 'pipe', 'pipe'],
+			detached: this.ownProcessGroup,
+		});
+		child.stdout?.pipe(log);
+		child.stderr?.pipe(log);
+		this.process = child;
+		this.exited = new Promise((resolve) => child.once('exit', (code) => resolve(code)));
+		const startupFailed = this.exited.then((code) => {
+			throw new Error(`n8n ${this.name} exited with code ${code} during start; see ${this.logFile}`);
+		});
+		await Promise.race([
+			startupFailed,
+			waitFor(
+				`n8n ${this.name} to answer /healthz/readiness`,
+				async () => ((await fetch(`${this.baseUrl}/healthz/readiness`)).ok ? true : undefined),
+				{ timeoutMs: 180_000 },
+			),
+		]);
+		startupFailed.catch(() => undefined);
+	}
+
+	async stop(): Promise<void> {
+		await this.terminate('SIGTERM');
+	}
+
+	/** SIGKILL: the process dies with whatever it was running. */
+	async kill(): Promise<void> {
+		await this.terminate('SIGKILL');
+	}
+
+	private async terminate(signal: NodeJS.Signals): Promise<void> {
+		if (!this.process) return;
+		this.process.kill(signal);
+		await this.exited;
+		this.process = undefined;
+	}
+
+	log(): string {
+		return existsSync(this.logFile) ? readFileSync(this.logFile, 'utf8') : '';
+	}
+
+	/** Executions this worker started (its log's "Worker started execution <id>"). */
+	executionsStarted(): string[] {
+		return [...this.log().matchAll(/Worker started execution (\d+)/g)].map((match) => match[1]);
+	}
+}
 
 export interface Execution {
 	id: string;
@@ -49,6 +188,10 @@ export class N8nInstance {
 	private cookie?: string;
 	readonly logFile: string;
 
+	/** Queue mode: the workers, then the webhook processor (empty in single-process mode). */
+	readonly workers: N8nHelperProcess[] = [];
+	webhookProcessor?: N8nHelperProcess;
+
 	private constructor(
 		readonly name: string,
 		readonly userFolder: string,
@@ -56,14 +199,31 @@ export class N8nInstance {
 		private readonly brokerPort: number,
 		private readonly extraEnv: Record<string, string>,
 		private readonly ownProcessGroup: boolean,
+		readonly queue?: Required<QueueStackOptions>,
 	) {
 		this.logFile = join(userFolder, 'n8n.log');
 	}
 
-	/** Creates a fresh instance folder with the packed package installed, and starts n8n on it. */
-	static async launch(name: string, env: Record<string, string> = {}): Promise<N8nInstance> {
-		const userFolder = join(instancesDir, `${name}-${Date.now()}-${process.pid}`);
-		return await N8nInstance.open({ name, userFolder, port: await freePort(), env });
+	get topology(): Topology {
+		return this.queue ? 'queue' : 'single';
+	}
+
+	/**
+	 * Creates a fresh instance folder with the packed package installed, and starts n8n on it: one
+	 * process, or in queue mode (E2E_TOPOLOGY=queue) a main, two workers and a webhook processor on
+	 * the Postgres and Redis the e2e global setup started, with a database of its own. Given `services`,
+	 * a queue-mode stack on them whatever the environment says (benchmarks).
+	 */
+	static async launch(name: string, env: Record<string, string> = {}, queueOptions: Partial<QueueStackOptions> = {}): Promise<N8nInstance> {
+		const stamp = `${Date.now()}-${process.pid}`;
+		const userFolder = join(instancesDir, `${name}-${stamp}`);
+		let queue: QueueStackOptions | undefined;
+		if (queueOptions.services || topologyFromEnv() === 'queue') {
+			const services = queueOptions.services ?? servicesFromEnv();
+			if (!services) throw new Error(`${TOPOLOGY_ENV}=queue, but no Postgres and Redis were started (the e2e global setup starts them)`);
+			queue = { ...queueOptions, services, database: `n8n_${name.replace(/[^a-z0-9]/gi, '_')}_${stamp.replace('-', '_')}`.toLowerCase() };
+		}
+		return await N8nInstance.open({ name, userFolder, port: await freePort(), env, queue });
 	}
 
 	/**
@@ -77,6 +237,7 @@ export class N8nInstance {
 		env = {},
 		ownProcessGroup = false,
 		onStarted,
+		queue,
 	}: {
 		name: string;
 		userFolder: string;
@@ -89,10 +250,25 @@ export class N8nInstance {
 		ownProcessGroup?: boolean;
 		/** Called as soon as the n8n process exists, before it is ready (to record its pid). */
 		onStarted?: (pid: number) => void;
+		/** Queue mode: the stack to start around the main. */
+		queue?: QueueStackOptions;
 	}): Promise<N8nInstance> {
 		mkdirSync(userFolder, { recursive: true });
 		copyNodesFolderTo(userFolder);
-		const instance = new N8nInstance(name, userFolder, port, await freePort(), env, ownProcessGroup);
+		let stack: Required<QueueStackOptions> | undefined;
+		if (queue) {
+			createDatabase(queue.services, queue.database);
+			stack = { workers: 2, concurrency: 10, ...queue, webhookPort: queue.webhookPort ?? (await freePort()) };
+		}
+		const instance = new N8nInstance(name, userFolder, port, await freePort(), env, ownProcessGroup, stack);
+		if (stack) {
+			for (let i = 1; i <= stack.workers; i++) {
+				instance.workers.push(
+					new N8nHelperProcess('worker', `${name} worker ${i}`, join(userFolder, `worker-${i}`), await freePort(), await freePort(), [`--concurrency=${stack.concurrency}`], () => instance.environment(), ownProcessGroup),
+				);
+			}
+			instance.webhookProcessor = new N8nHelperProcess('webhook', `${name} webhook processor`, join(userFolder, 'webhook'), stack.webhookPort, await freePort(), [], () => instance.environment(), ownProcessGroup);
+		}
 		if (onStarted) instance.onSpawn = onStarted;
 		await instance.start();
 		await instance.ensureOwnerAndApiKey();
@@ -103,33 +279,66 @@ export class N8nInstance {
 		return `http://127.0.0.1:${this.port}`;
 	}
 
+	/** Where production webhooks and resume URLs are served: the main, or in queue mode the webhook processor. */
+	get webhookBaseUrl(): string {
+		return this.webhookProcessor?.baseUrl ?? this.baseUrl;
+	}
+
+	/** The n8n processes besides the main (queue mode). */
+	get helpers(): N8nHelperProcess[] {
+		return [...this.workers, ...(this.webhookProcessor ? [this.webhookProcessor] : [])];
+	}
+
+	/** What every process of this instance shares: database, queue, encryption key, webhook URL. */
+	environment(): Record<string, string> {
+		const common = { ...QUIET_ENV, WEBHOOK_URL: `${this.webhookBaseUrl}/` };
+		if (!this.queue) return { ...common, DB_TYPE: 'sqlite', ...this.extraEnv };
+		return {
+			...common,
+			EXECUTIONS_MODE: 'queue',
+			DB_TYPE: 'postgresdb',
+			DB_POSTGRESDB_HOST: '127.0.0.1',
+			DB_POSTGRESDB_PORT: String(this.queue.services.postgresPort),
+			DB_POSTGRESDB_DATABASE: this.queue.database,
+			DB_POSTGRESDB_USER: 'postgres',
+			DB_POSTGRESDB_PASSWORD: '',
+			QUEUE_BULL_REDIS_HOST: '127.0.0.1',
+			QUEUE_BULL_REDIS_PORT: String(this.queue.services.redisPort),
+			// Stacks sharing one Redis keep to their own queue and pub/sub channels.
+			QUEUE_BULL_PREFIX: `bull-${this.queue.database}`,
+			N8N_REDIS_KEY_PREFIX: `n8n-${this.queue.database}`,
+			N8N_ENCRYPTION_KEY: this.encryptionKey(),
+			// Production webhooks go to the webhook processor only, as in a scaled deployment.
+			N8N_DISABLE_PRODUCTION_MAIN_PROCESS: 'true',
+			...this.extraEnv,
+		};
+	}
+
+	/** One key for every process of the stack, kept in the main's folder so restarts keep it. */
+	private encryptionKey(): string {
+		const file = join(this.userFolder, 'e2e-encryption-key.txt');
+		if (!existsSync(file)) writeFileSync(file, randomBytes(24).toString('hex'));
+		return readFileSync(file, 'utf8').trim();
+	}
+
+	/**
+	 * Starts what is not running: the main (it migrates the database first), then in queue mode the
+	 * workers and the webhook processor.
+	 */
 	async start(): Promise<void> {
-		if (this.process) throw new Error(`n8n ${this.name} is already running`);
+		if (!this.process) await this.startMain();
+		await Promise.all(this.helpers.map(async (helper) => await helper.start()));
+	}
+
+	private async startMain(): Promise<void> {
 		const log = createWriteStream(this.logFile, { flags: 'a' });
 		const child = spawn(n8nNodeBin, [n8nBin, 'start'], {
 			env: {
 				...process.env,
-				// jest sets NODE_ENV=test, under which n8n does not start as it does for users.
-				NODE_ENV: 'production',
+				...this.environment(),
 				N8N_USER_FOLDER: this.userFolder,
 				N8N_PORT: String(this.port),
-				N8N_LISTEN_ADDRESS: '127.0.0.1',
-				N8N_HOST: '127.0.0.1',
-				N8N_PROTOCOL: 'http',
-				WEBHOOK_URL: `${this.baseUrl}/`,
 				N8N_RUNNERS_BROKER_PORT: String(this.brokerPort),
-				DB_TYPE: 'sqlite',
-				N8N_DIAGNOSTICS_ENABLED: 'false',
-				N8N_VERSION_NOTIFICATIONS_ENABLED: 'false',
-				N8N_TEMPLATES_ENABLED: 'false',
-				N8N_PERSONALIZATION_ENABLED: 'false',
-				N8N_SECURE_COOKIE: 'false',
-				N8N_ENFORCE_SETTINGS_FILE_PERMISSIONS: 'false',
-				N8N_GRACEFUL_SHUTDOWN_TIMEOUT: '20',
-				N8N_LOG_LEVEL: 'debug',
-				N8N_LOG_OUTPUT: 'console',
-				GENERIC_TIMEZONE: 'UTC',
-				...this.extraEnv,
 			},
 			stdio: ['ignore', 'pipe', 'pipe'],
 			detached: this.ownProcessGroup,
@@ -177,12 +386,21 @@ export class N8nInstance {
 
 	private onSpawn?: (pid: number) => void;
 
-	/** SIGTERM and wait: n8n shuts down gracefully (triggers closed, static data as n8n leaves it). */
+	/**
+	 * SIGTERM and wait: n8n shuts down gracefully (triggers closed, static data as n8n leaves it). In
+	 * queue mode the whole stack stops: the webhook processor and the main, then the workers (which
+	 * finish the runs they hold).
+	 */
 	async stop(): Promise<void> {
+		await this.webhookProcessor?.stop();
 		await this.terminate('SIGTERM');
+		await Promise.all(this.workers.map(async (worker) => await worker.stop()));
 	}
 
-	/** SIGKILL: a crash. Nothing n8n would do on shutdown happens. */
+	/**
+	 * SIGKILL of the main: a crash. Nothing n8n would do on shutdown happens. In queue mode the workers
+	 * and the webhook processor go on (`start()` brings the main back).
+	 */
 	async kill(): Promise<void> {
 		await this.terminate('SIGKILL');
 	}
@@ -203,8 +421,18 @@ export class N8nInstance {
 		this.cookie = undefined;
 	}
 
+	/** The main's log (triggers, activation, deduplication refusals). */
 	log(): string {
 		return readFileSync(this.logFile, 'utf8');
+	}
+
+	/** Queue mode: which worker (1-based) started each execution, from the workers' logs. */
+	workerOfExecutions(): Map<string, number> {
+		const ran = new Map<string, number>();
+		this.workers.forEach((worker, i) => {
+			for (const id of worker.executionsStarted()) ran.set(id, i + 1);
+		});
+		return ran;
 	}
 
 	// ---- REST (editor session) and public API ----
