@@ -17,6 +17,18 @@ export default [
 		rules: { '@n8n/community-nodes/require-node-api-error': 'off' },
 	},
 	{
-		ignores: ['dist/**', 'test/**', 'bench/**', 'scripts/**', '.cache/**', '.toolchain/**', '.n8n-dev/**', 'jest.config.js', 'gulpfile.js', '**/*.test.ts', 'core/testing/**'],
+		ignores: [
+			'dist/**',
+			'test/**',
+			'bench/**',
+			'scripts/**',
+			'.cache/**',
+			'.toolchain/**',
+			'.n8n-dev/**',
+			'jest.config.js',
+			'gulpfile.js',
+			'**/*.test.ts',
+			'core/testing/**',
+		],
 	},
 ];

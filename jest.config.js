@@ -1,12 +1,22 @@
 /** Two projects: `unit` (pure logic, fake clocks, no n8n) and `e2e` (the package inside a real n8n). */
 const tsJest = ['ts-jest', { tsconfig: 'tsconfig.json' }];
 /** Installed copies of n8n and of this package: not source, and they confuse jest's module map. */
-const modulePathIgnorePatterns = ['<rootDir>/.cache/', '<rootDir>/.n8n-dev/', '<rootDir>/.n8n-dev-queue/', '<rootDir>/.toolchain/', '<rootDir>/dist/'];
+const modulePathIgnorePatterns = [
+	'<rootDir>/.cache/',
+	'<rootDir>/.n8n-dev/',
+	'<rootDir>/.n8n-dev-queue/',
+	'<rootDir>/.toolchain/',
+	'<rootDir>/dist/',
+];
 module.exports = {
 	projects: [
 		{
 			displayName: 'unit',
-			testMatch: ['<rootDir>/core/**/*.test.ts', '<rootDir>/nodes/**/*.test.ts', '<rootDir>/credentials/**/*.test.ts'],
+			testMatch: [
+				'<rootDir>/core/**/*.test.ts',
+				'<rootDir>/nodes/**/*.test.ts',
+				'<rootDir>/credentials/**/*.test.ts',
+			],
 			transform: { '^.+\\.ts$': tsJest },
 			testEnvironment: 'node',
 			modulePathIgnorePatterns,
@@ -15,7 +25,8 @@ module.exports = {
 			displayName: 'e2e',
 			testMatch: ['<rootDir>/test/e2e/**/*.test.ts'],
 			// Tests of queue mode alone (a worker killed) run only when the stack is in queue mode.
-			testPathIgnorePatterns: process.env.E2E_TOPOLOGY === 'queue' ? [] : ['/test/e2e/queue[^/]*\\.test\\.ts$'],
+			testPathIgnorePatterns:
+				process.env.E2E_TOPOLOGY === 'queue' ? [] : ['/test/e2e/queue[^/]*\\.test\\.ts$'],
 			transform: { '^.+\\.ts$': tsJest },
 			testEnvironment: 'node',
 			modulePathIgnorePatterns,

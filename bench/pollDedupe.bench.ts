@@ -6,19 +6,34 @@
  */
 import { performance } from 'node:perf_hooks';
 
-import { type DedupeConfig, type DedupeStore, loadDedupeStore, PollExpressions } from '../core/poll';
+import {
+	type DedupeConfig,
+	type DedupeStore,
+	loadDedupeStore,
+	PollExpressions,
+} from '../core/poll';
 
 const POLL_SIZE = 10_000;
 const HISTORIES = (process.env.BENCH_HISTORIES ?? '10000,100000,1000000').split(',').map(Number);
 const REPEATS = 5;
-const KINDS: DedupeConfig[] = [{ kind: 'unique' }, { kind: 'time_window', ttlMs: 30 * 86_400_000 }, { kind: 'changed' }, { kind: 'greatest' }, { kind: 'last' }];
+const KINDS: DedupeConfig[] = [
+	{ kind: 'unique' },
+	{ kind: 'time_window', ttlMs: 30 * 86_400_000 },
+	{ kind: 'changed' },
+	{ kind: 'greatest' },
+	{ kind: 'last' },
+];
 /** Kinds whose state is a cursor, not one entry per key: their size does not grow with the history. */
 const CURSOR_KINDS = new Set(['greatest', 'last']);
 const expressions = new PollExpressions({ id: 'id', version: 'v' });
 
 /** A poll's worth of items: string ids from `first` on (zero-padded so string order is numeric order), each with a version. */
 function itemsFrom(first: number, count: number) {
-	return Array.from({ length: count }, (_, i) => ({ id: idOf(first + i), v: 1, name: `item ${first + i}` }));
+	return Array.from({ length: count }, (_, i) => ({
+		id: idOf(first + i),
+		v: 1,
+		name: `item ${first + i}`,
+	}));
 }
 
 function idOf(n: number): string {
@@ -31,9 +46,13 @@ async function poll(store: DedupeStore, items: unknown[], now: number): Promise<
 	return store.commit(store.plan(keyed, now), now, { keyPrefix: 'poll:bench:' }).length;
 }
 
-async function withHistory(config: DedupeConfig, history: number): Promise<{ store: DedupeStore; next: number }> {
+async function withHistory(
+	config: DedupeConfig,
+	history: number,
+): Promise<{ store: DedupeStore; next: number }> {
 	let store = loadDedupeStore({ dedupe: config }).store;
-	for (let first = 0; first < history; first += POLL_SIZE) await poll(store, itemsFrom(first, Math.min(POLL_SIZE, history - first)), Date.now());
+	for (let first = 0; first < history; first += POLL_SIZE)
+		await poll(store, itemsFrom(first, Math.min(POLL_SIZE, history - first)), Date.now());
 	// As after a restart: the history comes back from its serialized form.
 	store = loadDedupeStore({ dedupe: config }, JSON.parse(JSON.stringify(store.serialize()))).store;
 	return { store, next: history };
@@ -73,7 +92,17 @@ function timeBaseline(history: number): { ms: number; bytesPerKey: number; sampl
 }
 
 async function main(): Promise<void> {
-	const rows: string[][] = [['kind', 'history', 'ms/poll', 'bytes/key', 'baseline ms/poll', 'baseline bytes/key', 'speed-up']];
+	const rows: string[][] = [
+		[
+			'kind',
+			'history',
+			'ms/poll',
+			'bytes/key',
+			'baseline ms/poll',
+			'baseline bytes/key',
+			'speed-up',
+		],
+	];
 	const baselines = new Map(HISTORIES.map((h) => [h, timeBaseline(h)]));
 	await timePolls((await withHistory(KINDS[0], POLL_SIZE)).store, POLL_SIZE); // warm-up: JIT and GC settle before measuring
 	for (const config of KINDS) {
@@ -87,7 +116,9 @@ async function main(): Promise<void> {
 				config.kind,
 				history.toLocaleString('en'),
 				ms.toFixed(1),
-				CURSOR_KINDS.has(config.kind) ? `${stateBytes} B total` : (stateBytes / remembered).toFixed(1),
+				CURSOR_KINDS.has(config.kind)
+					? `${stateBytes} B total`
+					: (stateBytes / remembered).toFixed(1),
 				`${baseline.ms.toFixed(0)}${baseline.sampled ? ' (sampled)' : ''}`,
 				baseline.bytesPerKey.toFixed(1),
 				`${(baseline.ms / ms).toFixed(0)}×`,
@@ -95,7 +126,8 @@ async function main(): Promise<void> {
 		}
 	}
 	const widths = rows[0].map((_, c) => Math.max(...rows.map((row) => row[c].length)));
-	for (const row of rows) process.stdout.write(`${row.map((cell, c) => cell.padStart(widths[c])).join('  ')}\n`);
+	for (const row of rows)
+		process.stdout.write(`${row.map((cell, c) => cell.padStart(widths[c])).join('  ')}\n`);
 }
 
 void main();

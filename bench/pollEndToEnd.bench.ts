@@ -35,7 +35,10 @@ interface Figures {
 }
 
 const seed = (count: number) => Array.from({ length: count }, (_, i) => ({ id: `seed-${i}` }));
-const fresh = Array.from({ length: NEW_ITEMS }, (_, i) => ({ id: `new-${i}`, subject: `ticket ${i}` }));
+const fresh = Array.from({ length: NEW_ITEMS }, (_, i) => ({
+	id: `new-${i}`,
+	subject: `ticket ${i}`,
+}));
 
 /**
  * The trigger's saved state remembering `history` keys, built by the core exactly as a poll would
@@ -50,7 +53,10 @@ function staticDataRemembering(history: number): Record<string, unknown> {
 
 async function measure(history: number): Promise<Figures> {
 	const source = await FakeSystem.start();
-	const n8n = await N8nInstance.launch(`bench-poll-e2e-${history}`, { N8N_LOG_LEVEL: 'warn', NODE_OPTIONS: `--max-old-space-size=${HEAP_MB}` });
+	const n8n = await N8nInstance.launch(`bench-poll-e2e-${history}`, {
+		N8N_LOG_LEVEL: 'warn',
+		NODE_OPTIONS: `--max-old-space-size=${HEAP_MB}`,
+	});
 	try {
 		let answeredAt = 0;
 		source.on('GET', '/items', () => {
@@ -66,12 +72,16 @@ async function measure(history: number): Promise<Figures> {
 			intervalUnit: 'hours',
 			options: { timeoutSec: 600 },
 		});
-		const id = await n8n.importWorkflow(workflow(`bench poll ${history}`, [trigger, marker('Handled')], [['Poll', 'Handled']]));
+		const id = await n8n.importWorkflow(
+			workflow(`bench poll ${history}`, [trigger, marker('Handled')], [['Poll', 'Handled']]),
+		);
 		// The history goes straight into n8n's database while it is stopped (n8n's API would carry it,
 		// but n8n 2.41 runs out of memory creating a workflow with 16 MB of static data).
 		await n8n.stop();
 		const database = new DatabaseSync(join(n8n.userFolder, '.n8n', 'database.sqlite'));
-		database.prepare('UPDATE workflow_entity SET staticData = ? WHERE id = ?').run(JSON.stringify(staticDataRemembering(history)), id);
+		database
+			.prepare('UPDATE workflow_entity SET staticData = ? WHERE id = ?')
+			.run(JSON.stringify(staticDataRemembering(history)), id);
 		database.close();
 		await n8n.start();
 		await n8n.login();
@@ -90,9 +100,12 @@ async function measure(history: number): Promise<Figures> {
 			ms: lastStarted - answered,
 			diskBytes: writeBytes(pid) - writtenBefore,
 			stateBytes: JSON.stringify((await n8n.getWorkflow(id)).staticData ?? {}).length,
-			peakRssBytes: Number(/VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) * 1024,
+			peakRssBytes:
+				Number(/VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) *
+				1024,
 		};
-		if (executions.length !== NEW_ITEMS) throw new Error(`expected ${NEW_ITEMS} runs, got ${executions.length}`);
+		if (executions.length !== NEW_ITEMS)
+			throw new Error(`expected ${NEW_ITEMS} runs, got ${executions.length}`);
 		await n8n.unpublish(id);
 		return figures;
 	} finally {
@@ -115,18 +128,49 @@ async function main(): Promise<void> {
 		try {
 			results.push(await measure(history));
 		} catch (error) {
-			process.stdout.write(`history ${history.toLocaleString('en')}: no figures: ${(error as Error).message.split('\n')[0]}\n`);
+			process.stdout.write(
+				`history ${history.toLocaleString('en')}: no figures: ${(error as Error).message.split('\n')[0]}\n`,
+			);
 		}
 	}
 	const base = results[0];
-	process.stdout.write(`Poll Trigger end to end in n8n (SQLite, heap ${HEAP_MB} MB): ${NEW_ITEMS} new + ${REMEMBERED_LISTED} remembered items per poll, poll answered -> last run started\n`);
-	const rows = [['history keys', 'ms', 'x history 0', 'disk MB written', 'state MB', 'state writes*', 'peak RSS MB']];
+	process.stdout.write(
+		`Poll Trigger end to end in n8n (SQLite, heap ${HEAP_MB} MB): ${NEW_ITEMS} new + ${REMEMBERED_LISTED} remembered items per poll, poll answered -> last run started\n`,
+	);
+	const rows = [
+		[
+			'history keys',
+			'ms',
+			'x history 0',
+			'disk MB written',
+			'state MB',
+			'state writes*',
+			'peak RSS MB',
+		],
+	];
 	for (const r of results) {
-		const extraWrites = r.stateBytes > 1e6 ? ((r.diskBytes - base.diskBytes) / r.stateBytes).toFixed(1) : '-';
-		rows.push([r.history.toLocaleString('en'), r.ms.toFixed(0), (r.ms / base.ms).toFixed(2), mb(r.diskBytes), mb(r.stateBytes), extraWrites, mb(r.peakRssBytes)]);
+		const extraWrites =
+			r.stateBytes > 1e6 ? ((r.diskBytes - base.diskBytes) / r.stateBytes).toFixed(1) : '-';
+		rows.push([
+			r.history.toLocaleString('en'),
+			r.ms.toFixed(0),
+			(r.ms / base.ms).toFixed(2),
+			mb(r.diskBytes),
+			mb(r.stateBytes),
+			extraWrites,
+			mb(r.peakRssBytes),
+		]);
 	}
-	for (const row of rows) process.stdout.write(`${row[0].padEnd(14)}${row.slice(1).map((cell) => cell.padStart(16)).join('')}\n`);
-	process.stdout.write('* (disk written - disk written at history 0) / state size: about how many times the state was written during the poll.\n');
+	for (const row of rows)
+		process.stdout.write(
+			`${row[0].padEnd(14)}${row
+				.slice(1)
+				.map((cell) => cell.padStart(16))
+				.join('')}\n`,
+		);
+	process.stdout.write(
+		'* (disk written - disk written at history 0) / state size: about how many times the state was written during the poll.\n',
+	);
 }
 
 void main();

@@ -16,7 +16,11 @@ import { ensureN8nInstalled, packAndPrepareNodesFolder } from '../test/harness/i
 import { type Execution, N8nInstance } from '../test/harness/n8nInstance';
 import { waitFor } from '../test/harness/net';
 import { cacheDir } from '../test/harness/paths';
-import { type QueueServices, startQueueServices, stopQueueServices } from '../test/harness/queueServices';
+import {
+	type QueueServices,
+	startQueueServices,
+	stopQueueServices,
+} from '../test/harness/queueServices';
 
 const RUNS = Number(process.env.BENCH_QUEUE_RUNS ?? 1000);
 const CONCURRENCY = Number(process.env.BENCH_QUEUE_CONCURRENCY ?? 10);
@@ -38,7 +42,11 @@ async function measure(topology: 'single' | 'queue', services?: QueueServices): 
 		if (listed && !answeredAt) answeredAt = Date.now();
 		return { body: listed ? items : [] };
 	});
-	const n8n = await N8nInstance.launch(`bench-scale-${topology}`, { N8N_LOG_LEVEL: 'info' }, services ? { services, workers: 2, concurrency: CONCURRENCY } : {});
+	const n8n = await N8nInstance.launch(
+		`bench-scale-${topology}`,
+		{ N8N_LOG_LEVEL: 'info' },
+		services ? { services, workers: 2, concurrency: CONCURRENCY } : {},
+	);
 	try {
 		const trigger = node('Poll', `${PACKAGE}.pollTrigger`, {
 			op: 'http.request',
@@ -49,19 +57,40 @@ async function measure(topology: 'single' | 'queue', services?: QueueServices): 
 			intervalUnit: 'seconds',
 			options: { timeoutSec: 600 },
 		});
-		const wait = node('Wait 200 ms', 'n8n-nodes-base.wait', { amount: 0.2, unit: 'seconds' }, { typeVersion: 1.1, webhookId: crypto.randomUUID() });
-		const id = await n8n.importWorkflow(workflow(`bench scale ${topology}`, [trigger, wait, marker('Done')], [['Poll', 'Wait 200 ms'], ['Wait 200 ms', 'Done']]));
+		const wait = node(
+			'Wait 200 ms',
+			'n8n-nodes-base.wait',
+			{ amount: 0.2, unit: 'seconds' },
+			{ typeVersion: 1.1, webhookId: crypto.randomUUID() },
+		);
+		const id = await n8n.importWorkflow(
+			workflow(
+				`bench scale ${topology}`,
+				[trigger, wait, marker('Done')],
+				[
+					['Poll', 'Wait 200 ms'],
+					['Wait 200 ms', 'Done'],
+				],
+			),
+		);
 		await n8n.publish(id);
 		// The first poll (an empty list) has been answered: the next one lists the burst.
 		await source.requestCount('/items', 1, 300_000);
 		listed = true;
 		// Without run data, once a second: the counting must cost the system under test little.
-		const executions = await waitFor(`${RUNS} successful runs`, async () => {
-			const all = await executionsWithoutData(n8n, id);
-			return all.filter((e) => e.status === 'success').length >= RUNS ? all : undefined;
-		}, { timeoutMs: 1_800_000, intervalMs: 1_000 });
-		const lastStopped = Math.max(...executions.map((execution) => Date.parse(execution.stoppedAt ?? '')));
-		if (executions.length !== RUNS) throw new Error(`expected ${RUNS} runs, got ${executions.length}`);
+		const executions = await waitFor(
+			`${RUNS} successful runs`,
+			async () => {
+				const all = await executionsWithoutData(n8n, id);
+				return all.filter((e) => e.status === 'success').length >= RUNS ? all : undefined;
+			},
+			{ timeoutMs: 1_800_000, intervalMs: 1_000 },
+		);
+		const lastStopped = Math.max(
+			...executions.map((execution) => Date.parse(execution.stoppedAt ?? '')),
+		);
+		if (executions.length !== RUNS)
+			throw new Error(`expected ${RUNS} runs, got ${executions.length}`);
 		const ms = lastStopped - answeredAt;
 		const byWorker = n8n.workerOfExecutions();
 		await n8n.unpublish(id);
@@ -70,7 +99,9 @@ async function measure(topology: 'single' | 'queue', services?: QueueServices): 
 			runs: executions.length,
 			ms,
 			runsPerSecond: (RUNS * 1000) / ms,
-			...(topology === 'queue' && { onWorkers: [1, 2].map((w) => executions.filter((e) => byWorker.get(e.id) === w).length) }),
+			...(topology === 'queue' && {
+				onWorkers: [1, 2].map((w) => executions.filter((e) => byWorker.get(e.id) === w).length),
+			}),
 		};
 	} finally {
 		await n8n.stop();
@@ -84,7 +115,10 @@ async function executionsWithoutData(n8n: N8nInstance, workflowId: string): Prom
 	do {
 		const query = new URLSearchParams({ workflowId, limit: '250' });
 		if (cursor) query.set('cursor', cursor);
-		const page = await n8n.api<{ data: Execution[]; nextCursor?: string | null }>('GET', `/executions?${query}`);
+		const page = await n8n.api<{ data: Execution[]; nextCursor?: string | null }>(
+			'GET',
+			`/executions?${query}`,
+		);
 		all.push(...page.data);
 		cursor = page.nextCursor ?? undefined;
 	} while (cursor);
@@ -106,11 +140,28 @@ async function main(): Promise<void> {
 		stopQueueServices(dir);
 		rmSync(dir, { recursive: true, force: true });
 	}
-	process.stdout.write(`Poll Trigger, ${RUNS} per-item runs from one poll, each waiting 200 ms; poll answered -> last run finished\n`);
+	process.stdout.write(
+		`Poll Trigger, ${RUNS} per-item runs from one poll, each waiting 200 ms; poll answered -> last run finished\n`,
+	);
 	const rows = [['topology', 'runs', 'seconds', 'runs/s', 'runs per worker']];
-	for (const r of [single, queue]) rows.push([r.topology === 'single' ? 'single process (SQLite)' : `queue: 2 workers x ${CONCURRENCY}`, String(r.runs), (r.ms / 1000).toFixed(1), r.runsPerSecond.toFixed(1), r.onWorkers?.join(' / ') ?? '-']);
-	for (const row of rows) process.stdout.write(`${row[0].padEnd(26)}${row.slice(1).map((cell) => cell.padStart(16)).join('')}\n`);
-	process.stdout.write(`throughput ratio queue / single: ${(queue.runsPerSecond / single.runsPerSecond).toFixed(2)}x\n`);
+	for (const r of [single, queue])
+		rows.push([
+			r.topology === 'single' ? 'single process (SQLite)' : `queue: 2 workers x ${CONCURRENCY}`,
+			String(r.runs),
+			(r.ms / 1000).toFixed(1),
+			r.runsPerSecond.toFixed(1),
+			r.onWorkers?.join(' / ') ?? '-',
+		]);
+	for (const row of rows)
+		process.stdout.write(
+			`${row[0].padEnd(26)}${row
+				.slice(1)
+				.map((cell) => cell.padStart(16))
+				.join('')}\n`,
+		);
+	process.stdout.write(
+		`throughput ratio queue / single: ${(queue.runsPerSecond / single.runsPerSecond).toFixed(2)}x\n`,
+	);
 }
 
 void main();

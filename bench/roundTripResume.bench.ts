@@ -22,7 +22,10 @@ interface Contender {
 	path: string;
 	workflowId: string;
 	/** The callback URL and request a waiting execution expects. */
-	callback(waiting: Execution, id: string): { url: string; headers: Record<string, string>; body: string };
+	callback(
+		waiting: Execution,
+		id: string,
+	): { url: string; headers: Record<string, string>; body: string };
 	latencies: number[];
 }
 
@@ -31,16 +34,34 @@ async function main(): Promise<void> {
 	packAndPrepareNodesFolder();
 	const n8n = await N8nInstance.launch('bench-round-trip', { N8N_LOG_LEVEL: 'warn' });
 	try {
-		const credential = await n8n.createCredential('bench', 'roundTripCallbackApi', { scheme: 'hmac', secret: SECRET, signatureHeader: 'x-signature', toleranceSec: 300 });
+		const credential = await n8n.createCredential('bench', 'roundTripCallbackApi', {
+			scheme: 'hmac',
+			secret: SECRET,
+			signatureHeader: 'x-signature',
+			toleranceSec: 300,
+		});
 		const ours = await n8n.importWorkflow(
 			workflow(
 				'resume: Round-Trip Wait',
 				[
 					webhookTrigger('Start', 'bench-ours'),
-					node('Wait', `${PACKAGE}.roundTripWait`, { mode: 'waitOnly', correlationId: '={{ $json.body.id }}', timeoutAmount: 1, timeoutUnit: 'hours' }, { credentials: { roundTripCallbackApi: { id: credential, name: 'bench' } } }),
+					node(
+						'Wait',
+						`${PACKAGE}.roundTripWait`,
+						{
+							mode: 'waitOnly',
+							correlationId: '={{ $json.body.id }}',
+							timeoutAmount: 1,
+							timeoutUnit: 'hours',
+						},
+						{ credentials: { roundTripCallbackApi: { id: credential, name: 'bench' } } },
+					),
 					marker('After'),
 				],
-				[['Start', 'Wait'], ['Wait', 'After', 0]],
+				[
+					['Start', 'Wait'],
+					['Wait', 'After', 0],
+				],
 			),
 		);
 		const builtIn = await n8n.importWorkflow(
@@ -48,11 +69,37 @@ async function main(): Promise<void> {
 				'resume: built-in Wait',
 				[
 					webhookTrigger('Start', 'bench-builtin'),
-					node('Resume URL', 'n8n-nodes-base.set', { mode: 'manual', assignments: { assignments: [{ id: randomUUID(), name: 'resumeUrl', value: '={{ $execution.resumeUrl }}', type: 'string' }] } }, { typeVersion: 3.4 }),
-					node('Wait', 'n8n-nodes-base.wait', { resume: 'webhook', httpMethod: 'POST', options: {} }, { typeVersion: 1.1, webhookId: randomUUID() }),
+					node(
+						'Resume URL',
+						'n8n-nodes-base.set',
+						{
+							mode: 'manual',
+							assignments: {
+								assignments: [
+									{
+										id: randomUUID(),
+										name: 'resumeUrl',
+										value: '={{ $execution.resumeUrl }}',
+										type: 'string',
+									},
+								],
+							},
+						},
+						{ typeVersion: 3.4 },
+					),
+					node(
+						'Wait',
+						'n8n-nodes-base.wait',
+						{ resume: 'webhook', httpMethod: 'POST', options: {} },
+						{ typeVersion: 1.1, webhookId: randomUUID() },
+					),
 					marker('After'),
 				],
-				[['Start', 'Resume URL'], ['Resume URL', 'Wait'], ['Wait', 'After']],
+				[
+					['Start', 'Resume URL'],
+					['Resume URL', 'Wait'],
+					['Wait', 'After'],
+				],
 			),
 		);
 		await n8n.publish(ours);
@@ -66,7 +113,11 @@ async function main(): Promise<void> {
 				callback: (waiting, id) => {
 					const body = JSON.stringify({ correlationId: id });
 					const url = String(nodeOutput(waiting, 'Wait')[0].callbackUrl);
-					return { url, body, headers: { 'x-signature': signPayload(SECRET, body, Math.floor(Date.now() / 1000)) } };
+					return {
+						url,
+						body,
+						headers: { 'x-signature': signPayload(SECRET, body, Math.floor(Date.now() / 1000)) },
+					};
 				},
 			},
 			{
@@ -74,17 +125,42 @@ async function main(): Promise<void> {
 				path: 'bench-builtin',
 				workflowId: builtIn,
 				latencies: [],
-				callback: (waiting) => ({ url: String(nodeOutput(waiting, 'Resume URL')[0].resumeUrl), body: '{}', headers: {} }),
+				callback: (waiting) => ({
+					url: String(nodeOutput(waiting, 'Resume URL')[0].resumeUrl),
+					body: '{}',
+					headers: {},
+				}),
 			},
 		];
-		for (let i = 0; i < ROUND_TRIPS; i++) for (const contender of contenders) contender.latencies.push(await roundTrip(n8n, contender));
+		for (let i = 0; i < ROUND_TRIPS; i++)
+			for (const contender of contenders) contender.latencies.push(await roundTrip(n8n, contender));
 
 		const rows = [['', 'p50 ms', 'p99 ms', 'mean ms']];
-		for (const c of contenders) rows.push([c.label, ...[percentile(c.latencies, 50), percentile(c.latencies, 99), c.latencies.reduce((a, b) => a + b, 0) / c.latencies.length].map((v) => v.toFixed(0))]);
+		for (const c of contenders)
+			rows.push([
+				c.label,
+				...[
+					percentile(c.latencies, 50),
+					percentile(c.latencies, 99),
+					c.latencies.reduce((a, b) => a + b, 0) / c.latencies.length,
+				].map((v) => v.toFixed(0)),
+			]);
 		const [a, b] = contenders;
-		rows.push(['ratio (ours / built-in)', ...[50, 99].map((p) => (percentile(a.latencies, p) / percentile(b.latencies, p)).toFixed(2)), '']);
-		process.stdout.write(`Resume latency over ${ROUND_TRIPS} round trips each (callback sent → next node starts)\n`);
-		for (const row of rows) process.stdout.write(`${row[0].padEnd(26)}${row.slice(1).map((cell) => cell.padStart(9)).join('')}\n`);
+		rows.push([
+			'ratio (ours / built-in)',
+			...[50, 99].map((p) => (percentile(a.latencies, p) / percentile(b.latencies, p)).toFixed(2)),
+			'',
+		]);
+		process.stdout.write(
+			`Resume latency over ${ROUND_TRIPS} round trips each (callback sent → next node starts)\n`,
+		);
+		for (const row of rows)
+			process.stdout.write(
+				`${row[0].padEnd(26)}${row
+					.slice(1)
+					.map((cell) => cell.padStart(9))
+					.join('')}\n`,
+			);
 	} finally {
 		await n8n.stop();
 	}
@@ -95,25 +171,51 @@ async function roundTrip(n8n: N8nInstance, contender: Contender): Promise<number
 	const id = randomUUID();
 	// Publishing is asynchronous in n8n 2.x: the start webhook answers 404 until it is registered.
 	await waitFor(`${contender.label}'s start webhook`, async () => {
-		const started = await fetch(`${n8n.baseUrl}/webhook/${contender.path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ id }) });
+		const started = await fetch(`${n8n.baseUrl}/webhook/${contender.path}`, {
+			method: 'POST',
+			headers: { 'content-type': 'application/json' },
+			body: JSON.stringify({ id }),
+		});
 		if (started.status === 404) return undefined;
 		if (!started.ok) throw new Error(`starting ${contender.label} answered ${started.status}`);
 		return true;
 	});
-	const waiting = await waitFor(`${contender.label} to wait`, async () => {
-		const executions = await n8n.executions(contender.workflowId);
-		return executions.find((e) => e.status === 'waiting' && JSON.stringify(e.data ?? {}).includes(contender.label === 'Round-Trip Wait' ? id : 'resumeUrl'));
-	}, { intervalMs: 50 });
+	const waiting = await waitFor(
+		`${contender.label} to wait`,
+		async () => {
+			const executions = await n8n.executions(contender.workflowId);
+			return executions.find(
+				(e) =>
+					e.status === 'waiting' &&
+					JSON.stringify(e.data ?? {}).includes(
+						contender.label === 'Round-Trip Wait' ? id : 'resumeUrl',
+					),
+			);
+		},
+		{ intervalMs: 50 },
+	);
 	const { url, headers, body } = contender.callback(waiting, id);
 	const sentAt = Date.now();
-	const answer = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body });
-	if (!answer.ok) throw new Error(`${contender.label} refused the callback: ${answer.status} ${await answer.text()}`);
-	const done = await waitFor(`${contender.label} to finish`, async () => {
-		const execution = await n8n.execution(waiting.id);
-		return execution.status === 'success' ? execution : undefined;
-	}, { intervalMs: 50 });
+	const answer = await fetch(url, {
+		method: 'POST',
+		headers: { 'content-type': 'application/json', ...headers },
+		body,
+	});
+	if (!answer.ok)
+		throw new Error(
+			`${contender.label} refused the callback: ${answer.status} ${await answer.text()}`,
+		);
+	const done = await waitFor(
+		`${contender.label} to finish`,
+		async () => {
+			const execution = await n8n.execution(waiting.id);
+			return execution.status === 'success' ? execution : undefined;
+		},
+		{ intervalMs: 50 },
+	);
 	const after = done.data?.resultData.runData.After?.[0] as { startTime?: number } | undefined;
-	if (!after?.startTime) throw new Error(`${contender.label}: no start time for the node after the wait`);
+	if (!after?.startTime)
+		throw new Error(`${contender.label}: no start time for the node after the wait`);
 	return after.startTime - sentAt;
 }
 

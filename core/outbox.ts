@@ -35,7 +35,8 @@ export class Outbox<R> {
 		if (saved === undefined || saved === null) return;
 		if (!Array.isArray(saved)) throw new Error(`the outbox must be a list, not ${typeof saved}`);
 		for (const entry of saved as Array<Partial<OutboxEntry<R>>>) {
-			if (typeof entry?.key !== 'string' || entry.key === '') throw new Error('an outbox entry has no deduplication key');
+			if (typeof entry?.key !== 'string' || entry.key === '')
+				throw new Error('an outbox entry has no deduplication key');
 			this.entries.set(entry.key, entry.run as R);
 		}
 	}

@@ -26,7 +26,10 @@ export async function authenticateHttpRequest(
 			headers[String(credentials.headerName)] = String(credentials.headerToken);
 			break;
 		case 'basic':
-			authenticated.auth = { username: String(credentials.user), password: String(credentials.password) };
+			authenticated.auth = {
+				username: String(credentials.user),
+				password: String(credentials.password),
+			};
 			break;
 		case 'query':
 			qs[String(credentials.queryName)] = String(credentials.queryToken);
@@ -44,7 +47,8 @@ export class DurableHttpApi implements ICredentialType {
 
 	icon = { light: 'file:durableHttpApi.svg', dark: 'file:durableHttpApi.dark.svg' } as const;
 
-	documentationUrl = 'https://github.com/n8n-nodes-durable-triggers/n8n-nodes-durable-triggers#credentials';
+	documentationUrl =
+		'https://github.com/n8n-nodes-durable-triggers/n8n-nodes-durable-triggers#credentials';
 
 	properties: INodeProperties[] = [
 		{
@@ -63,7 +67,11 @@ export class DurableHttpApi implements ICredentialType {
 			default: 'none',
 			options: [
 				{ name: 'None', value: 'none' },
-				{ name: 'Bearer Token', value: 'bearer', description: 'Authorization: Bearer &lt;token&gt;' },
+				{
+					name: 'Bearer Token',
+					value: 'bearer',
+					description: 'Authorization: Bearer &lt;token&gt;',
+				},
 				{ name: 'Header', value: 'header', description: 'A header of your choice, e.g. X-API-Key' },
 				{ name: 'Basic Auth', value: 'basic' },
 				{ name: 'Query Parameter', value: 'query', description: 'e.g. ?api_key=...' },
@@ -127,7 +135,8 @@ export class DurableHttpApi implements ICredentialType {
 			name: 'testPath',
 			type: 'string',
 			default: '/',
-			description: 'Path (relative to the base URL) that the credential test requests; it must answer 2xx with these credentials',
+			description:
+				'Path (relative to the base URL) that the credential test requests; it must answer 2xx with these credentials',
 		},
 	];
 

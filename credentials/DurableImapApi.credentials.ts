@@ -14,7 +14,8 @@ export class DurableImapApi implements ICredentialType {
 
 	icon = { light: 'file:durableImapApi.svg', dark: 'file:durableImapApi.dark.svg' } as const;
 
-	documentationUrl = 'https://github.com/n8n-nodes-durable-triggers/n8n-nodes-durable-triggers#imap-ops';
+	documentationUrl =
+		'https://github.com/n8n-nodes-durable-triggers/n8n-nodes-durable-triggers#imap-ops';
 
 	properties: INodeProperties[] = [
 		{
@@ -30,7 +31,8 @@ export class DurableImapApi implements ICredentialType {
 			name: 'port',
 			type: 'number',
 			default: 993,
-			description: '993 for IMAP over TLS, 143 for plain IMAP (upgraded with STARTTLS when the server offers it)',
+			description:
+				'993 for IMAP over TLS, 143 for plain IMAP (upgraded with STARTTLS when the server offers it)',
 		},
 		{
 			displayName: 'TLS',
@@ -61,7 +63,8 @@ export class DurableImapApi implements ICredentialType {
 			name: 'allowSelfSigned',
 			type: 'boolean',
 			default: false,
-			description: 'Whether to accept a server certificate that does not verify (self-signed or from a private CA). Only for servers you trust.',
+			description:
+				'Whether to accept a server certificate that does not verify (self-signed or from a private CA). Only for servers you trust.',
 		},
 	];
 }

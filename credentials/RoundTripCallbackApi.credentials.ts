@@ -10,9 +10,13 @@ export class RoundTripCallbackApi implements ICredentialType {
 
 	displayName = 'Round-Trip Callback API';
 
-	icon = { light: 'file:roundTripCallbackApi.svg', dark: 'file:roundTripCallbackApi.dark.svg' } as const;
+	icon = {
+		light: 'file:roundTripCallbackApi.svg',
+		dark: 'file:roundTripCallbackApi.dark.svg',
+	} as const;
 
-	documentationUrl = 'https://github.com/n8n-nodes-durable-triggers/n8n-nodes-durable-triggers#callback-contract';
+	documentationUrl =
+		'https://github.com/n8n-nodes-durable-triggers/n8n-nodes-durable-triggers#callback-contract';
 
 	properties: INodeProperties[] = [
 		{
@@ -24,12 +28,14 @@ export class RoundTripCallbackApi implements ICredentialType {
 				{
 					name: 'HMAC-SHA256 Signature',
 					value: 'hmac',
-					description: 'Header "t=<unix seconds>,v2=<hex HMAC-SHA256 of "<t>.<rtw of the callback URL>.<raw body>">"; stale and replayed callbacks are refused',
+					description:
+						'Header "t=<unix seconds>,v2=<hex HMAC-SHA256 of "<t>.<rtw of the callback URL>.<raw body>">"; stale and replayed callbacks are refused',
 				},
 				{
 					name: 'Standard Webhooks',
 					value: 'standardWebhooks',
-					description: 'Headers webhook-ID, webhook-timestamp and webhook-signature ("v1,<base64 HMAC-SHA256 of "<id>.<t>.<body>">"), secret whsec_…',
+					description:
+						'Headers webhook-ID, webhook-timestamp and webhook-signature ("v1,<base64 HMAC-SHA256 of "<id>.<t>.<body>">"), secret whsec_…',
 				},
 				{ name: 'Shared Header Token', value: 'header', description: 'A secret token in a header' },
 				{ name: 'Basic Auth', value: 'basic', description: 'HTTP Basic user and password' },
@@ -41,7 +47,8 @@ export class RoundTripCallbackApi implements ICredentialType {
 			type: 'string',
 			typeOptions: { password: true },
 			default: '',
-			description: 'Shared secret the external system signs callbacks with (Standard Webhooks: whsec_ followed by base64)',
+			description:
+				'Shared secret the external system signs callbacks with (Standard Webhooks: whsec_ followed by base64)',
 			displayOptions: { show: { scheme: ['hmac', 'standardWebhooks'] } },
 		},
 		{
@@ -57,7 +64,8 @@ export class RoundTripCallbackApi implements ICredentialType {
 			type: 'number',
 			default: 300,
 			typeOptions: { minValue: 1, maxValue: 86400 },
-			description: 'A callback whose timestamp is further than this from now is refused as a replay',
+			description:
+				'A callback whose timestamp is further than this from now is refused as a replay',
 			displayOptions: { show: { scheme: ['hmac', 'standardWebhooks'] } },
 		},
 		{

@@ -13,11 +13,24 @@
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 
-import { CHAOS_N8N_ENV, chaosTable, type ChaosResult, pollChaosCases, runPollChaos, runScheduleChaos, runWorkerKillChaos, scheduleChaosCases } from '../test/harness/chaos';
+import {
+	CHAOS_N8N_ENV,
+	chaosTable,
+	type ChaosResult,
+	pollChaosCases,
+	runPollChaos,
+	runScheduleChaos,
+	runWorkerKillChaos,
+	scheduleChaosCases,
+} from '../test/harness/chaos';
 import { ensureN8nInstalled, packAndPrepareNodesFolder } from '../test/harness/install';
 import { N8nInstance, topologyFromEnv } from '../test/harness/n8nInstance';
 import { cacheDir, isN8n1, n8nVersion } from '../test/harness/paths';
-import { type QueueServices, startQueueServices, stopQueueServices } from '../test/harness/queueServices';
+import {
+	type QueueServices,
+	startQueueServices,
+	stopQueueServices,
+} from '../test/harness/queueServices';
 
 const KILLS = Number(process.env.CHAOS_KILLS ?? 20);
 const HISTORY = Number(process.env.CHAOS_HISTORY ?? 20_000);
@@ -28,16 +41,27 @@ async function main(): Promise<void> {
 	packAndPrepareNodesFolder();
 	const queue = topologyFromEnv() === 'queue';
 	const servicesDir = join(cacheDir, `chaos-queue-services-${process.pid}`);
-	const services: QueueServices | undefined = queue ? await startQueueServices(servicesDir, { throwaway: true }) : undefined;
+	const services: QueueServices | undefined = queue
+		? await startQueueServices(servicesDir, { throwaway: true })
+		: undefined;
 	// Info level in queue mode: the harness reads which worker runs what from the workers' logs.
-	const n8n = await N8nInstance.launch('chaos-long', { ...CHAOS_N8N_ENV, N8N_LOG_LEVEL: queue ? 'info' : 'warn' }, services ? { services } : {});
+	const n8n = await N8nInstance.launch(
+		'chaos-long',
+		{ ...CHAOS_N8N_ENV, N8N_LOG_LEVEL: queue ? 'info' : 'warn' },
+		services ? { services } : {},
+	);
 	const results: ChaosResult[] = [];
 	try {
 		const only = process.env.CHAOS_CASES?.split(',').map((name) => name.trim());
 		const wanted = (name: string) => !only || only.includes(name);
 		for (const chaos of pollChaosCases(HISTORY, BURST).filter((chaos) => wanted(chaos.name))) {
 			// Keying and saving a large history takes a while: kills spread over the poll's whole processing.
-			results.push(await runPollChaos(n8n, chaos, { kills: KILLS, killWithinMs: HISTORY >= 100_000 ? 6_000 : 1_500 }));
+			results.push(
+				await runPollChaos(n8n, chaos, {
+					kills: KILLS,
+					killWithinMs: HISTORY >= 100_000 ? 6_000 : 1_500,
+				}),
+			);
 			process.stdout.write(`${chaosTable(results.slice(-1))}\n`);
 		}
 		for (const chaos of scheduleChaosCases().filter((chaos) => wanted(chaos.name))) {
@@ -48,7 +72,9 @@ async function main(): Promise<void> {
 			for (const kind of ['poll', 'schedule'] as const) {
 				const result = await runWorkerKillChaos(n8n, kind);
 				results.push(result);
-				process.stdout.write(`${chaosTable([result])}\n  the worker held ${result.killedRuns} run(s): ${result.killedRunOutcomes.join(' | ')}; n8n recorded their end ${result.settledAfterSec} s after the kill; ${result.notRerun} not run again\n`);
+				process.stdout.write(
+					`${chaosTable([result])}\n  the worker held ${result.killedRuns} run(s): ${result.killedRunOutcomes.join(' | ')}; n8n recorded their end ${result.settledAfterSec} s after the kill; ${result.notRerun} not run again\n`,
+				);
 			}
 		}
 	} finally {
@@ -58,13 +84,23 @@ async function main(): Promise<void> {
 			rmSync(servicesDir, { recursive: true, force: true });
 		}
 	}
-	const topology = queue ? 'queue mode: SIGKILL of the main, workers go on; then of a worker' : 'single process';
-	process.stdout.write(`\nChaos on n8n ${n8nVersion} (${topology}): ${KILLS} SIGKILLs per case, poll bursts of ${BURST} new items over ${HISTORY.toLocaleString('en')} remembered keys\n${chaosTable(results)}\n`);
+	const topology = queue
+		? 'queue mode: SIGKILL of the main, workers go on; then of a worker'
+		: 'single process';
+	process.stdout.write(
+		`\nChaos on n8n ${n8nVersion} (${topology}): ${KILLS} SIGKILLs per case, poll bursts of ${BURST} new items over ${HISTORY.toLocaleString('en')} remembered keys\n${chaosTable(results)}\n`,
+	);
 	// n8n 1.x has no deduplication keys: up to 2 repeated runs per kill are the bound (README, Compatibility);
 	// the table counts items, and a batch run carries the whole burst.
 	const maxRepeatsPerKill = isN8n1 ? 2 : 0;
 	const itemsPerRun = (result: ChaosResult) => (result.case === 'batch' ? BURST : 1);
-	if (results.some((result) => result.lost > 0 || result.repeated > maxRepeatsPerKill * result.kills * itemsPerRun(result))) process.exitCode = 1;
+	if (
+		results.some(
+			(result) =>
+				result.lost > 0 || result.repeated > maxRepeatsPerKill * result.kills * itemsPerRun(result),
+		)
+	)
+		process.exitCode = 1;
 }
 
 void main();

@@ -16,7 +16,11 @@ export interface DemoSetup {
 }
 
 export function exampleFiles(): string[] {
-	return existsSync(examplesDir) ? readdirSync(examplesDir).filter((f) => f.endsWith('.json')).sort() : [];
+	return existsSync(examplesDir)
+		? readdirSync(examplesDir)
+				.filter((f) => f.endsWith('.json'))
+				.sort()
+		: [];
 }
 
 /** What the examples talk to: the demo source and, when there is one, a mailbox for the IMAP example. */
@@ -29,30 +33,51 @@ export interface DemoSystems {
  * Creates the demo credentials (pointing at the demo source, and at the mailbox when given) and imports
  * every example not imported yet, its credentials re-pointed at them. Returns the updated set-up.
  */
-export async function installExamples(n8n: N8nInstance, { source, imap }: DemoSystems, setup: DemoSetup = { credentials: {}, workflows: {} }): Promise<DemoSetup> {
-	if (imap) setup.credentials.durableImapApi ??= await n8n.createCredential('Demo IMAP', 'durableImapApi', { ...imap });
-	setup.credentials.durableHttpApi ??= await n8n.createCredential('Demo source (HTTP)', 'durableHttpApi', {
-		baseUrl: source.baseUrl,
-		authentication: 'none',
-		testPath: '/health',
-	});
-	setup.credentials.roundTripCallbackApi ??= await n8n.createCredential('Demo callback signature', 'roundTripCallbackApi', {
-		scheme: 'hmac',
-		secret: DEMO_CALLBACK_SECRET,
-		signatureHeader: 'x-signature',
-		toleranceSec: 300,
-	});
-	setup.credentials.oAuth2Api ??= await n8n.createCredential('Demo OAuth2 (client credentials)', 'oAuth2Api', {
-		grantType: 'clientCredentials',
-		accessTokenUrl: `${source.baseUrl}/oauth/token`,
-		clientId: DEMO_OAUTH_CLIENT.clientId,
-		clientSecret: DEMO_OAUTH_CLIENT.clientSecret,
-		scope: 'tickets',
-		authentication: 'header',
-	});
+export async function installExamples(
+	n8n: N8nInstance,
+	{ source, imap }: DemoSystems,
+	setup: DemoSetup = { credentials: {}, workflows: {} },
+): Promise<DemoSetup> {
+	if (imap)
+		setup.credentials.durableImapApi ??= await n8n.createCredential('Demo IMAP', 'durableImapApi', {
+			...imap,
+		});
+	setup.credentials.durableHttpApi ??= await n8n.createCredential(
+		'Demo source (HTTP)',
+		'durableHttpApi',
+		{
+			baseUrl: source.baseUrl,
+			authentication: 'none',
+			testPath: '/health',
+		},
+	);
+	setup.credentials.roundTripCallbackApi ??= await n8n.createCredential(
+		'Demo callback signature',
+		'roundTripCallbackApi',
+		{
+			scheme: 'hmac',
+			secret: DEMO_CALLBACK_SECRET,
+			signatureHeader: 'x-signature',
+			toleranceSec: 300,
+		},
+	);
+	setup.credentials.oAuth2Api ??= await n8n.createCredential(
+		'Demo OAuth2 (client credentials)',
+		'oAuth2Api',
+		{
+			grantType: 'clientCredentials',
+			accessTokenUrl: `${source.baseUrl}/oauth/token`,
+			clientId: DEMO_OAUTH_CLIENT.clientId,
+			clientSecret: DEMO_OAUTH_CLIENT.clientSecret,
+			scope: 'tickets',
+			authentication: 'header',
+		},
+	);
 	for (const file of exampleFiles()) {
 		if (setup.workflows[file]) continue;
-		setup.workflows[file] = await n8n.importWorkflow(withCredentials(exampleWorkflow(file, source), setup.credentials));
+		setup.workflows[file] = await n8n.importWorkflow(
+			withCredentials(exampleWorkflow(file, source), setup.credentials),
+		);
 	}
 	return setup;
 }
@@ -62,15 +87,27 @@ const EXAMPLE_SOURCE_URL = 'http://127.0.0.1:5680';
 
 /** An example as imported: a Base URL written for the demo source points at the one running. */
 export function exampleWorkflow(file: string, source: FakeSystem): WorkflowJson {
-	return JSON.parse(readFileSync(join(examplesDir, file), 'utf8').replaceAll(EXAMPLE_SOURCE_URL, source.baseUrl)) as WorkflowJson;
+	return JSON.parse(
+		readFileSync(join(examplesDir, file), 'utf8').replaceAll(EXAMPLE_SOURCE_URL, source.baseUrl),
+	) as WorkflowJson;
 }
 
 /** Points every node credential of a type at the credential of that type. */
-function withCredentials(workflow: WorkflowJson, credentials: Record<string, string>): WorkflowJson {
-	const nodes = (workflow.nodes as Array<{ credentials?: Record<string, { id: string; name: string }> }>).map((node) => ({
+function withCredentials(
+	workflow: WorkflowJson,
+	credentials: Record<string, string>,
+): WorkflowJson {
+	const nodes = (
+		workflow.nodes as Array<{ credentials?: Record<string, { id: string; name: string }> }>
+	).map((node) => ({
 		...node,
 		credentials: node.credentials
-			? Object.fromEntries(Object.entries(node.credentials).map(([type, ref]) => [type, credentials[type] ? { ...ref, id: credentials[type] } : ref]))
+			? Object.fromEntries(
+					Object.entries(node.credentials).map(([type, ref]) => [
+						type,
+						credentials[type] ? { ...ref, id: credentials[type] } : ref,
+					]),
+				)
 			: undefined,
 	}));
 	return { ...workflow, nodes };

@@ -6,7 +6,10 @@ import { FakeSystem } from '../test/harness/fakeSystem';
 export const DEMO_CALLBACK_SECRET = 'demo-callback-secret-change-me';
 
 /** The client the demo's OAuth2 token endpoint knows (client credentials grant). */
-export const DEMO_OAUTH_CLIENT = { clientId: 'demo-client', clientSecret: 'demo-client-secret-change-me' };
+export const DEMO_OAUTH_CLIENT = {
+	clientId: 'demo-client',
+	clientSecret: 'demo-client-secret-change-me',
+};
 
 /** How long the demo's access tokens live: short, so a running trigger sees n8n refresh one. */
 const DEMO_TOKEN_LIFETIME_SEC = 300;
@@ -28,7 +31,10 @@ export async function startDemoSource(port: number, startedAt = Date.now()): Pro
 	source.on('GET', '/tickets', () => ({ body: { tickets: ticketsAt(Date.now(), startedAt) } }));
 	source.on('GET', '/inventory', () => {
 		const products = inventoryAt(Date.now());
-		return { body: { products }, etag: `"${createHash('sha1').update(JSON.stringify(products)).digest('hex')}"` };
+		return {
+			body: { products },
+			etag: `"${createHash('sha1').update(JSON.stringify(products)).digest('hex')}"`,
+		};
 	});
 	source.on('POST', '/jobs', (request) => {
 		const job = (request.json ?? {}) as { correlationId?: string; callbackUrl?: string };
@@ -43,19 +49,30 @@ export async function startDemoSource(port: number, startedAt = Date.now()): Pro
 		const form = new URLSearchParams(request.rawBody);
 		const basic = String(request.headers.authorization ?? '').match(/^Basic (.+)$/);
 		const [clientId, clientSecret] = basic
-			? Buffer.from(basic[1], 'base64').toString('utf8').split(':').map((part) => decodeURIComponent(part))
+			? Buffer.from(basic[1], 'base64')
+					.toString('utf8')
+					.split(':')
+					.map((part) => decodeURIComponent(part))
 			: [form.get('client_id'), form.get('client_secret')];
-		if (form.get('grant_type') !== 'client_credentials') return { status: 400, body: { error: 'unsupported_grant_type' } };
-		if (clientId !== DEMO_OAUTH_CLIENT.clientId || clientSecret !== DEMO_OAUTH_CLIENT.clientSecret) return { status: 401, body: { error: 'invalid_client' } };
+		if (form.get('grant_type') !== 'client_credentials')
+			return { status: 400, body: { error: 'unsupported_grant_type' } };
+		if (clientId !== DEMO_OAUTH_CLIENT.clientId || clientSecret !== DEMO_OAUTH_CLIENT.clientSecret)
+			return { status: 401, body: { error: 'invalid_client' } };
 		const token = randomBytes(24).toString('base64url');
 		tokens.set(token, Date.now() + DEMO_TOKEN_LIFETIME_SEC * 1000);
-		return { body: { access_token: token, token_type: 'Bearer', expires_in: DEMO_TOKEN_LIFETIME_SEC } };
+		return {
+			body: { access_token: token, token_type: 'Bearer', expires_in: DEMO_TOKEN_LIFETIME_SEC },
+		};
 	});
 	source.on('GET', '/secure/tickets', (request) => {
 		const token = String(request.headers.authorization ?? '').replace(/^Bearer /, '');
 		const expiresAt = tokens.get(token);
 		if (expiresAt === undefined || expiresAt <= Date.now()) {
-			return { status: 401, headers: { 'www-authenticate': 'Bearer error="invalid_token"' }, body: { error: 'invalid_token' } };
+			return {
+				status: 401,
+				headers: { 'www-authenticate': 'Bearer error="invalid_token"' },
+				body: { error: 'invalid_token' },
+			};
 		}
 		return { body: { tickets: ticketsAt(Date.now(), startedAt) } };
 	});
@@ -63,18 +80,39 @@ export async function startDemoSource(port: number, startedAt = Date.now()): Pro
 }
 
 async function callBack(source: FakeSystem, url: string, correlationId: string): Promise<void> {
-	const body = JSON.stringify({ correlationId, status: 'done', result: { approved: true, at: new Date().toISOString() } });
-	const signature = signPayload(DEMO_CALLBACK_SECRET, body, Math.floor(Date.now() / 1000), waitIdOf(url));
+	const body = JSON.stringify({
+		correlationId,
+		status: 'done',
+		result: { approved: true, at: new Date().toISOString() },
+	});
+	const signature = signPayload(
+		DEMO_CALLBACK_SECRET,
+		body,
+		Math.floor(Date.now() / 1000),
+		waitIdOf(url),
+	);
 	await source.send(url, { headers: { 'x-signature': signature }, body }).catch(() => undefined);
 }
 
-const SUBJECTS = ['Printer on fire', 'Cannot log in', 'Invoice missing', 'VPN drops every hour', 'Refund request', 'Password reset loop'];
+const SUBJECTS = [
+	'Printer on fire',
+	'Cannot log in',
+	'Invoice missing',
+	'VPN drops every hour',
+	'Refund request',
+	'Password reset loop',
+];
 
 function ticketsAt(now: number, startedAt: number) {
 	const newest = 100 + Math.floor((now - startedAt) / 20_000);
 	const tickets = [];
 	for (let id = Math.max(1, newest - 19); id <= newest; id++) {
-		tickets.push({ id, subject: SUBJECTS[id % SUBJECTS.length], priority: id % 3 === 0 ? 'high' : 'normal', createdAt: new Date(startedAt + (id - 100) * 20_000).toISOString() });
+		tickets.push({
+			id,
+			subject: SUBJECTS[id % SUBJECTS.length],
+			priority: id % 3 === 0 ? 'high' : 'normal',
+			createdAt: new Date(startedAt + (id - 100) * 20_000).toISOString(),
+		});
 	}
 	return tickets;
 }
@@ -86,6 +124,10 @@ function inventoryAt(now: number) {
 	return PRODUCTS.map((sku, index) => {
 		// One product changes per 30 s window, in turn; the others keep their last value.
 		const changes = Math.floor((epoch - index) / PRODUCTS.length);
-		return { sku, quantity: 10 + ((changes * 7 + index * 3) % 40), updatedAt: new Date((changes * PRODUCTS.length + index) * 30_000).toISOString() };
+		return {
+			sku,
+			quantity: 10 + ((changes * 7 + index * 3) % 40),
+			updatedAt: new Date((changes * PRODUCTS.length + index) * 30_000).toISOString(),
+		};
 	});
 }

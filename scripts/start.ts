@@ -18,7 +18,11 @@ import { ensureN8nInstalled, packAndPrepareNodesFolder } from '../test/harness/i
 import { N8nInstance } from '../test/harness/n8nInstance';
 import { waitFor } from '../test/harness/net';
 import { repoRoot } from '../test/harness/paths';
-import { type QueueServices, startQueueServices, stopQueueServices } from '../test/harness/queueServices';
+import {
+	type QueueServices,
+	startQueueServices,
+	stopQueueServices,
+} from '../test/harness/queueServices';
 import { deliverDemoMail, startDemoMailbox } from './demoMailbox';
 import { type DemoSetup, installExamples } from './demoSetup';
 import { startDemoSource } from './demoSource';
@@ -66,7 +70,8 @@ let ownsRunFile = false;
 
 async function main(): Promise<void> {
 	// From the first moment, Ctrl-C (or a terminal closing) stops whatever has been started so far.
-	for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, () => void shutdown(0, '\nstopping n8n and the demo systems…'));
+	for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const)
+		process.on(signal, () => void shutdown(0, '\nstopping n8n and the demo systems…'));
 	await takeOverFolder();
 
 	step('building the package');
@@ -85,14 +90,28 @@ async function main(): Promise<void> {
 		recordChild('dovecot', mailbox.pid, mailbox.directory);
 		const { account } = mailbox;
 		let delivered = 2;
-		newMail = setInterval(() => void deliverDemoMail(account, delivered++).catch((error: Error) => console.error(`[start] demo mail not delivered: ${error.message}`)), 60_000);
+		newMail = setInterval(
+			() =>
+				void deliverDemoMail(account, delivered++).catch((error: Error) =>
+					console.error(`[start] demo mail not delivered: ${error.message}`),
+				),
+			60_000,
+		);
 	}
 	if (QUEUE) {
-		step(`starting PostgreSQL on 127.0.0.1:${POSTGRES_PORT} and Redis on 127.0.0.1:${REDIS_PORT} (data in .n8n-dev-queue/services)`);
-		services = await startQueueServices(join(userFolder, 'services'), { ports: { postgres: POSTGRES_PORT, redis: REDIS_PORT } });
-		step(`starting the n8n main on http://localhost:${N8N_PORT}, two workers and a webhook processor on http://localhost:${WEBHOOK_PORT}`);
+		step(
+			`starting PostgreSQL on 127.0.0.1:${POSTGRES_PORT} and Redis on 127.0.0.1:${REDIS_PORT} (data in .n8n-dev-queue/services)`,
+		);
+		services = await startQueueServices(join(userFolder, 'services'), {
+			ports: { postgres: POSTGRES_PORT, redis: REDIS_PORT },
+		});
+		step(
+			`starting the n8n main on http://localhost:${N8N_PORT}, two workers and a webhook processor on http://localhost:${WEBHOOK_PORT}`,
+		);
 	} else {
-		step(`starting n8n on http://localhost:${N8N_PORT} (installing the package just built into .n8n-dev/.n8n/nodes)`);
+		step(
+			`starting n8n on http://localhost:${N8N_PORT} (installing the package just built into .n8n-dev/.n8n/nodes)`,
+		);
 	}
 	n8nOpening = N8nInstance.open({
 		name: 'dev',
@@ -106,12 +125,18 @@ async function main(): Promise<void> {
 	n8n = await n8nOpening;
 	for (const helper of n8n.helpers) recordChild(helper.name, helper.pid);
 	n8n.onUnexpectedExit((code, signal) => {
-		void shutdown(1, `\n[start] n8n exited unexpectedly (${signal ?? `code ${code}`}); its log is ${n8n?.logFile}. Stopping the demo systems; run npm start again.`);
+		void shutdown(
+			1,
+			`\n[start] n8n exited unexpectedly (${signal ?? `code ${code}`}); its log is ${n8n?.logFile}. Stopping the demo systems; run npm start again.`,
+		);
 	});
 
-	const previous: DemoSetup | undefined = existsSync(setupFile) ? JSON.parse(readFileSync(setupFile, 'utf8')) : undefined;
+	const previous: DemoSetup | undefined = existsSync(setupFile)
+		? JSON.parse(readFileSync(setupFile, 'utf8'))
+		: undefined;
 	const setup = await installExamples(n8n, { source, imap: mailbox?.account.connection }, previous);
-	for (const file of Object.keys(setup.workflows)) console.log(`  examples/${file} is in n8n as workflow ${setup.workflows[file]}`);
+	for (const file of Object.keys(setup.workflows))
+		console.log(`  examples/${file} is in n8n as workflow ${setup.workflows[file]}`);
 	writeFileSync(setupFile, JSON.stringify(setup, null, 2));
 
 	const { email, password } = N8nInstance.owner;
@@ -190,16 +215,24 @@ async function stopN8n(): Promise<void> {
  * start needs. Then records this start.
  */
 async function takeOverFolder(): Promise<void> {
-	const earlier: RunState | undefined = existsSync(runFile) ? JSON.parse(readFileSync(runFile, 'utf8')) : undefined;
+	const earlier: RunState | undefined = existsSync(runFile)
+		? JSON.parse(readFileSync(runFile, 'utf8'))
+		: undefined;
 	if (earlier && earlier.start.pid !== process.pid && isRunning(earlier.start)) {
-		throw new Error(`npm start is already running on ${userFolder} (pid ${earlier.start.pid}). Stop it first (Ctrl-C in its terminal, or kill ${earlier.start.pid}).`);
+		throw new Error(
+			`npm start is already running on ${userFolder} (pid ${earlier.start.pid}). Stop it first (Ctrl-C in its terminal, or kill ${earlier.start.pid}).`,
+		);
 	}
 	for (const child of earlier?.children ?? []) {
 		if (isRunning(child)) {
 			step(`stopping the ${child.name} (pid ${child.pid}) an earlier npm start left running`);
 			signal(-child.pid, 'SIGTERM');
 			try {
-				await waitFor(`${child.name} (pid ${child.pid}) to stop`, async () => (isRunning(child) ? undefined : true), { timeoutMs: 30_000, intervalMs: 200 });
+				await waitFor(
+					`${child.name} (pid ${child.pid}) to stop`,
+					async () => (isRunning(child) ? undefined : true),
+					{ timeoutMs: 30_000, intervalMs: 200 },
+				);
 			} catch {
 				signal(-child.pid, 'SIGKILL');
 			}
@@ -209,14 +242,20 @@ async function takeOverFolder(): Promise<void> {
 	// Postgres and Redis an earlier, killed queue-mode start left running (by their pid files).
 	if (QUEUE) stopQueueServices(join(userFolder, 'services'));
 	mkdirSync(userFolder, { recursive: true });
-	writeRunState({ start: { name: 'npm start', pid: process.pid, command: commandLine(process.pid) ?? '' }, children: [] });
+	writeRunState({
+		start: { name: 'npm start', pid: process.pid, command: commandLine(process.pid) ?? '' },
+		children: [],
+	});
 	ownsRunFile = true;
 }
 
 function recordChild(name: string, pid: number | undefined, dir?: string): void {
 	if (pid === undefined) return;
 	const state: RunState = JSON.parse(readFileSync(runFile, 'utf8'));
-	state.children = [...state.children.filter((child) => child.name !== name), { name, pid, command: commandLine(pid) ?? '', ...(dir && { dir }) }];
+	state.children = [
+		...state.children.filter((child) => child.name !== name),
+		{ name, pid, command: commandLine(pid) ?? '', ...(dir && { dir }) },
+	];
 	writeRunState(state);
 }
 
@@ -234,7 +273,12 @@ function commandLine(pid: number): string | undefined {
 		return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ').trim();
 	} catch {
 		try {
-			return execFileSync('ps', ['-o', 'command=', '-p', String(pid)], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim() || undefined;
+			return (
+				execFileSync('ps', ['-o', 'command=', '-p', String(pid)], {
+					encoding: 'utf8',
+					stdio: ['ignore', 'pipe', 'ignore'],
+				}).trim() || undefined
+			);
 		} catch {
 			return undefined;
 		}

@@ -2,17 +2,15 @@
 # `npm run test:n8n1`: the e2e scenarios CI runs on the 1.x line (n8n 1.123, on Node 22), after `npm test`
 # has run everything on n8n 2.41.1. Run through scripts/toolchain.sh (Node 24 for jest and the build).
 # Which scenarios, and why (README, Compatibility): the suites of the three nodes, the examples and the
-# browser test, and the chaos run for `unique` and the schedule's run-all catch-up, so that both
-# triggers' keyless emit path (settle on creation) is killed mid-burst; all of it fits CI's hour beside
-# `npm test`. Left out on 1.x: the other five poll cases' and the Queue overlap's chaos (the same emit
-# path as `unique` and run-all; measured once, README),
-# and "re-publishing never runs a window twice, even from stale stored state", which shows n8n refusing
+# browser test; that fits CI's hour beside the 2.41.1 and queue-mode runs. The chaos run on 1.x is
+# `N8N_VERSION=1.123.81 npm run chaos` (measured, README). Left out on 1.x:
+# "re-publishing never runs a window twice, even from stale stored state", which shows n8n refusing
 # rolled-back windows by their deduplication keys: n8n 1.x has none, so there they run again (stated).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export N8N_VERSION="${N8N1_VERSION:-1.123.81}"
 npm run build
 exec jest --selectProjects e2e --runInBand \
-  --testNamePattern '^(?!.*(re-publishing never runs a window twice|poll (time_window|batch|last|greatest|changed):|schedule queue overlap:)).*$' \
+  --testNamePattern '^(?!.*re-publishing never runs a window twice).*$' \
   test/e2e/pollTrigger.test.ts test/e2e/durableScheduleTrigger.test.ts test/e2e/roundTripWait.test.ts \
-  test/e2e/examples.test.ts test/e2e/editor.test.ts test/e2e/chaos.test.ts
+  test/e2e/examples.test.ts test/e2e/editor.test.ts

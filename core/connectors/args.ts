@@ -8,11 +8,17 @@ export function parseWith(value: unknown): Record<string, unknown> {
 		try {
 			parsed = JSON.parse(value);
 		} catch (error) {
-			throw new ConnectorConfigError('with', `"with" is not valid JSON: ${(error as Error).message}`);
+			throw new ConnectorConfigError(
+				'with',
+				`"with" is not valid JSON: ${(error as Error).message}`,
+			);
 		}
 	}
 	if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
-		throw new ConnectorConfigError('with', `"with" must be a JSON object of the op's arguments; got ${JSON.stringify(parsed)}`);
+		throw new ConnectorConfigError(
+			'with',
+			`"with" must be a JSON object of the op's arguments; got ${JSON.stringify(parsed)}`,
+		);
 	}
 	return parsed as Record<string, unknown>;
 }

@@ -23,43 +23,80 @@ export const httpRequestOp: ConnectorOp = {
 			if (context.memory.etag) headers['if-none-match'] = context.memory.etag;
 			if (context.memory.lastModified) headers['if-modified-since'] = context.memory.lastModified;
 		}
-		const response = await context.http({ method, url, query, headers, body: args.body, timeoutMs: context.timeoutMs, signal: context.signal });
+		const response = await context.http({
+			method,
+			url,
+			query,
+			headers,
+			body: args.body,
+			timeoutMs: context.timeoutMs,
+			signal: context.signal,
+		});
 		const where = `${method} ${url}`;
 		if (response.status === 304) return { kind: 'not_modified' };
 		if (response.status === 429 || response.status === 503) {
-			throw new ConnectorError(`${where} answered ${response.status}${response.status === 429 ? ' Too Many Requests' : ' Service Unavailable'}`, {
+			throw new ConnectorError(
+				`${where} answered ${response.status}${response.status === 429 ? ' Too Many Requests' : ' Service Unavailable'}`,
+				{
+					status: response.status,
+					retryAfterMs: parseRetryAfter(response.headers['retry-after']),
+					description: snippet(response.body),
+				},
+			);
+		}
+		if (response.status < 200 || response.status >= 300) {
+			throw new ConnectorError(`${where} answered HTTP ${response.status}`, {
 				status: response.status,
-				retryAfterMs: parseRetryAfter(response.headers['retry-after']),
 				description: snippet(response.body),
 			});
 		}
-		if (response.status < 200 || response.status >= 300) {
-			throw new ConnectorError(`${where} answered HTTP ${response.status}`, { status: response.status, description: snippet(response.body) });
-		}
-		const data = method === 'HEAD' ? { status: response.status, headers: response.headers } : parseJsonBody(response.body, response.headers['content-type'], where);
+		const data =
+			method === 'HEAD'
+				? { status: response.status, headers: response.headers }
+				: parseJsonBody(response.body, response.headers['content-type'], where);
 		return { kind: 'data', data, memory: validatorsOf(response.headers) };
 	},
 };
 
 /** The request `with` describes, or a ConnectorConfigError naming the argument and its value. */
-function requestArgs(args: Record<string, unknown>): { method: string; url: string; query: Record<string, string>; headers: Record<string, string> } {
+function requestArgs(args: Record<string, unknown>): {
+	method: string;
+	url: string;
+	query: Record<string, string>;
+	headers: Record<string, string>;
+} {
 	const method = String(args.method ?? 'GET').toUpperCase();
 	if (!METHODS.includes(method)) {
-		throw new ConnectorConfigError('with.method', `Unsupported "with.method" ${JSON.stringify(args.method)}: use one of ${METHODS.join(', ')}`);
+		throw new ConnectorConfigError(
+			'with.method',
+			`Unsupported "with.method" ${JSON.stringify(args.method)}: use one of ${METHODS.join(', ')}`,
+		);
 	}
 	const url = args.url;
 	if (typeof url !== 'string' || url.trim() === '') {
-		throw new ConnectorConfigError('with.url', `"with.url" must be a URL or a path relative to the credential's base URL; got ${JSON.stringify(url)}`);
+		throw new ConnectorConfigError(
+			'with.url',
+			`"with.url" must be a URL or a path relative to the credential's base URL; got ${JSON.stringify(url)}`,
+		);
 	}
-	return { method, url, query: stringRecord(args.query, 'with.query'), headers: { ...stringRecord(args.headers, 'with.headers') } };
+	return {
+		method,
+		url,
+		query: stringRecord(args.query, 'with.query'),
+		headers: { ...stringRecord(args.headers, 'with.headers') },
+	};
 }
 
 function parseJsonBody(body: string, contentType: string | undefined, where: string): unknown {
-	if (body.trim() === '') throw new ConnectorError(`${where} answered with an empty body, not JSON`);
+	if (body.trim() === '')
+		throw new ConnectorError(`${where} answered with an empty body, not JSON`);
 	try {
 		return JSON.parse(body);
 	} catch {
-		throw new ConnectorError(`${where} answered ${contentType ?? 'without a content type'}, not JSON`, { description: snippet(body) });
+		throw new ConnectorError(
+			`${where} answered ${contentType ?? 'without a content type'}, not JSON`,
+			{ description: snippet(body) },
+		);
 	}
 }
 
@@ -81,9 +118,14 @@ export function parseRetryAfter(value: string | undefined, now = Date.now()): nu
 function stringRecord(value: unknown, field: string): Record<string, string> {
 	if (value === undefined || value === null || value === '') return {};
 	if (typeof value !== 'object' || Array.isArray(value)) {
-		throw new ConnectorConfigError(field, `"${field}" must be an object of names to values; got ${JSON.stringify(value)}`);
+		throw new ConnectorConfigError(
+			field,
+			`"${field}" must be an object of names to values; got ${JSON.stringify(value)}`,
+		);
 	}
-	return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, typeof v === 'string' ? v : JSON.stringify(v)]));
+	return Object.fromEntries(
+		Object.entries(value).map(([k, v]) => [k, typeof v === 'string' ? v : JSON.stringify(v)]),
+	);
 }
 
 function snippet(text: string): string {

@@ -1,7 +1,13 @@
 import { createImapOps, describeFailure, type ImapClient } from './imap';
 import { ConnectorConfigError, ConnectorError, type ImapConnection } from './types';
 
-const settings: ImapConnection = { host: 'imap.example.com', port: 993, secure: true, user: 'support@example.com', password: 'secret' };
+const settings: ImapConnection = {
+	host: 'imap.example.com',
+	port: 993,
+	secure: true,
+	user: 'support@example.com',
+	password: 'secret',
+};
 
 /** A client that records the session's life cycle; `failWith` makes the mailbox step throw. */
 function fakeClient({ connectError, failWith }: { connectError?: Error; failWith?: Error } = {}) {
@@ -36,7 +42,9 @@ function fakeClient({ connectError, failWith }: { connectError?: Error; failWith
 
 function opsWith(client: ImapClient) {
 	const opened: unknown[] = [];
-	const ops = new Map(createImapOps((options) => (opened.push(options), client)).map((op) => [op.name, op]));
+	const ops = new Map(
+		createImapOps((options) => (opened.push(options), client)).map((op) => [op.name, op]),
+	);
 	return { opened, op: (name: string) => ops.get(name)! };
 }
 
@@ -45,14 +53,29 @@ describe('IMAP ops without a server', () => {
 		const { client } = fakeClient();
 		const { op, opened } = opsWith(client);
 
-		await expect(op('imap.listUnseen').run({ limit: 501 }, { memory: {}, imap: settings })).rejects.toMatchObject({ field: 'with.limit' });
-		await expect(op('imap.markSeen').run({ uid: [1, 'x'] }, { memory: {}, imap: settings })).rejects.toMatchObject({ field: 'with.uid' });
-		await expect(op('imap.move').run({ uid: 1 }, { memory: {}, imap: settings })).rejects.toThrow(ConnectorConfigError);
-		await expect(op('imap.move').run({ uid: 1, destination: 'Done', create: 'yes' }, { memory: {}, imap: settings })).rejects.toMatchObject({ field: 'with.create' });
+		await expect(
+			op('imap.listUnseen').run({ limit: 501 }, { memory: {}, imap: settings }),
+		).rejects.toMatchObject({ field: 'with.limit' });
+		await expect(
+			op('imap.markSeen').run({ uid: [1, 'x'] }, { memory: {}, imap: settings }),
+		).rejects.toMatchObject({ field: 'with.uid' });
+		await expect(op('imap.move').run({ uid: 1 }, { memory: {}, imap: settings })).rejects.toThrow(
+			ConnectorConfigError,
+		);
+		await expect(
+			op('imap.move').run(
+				{ uid: 1, destination: 'Done', create: 'yes' },
+				{ memory: {}, imap: settings },
+			),
+		).rejects.toMatchObject({ field: 'with.create' });
 		// The same checks without running, as the Poll Trigger makes them at activation.
-		expect(() => op('imap.listUnseen').check({ mailbox: 42 })).toThrow(expect.objectContaining({ field: 'with.mailbox' }));
+		expect(() => op('imap.listUnseen').check({ mailbox: 42 })).toThrow(
+			expect.objectContaining({ field: 'with.mailbox' }),
+		);
 		expect(() => op('imap.listUnseen').check({ mailbox: 'INBOX', limit: 10 })).not.toThrow();
-		expect(() => op('imap.move').check({ uid: 1 })).toThrow(expect.objectContaining({ field: 'with.destination' }));
+		expect(() => op('imap.move').check({ uid: 1 })).toThrow(
+			expect.objectContaining({ field: 'with.destination' }),
+		);
 		expect(opened).toEqual([]);
 	});
 
@@ -60,23 +83,45 @@ describe('IMAP ops without a server', () => {
 		const { client, calls } = fakeClient();
 		const { op, opened } = opsWith(client);
 
-		const result = await op('imap.listUnseen').run({}, { memory: {}, imap: { ...settings, allowSelfSigned: true }, timeoutMs: 5_000 });
+		const result = await op('imap.listUnseen').run(
+			{},
+			{ memory: {}, imap: { ...settings, allowSelfSigned: true }, timeoutMs: 5_000 },
+		);
 
-		expect(result).toEqual({ kind: 'data', data: { mailbox: 'INBOX', uidValidity: 7, unseen: 0, messages: [] } });
-		expect(opened[0]).toMatchObject({ host: 'imap.example.com', port: 993, secure: true, tls: { rejectUnauthorized: false }, connectionTimeout: 5_000, greetingTimeout: 5_000, socketTimeout: 5_000 });
+		expect(result).toEqual({
+			kind: 'data',
+			data: { mailbox: 'INBOX', uidValidity: 7, unseen: 0, messages: [] },
+		});
+		expect(opened[0]).toMatchObject({
+			host: 'imap.example.com',
+			port: 993,
+			secure: true,
+			tls: { rejectUnauthorized: false },
+			connectionTimeout: 5_000,
+			greetingTimeout: 5_000,
+			socketTimeout: 5_000,
+		});
 		expect(calls).toEqual(['connect', 'lock', 'release', 'logout']);
 	});
 
 	it('logs out when the work fails, and only drops the socket when connecting failed', async () => {
 		const missing = Object.assign(new Error('Command failed'), { mailboxMissing: true });
 		const failing = fakeClient({ failWith: missing });
-		await expect(opsWith(failing.client).op('imap.listUnseen').run({ mailbox: 'Support' }, { memory: {}, imap: settings })).rejects.toThrow(
+		await expect(
+			opsWith(failing.client)
+				.op('imap.listUnseen')
+				.run({ mailbox: 'Support' }, { memory: {}, imap: settings }),
+		).rejects.toThrow(
 			'IMAP mailbox "Support" does not exist for user "support@example.com" at imap.example.com:993',
 		);
 		expect(failing.calls).toEqual(['connect', 'lock', 'logout']);
 
-		const refused = fakeClient({ connectError: Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }) });
-		await expect(opsWith(refused.client).op('imap.listUnseen').run({}, { memory: {}, imap: settings })).rejects.toThrow('IMAP server at imap.example.com:993 refused the connection');
+		const refused = fakeClient({
+			connectError: Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }),
+		});
+		await expect(
+			opsWith(refused.client).op('imap.listUnseen').run({}, { memory: {}, imap: settings }),
+		).rejects.toThrow('IMAP server at imap.example.com:993 refused the connection');
 		expect(refused.calls).toEqual(['connect', 'close']);
 	});
 
@@ -84,19 +129,42 @@ describe('IMAP ops without a server', () => {
 		const { client } = fakeClient();
 		const { op, opened } = opsWith(client);
 
-		await expect(op('imap.listUnseen').run({}, { memory: {}, imap: settings, signal: AbortSignal.abort() })).rejects.toThrow('was aborted before it started');
+		await expect(
+			op('imap.listUnseen').run({}, { memory: {}, imap: settings, signal: AbortSignal.abort() }),
+		).rejects.toThrow('was aborted before it started');
 		expect(opened).toEqual([]);
 	});
 
 	it('explains timeouts and certificate failures with the setting to check', () => {
 		const plain = { ...settings, port: 993, secure: false };
-		expect(describeFailure(Object.assign(new Error('timeout'), { code: 'GREETING_TIMEOUT' }), plain, undefined).message).toBe(
+		expect(
+			describeFailure(
+				Object.assign(new Error('timeout'), { code: 'GREETING_TIMEOUT' }),
+				plain,
+				undefined,
+			).message,
+		).toBe(
 			'IMAP server at imap.example.com:993 did not answer in time (GREETING_TIMEOUT) (a TLS-only port such as 993 needs the TLS setting on)',
 		);
-		const selfSigned = describeFailure(Object.assign(new Error('self-signed certificate'), { code: 'DEPTH_ZERO_SELF_SIGNED_CERT' }), settings, undefined);
+		const selfSigned = describeFailure(
+			Object.assign(new Error('self-signed certificate'), { code: 'DEPTH_ZERO_SELF_SIGNED_CERT' }),
+			settings,
+			undefined,
+		);
 		expect(selfSigned).toBeInstanceOf(ConnectorError);
-		expect(selfSigned.message).toMatch(/certificate that does not verify \(DEPTH_ZERO_SELF_SIGNED_CERT\); allow self-signed certificates only if you trust this server/);
-		expect(describeFailure(Object.assign(new Error('Command failed'), { authenticationFailed: true, response: 'Authentication failed.' }), settings, undefined).message).toBe(
+		expect(selfSigned.message).toMatch(
+			/certificate that does not verify \(DEPTH_ZERO_SELF_SIGNED_CERT\); allow self-signed certificates only if you trust this server/,
+		);
+		expect(
+			describeFailure(
+				Object.assign(new Error('Command failed'), {
+					authenticationFailed: true,
+					response: 'Authentication failed.',
+				}),
+				settings,
+				undefined,
+			).message,
+		).toBe(
 			'IMAP login failed for user "support@example.com" at imap.example.com:993: Authentication failed.',
 		);
 	});

@@ -1,7 +1,13 @@
 import { ImapFlow, type FetchMessageObject, type ImapFlowOptions } from 'imapflow';
 import { type AddressObject, simpleParser } from 'mailparser';
 
-import { ConnectorConfigError, ConnectorError, type ConnectorOp, type ImapConnection, type OpContext } from './types';
+import {
+	ConnectorConfigError,
+	ConnectorError,
+	type ConnectorOp,
+	type ImapConnection,
+	type OpContext,
+} from './types';
 
 /**
  * The IMAP ops: `imap.listUnseen`, `imap.markSeen` and `imap.move`. Each call is one short session
@@ -17,7 +23,19 @@ const DEFAULT_TIMEOUT_MS = 30_000;
 /** The part of ImapFlow the ops use; a unit test hands in a fake through createImapOps. */
 export type ImapClient = Pick<
 	ImapFlow,
-	'connect' | 'logout' | 'close' | 'usable' | 'on' | 'getMailboxLock' | 'search' | 'fetch' | 'messageFlagsAdd' | 'messageMove' | 'mailboxCreate' | 'status' | 'mailbox'
+	| 'connect'
+	| 'logout'
+	| 'close'
+	| 'usable'
+	| 'on'
+	| 'getMailboxLock'
+	| 'search'
+	| 'fetch'
+	| 'messageFlagsAdd'
+	| 'messageMove'
+	| 'mailboxCreate'
+	| 'status'
+	| 'mailbox'
 >;
 
 export type ImapClientFactory = (options: ImapFlowOptions) => ImapClient;
@@ -65,17 +83,26 @@ function listUnseenArgs(args: Record<string, unknown>) {
 }
 
 function markSeenArgs(args: Record<string, unknown>) {
-	return { mailbox: mailboxArg(args.mailbox, 'with.mailbox'), uids: uidsArg(args.uid), expectedValidity: uidValidityArg(args.uidValidity) };
+	return {
+		mailbox: mailboxArg(args.mailbox, 'with.mailbox'),
+		uids: uidsArg(args.uid),
+		expectedValidity: uidValidityArg(args.uidValidity),
+	};
 }
 
 function moveArgs(args: Record<string, unknown>) {
-	return { ...markSeenArgs(args), destination: mailboxArg(args.destination, 'with.destination', false), create: booleanArg(args.create, 'with.create', true) };
+	return {
+		...markSeenArgs(args),
+		destination: mailboxArg(args.destination, 'with.destination', false),
+		create: booleanArg(args.create, 'with.create', true),
+	};
 }
 
 export function createImapOps(openClient: ImapClientFactory): ConnectorOp[] {
 	const listUnseen: ConnectorOp = {
 		name: 'imap.listUnseen',
-		description: 'Unread messages of a mailbox, oldest first (at most "limit"), with bodies and attachment metadata',
+		description:
+			'Unread messages of a mailbox, oldest first (at most "limit"), with bodies and attachment metadata',
 		transport: 'imap',
 		check: (args) => listUnseenArgs(args),
 		async run(args, context) {
@@ -87,7 +114,11 @@ export function createImapOps(openClient: ImapClientFactory): ConnectorOp[] {
 				const messages: ImapMessage[] = [];
 				if (uids.length > 0) {
 					// EXAMINE (read-only) plus BODY.PEEK: listing never marks a message seen.
-					for await (const fetched of client.fetch(uids.join(','), { uid: true, source: true, internalDate: true }, { uid: true })) {
+					for await (const fetched of client.fetch(
+						uids.join(','),
+						{ uid: true, source: true, internalDate: true },
+						{ uid: true },
+					)) {
 						messages.push(await toMessage(fetched, mailbox, uidValidity));
 					}
 				}
@@ -108,17 +139,26 @@ export function createImapOps(openClient: ImapClientFactory): ConnectorOp[] {
 				checkUidValidity(expectedValidity, uidValidity, mailbox);
 				const present = await presentUids(client, uids);
 				// imapflow reports a refused STORE as false rather than throwing.
-				if (present.length > 0 && !(await client.messageFlagsAdd(present.join(','), ['\\Seen'], { uid: true }))) {
-					throw new ConnectorError(`IMAP server refused to mark messages ${present.join(', ')} of "${mailbox}" as seen`);
+				if (
+					present.length > 0 &&
+					!(await client.messageFlagsAdd(present.join(','), ['\\Seen'], { uid: true }))
+				) {
+					throw new ConnectorError(
+						`IMAP server refused to mark messages ${present.join(', ')} of "${mailbox}" as seen`,
+					);
 				}
-				return { kind: 'data', data: { mailbox, uidValidity, marked: present, missing: missingUids(uids, present) } };
+				return {
+					kind: 'data',
+					data: { mailbox, uidValidity, marked: present, missing: missingUids(uids, present) },
+				};
 			});
 		},
 	};
 
 	const move: ConnectorOp = {
 		name: 'imap.move',
-		description: 'Moves messages of a mailbox to another mailbox, by UID; creates the destination unless "create" is false',
+		description:
+			'Moves messages of a mailbox to another mailbox, by UID; creates the destination unless "create" is false',
 		transport: 'imap',
 		check: (args) => moveArgs(args),
 		async run(args, context) {
@@ -133,11 +173,25 @@ export function createImapOps(openClient: ImapClientFactory): ConnectorOp[] {
 					else await requireMailbox(client, destination);
 					// imapflow reports a refused MOVE as false rather than throwing, without the server's text.
 					const result = await client.messageMove(present.join(','), destination, { uid: true });
-					if (!result) throw new ConnectorError(`IMAP server refused to move messages ${present.join(', ')} from "${mailbox}" to "${destination}"`);
+					if (!result)
+						throw new ConnectorError(
+							`IMAP server refused to move messages ${present.join(', ')} from "${mailbox}" to "${destination}"`,
+						);
 					// Without UIDPLUS the server does not say where the messages landed.
-					for (const uid of present) moved.push({ uid, destinationUid: result.uidMap?.get(uid) ?? null });
+					for (const uid of present)
+						moved.push({ uid, destinationUid: result.uidMap?.get(uid) ?? null });
 				}
-				return { kind: 'data', data: { mailbox, destination, uidValidity, created, moved, missing: missingUids(uids, present) } };
+				return {
+					kind: 'data',
+					data: {
+						mailbox,
+						destination,
+						uidValidity,
+						created,
+						moved,
+						missing: missingUids(uids, present),
+					},
+				};
 			});
 		},
 	};
@@ -151,12 +205,23 @@ export const imapOps = createImapOps(openImapFlow);
 
 /** Connects and logs in, then logs out: what a credential test needs. Throws the ops' ConnectorErrors. */
 export async function verifyImapLogin(settings: ImapConnection, timeoutMs: number): Promise<void> {
-	await withSession(openImapFlow, { memory: {}, imap: settings, timeoutMs }, undefined, async () => undefined);
+	await withSession(
+		openImapFlow,
+		{ memory: {}, imap: settings, timeoutMs },
+		undefined,
+		async () => undefined,
+	);
 }
 
 type Work<T> = (client: ImapClient, uidValidity: number) => Promise<T>;
 
-async function withMailbox<T>(openClient: ImapClientFactory, context: OpContext, mailbox: string, readOnly: boolean, work: Work<T>): Promise<T> {
+async function withMailbox<T>(
+	openClient: ImapClientFactory,
+	context: OpContext,
+	mailbox: string,
+	readOnly: boolean,
+	work: Work<T>,
+): Promise<T> {
 	return await withSession(openClient, context, mailbox, async (client) => {
 		const lock = await client.getMailboxLock(mailbox, { readOnly });
 		try {
@@ -170,11 +235,17 @@ async function withMailbox<T>(openClient: ImapClientFactory, context: OpContext,
 }
 
 /** One session: connect, work, and always log out (or drop the socket), also on error and abort. */
-async function withSession<T>(openClient: ImapClientFactory, context: OpContext, mailbox: string | undefined, work: (client: ImapClient) => Promise<T>): Promise<T> {
+async function withSession<T>(
+	openClient: ImapClientFactory,
+	context: OpContext,
+	mailbox: string | undefined,
+	work: (client: ImapClient) => Promise<T>,
+): Promise<T> {
 	const settings = context.imap;
 	if (!settings) throw new Error('The IMAP ops need IMAP connection settings');
 	const where = `${settings.host}:${settings.port}`;
-	if (context.signal?.aborted) throw new ConnectorError(`IMAP call to ${where} was aborted before it started`);
+	if (context.signal?.aborted)
+		throw new ConnectorError(`IMAP call to ${where} was aborted before it started`);
 	const timeoutMs = context.timeoutMs ?? DEFAULT_TIMEOUT_MS;
 	const client = openClient({
 		host: settings.host,
@@ -227,35 +298,72 @@ interface ImapFailure {
 	response?: unknown;
 }
 
-const TIMEOUT_CODES = new Set(['CONNECT_TIMEOUT', 'GREETING_TIMEOUT', 'UPGRADE_TIMEOUT', 'ETIMEOUT', 'ETIMEDOUT']);
-const CERTIFICATE_CODES = new Set(['DEPTH_ZERO_SELF_SIGNED_CERT', 'SELF_SIGNED_CERT_IN_CHAIN', 'UNABLE_TO_VERIFY_LEAF_SIGNATURE', 'UNABLE_TO_GET_ISSUER_CERT_LOCALLY', 'CERT_HAS_EXPIRED', 'ERR_TLS_CERT_ALTNAME_INVALID']);
+const TIMEOUT_CODES = new Set([
+	'CONNECT_TIMEOUT',
+	'GREETING_TIMEOUT',
+	'UPGRADE_TIMEOUT',
+	'ETIMEOUT',
+	'ETIMEDOUT',
+]);
+const CERTIFICATE_CODES = new Set([
+	'DEPTH_ZERO_SELF_SIGNED_CERT',
+	'SELF_SIGNED_CERT_IN_CHAIN',
+	'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+	'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+	'CERT_HAS_EXPIRED',
+	'ERR_TLS_CERT_ALTNAME_INVALID',
+]);
 
 /** Turns an imapflow or socket error into a ConnectorError that says what to fix. */
-export function describeFailure(error: unknown, settings: ImapConnection, mailbox: string | undefined): ConnectorError {
+export function describeFailure(
+	error: unknown,
+	settings: ImapConnection,
+	mailbox: string | undefined,
+): ConnectorError {
 	if (error instanceof ConnectorError) return error;
 	// Duck-typed, not `instanceof Error`: socket errors can come from another realm (a test VM, a sandbox).
-	const failure = (typeof error === 'object' && error !== null ? error : { message: String(error) }) as ImapFailure;
+	const failure = (
+		typeof error === 'object' && error !== null ? error : { message: String(error) }
+	) as ImapFailure;
 	const where = `${settings.host}:${settings.port}`;
 	const serverText = serverTextOf(failure);
 	const description = serverText || undefined;
 	const code = failure.code ?? '';
 	if (failure.authenticationFailed) {
-		return new ConnectorError(`IMAP login failed for user ${JSON.stringify(settings.user)} at ${where}: ${serverText}`, { description });
+		return new ConnectorError(
+			`IMAP login failed for user ${JSON.stringify(settings.user)} at ${where}: ${serverText}`,
+			{ description },
+		);
 	}
 	if (failure.mailboxMissing) {
-		return new ConnectorError(`IMAP mailbox ${JSON.stringify(mailbox)} does not exist for user ${JSON.stringify(settings.user)} at ${where}`, { description });
+		return new ConnectorError(
+			`IMAP mailbox ${JSON.stringify(mailbox)} does not exist for user ${JSON.stringify(settings.user)} at ${where}`,
+			{ description },
+		);
 	}
-	if (code === 'ECONNREFUSED') return new ConnectorError(`IMAP server at ${where} refused the connection: is the host and port right?`);
-	if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return new ConnectorError(`IMAP host ${JSON.stringify(settings.host)} could not be resolved`);
+	if (code === 'ECONNREFUSED')
+		return new ConnectorError(
+			`IMAP server at ${where} refused the connection: is the host and port right?`,
+		);
+	if (code === 'ENOTFOUND' || code === 'EAI_AGAIN')
+		return new ConnectorError(`IMAP host ${JSON.stringify(settings.host)} could not be resolved`);
 	if (TIMEOUT_CODES.has(code)) {
-		const hint = code === 'GREETING_TIMEOUT' && !settings.secure ? ' (a TLS-only port such as 993 needs the TLS setting on)' : '';
+		const hint =
+			code === 'GREETING_TIMEOUT' && !settings.secure
+				? ' (a TLS-only port such as 993 needs the TLS setting on)'
+				: '';
 		return new ConnectorError(`IMAP server at ${where} did not answer in time (${code})${hint}`);
 	}
 	if (CERTIFICATE_CODES.has(code)) {
-		return new ConnectorError(`IMAP server at ${where} presented a certificate that does not verify (${code}); allow self-signed certificates only if you trust this server`, { description: failure.message });
+		return new ConnectorError(
+			`IMAP server at ${where} presented a certificate that does not verify (${code}); allow self-signed certificates only if you trust this server`,
+			{ description: failure.message },
+		);
 	}
 	if (failure.tlsFailed || code === 'EPROTO' || code.startsWith('ERR_SSL')) {
-		return new ConnectorError(`TLS with IMAP server at ${where} failed: ${failure.message} (a plain port such as 143 needs the TLS setting off)`);
+		return new ConnectorError(
+			`TLS with IMAP server at ${where} failed: ${failure.message} (a plain port such as 143 needs the TLS setting off)`,
+		);
 	}
 	return new ConnectorError(`IMAP error at ${where}: ${serverText}`, { description });
 }
@@ -267,8 +375,16 @@ function serverTextOf(failure: ImapFailure): string {
 	return failure.message;
 }
 
-async function toMessage(fetched: FetchMessageObject, mailbox: string, uidValidity: number): Promise<ImapMessage> {
-	const parsed = await simpleParser(fetched.source ?? Buffer.alloc(0), { skipImageLinks: true, skipTextToHtml: true, skipTextLinks: true });
+async function toMessage(
+	fetched: FetchMessageObject,
+	mailbox: string,
+	uidValidity: number,
+): Promise<ImapMessage> {
+	const parsed = await simpleParser(fetched.source ?? Buffer.alloc(0), {
+		skipImageLinks: true,
+		skipTextToHtml: true,
+		skipTextLinks: true,
+	});
 	const internalDate = fetched.internalDate ? new Date(fetched.internalDate) : undefined;
 	return {
 		mailbox,
@@ -314,7 +430,10 @@ async function requireMailbox(client: ImapClient, path: string): Promise<void> {
 		(status) => status !== false,
 		() => false,
 	);
-	if (!exists) throw new ConnectorError(`IMAP destination mailbox ${JSON.stringify(path)} does not exist; create it, or set "create" to true`);
+	if (!exists)
+		throw new ConnectorError(
+			`IMAP destination mailbox ${JSON.stringify(path)} does not exist; create it, or set "create" to true`,
+		);
 }
 
 async function presentUids(client: ImapClient, uids: number[]): Promise<number[]> {
@@ -339,7 +458,10 @@ function checkUidValidity(expected: number | undefined, actual: number, mailbox:
 function mailboxArg(value: unknown, field: string, defaultInbox = true): string {
 	if ((value === undefined || value === null || value === '') && defaultInbox) return 'INBOX';
 	if (typeof value !== 'string' || value.trim() === '') {
-		throw new ConnectorConfigError(field, `"${field}" must be a mailbox name such as "INBOX" or "Archive/2024"; got ${JSON.stringify(value)}`);
+		throw new ConnectorConfigError(
+			field,
+			`"${field}" must be a mailbox name such as "INBOX" or "Archive/2024"; got ${JSON.stringify(value)}`,
+		);
 	}
 	return value;
 }
@@ -348,7 +470,10 @@ function limitArg(value: unknown): number {
 	if (value === undefined || value === null || value === '') return DEFAULT_LIMIT;
 	const limit = Number(value);
 	if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT) {
-		throw new ConnectorConfigError('with.limit', `"with.limit" must be a whole number from 1 to ${MAX_LIMIT}; got ${JSON.stringify(value)}`);
+		throw new ConnectorConfigError(
+			'with.limit',
+			`"with.limit" must be a whole number from 1 to ${MAX_LIMIT}; got ${JSON.stringify(value)}`,
+		);
 	}
 	return limit;
 }
@@ -358,7 +483,10 @@ function uidsArg(value: unknown): number[] {
 	const list = Array.isArray(value) ? value : [value];
 	const uids = list.map(positiveInteger);
 	if (list.length === 0 || uids.some((uid) => uid === undefined)) {
-		throw new ConnectorConfigError('with.uid', `"with.uid" must be a message UID (a positive whole number) or a list of them; got ${JSON.stringify(value)}`);
+		throw new ConnectorConfigError(
+			'with.uid',
+			`"with.uid" must be a message UID (a positive whole number) or a list of them; got ${JSON.stringify(value)}`,
+		);
 	}
 	return [...new Set(uids as number[])];
 }
@@ -367,19 +495,27 @@ function uidValidityArg(value: unknown): number | undefined {
 	if (value === undefined || value === null || value === '') return undefined;
 	const validity = positiveInteger(value);
 	if (validity === undefined) {
-		throw new ConnectorConfigError('with.uidValidity', `"with.uidValidity" must be the mailbox's UIDVALIDITY from imap.listUnseen (a positive whole number); got ${JSON.stringify(value)}`);
+		throw new ConnectorConfigError(
+			'with.uidValidity',
+			`"with.uidValidity" must be the mailbox's UIDVALIDITY from imap.listUnseen (a positive whole number); got ${JSON.stringify(value)}`,
+		);
 	}
 	return validity;
 }
 
 function positiveInteger(value: unknown): number | undefined {
 	const number = typeof value === 'string' && /^\d+$/.test(value.trim()) ? Number(value) : value;
-	return typeof number === 'number' && Number.isSafeInteger(number) && number > 0 ? number : undefined;
+	return typeof number === 'number' && Number.isSafeInteger(number) && number > 0
+		? number
+		: undefined;
 }
 
 function booleanArg(value: unknown, field: string, fallback: boolean): boolean {
 	if (value === undefined || value === null || value === '') return fallback;
 	if (typeof value === 'boolean') return value;
 	if (value === 'true' || value === 'false') return value === 'true';
-	throw new ConnectorConfigError(field, `"${field}" must be true or false; got ${JSON.stringify(value)}`);
+	throw new ConnectorConfigError(
+		field,
+		`"${field}" must be true or false; got ${JSON.stringify(value)}`,
+	);
 }

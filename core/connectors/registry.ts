@@ -8,7 +8,10 @@ const ops = new Map<string, ConnectorOp>([httpRequestOp, ...imapOps].map((op) =>
 export function resolveOp(name: string): ConnectorOp {
 	const op = ops.get(name);
 	if (!op) {
-		throw new ConnectorConfigError('op', `Unknown "op" ${JSON.stringify(name)}: known ops are ${[...ops.keys()].join(', ')}`);
+		throw new ConnectorConfigError(
+			'op',
+			`Unknown "op" ${JSON.stringify(name)}: known ops are ${[...ops.keys()].join(', ')}`,
+		);
 	}
 	return op;
 }

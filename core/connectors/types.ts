@@ -50,7 +50,11 @@ export interface OpContext {
 }
 
 export type OpResult =
-	| { kind: 'data'; data: unknown; /** Memory to keep once the caller has used the data successfully. */ memory?: OpMemory }
+	| {
+			kind: 'data';
+			data: unknown;
+			/** Memory to keep once the caller has used the data successfully. */ memory?: OpMemory;
+	  }
 	| { kind: 'not_modified' };
 
 export interface ConnectorOp {

@@ -1,5 +1,11 @@
 import { FakeClock } from '../testing/fakeClock';
-import { type DedupeOptions, type DedupeStore, type PlannedRun, type PollPlan, type SavedDedupeState } from './dedupe';
+import {
+	type DedupeOptions,
+	type DedupeStore,
+	type PlannedRun,
+	type PollPlan,
+	type SavedDedupeState,
+} from './dedupe';
 import { PollConfigError, PollItemError } from './errors';
 import type { ItemKey, KeyedItem } from './expressions';
 import { loadDedupeStore as loadWithNotice } from './kinds';
@@ -17,7 +23,12 @@ function keyed(keys: ItemKey[], versions?: string[]): KeyedItem[] {
 }
 
 /** A poll through the protocol (plan, commit); returns its runs. */
-function commitPoll(store: DedupeStore, items: KeyedItem[], now: number, onePerItem = true): PlannedRun[] {
+function commitPoll(
+	store: DedupeStore,
+	items: KeyedItem[],
+	now: number,
+	onePerItem = true,
+): PlannedRun[] {
 	return store.commit(store.plan(items, now), now, { keyPrefix: PREFIX, onePerItem });
 }
 
@@ -63,7 +74,11 @@ describe('unique', () => {
 
 	it('starts a key repeated within one poll once', () => {
 		const store = loadDedupeStore(options);
-		expect(verdicts(store.plan(keyed(['a', 'a', 'b']), 0))).toEqual(['a:new', 'a:duplicate', 'b:new']);
+		expect(verdicts(store.plan(keyed(['a', 'a', 'b']), 0))).toEqual([
+			'a:new',
+			'a:duplicate',
+			'b:new',
+		]);
 	});
 
 	it('plan does not change the store (a dry run)', () => {
@@ -89,7 +104,9 @@ describe('unique', () => {
 		commitPoll(store, keyed(['a']), 0);
 		const before = JSON.parse(JSON.stringify(store.serialize()));
 		const first = runKeys(commitPoll(store, keyed(['a', 'b', 'c']), 1_000));
-		const again = runKeys(commitPoll(loadDedupeStore(options, before), keyed(['b', 'x', 'c']), 5_000));
+		const again = runKeys(
+			commitPoll(loadDedupeStore(options, before), keyed(['b', 'x', 'c']), 5_000),
+		);
 		expect(again).toEqual([first[0], expect.any(String), first[1]]);
 		expect(new Set(first.concat(again)).size).toBe(3);
 	});
@@ -157,7 +174,9 @@ describe('time_window', () => {
 	});
 
 	it('refuses a TTL below a second', () => {
-		expect(() => loadDedupeStore({ dedupe: { kind: 'time_window', ttlMs: 10 } })).toThrow(PollConfigError);
+		expect(() => loadDedupeStore({ dedupe: { kind: 'time_window', ttlMs: 10 } })).toThrow(
+			PollConfigError,
+		);
 	});
 });
 
@@ -168,7 +187,12 @@ describe('greatest', () => {
 		const store = loadDedupeStore(options);
 		expect(await poll(store, keyed([3, 1, 2]), 0)).toEqual([1, 2, 3]);
 		const plan = store.plan(keyed([5, 3, 4, 2]), 0);
-		expect(verdicts(plan)).toEqual(['2:at_or_below_watermark', '3:at_or_below_watermark', '4:new', '5:new']);
+		expect(verdicts(plan)).toEqual([
+			'2:at_or_below_watermark',
+			'3:at_or_below_watermark',
+			'4:new',
+			'5:new',
+		]);
 		expect(plan.candidates.map((c) => c.index)).toEqual([3, 1, 2, 0]);
 		expect(await poll(store, keyed([5, 3, 4, 2]), 0)).toEqual([4, 5]);
 	});
@@ -177,20 +201,29 @@ describe('greatest', () => {
 		const numbers = loadDedupeStore(options);
 		expect(await poll(numbers, keyed([10, 9]), 0)).toEqual([9, 10]);
 		const strings = loadDedupeStore(options);
-		expect(await poll(strings, keyed(['2026-01-02T00:00Z', '2026-01-01T00:00Z']), 0)).toEqual(['2026-01-01T00:00Z', '2026-01-02T00:00Z']);
-		expect(await poll(strings, keyed(['2026-01-01T12:00Z', '2026-01-03T00:00Z']), 0)).toEqual(['2026-01-03T00:00Z']);
+		expect(await poll(strings, keyed(['2026-01-02T00:00Z', '2026-01-01T00:00Z']), 0)).toEqual([
+			'2026-01-01T00:00Z',
+			'2026-01-02T00:00Z',
+		]);
+		expect(await poll(strings, keyed(['2026-01-01T12:00Z', '2026-01-03T00:00Z']), 0)).toEqual([
+			'2026-01-03T00:00Z',
+		]);
 	});
 
 	it('refuses a poll that mixes numbers and strings', () => {
 		const store = loadDedupeStore(options);
 		expect(() => store.plan(keyed([1, 2, '3']), 0)).toThrow(PollItemError);
-		expect(() => store.plan(keyed([1, 2, '3']), 0)).toThrow(/^Item 2: dedupe "greatest" compares ids, but this poll mixes numbers and strings: item 0 has 1, item 2 has "3"/);
+		expect(() => store.plan(keyed([1, 2, '3']), 0)).toThrow(
+			/^Item 2: dedupe "greatest" compares ids, but this poll mixes numbers and strings: item 0 has 1, item 2 has "3"/,
+		);
 	});
 
 	it('refuses ids of another kind than the remembered mark', async () => {
 		const store = loadDedupeStore(options);
 		await poll(store, keyed([42]), 0);
-		expect(() => store.plan(keyed(['43']), 0)).toThrow(/remembers the number 42 as its high-water mark, but this poll's ids are strings \("43"\)/);
+		expect(() => store.plan(keyed(['43']), 0)).toThrow(
+			/remembers the number 42 as its high-water mark, but this poll's ids are strings \("43"\)/,
+		);
 	});
 
 	it('rolls the mark back to before a run n8n could not create; later runs come back with the keys they had', () => {
@@ -216,7 +249,13 @@ describe('greatest', () => {
 	it('keeps its mark across a save and load', async () => {
 		const store = loadDedupeStore(options);
 		await poll(store, keyed(['b', 'a']), 0);
-		expect(store.serialize()).toEqual({ v: 1, kind: 'greatest', fresh: false, generation: 1, watermark: 'b' });
+		expect(store.serialize()).toEqual({
+			v: 1,
+			kind: 'greatest',
+			fresh: false,
+			generation: 1,
+			watermark: 'b',
+		});
 		expect(await poll(reloaded(store, options), keyed(['a', 'b', 'c']), 0)).toEqual(['c']);
 	});
 });
@@ -227,7 +266,12 @@ describe('last', () => {
 	it('starts the items after the previous poll’s last item', async () => {
 		const store = loadDedupeStore(options);
 		expect(await poll(store, keyed(['a', 'b', 'c']), 0)).toEqual(['a', 'b', 'c']);
-		expect(verdicts(store.plan(keyed(['b', 'c', 'd', 'e']), 0))).toEqual(['b:seen', 'c:seen', 'd:new', 'e:new']);
+		expect(verdicts(store.plan(keyed(['b', 'c', 'd', 'e']), 0))).toEqual([
+			'b:seen',
+			'c:seen',
+			'd:new',
+			'e:new',
+		]);
 		expect(await poll(store, keyed(['b', 'c', 'd', 'e']), 0)).toEqual(['d', 'e']);
 		expect(await poll(store, keyed(['d', 'e']), 0)).toEqual([]);
 	});
@@ -282,7 +326,11 @@ describe('changed', () => {
 	it('starts a key that is new or whose version differs', async () => {
 		const store = loadDedupeStore(options);
 		expect(await poll(store, keyed(['a', 'b'], ['1', '1']), 0)).toEqual(['a', 'b']);
-		expect(verdicts(store.plan(keyed(['a', 'b', 'c'], ['1', '2', '1']), 0))).toEqual(['a:unchanged', 'b:changed', 'c:new']);
+		expect(verdicts(store.plan(keyed(['a', 'b', 'c'], ['1', '2', '1']), 0))).toEqual([
+			'a:unchanged',
+			'b:changed',
+			'c:new',
+		]);
 		expect(await poll(store, keyed(['a', 'b', 'c'], ['1', '2', '1']), 0)).toEqual(['b', 'c']);
 	});
 
@@ -317,7 +365,9 @@ describe('changed', () => {
 
 	it('A -> B -> A starts three times, each with its own deduplication key', () => {
 		const store = loadDedupeStore(options);
-		const keys = [['1'], ['2'], ['1']].flatMap((version) => runKeys(commitPoll(store, keyed(['ticket'], version), 0)));
+		const keys = [['1'], ['2'], ['1']].flatMap((version) =>
+			runKeys(commitPoll(store, keyed(['ticket'], version), 0)),
+		);
 		expect(keys).toHaveLength(3);
 		expect(new Set(keys).size).toBe(3);
 	});
@@ -329,16 +379,19 @@ describe('first activation', () => {
 		expect(await poll(store, keyed(['a', 'b']), 0)).toEqual(['a', 'b']);
 	});
 
-	it.each(['unique', 'time_window', 'changed', 'greatest', 'last'] as const)('none (%s): remembers what is there, starts nothing, then behaves normally', async (kind) => {
-		const dedupe = kind === 'time_window' ? { kind, ttlMs: HOUR } : { kind };
-		const store = loadDedupeStore({ dedupe, firstPoll: { mode: 'none' } });
-		const plan = store.plan(keyed(['a', 'b'], ['1', '1']), 0);
-		expect(plan.fresh).toBe(true);
-		expect(verdicts(plan)).toEqual(['a:baseline', 'b:baseline']);
-		expect(await poll(store, keyed(['a', 'b'], ['1', '1']), 0)).toEqual([]);
-		expect(store.isFresh).toBe(false);
-		expect(await poll(store, keyed(['a', 'b', 'c'], ['1', '1', '1']), 0)).toEqual(['c']);
-	});
+	it.each(['unique', 'time_window', 'changed', 'greatest', 'last'] as const)(
+		'none (%s): remembers what is there, starts nothing, then behaves normally',
+		async (kind) => {
+			const dedupe = kind === 'time_window' ? { kind, ttlMs: HOUR } : { kind };
+			const store = loadDedupeStore({ dedupe, firstPoll: { mode: 'none' } });
+			const plan = store.plan(keyed(['a', 'b'], ['1', '1']), 0);
+			expect(plan.fresh).toBe(true);
+			expect(verdicts(plan)).toEqual(['a:baseline', 'b:baseline']);
+			expect(await poll(store, keyed(['a', 'b'], ['1', '1']), 0)).toEqual([]);
+			expect(store.isFresh).toBe(false);
+			expect(await poll(store, keyed(['a', 'b', 'c'], ['1', '1', '1']), 0)).toEqual(['c']);
+		},
+	);
 
 	it('none: an empty first poll still ends the first activation', async () => {
 		const store = loadDedupeStore({ dedupe: { kind: 'unique' }, firstPoll: { mode: 'none' } });
@@ -347,19 +400,28 @@ describe('first activation', () => {
 	});
 
 	it('newest: the last N of the list as returned', async () => {
-		const store = loadDedupeStore({ dedupe: { kind: 'unique' }, firstPoll: { mode: 'newest', count: 2 } });
+		const store = loadDedupeStore({
+			dedupe: { kind: 'unique' },
+			firstPoll: { mode: 'newest', count: 2 },
+		});
 		expect(await poll(store, keyed(['a', 'b', 'c', 'd']), 0)).toEqual(['c', 'd']);
 		expect(await poll(store, keyed(['a', 'b', 'c', 'd', 'e']), 0)).toEqual(['e']);
 	});
 
 	it('newest: the N highest ids for greatest', async () => {
-		const store = loadDedupeStore({ dedupe: { kind: 'greatest' }, firstPoll: { mode: 'newest', count: 2 } });
+		const store = loadDedupeStore({
+			dedupe: { kind: 'greatest' },
+			firstPoll: { mode: 'newest', count: 2 },
+		});
 		expect(await poll(store, keyed([5, 1, 4, 2, 3]), 0)).toEqual([4, 5]);
 		expect(await poll(store, keyed([5, 6]), 0)).toEqual([6]);
 	});
 
 	it('newest: the last N for last, with the anchor before them', async () => {
-		const store = loadDedupeStore({ dedupe: { kind: 'last' }, firstPoll: { mode: 'newest', count: 1 } });
+		const store = loadDedupeStore({
+			dedupe: { kind: 'last' },
+			firstPoll: { mode: 'newest', count: 1 },
+		});
 		expect(await poll(store, keyed(['a', 'b', 'c']), 0)).toEqual(['c']);
 		expect(await poll(store, keyed(['b', 'c', 'd']), 0)).toEqual(['d']);
 	});
@@ -373,9 +435,9 @@ describe('first activation', () => {
 	});
 
 	it('refuses newest without a positive count', () => {
-		expect(() => loadDedupeStore({ dedupe: { kind: 'unique' }, firstPoll: { mode: 'newest', count: 0 } })).toThrow(
-			expect.objectContaining({ field: 'newest' }),
-		);
+		expect(() =>
+			loadDedupeStore({ dedupe: { kind: 'unique' }, firstPoll: { mode: 'newest', count: 0 } }),
+		).toThrow(expect.objectContaining({ field: 'newest' }));
 	});
 });
 
@@ -411,16 +473,22 @@ describe('saved state', () => {
 	it('state of another kind means nothing to greatest: the next poll is a first poll, and the notice says so', async () => {
 		const unique = loadDedupeStore({ dedupe: { kind: 'unique' } });
 		await poll(unique, keyed(['a']), 0);
-		const { store, notice } = loadWithNotice({ dedupe: { kind: 'greatest' }, firstPoll: { mode: 'none' } }, unique.serialize());
+		const { store, notice } = loadWithNotice(
+			{ dedupe: { kind: 'greatest' }, firstPoll: { mode: 'none' } },
+			unique.serialize(),
+		);
 		expect(store.isFresh).toBe(true);
 		expect(notice).toMatch(/"unique" to "greatest".*first poll/);
 		expect(await poll(store, keyed(['a', 'b']), 0)).toEqual([]);
 	});
 
-	it('unique and time_window carry each other\'s records over', async () => {
+	it("unique and time_window carry each other's records over", async () => {
 		const unique = loadDedupeStore({ dedupe: { kind: 'unique' } });
 		await poll(unique, keyed(['a']), 0);
-		const { store: windowed, notice } = loadWithNotice({ dedupe: { kind: 'time_window', ttlMs: HOUR } }, unique.serialize());
+		const { store: windowed, notice } = loadWithNotice(
+			{ dedupe: { kind: 'time_window', ttlMs: HOUR } },
+			unique.serialize(),
+		);
 		expect(notice).toMatch(/carry over/);
 		expect(verdicts(windowed.plan(keyed(['a', 'b']), 1_000))).toEqual(['a:seen', 'b:new']);
 		expect(verdicts(windowed.plan(keyed(['a']), 2 * HOUR))).toEqual(['a:expired']);
@@ -430,10 +498,15 @@ describe('saved state', () => {
 	});
 
 	it('refuses state it cannot read rather than start over', () => {
-		expect(() => loadDedupeStore({ dedupe: { kind: 'unique' } }, { v: 2 })).toThrow('unknown format');
-		expect(() => loadDedupeStore({ dedupe: { kind: 'unique' } }, { v: 1, kind: 'unique', fresh: false, entries: ['AAAA'] })).toThrow(
-			/saved dedupe state \(unique\) cannot be read: entries hold 3 bytes/,
+		expect(() => loadDedupeStore({ dedupe: { kind: 'unique' } }, { v: 2 })).toThrow(
+			'unknown format',
 		);
+		expect(() =>
+			loadDedupeStore(
+				{ dedupe: { kind: 'unique' } },
+				{ v: 1, kind: 'unique', fresh: false, entries: ['AAAA'] },
+			),
+		).toThrow(/saved dedupe state \(unique\) cannot be read: entries hold 3 bytes/);
 	});
 
 	it('re-encodes only the chunks a poll touched', async () => {
@@ -451,7 +524,11 @@ describe('saved state', () => {
 		const options: DedupeOptions = { dedupe: { kind: 'time_window', ttlMs: HOUR } };
 		let store = loadDedupeStore(options);
 		for (let round = 0; round < 6; round++) {
-			await poll(store, keyed(Array.from({ length: 2_000 }, (_, i) => `r${round}-${i}`)), clock.now());
+			await poll(
+				store,
+				keyed(Array.from({ length: 2_000 }, (_, i) => `r${round}-${i}`)),
+				clock.now(),
+			);
 			await clock.advance(HOUR / 2);
 			store = reloaded(store, options);
 		}
@@ -459,7 +536,11 @@ describe('saved state', () => {
 		expect(store.size).toBe(4_000);
 		const saved = store.serialize() as SavedDedupeState;
 		expect(JSON.stringify(saved).length / store.size).toBeLessThanOrEqual(32);
-		expect(verdicts(store.plan(keyed(['r5-0', 'r4-1', 'r3-2']), clock.now()))).toEqual(['r5-0:seen', 'r4-1:expired', 'r3-2:new']);
+		expect(verdicts(store.plan(keyed(['r5-0', 'r4-1', 'r3-2']), clock.now()))).toEqual([
+			'r5-0:seen',
+			'r4-1:expired',
+			'r3-2:new',
+		]);
 	});
 
 	it.each([
@@ -469,7 +550,14 @@ describe('saved state', () => {
 	])('takes at most 32 bytes per remembered key ($kind, 10k keys)', async (dedupe) => {
 		const store = loadDedupeStore({ dedupe });
 		const keys = Array.from({ length: 10_000 }, (_, i) => `message-${i}@example.com`);
-		await poll(store, keyed(keys, keys.map((k) => `${k}:v1`)), 0);
+		await poll(
+			store,
+			keyed(
+				keys,
+				keys.map((k) => `${k}:v1`),
+			),
+			0,
+		);
 		expect(store.size).toBe(10_000);
 		const bytesPerKey = JSON.stringify(store.serialize()).length / store.size;
 		expect(bytesPerKey).toBeLessThanOrEqual(32);
@@ -486,6 +574,11 @@ describe('none', () => {
 				['new', undefined],
 			]);
 		}
-		expect(loadDedupeStore({ dedupe: { kind: 'none' } }, JSON.parse(JSON.stringify(store.serialize()))).plan(keyed([1, 2]), 0).toStart).toHaveLength(2);
+		expect(
+			loadDedupeStore(
+				{ dedupe: { kind: 'none' } },
+				JSON.parse(JSON.stringify(store.serialize())),
+			).plan(keyed([1, 2]), 0).toStart,
+		).toHaveLength(2);
 	});
 });

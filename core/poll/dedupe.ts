@@ -36,7 +36,10 @@ export type DedupeConfig =
 	| { kind: 'changed' };
 
 /** What the first activation starts: everything, nothing (only remember), or the newest `count`. */
-export type FirstPollPolicy = { mode: 'all' } | { mode: 'none' } | { mode: 'newest'; count: number };
+export type FirstPollPolicy =
+	| { mode: 'all' }
+	| { mode: 'none' }
+	| { mode: 'newest'; count: number };
 
 export interface DedupeOptions {
 	dedupe: DedupeConfig;
@@ -107,7 +110,11 @@ export interface PollPlan<T = unknown> {
 export type Undo =
 	| { records: Array<[hash: string, previous: string | null]> }
 	| { watermark: ItemKey | null }
-	| { tail: string; tailFrom: [generation: number, position: number]; from: [generation: number, position: number] };
+	| {
+			tail: string;
+			tailFrom: [generation: number, position: number];
+			from: [generation: number, position: number];
+	  };
 
 /** One run a poll starts. */
 export interface PlannedRun<T = unknown> {
@@ -194,12 +201,28 @@ export abstract class DedupeStore {
 
 		const candidates: Array<Candidate<T>> = ordered.map((keyed, position) => {
 			const { verdict, seenAt } = judgements[position];
-			const ticket: Ticket = { hash: pollHashes[position], versionHash: versionHashes?.[position], position, pollHashes };
-			const candidate: Candidate<T> = { item: keyed.item, key: keyed.key, index: keyed.index, verdict, ticket };
+			const ticket: Ticket = {
+				hash: pollHashes[position],
+				versionHash: versionHashes?.[position],
+				position,
+				pollHashes,
+			};
+			const candidate: Candidate<T> = {
+				item: keyed.item,
+				key: keyed.key,
+				index: keyed.index,
+				verdict,
+				ticket,
+			};
 			if (seenAt !== undefined) Object.assign(candidate, { seenAt });
 			return candidate;
 		});
-		return { kind: this.kind, fresh: this.fresh, candidates, toStart: candidates.filter((c) => startsRun(c.verdict)) };
+		return {
+			kind: this.kind,
+			fresh: this.fresh,
+			candidates,
+			toStart: candidates.filter((c) => startsRun(c.verdict)),
+		};
 	}
 
 	/**
@@ -207,32 +230,50 @@ export abstract class DedupeStore {
 	 * current state, and returns the runs to write to the outbox and emit, in order.
 	 */
 	commit<T>(plan: PollPlan<T>, now: number, options: CommitOptions): Array<PlannedRun<T>> {
-		if (plan.fresh !== this.fresh) throw new Error('commit() of a plan made before another commit; plan again');
+		if (plan.fresh !== this.fresh)
+			throw new Error('commit() of a plan made before another commit; plan again');
 		const generation = this.generation + 1;
 		// The baseline first: it precedes the starts in start order (`last` keeps the newest).
 		if (this.fresh) {
-			for (const candidate of plan.candidates) if (candidate.verdict === 'baseline') this.remember(candidate, now, generation);
+			for (const candidate of plan.candidates)
+				if (candidate.verdict === 'baseline') this.remember(candidate, now, generation);
 		}
 		const undos = plan.toStart.map((candidate) => this.remember(candidate, now, generation));
 		this.fresh = false;
 		this.prune?.(now);
 		if (plan.toStart.length === 0) return [];
 		this.generation = generation;
-		if (this.kind === 'none') return plan.toStart.map((candidate) => ({ key: undefined, candidates: [candidate], undo: undefined }));
-		const identity = (candidate: Candidate) => (this.restartsKeys ? `${candidate.ticket.hash}${generation}` : candidate.ticket.hash);
+		if (this.kind === 'none')
+			return plan.toStart.map((candidate) => ({
+				key: undefined,
+				candidates: [candidate],
+				undo: undefined,
+			}));
+		const identity = (candidate: Candidate) =>
+			this.restartsKeys ? `${candidate.ticket.hash}${generation}` : candidate.ticket.hash;
 		const keyOf = (identities: string) => `${options.keyPrefix}${unitsToHex(hash64(identities))}`;
 		if (options.onePerItem === false) {
 			const key = keyOf(plan.toStart.map(identity).join('|'));
 			return [{ key, candidates: plan.toStart, undo: mergeUndos(undos) }];
 		}
-		return plan.toStart.map((candidate, i) => ({ key: keyOf(identity(candidate)), candidates: [candidate], undo: undos[i] }));
+		return plan.toStart.map((candidate, i) => ({
+			key: keyOf(identity(candidate)),
+			candidates: [candidate],
+			undo: undos[i],
+		}));
 	}
 
 	/** n8n could not create the run: forget what its commit remembered, so its items come back next poll. */
 	abstract rollback(undo: Undo): void;
 
 	serialize(): SavedDedupeState {
-		return { v: 1, kind: this.kind, fresh: this.fresh, generation: this.generation, ...this.savedFields() };
+		return {
+			v: 1,
+			kind: this.kind,
+			fresh: this.fresh,
+			generation: this.generation,
+			...this.savedFields(),
+		};
 	}
 
 	/** Items in the order they start; the list order unless a kind says otherwise. */
@@ -258,20 +299,30 @@ export abstract class DedupeStore {
 
 	private applyFirstPollPolicy(judgements: Judgement[]): void {
 		const starting = judgements.filter((judgement) => startsRun(judgement.verdict));
-		const keep = this.firstPoll.mode === 'all' ? starting.length : this.firstPoll.mode === 'none' ? 0 : this.firstPoll.count;
-		for (const judgement of starting.slice(0, Math.max(0, starting.length - keep))) judgement.verdict = 'baseline';
+		const keep =
+			this.firstPoll.mode === 'all'
+				? starting.length
+				: this.firstPoll.mode === 'none'
+					? 0
+					: this.firstPoll.count;
+		for (const judgement of starting.slice(0, Math.max(0, starting.length - keep)))
+			judgement.verdict = 'baseline';
 	}
 }
 
 /** One batch run's undo: all records, or the cursor as it was before the batch's first item. */
 function mergeUndos(undos: Undo[]): Undo | undefined {
 	if (undos.length === 0) return undefined;
-	if ('records' in undos[0]) return { records: undos.flatMap((undo) => ('records' in undo ? undo.records : [])) };
+	if ('records' in undos[0])
+		return { records: undos.flatMap((undo) => ('records' in undo ? undo.records : [])) };
 	return undos[0];
 }
 
 function versionHashOf(keyed: KeyedItem<unknown>): string {
-	if (keyed.version === undefined) throw new Error(`Item ${keyed.index} has no version; key items with withVersion for dedupe "changed"`);
+	if (keyed.version === undefined)
+		throw new Error(
+			`Item ${keyed.index} has no version; key items with withVersion for dedupe "changed"`,
+		);
 	return hash64(keyed.version);
 }
 
@@ -281,10 +332,17 @@ export const MAX_TTL_MS = 10 * 365 * 86_400_000;
 
 export function checkedTtl(ttlMs: number): number {
 	if (Number.isFinite(ttlMs) && ttlMs >= MIN_TTL_MS && ttlMs <= MAX_TTL_MS) return ttlMs;
-	throw new PollConfigError('ttl', `"TTL" must be between 1 second and 10 years; got ${showValue(ttlMs)} ms.`);
+	throw new PollConfigError(
+		'ttl',
+		`"TTL" must be between 1 second and 10 years; got ${showValue(ttlMs)} ms.`,
+	);
 }
 
 export function checkedFirstPoll(policy: FirstPollPolicy): FirstPollPolicy {
-	if (policy.mode !== 'newest' || (Number.isInteger(policy.count) && policy.count >= 1)) return policy;
-	throw new PollConfigError('newest', `"Newest N" must be a whole number of items, at least 1; got ${showValue(policy.count)}.`);
+	if (policy.mode !== 'newest' || (Number.isInteger(policy.count) && policy.count >= 1))
+		return policy;
+	throw new PollConfigError(
+		'newest',
+		`"Newest N" must be a whole number of items, at least 1; got ${showValue(policy.count)}.`,
+	);
 }

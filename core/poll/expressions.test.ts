@@ -1,4 +1,10 @@
-import { canonicalJson, contentHash, PollConfigError, PollExpressions, PollItemError } from './expressions';
+import {
+	canonicalJson,
+	contentHash,
+	PollConfigError,
+	PollExpressions,
+	PollItemError,
+} from './expressions';
 
 describe('PollExpressions compile', () => {
 	it('names the field, the expression and the position of a syntax error', () => {
@@ -14,12 +20,18 @@ describe('PollExpressions compile', () => {
 	});
 
 	it('checks items and version too', () => {
-		expect(() => new PollExpressions({ id: 'id', items: 'data[' })).toThrow(/Invalid JSONata in "items": data\[/);
-		expect(() => new PollExpressions({ id: 'id', version: 'updated_at(' })).toThrow(expect.objectContaining({ field: 'version' }));
+		expect(() => new PollExpressions({ id: 'id', items: 'data[' })).toThrow(
+			/Invalid JSONata in "items": data\[/,
+		);
+		expect(() => new PollExpressions({ id: 'id', version: 'updated_at(' })).toThrow(
+			expect.objectContaining({ field: 'version' }),
+		);
 	});
 
 	it('requires id', () => {
-		expect(() => new PollExpressions({ id: '  ' })).toThrow(expect.objectContaining({ field: 'id' }));
+		expect(() => new PollExpressions({ id: '  ' })).toThrow(
+			expect.objectContaining({ field: 'id' }),
+		);
 	});
 });
 
@@ -34,15 +46,21 @@ describe('selectItems', () => {
 		await expect(expressions.selectItems({ data: [], meta: {} })).rejects.toThrow(
 			'The op returned an object (fields: data, meta), not a list; set "items" to select the list in it',
 		);
-		await expect(expressions.selectItems('text')).rejects.toThrow('The op returned a string, not a list');
-		await expect(expressions.selectItems(undefined)).rejects.toThrow(expect.objectContaining({ field: 'items' }));
+		await expect(expressions.selectItems('text')).rejects.toThrow(
+			'The op returned a string, not a list',
+		);
+		await expect(expressions.selectItems(undefined)).rejects.toThrow(
+			expect.objectContaining({ field: 'items' }),
+		);
 	});
 
 	it('with items: nothing is an empty list, a lone value a one-item list, a list a list', async () => {
 		const expressions = new PollExpressions({ id: 'id', items: 'data[status="open"]' });
 		await expect(expressions.selectItems({ data: [] })).resolves.toEqual([]);
 		await expect(expressions.selectItems({ data: [{ id: 2 }] })).resolves.toEqual([]);
-		await expect(expressions.selectItems({ data: [{ id: 1, status: 'open' }, { id: 2 }] })).resolves.toEqual([{ id: 1, status: 'open' }]);
+		await expect(
+			expressions.selectItems({ data: [{ id: 1, status: 'open' }, { id: 2 }] }),
+		).resolves.toEqual([{ id: 1, status: 'open' }]);
 		await expect(
 			expressions.selectItems({
 				data: [
@@ -56,18 +74,30 @@ describe('selectItems', () => {
 	it('a path that does not exist is an error naming the path and the fields that are there; an empty list is not', async () => {
 		const expressions = new PollExpressions({ id: 'id', items: 'data.tickets' });
 		await expect(expressions.selectItems({ data: { tickets: [] } })).resolves.toEqual([]);
-		await expect(expressions.selectItems({ data: { tikets: [{ id: 1 }], total: 1 } })).rejects.toThrow(
+		await expect(
+			expressions.selectItems({ data: { tikets: [{ id: 1 }], total: 1 } }),
+		).rejects.toThrow(
 			'"Items" (data.tickets) names the field "tickets", which "data" does not have; its fields are: tikets, total.',
 		);
-		await expect(expressions.selectItems({ results: [] })).rejects.toThrow(`names the field "data", which the op's result does not have; its fields are: results.`);
-		await expect(new PollExpressions({ id: 'id', items: 'data[status="open"]' }).selectItems({})).rejects.toThrow(expect.objectContaining({ field: 'items' }));
+		await expect(expressions.selectItems({ results: [] })).rejects.toThrow(
+			`names the field "data", which the op's result does not have; its fields are: results.`,
+		);
+		await expect(
+			new PollExpressions({ id: 'id', items: 'data[status="open"]' }).selectItems({}),
+		).rejects.toThrow(expect.objectContaining({ field: 'items' }));
 		// Through lists of objects: a field any of them has exists.
-		await expect(new PollExpressions({ id: 'id', items: 'pages.items' }).selectItems({ pages: [{ items: [] }, { next: 2 }] })).resolves.toEqual([]);
+		await expect(
+			new PollExpressions({ id: 'id', items: 'pages.items' }).selectItems({
+				pages: [{ items: [] }, { next: 2 }],
+			}),
+		).resolves.toEqual([]);
 	});
 
 	it('names the items expression when it fails at run time', async () => {
 		const expressions = new PollExpressions({ id: 'id', items: '$number(data)' });
-		await expect(expressions.selectItems({ data: 'abc' })).rejects.toThrow(/The expression "items" \(\$number\(data\)\) failed/);
+		await expect(expressions.selectItems({ data: 'abc' })).rejects.toThrow(
+			/The expression "items" \(\$number\(data\)\) failed/,
+		);
 	});
 });
 
@@ -79,22 +109,31 @@ describe('keyOf', () => {
 		await expect(expressions.keyOf({ id: 0 }, 0)).resolves.toBe(0);
 	});
 
-	it.each([[undefined], [''], [null], [Number.NaN], [true], [{ a: 1 }], [[1, 2]]])('refuses %p, naming the item', async (id) => {
-		const error = await expressions.keyOf({ id }, 3).catch((e: unknown) => e);
-		expect(error).toBeInstanceOf(PollItemError);
-		expect((error as PollItemError).index).toBe(3);
-		expect((error as Error).message).toMatch(/^Item 3: "id" must give a non-empty string or a finite number; it gave /);
-	});
+	it.each([[undefined], [''], [null], [Number.NaN], [true], [{ a: 1 }], [[1, 2]]])(
+		'refuses %p, naming the item',
+		async (id) => {
+			const error = await expressions.keyOf({ id }, 3).catch((e: unknown) => e);
+			expect(error).toBeInstanceOf(PollItemError);
+			expect((error as PollItemError).index).toBe(3);
+			expect((error as Error).message).toMatch(
+				/^Item 3: "id" must give a non-empty string or a finite number; it gave /,
+			);
+		},
+	);
 
 	it('shows a long offending value cut short', async () => {
-		const error = (await expressions.keyOf({ id: { text: 'x'.repeat(500) } }, 0).catch((e: unknown) => e)) as Error;
+		const error = (await expressions
+			.keyOf({ id: { text: 'x'.repeat(500) } }, 0)
+			.catch((e: unknown) => e)) as Error;
 		expect(error.message.length).toBeLessThan(200);
 		expect(error.message).toContain('…');
 	});
 
 	it('names the item when the id expression fails at run time', async () => {
 		const failing = new PollExpressions({ id: '$number(id)' });
-		await expect(failing.keyOf({ id: 'abc' }, 7)).rejects.toThrow(/^Item 7: "id" \(\$number\(id\)\) failed/);
+		await expect(failing.keyOf({ id: 'abc' }, 7)).rejects.toThrow(
+			/^Item 7: "id" \(\$number\(id\)\) failed/,
+		);
 	});
 });
 
@@ -120,7 +159,9 @@ describe('the plain-path fast path reads what JSONata would', () => {
 			if (viaJsonata === undefined) {
 				await expect(expressions.versionOf(input, 0)).rejects.toThrow('"version" gave no value');
 			} else {
-				await expect(expressions.versionOf(input, 0)).resolves.toBe(`v:${canonicalJson(viaJsonata)}`);
+				await expect(expressions.versionOf(input, 0)).resolves.toBe(
+					`v:${canonicalJson(viaJsonata)}`,
+				);
 			}
 		}
 	});
@@ -129,7 +170,9 @@ describe('the plain-path fast path reads what JSONata would', () => {
 describe('versionOf', () => {
 	it('is the version expression when set', async () => {
 		const expressions = new PollExpressions({ id: 'id', version: 'updated' });
-		await expect(expressions.versionOf({ id: 1, updated: '2026-01-01' }, 0)).resolves.toBe('v:"2026-01-01"');
+		await expect(expressions.versionOf({ id: 1, updated: '2026-01-01' }, 0)).resolves.toBe(
+			'v:"2026-01-01"',
+		);
 	});
 
 	it('is a content hash that ignores key order otherwise', async () => {
@@ -147,19 +190,28 @@ describe('versionOf', () => {
 describe('keyItems', () => {
 	it('keys every item with its position and, when asked, its version', async () => {
 		const expressions = new PollExpressions({ items: 'messages', id: 'uid', version: 'flags' });
-		const keyed = await expressions.keyItems({ messages: [{ uid: 10, flags: 'seen' }, { uid: 11 }] }, { withVersion: false });
+		const keyed = await expressions.keyItems(
+			{ messages: [{ uid: 10, flags: 'seen' }, { uid: 11 }] },
+			{ withVersion: false },
+		);
 		expect(keyed).toEqual([
 			{ item: { uid: 10, flags: 'seen' }, key: 10, index: 0 },
 			{ item: { uid: 11 }, key: 11, index: 1 },
 		]);
-		await expect(expressions.keyItems({ messages: [{ uid: 10, flags: 'seen' }, { uid: 11 }] }, { withVersion: true })).rejects.toThrow(
-			/^Item 1: "version" gave no value/,
-		);
+		await expect(
+			expressions.keyItems(
+				{ messages: [{ uid: 10, flags: 'seen' }, { uid: 11 }] },
+				{ withVersion: true },
+			),
+		).rejects.toThrow(/^Item 1: "version" gave no value/);
 	});
 
 	it('keys 10,000 items quickly', async () => {
 		const expressions = new PollExpressions({ items: 'data', id: 'meta.id' });
-		const data = Array.from({ length: 10_000 }, (_, i) => ({ meta: { id: `msg-${i}` }, subject: `Subject ${i}` }));
+		const data = Array.from({ length: 10_000 }, (_, i) => ({
+			meta: { id: `msg-${i}` },
+			subject: `Subject ${i}`,
+		}));
 		const startedAt = performance.now();
 		const keyed = await expressions.keyItems({ data }, { withVersion: true });
 		expect(keyed[9_999].key).toBe('msg-9999');

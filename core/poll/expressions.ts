@@ -46,7 +46,10 @@ class CompiledExpression {
 			this.expression = jsonata(source);
 		} catch (error) {
 			const position = typeof error?.position === 'number' ? ` at position ${error.position}` : '';
-			throw new PollConfigError(field, `Invalid JSONata in "${field}": ${source}\n${error?.message ?? error}${position}`);
+			throw new PollConfigError(
+				field,
+				`Invalid JSONata in "${field}": ${source}\n${error?.message ?? error}${position}`,
+			);
 		}
 		this.fieldPath = plainFieldPath(this.expression.ast());
 		this.namePath = namePath(this.expression.ast());
@@ -64,7 +67,12 @@ class CompiledExpression {
 			let value = input;
 			for (const name of this.fieldPath) {
 				if (Array.isArray(value)) return this.evaluate(input);
-				if (value === null || typeof value !== 'object' || !Object.prototype.hasOwnProperty.call(value, name)) return undefined;
+				if (
+					value === null ||
+					typeof value !== 'object' ||
+					!Object.prototype.hasOwnProperty.call(value, name)
+				)
+					return undefined;
 				value = (value as Record<string, unknown>)[name];
 			}
 			if (value === null || typeof value !== 'object') return value;
@@ -84,7 +92,10 @@ function plainFieldPath(ast: jsonata.ExprNode): string[] | undefined {
 	const names: string[] = [];
 	for (const step of ast.steps) {
 		// Any key besides these means a filter, group, index binding or similar that changes the result.
-		const plain = step.type === 'name' && typeof step.value === 'string' && Object.keys(step).every((key) => key === 'type' || key === 'value' || key === 'position');
+		const plain =
+			step.type === 'name' &&
+			typeof step.value === 'string' &&
+			Object.keys(step).every((key) => key === 'type' || key === 'value' || key === 'position');
 		if (!plain) return undefined;
 		names.push(step.value as string);
 	}
@@ -94,7 +105,8 @@ function plainFieldPath(ast: jsonata.ExprNode): string[] | undefined {
 /** The field names of a path whose every step is a name (filters allowed), else undefined. */
 function namePath(ast: jsonata.ExprNode): string[] | undefined {
 	if ((ast.type as string) !== 'path' || !ast.steps?.length) return undefined;
-	if (!ast.steps.every((step) => step.type === 'name' && typeof step.value === 'string')) return undefined;
+	if (!ast.steps.every((step) => step.type === 'name' && typeof step.value === 'string'))
+		return undefined;
 	return ast.steps.map((step) => step.value as string);
 }
 
@@ -102,15 +114,29 @@ function namePath(ast: jsonata.ExprNode): string[] | undefined {
  * Where a path of names leaves `value`: the first name no object along the way has, with the fields
  * that are there; undefined when every name exists somewhere (an empty list is not a missing field).
  */
-function missingField(path: readonly string[], value: unknown): { name: string; at: string; fields: string[] } | undefined {
+function missingField(
+	path: readonly string[],
+	value: unknown,
+): { name: string; at: string; fields: string[] } | undefined {
 	let level: unknown[] = [value];
 	for (let step = 0; step < path.length; step++) {
-		const objects = level.flat().filter((v): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v));
+		const objects = level
+			.flat()
+			.filter(
+				(v): v is Record<string, unknown> =>
+					v !== null && typeof v === 'object' && !Array.isArray(v),
+			);
 		if (objects.length === 0) return undefined;
-		const holders = objects.filter((object) => Object.prototype.hasOwnProperty.call(object, path[step]));
+		const holders = objects.filter((object) =>
+			Object.prototype.hasOwnProperty.call(object, path[step]),
+		);
 		if (holders.length === 0) {
 			const fields = [...new Set(objects.flatMap((object) => Object.keys(object)))];
-			return { name: path[step], at: step === 0 ? "the op's result" : `"${path.slice(0, step).join('.')}"`, fields };
+			return {
+				name: path[step],
+				at: step === 0 ? "the op's result" : `"${path.slice(0, step).join('.')}"`,
+				fields,
+			};
 		}
 		level = holders.map((holder) => holder[path[step]]);
 	}
@@ -126,7 +152,11 @@ export class PollExpressions {
 	constructor(sources: PollExpressionSources) {
 		const trimmed = (source: string | undefined) => (source?.trim() ? source.trim() : undefined);
 		const id = trimmed(sources.id);
-		if (!id) throw new PollConfigError('id', 'Set "id" to the expression that gives one item\'s key, for example "id".');
+		if (!id)
+			throw new PollConfigError(
+				'id',
+				'Set "id" to the expression that gives one item\'s key, for example "id".',
+			);
 		const items = trimmed(sources.items);
 		const version = trimmed(sources.version);
 		this.items = items === undefined ? undefined : new CompiledExpression('items', items);
@@ -149,7 +179,8 @@ export class PollExpressions {
 			// path names is not there at all, so a typo never looks like an empty source.
 			const missing = this.items.namePath && missingField(this.items.namePath, result);
 			if (missing) {
-				const shown = missing.fields.slice(0, 10).join(', ') + (missing.fields.length > 10 ? ', …' : '');
+				const shown =
+					missing.fields.slice(0, 10).join(', ') + (missing.fields.length > 10 ? ', …' : '');
 				throw new PollConfigError(
 					'items',
 					`"Items" (${this.items.source}) names the field "${missing.name}", which ${missing.at} does not have; its fields are: ${shown || 'none'}.`,
@@ -173,31 +204,49 @@ export class PollExpressions {
 	}
 
 	/** Selects the items in `result` and keys each one; versions only when asked, as content hashes cost. */
-	async keyItems<T = unknown>(result: unknown, options: { withVersion: boolean }): Promise<Array<KeyedItem<T>>> {
+	async keyItems<T = unknown>(
+		result: unknown,
+		options: { withVersion: boolean },
+	): Promise<Array<KeyedItem<T>>> {
 		const items = (await this.selectItems(result)) as T[];
 		const keyed: Array<KeyedItem<T>> = new Array(items.length);
 		for (let index = 0; index < items.length; index++) {
 			const item = items[index];
 			const key = await this.keyOf(item, index);
-			keyed[index] = options.withVersion ? { item, key, index, version: await this.versionOf(item, index) } : { item, key, index };
+			keyed[index] = options.withVersion
+				? { item, key, index, version: await this.versionOf(item, index) }
+				: { item, key, index };
 		}
 		return keyed;
 	}
 
 	/** Evaluates, turning a JSONata runtime error into one that names the expression (and the item, if any). */
-	private async read(expression: CompiledExpression, input: unknown, index?: number): Promise<unknown> {
+	private async read(
+		expression: CompiledExpression,
+		input: unknown,
+		index?: number,
+	): Promise<unknown> {
 		try {
 			return await expression.read(input);
 		} catch (error) {
 			const detail = `"${expression.field}" (${expression.source}) failed: ${error?.message ?? error}`;
-			throw index === undefined ? new PollConfigError(expression.field, `The expression ${detail}`) : new PollItemError(index, detail);
+			throw index === undefined
+				? new PollConfigError(expression.field, `The expression ${detail}`)
+				: new PollItemError(index, detail);
 		}
 	}
 }
 
 function checkedKey(value: unknown, index: number): ItemKey {
-	if ((typeof value === 'string' && value !== '') || (typeof value === 'number' && Number.isFinite(value))) return value;
-	throw new PollItemError(index, `"id" must give a non-empty string or a finite number; it gave ${showValue(value)}.`);
+	if (
+		(typeof value === 'string' && value !== '') ||
+		(typeof value === 'number' && Number.isFinite(value))
+	)
+		return value;
+	throw new PollItemError(
+		index,
+		`"id" must give a non-empty string or a finite number; it gave ${showValue(value)}.`,
+	);
 }
 
 function checkedVersion(value: unknown, index: number): string {
@@ -213,10 +262,15 @@ export function contentHash(item: unknown): string {
 
 /** JSON with object keys sorted at every level, so equal content gives equal text whatever the key order. */
 export function canonicalJson(value: unknown): string {
-	if (value !== null && typeof value === 'object' && typeof (value as { toJSON?: unknown }).toJSON === 'function') {
+	if (
+		value !== null &&
+		typeof value === 'object' &&
+		typeof (value as { toJSON?: unknown }).toJSON === 'function'
+	) {
 		return canonicalJson((value as { toJSON(): unknown }).toJSON());
 	}
-	if (Array.isArray(value)) return `[${value.map((element) => (element === undefined ? 'null' : canonicalJson(element))).join(',')}]`;
+	if (Array.isArray(value))
+		return `[${value.map((element) => (element === undefined ? 'null' : canonicalJson(element))).join(',')}]`;
 	if (value !== null && typeof value === 'object') {
 		const record = value as Record<string, unknown>;
 		const fields = Object.keys(record)

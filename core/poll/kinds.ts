@@ -12,7 +12,15 @@ import {
 } from './dedupe';
 import { PollConfigError, PollItemError, showValue } from './errors';
 import type { ItemKey, KeyedItem } from './expressions';
-import { hexToUnits, PackedIndex, packHashes, packSeconds, unitsToHex, unpackHashes, unpackSeconds } from './records';
+import {
+	hexToUnits,
+	PackedIndex,
+	packHashes,
+	packSeconds,
+	unitsToHex,
+	unpackHashes,
+	unpackSeconds,
+} from './records';
 
 /** Keyed kinds: one packed record per key; undo restores each record's previous value. */
 abstract class KeyedStore extends DedupeStore {
@@ -23,7 +31,8 @@ abstract class KeyedStore extends DedupeStore {
 	}
 
 	rollback(undo: Undo): void {
-		if (!('records' in undo)) throw new Error(`dedupe "${this.kind}" cannot undo ${showValue(undo)}`);
+		if (!('records' in undo))
+			throw new Error(`dedupe "${this.kind}" cannot undo ${showValue(undo)}`);
 		for (const [hash, previous] of undo.records) {
 			if (previous === null) this.records.delete(hexToUnits(hash));
 			else this.records.set(hexToUnits(hash), hexToUnits(previous));
@@ -65,7 +74,12 @@ export class SeenKeysStore extends KeyedStore {
 		this.records = new PackedIndex(2, saved?.entries);
 	}
 
-	protected judge(ordered: ReadonlyArray<KeyedItem<unknown>>, hashes: readonly string[], _versions: unknown, now: number): Judgement[] {
+	protected judge(
+		ordered: ReadonlyArray<KeyedItem<unknown>>,
+		hashes: readonly string[],
+		_versions: unknown,
+		now: number,
+	): Judgement[] {
 		return hashes.map((hash) => {
 			const seenAt = this.seenAt(hash);
 			if (seenAt === undefined) return { verdict: 'new' };
@@ -79,7 +93,8 @@ export class SeenKeysStore extends KeyedStore {
 	}
 
 	protected prune(now: number): void {
-		if (this.ttlMs !== undefined) this.records.deleteOldestWhile((value) => this.isExpired(unpackSeconds(value), now));
+		if (this.ttlMs !== undefined)
+			this.records.deleteOldestWhile((value) => this.isExpired(unpackSeconds(value), now));
 	}
 
 	private seenAt(hash: string): number | undefined {
@@ -109,10 +124,16 @@ export class ChangedStore extends KeyedStore {
 		this.records = new PackedIndex(4, saved?.entries);
 	}
 
-	protected judge(_ordered: unknown, hashes: readonly string[], versionHashes: readonly string[]): Judgement[] {
+	protected judge(
+		_ordered: unknown,
+		hashes: readonly string[],
+		versionHashes: readonly string[],
+	): Judgement[] {
 		return hashes.map((hash, i) => {
 			const known = this.records.get(hash);
-			return { verdict: known === undefined ? 'new' : known === versionHashes[i] ? 'unchanged' : 'changed' };
+			return {
+				verdict: known === undefined ? 'new' : known === versionHashes[i] ? 'unchanged' : 'changed',
+			};
 		});
 	}
 
@@ -134,7 +155,12 @@ export class GreatestStore extends DedupeStore {
 	constructor(firstPoll: FirstPollPolicy, saved: SavedDedupeState | undefined) {
 		super(firstPoll, saved);
 		const watermark = saved?.watermark;
-		if (watermark !== undefined && watermark !== null && typeof watermark !== 'string' && typeof watermark !== 'number') {
+		if (
+			watermark !== undefined &&
+			watermark !== null &&
+			typeof watermark !== 'string' &&
+			typeof watermark !== 'number'
+		) {
 			throw new Error(`watermark must be a string or a number, not ${showValue(watermark)}`);
 		}
 		this.watermark = watermark ?? undefined;
@@ -149,7 +175,10 @@ export class GreatestStore extends DedupeStore {
 		const before = undo.watermark ?? undefined;
 		// Only ever back: runs after the failed one come back and are refused by n8n by their keys.
 		if (this.watermark === undefined) return;
-		if (before === undefined || (typeof before === typeof this.watermark && before < this.watermark)) {
+		if (
+			before === undefined ||
+			(typeof before === typeof this.watermark && before < this.watermark)
+		) {
 			this.watermark = before;
 		}
 	}
@@ -176,7 +205,9 @@ export class GreatestStore extends DedupeStore {
 	}
 
 	protected judge(ordered: ReadonlyArray<KeyedItem<unknown>>): Judgement[] {
-		return ordered.map((keyed) => ({ verdict: this.isAbove(keyed.key) ? 'new' : 'at_or_below_watermark' }));
+		return ordered.map((keyed) => ({
+			verdict: this.isAbove(keyed.key) ? 'new' : 'at_or_below_watermark',
+		}));
 	}
 
 	protected remember(candidate: Candidate): Undo {
@@ -227,20 +258,32 @@ export class LastStore extends DedupeStore {
 	rollback(undo: Undo): void {
 		if (!('tail' in undo)) throw new Error(`dedupe "last" cannot undo ${showValue(undo)}`);
 		// Only ever back, as for greatest: the tail is reset if it was set by this start or a later one.
-		if (isBefore(undo.from, this.tailFrom) || (undo.from[0] === this.tailFrom[0] && undo.from[1] === this.tailFrom[1])) {
+		if (
+			isBefore(undo.from, this.tailFrom) ||
+			(undo.from[0] === this.tailFrom[0] && undo.from[1] === this.tailFrom[1])
+		) {
 			this.tail = unpackHashes(undo.tail);
 			this.tailFrom = undo.tailFrom;
 		}
 	}
 
-	protected judge(ordered: ReadonlyArray<KeyedItem<unknown>>, hashes: readonly string[]): Judgement[] {
+	protected judge(
+		ordered: ReadonlyArray<KeyedItem<unknown>>,
+		hashes: readonly string[],
+	): Judgement[] {
 		const anchor = this.anchorPosition(hashes);
-		return hashes.map((_, position) => ({ verdict: anchor !== undefined && position <= anchor ? 'seen' : 'new' }));
+		return hashes.map((_, position) => ({
+			verdict: anchor !== undefined && position <= anchor ? 'seen' : 'new',
+		}));
 	}
 
 	protected remember(candidate: Candidate, _now: number, generation: number): Undo {
 		const { pollHashes, position } = candidate.ticket;
-		const undo: Undo = { tail: packHashes(this.tail), tailFrom: this.tailFrom, from: [generation, position] };
+		const undo: Undo = {
+			tail: packHashes(this.tail),
+			tailFrom: this.tailFrom,
+			from: [generation, position],
+		};
 		this.tail = pollHashes.slice(Math.max(0, position + 1 - LAST_TAIL_LENGTH), position + 1);
 		this.tailFrom = [generation, position];
 		return undo;
@@ -297,7 +340,9 @@ export class NoDedupeStore extends DedupeStore {
 }
 
 /** Kinds whose saved records mean the same thing: a key hash and when it was first seen. */
-const SAME_RECORDS: ReadonlyArray<ReadonlySet<DedupeKind>> = [new Set<DedupeKind>(['unique', 'time_window'])];
+const SAME_RECORDS: ReadonlyArray<ReadonlySet<DedupeKind>> = [
+	new Set<DedupeKind>(['unique', 'time_window']),
+];
 
 export interface LoadedDedupeStore {
 	store: DedupeStore;
@@ -319,11 +364,15 @@ export function loadDedupeStore(options: DedupeOptions, saved?: unknown): Loaded
 	let notice: string | undefined;
 	if (saved !== undefined && saved !== null) {
 		if (typeof saved !== 'object' || (saved as SavedDedupeState).v !== 1) {
-			throw new Error(`The trigger's saved dedupe state is in an unknown format: ${showValue(saved)}`);
+			throw new Error(
+				`The trigger's saved dedupe state is in an unknown format: ${showValue(saved)}`,
+			);
 		}
 		state = saved as SavedDedupeState;
 		if (state.kind !== dedupe.kind) {
-			const carried = SAME_RECORDS.some((kinds) => kinds.has(state!.kind) && kinds.has(dedupe.kind));
+			const carried = SAME_RECORDS.some(
+				(kinds) => kinds.has(state!.kind) && kinds.has(dedupe.kind),
+			);
 			notice = carried
 				? `Dedupe changed from "${state.kind}" to "${dedupe.kind}": the ${state.kind} records carry over.`
 				: `Dedupe changed from "${state.kind}" to "${dedupe.kind}": what "${state.kind}" remembered means nothing to "${dedupe.kind}", so the next poll is a first poll and follows "First Poll Starts".`;
@@ -334,11 +383,17 @@ export function loadDedupeStore(options: DedupeOptions, saved?: unknown): Loaded
 		return { store: createStore(dedupe, firstPoll, state), notice };
 	} catch (error) {
 		if (error instanceof PollConfigError) throw error;
-		throw new Error(`The trigger's saved dedupe state (${dedupe.kind}) cannot be read: ${(error as Error).message}`);
+		throw new Error(
+			`The trigger's saved dedupe state (${dedupe.kind}) cannot be read: ${(error as Error).message}`,
+		);
 	}
 }
 
-function createStore(dedupe: DedupeOptions['dedupe'], firstPoll: FirstPollPolicy, state: SavedDedupeState | undefined): DedupeStore {
+function createStore(
+	dedupe: DedupeOptions['dedupe'],
+	firstPoll: FirstPollPolicy,
+	state: SavedDedupeState | undefined,
+): DedupeStore {
 	switch (dedupe.kind) {
 		case 'none':
 			return new NoDedupeStore(firstPoll, state);
@@ -353,6 +408,8 @@ function createStore(dedupe: DedupeOptions['dedupe'], firstPoll: FirstPollPolicy
 		case 'changed':
 			return new ChangedStore(firstPoll, state);
 	}
-	throw new PollConfigError('dedupe', `Unknown "Dedupe" ${showValue((dedupe as { kind: unknown }).kind)}; use none, unique, time_window, greatest, last or changed.`);
+	throw new PollConfigError(
+		'dedupe',
+		`Unknown "Dedupe" ${showValue((dedupe as { kind: unknown }).kind)}; use none, unique, time_window, greatest, last or changed.`,
+	);
 }
-

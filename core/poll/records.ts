@@ -13,7 +13,8 @@ export function writeUnits(bytes: Uint8Array, offset: number, text: string): voi
 /** Reads `units` UTF-16 code units from `bytes` at `offset`. */
 export function readUnits(bytes: Uint8Array, offset: number, units: number): string {
 	let text = '';
-	for (let unit = 0; unit < units; unit++) text += String.fromCharCode((bytes[offset + 2 * unit] << 8) | bytes[offset + 2 * unit + 1]);
+	for (let unit = 0; unit < units; unit++)
+		text += String.fromCharCode((bytes[offset + 2 * unit] << 8) | bytes[offset + 2 * unit + 1]);
 	return text;
 }
 
@@ -37,7 +38,8 @@ export function unitsToHex(units: string): string {
 export function hexToUnits(hex: string): string {
 	if (!/^(?:[0-9a-f]{4})*$/.test(hex)) throw new Error(`${JSON.stringify(hex)} is not packed hex`);
 	let units = '';
-	for (let i = 0; i < hex.length; i += 4) units += String.fromCharCode(parseInt(hex.slice(i, i + 4), 16));
+	for (let i = 0; i < hex.length; i += 4)
+		units += String.fromCharCode(parseInt(hex.slice(i, i + 4), 16));
 	return units;
 }
 
@@ -51,7 +53,8 @@ export function packHashes(hashes: readonly string[]): string {
 export function unpackHashes(text: unknown): string[] {
 	if (typeof text !== 'string') throw new Error('packed hashes must be a base64 string');
 	const bytes = Buffer.from(text, 'base64');
-	if (bytes.length % 8 !== 0) throw new Error(`packed hashes hold ${bytes.length} bytes, not whole 8-byte hashes`);
+	if (bytes.length % 8 !== 0)
+		throw new Error(`packed hashes hold ${bytes.length} bytes, not whole 8-byte hashes`);
 	return Array.from({ length: bytes.length / 8 }, (_, i) => readUnits(bytes, 8 * i, 4));
 }
 
@@ -87,10 +90,14 @@ class RecordLog {
 		const texts = savedChunks as string[];
 		const bytes = Buffer.concat(texts.map((text) => Buffer.from(text, 'base64')));
 		if (bytes.length % log.recordBytes !== 0) {
-			throw new Error(`entries hold ${bytes.length} bytes, not a whole number of ${log.recordBytes}-byte records`);
+			throw new Error(
+				`entries hold ${bytes.length} bytes, not a whole number of ${log.recordBytes}-byte records`,
+			);
 		}
 		// Saved chunks line up with ours when all but the last are full; then their text is reused as is.
-		const aligned = texts.every((text, i) => i === texts.length - 1 || Buffer.byteLength(text, 'base64') === log.chunkBytes);
+		const aligned = texts.every(
+			(text, i) => i === texts.length - 1 || Buffer.byteLength(text, 'base64') === log.chunkBytes,
+		);
 		for (let offset = 0; offset < bytes.length; offset += log.chunkBytes) {
 			const chunk = Buffer.alloc(log.chunkBytes);
 			bytes.copy(chunk, 0, offset, Math.min(offset + log.chunkBytes, bytes.length));
@@ -142,7 +149,10 @@ class RecordLog {
 	/** One base64 string per chunk; only chunks written since the last call are encoded. */
 	saved(): string[] {
 		return this.chunks.map((chunk, i) => {
-			const used = Math.min(this.chunkBytes, (this.count - i * RecordLog.RECORDS_PER_CHUNK) * this.recordBytes);
+			const used = Math.min(
+				this.chunkBytes,
+				(this.count - i * RecordLog.RECORDS_PER_CHUNK) * this.recordBytes,
+			);
 			const text = this.encoded[i] ?? chunk.toString('base64', 0, used);
 			this.encoded[i] = text;
 			return text;
@@ -181,7 +191,10 @@ export class PackedIndex {
 		private readonly valueUnits: number,
 		savedEntries?: unknown,
 	) {
-		this.log = savedEntries === undefined ? new RecordLog(valueUnits) : RecordLog.load(valueUnits, savedEntries);
+		this.log =
+			savedEntries === undefined
+				? new RecordLog(valueUnits)
+				: RecordLog.load(valueUnits, savedEntries);
 		for (let slot = 0; slot < this.log.length; slot++) {
 			const hash = this.log.hashAt(slot);
 			if (hash !== DEAD_HASH) this.slots.set(hash, slot);
@@ -232,10 +245,12 @@ export class PackedIndex {
 	}
 
 	private compactIfWorthIt(): void {
-		if (this.log.deadCount < MIN_DEAD_TO_COMPACT || this.log.deadCount * 2 <= this.slots.size) return;
+		if (this.log.deadCount < MIN_DEAD_TO_COMPACT || this.log.deadCount * 2 <= this.slots.size)
+			return;
 		const old = this.log;
 		this.log = new RecordLog(this.valueUnits);
 		// Re-setting an existing Map key keeps its position, so order survives.
-		for (const [hash, slot] of this.slots) this.slots.set(hash, this.log.append(hash, old.valueAt(slot)));
+		for (const [hash, slot] of this.slots)
+			this.slots.set(hash, this.log.append(hash, old.valueAt(slot)));
 	}
 }

@@ -15,7 +15,12 @@ const MINUTE = 60_000;
 const INTERVAL = 5 * MINUTE;
 
 /** A runner whose polls are recorded and answered by `answer` (default: unchanged). */
-function harness(options: Partial<PollRunnerOptions> = {}, answer: (n: number, signal: AbortSignal) => Promise<PollOutcome> = async () => ({ kind: 'unchanged' })) {
+function harness(
+	options: Partial<PollRunnerOptions> = {},
+	answer: (n: number, signal: AbortSignal) => Promise<PollOutcome> = async () => ({
+		kind: 'unchanged',
+	}),
+) {
 	const clock = new FakeClock();
 	const pollTimes: number[] = [];
 	const persisted: ObservedPollState[] = [];
@@ -46,45 +51,77 @@ describe('configuration', () => {
 		const clock = new FakeClock();
 		const poll = async (): Promise<PollOutcome> => ({ kind: 'unchanged' });
 		expect(() => new PollRunner({ clock, poll, intervalMs: 1_000 })).toThrow(PollConfigError);
-		expect(() => new PollRunner({ clock, poll, intervalMs: 1_000 })).toThrow('"Interval" must be between 5s and 7d; got 1s.');
-		expect(() => new PollRunner({ clock, poll, intervalMs: MAX_INTERVAL_MS + 1 })).toThrow(expect.objectContaining({ field: 'Interval' }));
-		expect(() => new PollRunner({ clock, poll, intervalMs: Number.NaN })).toThrow(expect.objectContaining({ field: 'Interval' }));
+		expect(() => new PollRunner({ clock, poll, intervalMs: 1_000 })).toThrow(
+			'"Interval" must be between 5s and 7d; got 1s.',
+		);
+		expect(() => new PollRunner({ clock, poll, intervalMs: MAX_INTERVAL_MS + 1 })).toThrow(
+			expect.objectContaining({ field: 'Interval' }),
+		);
+		expect(() => new PollRunner({ clock, poll, intervalMs: Number.NaN })).toThrow(
+			expect.objectContaining({ field: 'Interval' }),
+		);
 		expect(() => new PollRunner({ clock, poll, intervalMs: MIN_INTERVAL_MS })).not.toThrow();
 	});
 
 	it('refuses jitter as long as the interval, and bad backoff or limits', () => {
 		const clock = new FakeClock();
 		const poll = async (): Promise<PollOutcome> => ({ kind: 'unchanged' });
-		expect(() => new PollRunner({ clock, poll, intervalMs: INTERVAL, jitterMs: INTERVAL })).toThrow(expect.objectContaining({ field: 'Jitter (Seconds)' }));
-		expect(() => new PollRunner({ clock, poll, intervalMs: INTERVAL, backoff: { factor: 0.5 } })).toThrow(expect.objectContaining({ field: 'backoff.factor' }));
-		expect(() => new PollRunner({ clock, poll, intervalMs: INTERVAL, backoff: { initialMs: 10 * MINUTE, maxMs: MINUTE } })).toThrow(
-			expect.objectContaining({ field: 'Backoff Cap (Seconds)' }),
+		expect(() => new PollRunner({ clock, poll, intervalMs: INTERVAL, jitterMs: INTERVAL })).toThrow(
+			expect.objectContaining({ field: 'Jitter (Seconds)' }),
 		);
-		expect(() => new PollRunner({ clock, poll, intervalMs: INTERVAL, failureLimit: 0 })).toThrow(expect.objectContaining({ field: 'Failure Limit' }));
-		expect(() => new PollRunner({ clock, poll, intervalMs: INTERVAL, failureLimit: 2.5 })).toThrow(expect.objectContaining({ field: 'Failure Limit' }));
+		expect(
+			() => new PollRunner({ clock, poll, intervalMs: INTERVAL, backoff: { factor: 0.5 } }),
+		).toThrow(expect.objectContaining({ field: 'backoff.factor' }));
+		expect(
+			() =>
+				new PollRunner({
+					clock,
+					poll,
+					intervalMs: INTERVAL,
+					backoff: { initialMs: 10 * MINUTE, maxMs: MINUTE },
+				}),
+		).toThrow(expect.objectContaining({ field: 'Backoff Cap (Seconds)' }));
+		expect(() => new PollRunner({ clock, poll, intervalMs: INTERVAL, failureLimit: 0 })).toThrow(
+			expect.objectContaining({ field: 'Failure Limit' }),
+		);
+		expect(() => new PollRunner({ clock, poll, intervalMs: INTERVAL, failureLimit: 2.5 })).toThrow(
+			expect.objectContaining({ field: 'Failure Limit' }),
+		);
 	});
 });
 
 describe('defaults', () => {
-	it.each([5_000, MINUTE, 2 * 60 * MINUTE, 24 * 60 * MINUTE, MAX_INTERVAL_MS])('every interval the node offers starts with default options (%d ms)', (intervalMs) => {
-		const clock = new FakeClock();
-		const poll = async (): Promise<PollOutcome> => ({ kind: 'unchanged' });
-		expect(() => new PollRunner({ clock, poll, intervalMs, timeoutMs: 60_000 })).not.toThrow();
-	});
+	it.each([5_000, MINUTE, 2 * 60 * MINUTE, 24 * 60 * MINUTE, MAX_INTERVAL_MS])(
+		'every interval the node offers starts with default options (%d ms)',
+		(intervalMs) => {
+			const clock = new FakeClock();
+			const poll = async (): Promise<PollOutcome> => ({ kind: 'unchanged' });
+			expect(() => new PollRunner({ clock, poll, intervalMs, timeoutMs: 60_000 })).not.toThrow();
+		},
+	);
 
 	it('a backoff cap set below the interval is refused, naming the option and the value', () => {
 		const clock = new FakeClock();
 		const poll = async (): Promise<PollOutcome> => ({ kind: 'unchanged' });
-		expect(() => new PollRunner({ clock, poll, intervalMs: 2 * 60 * MINUTE, backoff: { maxMs: 60 * MINUTE } })).toThrow(
-			'"Backoff Cap (Seconds)" must be between 2h and 7d; got 1h.',
-		);
+		expect(
+			() =>
+				new PollRunner({
+					clock,
+					poll,
+					intervalMs: 2 * 60 * MINUTE,
+					backoff: { maxMs: 60 * MINUTE },
+				}),
+		).toThrow('"Backoff Cap (Seconds)" must be between 2h and 7d; got 1h.');
 	});
 });
 
 describe('cadence', () => {
 	it('start() resolves once the first poll has finished and been recorded, also when it failed', async () => {
 		let finish: () => void = () => undefined;
-		const { runner, persisted } = harness({}, () => new Promise((resolve) => (finish = () => resolve({ kind: 'unchanged' }))));
+		const { runner, persisted } = harness(
+			{},
+			() => new Promise((resolve) => (finish = () => resolve({ kind: 'unchanged' }))),
+		);
 		let done = false;
 		const first = runner.start().then(() => (done = true));
 		await flushPromises();
@@ -158,17 +195,22 @@ describe('jitter', () => {
 		runner.start();
 		await flushPromises(); // the first poll settles; a real interval is minutes long
 		await clock.advance(3 * INTERVAL + MINUTE);
-		expect(pollTimes).toEqual([0, 1, 2, 3].map((n) => (n === 0 ? 0 : n * INTERVAL + runner.jitterOf(n))));
+		expect(pollTimes).toEqual(
+			[0, 1, 2, 3].map((n) => (n === 0 ? 0 : n * INTERVAL + runner.jitterOf(n))),
+		);
 	});
 });
 
 describe('overlap', () => {
 	it('skips and counts a tick that comes while a poll is still running', async () => {
 		let finish: (() => void) | undefined;
-		const { clock, runner, pollTimes, persisted } = harness({ timeoutMs: 3 * INTERVAL }, async (n) => {
-			if (n === 1) await new Promise<void>((resolve) => (finish = resolve));
-			return { kind: 'unchanged' };
-		});
+		const { clock, runner, pollTimes, persisted } = harness(
+			{ timeoutMs: 3 * INTERVAL },
+			async (n) => {
+				if (n === 1) await new Promise<void>((resolve) => (finish = resolve));
+				return { kind: 'unchanged' };
+			},
+		);
 		runner.start();
 		await flushPromises(); // the first poll settles; a real interval is minutes long
 		await clock.advance(2 * INTERVAL);
@@ -196,18 +238,27 @@ describe('timeout', () => {
 		expect(seen?.aborted).toBe(true);
 		expect(seen?.reason.message).toBe('Poll timed out after 30s');
 		expect(runner.polling).toBe(false);
-		expect(persisted[0]).toMatchObject({ lastOutcome: 'failed', lastError: 'Poll timed out after 30s', consecutiveFailures: 1 });
-		expect(failures).toEqual([{ message: 'Poll timed out after 30s', consecutiveFailures: 1, reason: 'first_failure' }]);
+		expect(persisted[0]).toMatchObject({
+			lastOutcome: 'failed',
+			lastError: 'Poll timed out after 30s',
+			consecutiveFailures: 1,
+		});
+		expect(failures).toEqual([
+			{ message: 'Poll timed out after 30s', consecutiveFailures: 1, reason: 'first_failure' },
+		]);
 	});
 });
 
 describe('backoff', () => {
 	it('grows exponentially from the failure and is capped; success resets it', async () => {
 		let failing = true;
-		const { clock, runner, pollTimes, persisted } = harness({ backoff: { initialMs: INTERVAL, factor: 2, maxMs: 4 * INTERVAL }, failureLimit: 100 }, async () => {
-			if (failing) throw new Error('down');
-			return { kind: 'unchanged' };
-		});
+		const { clock, runner, pollTimes, persisted } = harness(
+			{ backoff: { initialMs: INTERVAL, factor: 2, maxMs: 4 * INTERVAL }, failureLimit: 100 },
+			async () => {
+				if (failing) throw new Error('down');
+				return { kind: 'unchanged' };
+			},
+		);
 		runner.start();
 		await flushPromises(); // the first poll settles; a real interval is minutes long
 		await clock.advance(20 * INTERVAL);
@@ -216,13 +267,20 @@ describe('backoff', () => {
 		expect(persisted[2].backoffUntil).toBe(clock.now() - 20 * INTERVAL + 7 * INTERVAL);
 		failing = false;
 		await clock.advance(3 * INTERVAL);
-		expect(runner.observed).toMatchObject({ consecutiveFailures: 0, backoffUntil: null, lastOutcome: 'unchanged' });
+		expect(runner.observed).toMatchObject({
+			consecutiveFailures: 0,
+			backoffUntil: null,
+			lastOutcome: 'unchanged',
+		});
 		await clock.advance(INTERVAL);
 		expect(pollTimes.slice(-2)).toEqual([23, 24].map((n) => n * INTERVAL));
 	});
 
 	it('never polls faster than the interval, whatever the backoff', async () => {
-		const { clock, runner, pollTimes } = harness({ backoff: { initialMs: 1_000, maxMs: 2_000 } }, failWith(new Error('down')));
+		const { clock, runner, pollTimes } = harness(
+			{ backoff: { initialMs: 1_000, maxMs: 2_000 } },
+			failWith(new Error('down')),
+		);
 		runner.start();
 		await flushPromises(); // the first poll settles; a real interval is minutes long
 		await clock.advance(3 * INTERVAL);
@@ -230,7 +288,10 @@ describe('backoff', () => {
 	});
 
 	it('keeps polling at the capped backoff after reaching the failure limit', async () => {
-		const { clock, runner, pollTimes } = harness({ backoff: { initialMs: INTERVAL, factor: 1.1, maxMs: 10 * INTERVAL }, failureLimit: 2 }, failWith(new Error('down')));
+		const { clock, runner, pollTimes } = harness(
+			{ backoff: { initialMs: INTERVAL, factor: 1.1, maxMs: 10 * INTERVAL }, failureLimit: 2 },
+			failWith(new Error('down')),
+		);
 		runner.start();
 		await flushPromises(); // the first poll settles; a real interval is minutes long
 		await clock.advance(40 * INTERVAL);
@@ -266,10 +327,13 @@ describe('Retry-After', () => {
 describe('failure reporting', () => {
 	it('reports the first failure after a success and the failure limit, not every retry', async () => {
 		let failing = true;
-		const { clock, runner, failures } = harness({ failureLimit: 3, backoff: { initialMs: INTERVAL, factor: 1, maxMs: INTERVAL } }, async (n) => {
-			if (failing) throw new Error(`down ${n}`);
-			return { kind: 'unchanged' };
-		});
+		const { clock, runner, failures } = harness(
+			{ failureLimit: 3, backoff: { initialMs: INTERVAL, factor: 1, maxMs: INTERVAL } },
+			async (n) => {
+				if (failing) throw new Error(`down ${n}`);
+				return { kind: 'unchanged' };
+			},
+		);
 		runner.start();
 		await flushPromises(); // the first poll settles; a real interval is minutes long
 		await clock.advance(5 * INTERVAL);
@@ -281,7 +345,9 @@ describe('failure reporting', () => {
 		await clock.advance(INTERVAL);
 		failing = true;
 		await clock.advance(INTERVAL);
-		expect(failures.slice(2)).toEqual([{ message: 'down 8', consecutiveFailures: 1, reason: 'first_failure' }]);
+		expect(failures.slice(2)).toEqual([
+			{ message: 'down 8', consecutiveFailures: 1, reason: 'first_failure' },
+		]);
 	});
 
 	it('reports a limit of 1 once, as the limit', async () => {
@@ -289,7 +355,9 @@ describe('failure reporting', () => {
 		runner.start();
 		await flushPromises(); // the first poll settles; a real interval is minutes long
 		await clock.advance(0);
-		expect(failures).toEqual([{ message: 'down', consecutiveFailures: 1, reason: 'limit_reached' }]);
+		expect(failures).toEqual([
+			{ message: 'down', consecutiveFailures: 1, reason: 'limit_reached' },
+		]);
 	});
 
 	it('a throwing persist is reported and does not stop the runner', async () => {
@@ -302,7 +370,11 @@ describe('failure reporting', () => {
 		await flushPromises(); // the first poll settles; a real interval is minutes long
 		await clock.advance(INTERVAL);
 		expect(pollTimes).toHaveLength(2);
-		expect(failures[0]).toEqual({ message: 'disk full', consecutiveFailures: 0, reason: 'persist_failed' });
+		expect(failures[0]).toEqual({
+			message: 'disk full',
+			consecutiveFailures: 0,
+			reason: 'persist_failed',
+		});
 	});
 });
 
@@ -347,7 +419,14 @@ describe('restart', () => {
 		const runner = new PollRunner({
 			clock,
 			intervalMs: INTERVAL,
-			restored: { lastPollAt: 0, lastOutcome: 'failed', lastError: 'x', consecutiveFailures: 1, backoffUntil: clock.now() - 1, skippedTicks: 0 },
+			restored: {
+				lastPollAt: 0,
+				lastOutcome: 'failed',
+				lastError: 'x',
+				consecutiveFailures: 1,
+				backoffUntil: clock.now() - 1,
+				skippedTicks: 0,
+			},
 			poll: async () => {
 				polls.push(clock.now());
 				return { kind: 'unchanged' };
@@ -364,7 +443,9 @@ describe('stop', () => {
 		let seen: AbortSignal | undefined;
 		const { clock, runner, pollTimes, persisted, failures } = harness({}, (_, signal) => {
 			seen = signal;
-			return new Promise<PollOutcome>((_resolve, reject) => signal.addEventListener('abort', () => reject(signal.reason)));
+			return new Promise<PollOutcome>((_resolve, reject) =>
+				signal.addEventListener('abort', () => reject(signal.reason)),
+			);
 		});
 		runner.start();
 		await flushPromises();

@@ -16,7 +16,10 @@ export const DEFAULT_TIMEOUT_MS = 5 * 60_000;
 /** Default backoff cap: an hour, or the interval (backoff starts there) when that is longer. */
 export const DEFAULT_BACKOFF_MAX_MS = 3_600_000;
 
-export type PollOutcome = { kind: 'new_items'; started: number } | { kind: 'unchanged' } | { kind: 'not_modified' };
+export type PollOutcome =
+	| { kind: 'new_items'; started: number }
+	| { kind: 'unchanged' }
+	| { kind: 'not_modified' };
 
 export type PollOutcomeKind = PollOutcome['kind'] | 'failed';
 
@@ -77,11 +80,20 @@ export class PollTimeoutError extends Error {
 /** The delay an error asks for (`retryAfterMs`, e.g. from HTTP 429/503 Retry-After), if any. */
 export function retryAfterOf(error: unknown): number | undefined {
 	const retryAfterMs = (error as { retryAfterMs?: unknown } | null)?.retryAfterMs;
-	return typeof retryAfterMs === 'number' && Number.isFinite(retryAfterMs) && retryAfterMs >= 0 ? retryAfterMs : undefined;
+	return typeof retryAfterMs === 'number' && Number.isFinite(retryAfterMs) && retryAfterMs >= 0
+		? retryAfterMs
+		: undefined;
 }
 
 export function initialObservedState(): ObservedPollState {
-	return { lastPollAt: null, lastOutcome: null, lastError: null, consecutiveFailures: 0, backoffUntil: null, skippedTicks: 0 };
+	return {
+		lastPollAt: null,
+		lastOutcome: null,
+		lastError: null,
+		consecutiveFailures: 0,
+		backoffUntil: null,
+		skippedTicks: 0,
+	};
 }
 
 /**
@@ -107,15 +119,39 @@ export class PollRunner {
 		// Fields are named as the editor labels them; backoff.initial and factor are not in the editor.
 		this.intervalMs = checkedRange('Interval', intervalMs, MIN_INTERVAL_MS, MAX_INTERVAL_MS);
 		this.jitterMs = checkedRange('Jitter (Seconds)', options.jitterMs ?? 0, 0, intervalMs - 1);
-		this.timeoutMs = checkedRange('Poll Timeout (Seconds)', options.timeoutMs ?? Math.min(intervalMs, DEFAULT_TIMEOUT_MS), 1_000, MAX_INTERVAL_MS);
-		const initialMs = checkedRange('backoff.initial', options.backoff?.initialMs ?? intervalMs, 1_000, MAX_INTERVAL_MS);
+		this.timeoutMs = checkedRange(
+			'Poll Timeout (Seconds)',
+			options.timeoutMs ?? Math.min(intervalMs, DEFAULT_TIMEOUT_MS),
+			1_000,
+			MAX_INTERVAL_MS,
+		);
+		const initialMs = checkedRange(
+			'backoff.initial',
+			options.backoff?.initialMs ?? intervalMs,
+			1_000,
+			MAX_INTERVAL_MS,
+		);
 		this.backoff = {
 			initialMs,
-			maxMs: checkedRange('Backoff Cap (Seconds)', options.backoff?.maxMs ?? Math.max(DEFAULT_BACKOFF_MAX_MS, initialMs), initialMs, MAX_INTERVAL_MS),
+			maxMs: checkedRange(
+				'Backoff Cap (Seconds)',
+				options.backoff?.maxMs ?? Math.max(DEFAULT_BACKOFF_MAX_MS, initialMs),
+				initialMs,
+				MAX_INTERVAL_MS,
+			),
 			factor: checkedRange('backoff.factor', options.backoff?.factor ?? 2, 1, 10),
 		};
-		this.failureLimit = checkedRange('Failure Limit', options.failureLimit ?? DEFAULT_FAILURE_LIMIT, 1, 1_000_000);
-		if (!Number.isInteger(this.failureLimit)) throw new PollConfigError('Failure Limit', `"Failure Limit" must be a whole number; got ${this.failureLimit}.`);
+		this.failureLimit = checkedRange(
+			'Failure Limit',
+			options.failureLimit ?? DEFAULT_FAILURE_LIMIT,
+			1,
+			1_000_000,
+		);
+		if (!Number.isInteger(this.failureLimit))
+			throw new PollConfigError(
+				'Failure Limit',
+				`"Failure Limit" must be a whole number; got ${this.failureLimit}.`,
+			);
 		this.observedState = { ...initialObservedState(), ...options.restored };
 	}
 
@@ -132,7 +168,8 @@ export class PollRunner {
 	/** Polls now, unless a restored backoff is still running; then when it ends. */
 	/** Resolves when that first poll has finished (it never rejects: a failure is recorded), or at once when backing off. */
 	start(): Promise<void> {
-		if (this.startedAt !== undefined) throw new Error('PollRunner.start() was already called; a runner runs once');
+		if (this.startedAt !== undefined)
+			throw new Error('PollRunner.start() was already called; a runner runs once');
 		const now = this.options.clock.now();
 		this.startedAt = now;
 		const backoffUntil = this.observedState.backoffUntil;
@@ -157,7 +194,9 @@ export class PollRunner {
 
 	/** The jitter of tick `n`: the same for the same seed and tick, in [0, jitterMs). */
 	jitterOf(tick: number): number {
-		return this.jitterMs === 0 ? 0 : hash32(`${this.options.jitterSeed ?? ''}:${tick}`) % this.jitterMs;
+		return this.jitterMs === 0
+			? 0
+			: hash32(`${this.options.jitterSeed ?? ''}:${tick}`) % this.jitterMs;
 	}
 
 	private nextTickAfter(time: number): number {
@@ -175,7 +214,10 @@ export class PollRunner {
 	private arm(dueAt: number): void {
 		if (this.stopped) return;
 		this.nextTimer?.cancel();
-		this.nextTimer = this.options.clock.setTimer(() => this.onDue(), dueAt - this.options.clock.now());
+		this.nextTimer = this.options.clock.setTimer(
+			() => this.onDue(),
+			dueAt - this.options.clock.now(),
+		);
 	}
 
 	private onDue(): void {
@@ -225,11 +267,20 @@ export class PollRunner {
 		const state = this.observedState;
 		state.lastPollAt = now;
 		if (!failure && outcome) {
-			Object.assign(state, { lastOutcome: outcome.kind, lastError: null, consecutiveFailures: 0, backoffUntil: null });
+			Object.assign(state, {
+				lastOutcome: outcome.kind,
+				lastError: null,
+				consecutiveFailures: 0,
+				backoffUntil: null,
+			});
 		} else {
 			const error = failure ?? new Error('The poll returned no outcome');
 			state.consecutiveFailures++;
-			Object.assign(state, { lastOutcome: 'failed', lastError: error.message, backoffUntil: now + this.failureDelay(error) });
+			Object.assign(state, {
+				lastOutcome: 'failed',
+				lastError: error.message,
+				backoffUntil: now + this.failureDelay(error),
+			});
 			this.armNext();
 			const reason = this.reportableReason();
 			if (reason) this.report(error, reason);
@@ -245,7 +296,8 @@ export class PollRunner {
 	private failureDelay(error: Error): number {
 		const { initialMs, maxMs, factor } = this.backoff;
 		const failures = this.observedState.consecutiveFailures;
-		const backoff = failures >= this.failureLimit ? maxMs : Math.min(maxMs, initialMs * factor ** (failures - 1));
+		const backoff =
+			failures >= this.failureLimit ? maxMs : Math.min(maxMs, initialMs * factor ** (failures - 1));
 		return Math.max(backoff, Math.min(retryAfterOf(error) ?? 0, MAX_RETRY_AFTER_MS));
 	}
 
@@ -258,7 +310,10 @@ export class PollRunner {
 
 	private report(error: Error, reason: FailureReason): void {
 		try {
-			this.options.onFailure?.(error, { consecutiveFailures: this.observedState.consecutiveFailures, reason });
+			this.options.onFailure?.(error, {
+				consecutiveFailures: this.observedState.consecutiveFailures,
+				reason,
+			});
 		} catch {
 			// A failing failure handler has nowhere left to report to; the runner must keep polling.
 		}
@@ -266,9 +321,13 @@ export class PollRunner {
 }
 
 function checkedRange(field: string, value: number, min: number, max: number): number {
-	if (typeof value === 'number' && Number.isFinite(value) && value >= min && value <= max) return value;
+	if (typeof value === 'number' && Number.isFinite(value) && value >= min && value <= max)
+		return value;
 	const unitless = field === 'backoff.factor' || field === 'Failure Limit';
 	const bounds = unitless ? `${min} and ${max}` : `${showDuration(min)} and ${showDuration(max)}`;
-	const shown = unitless || typeof value !== 'number' || !Number.isFinite(value) || value < 0 ? showValue(value) : showDuration(value);
+	const shown =
+		unitless || typeof value !== 'number' || !Number.isFinite(value) || value < 0
+			? showValue(value)
+			: showDuration(value);
 	throw new PollConfigError(field, `"${field}" must be between ${bounds}; got ${shown}.`);
 }

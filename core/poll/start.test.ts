@@ -14,7 +14,8 @@ function cycle(result: () => unknown, overrides: Partial<PollCycle> = {}): PollC
 	};
 }
 
-const items = (runs: Array<{ candidates: ReadonlyArray<{ item: unknown }> }>) => runs.map((run) => run.candidates.map((c) => (c.item as { id: string }).id));
+const items = (runs: Array<{ candidates: ReadonlyArray<{ item: unknown }> }>) =>
+	runs.map((run) => run.candidates.map((c) => (c.item as { id: string }).id));
 
 describe('runPollCycle', () => {
 	it('plans and remembers the new items in one step, returning their runs', async () => {
@@ -29,7 +30,9 @@ describe('runPollCycle', () => {
 	});
 
 	it('one run over all new items', async () => {
-		const options = cycle(() => ({ data: [{ id: 'a' }, { id: 'b' }] }), { commit: { keyPrefix: 'p:', onePerItem: false } });
+		const options = cycle(() => ({ data: [{ id: 'a' }, { id: 'b' }] }), {
+			commit: { keyPrefix: 'p:', onePerItem: false },
+		});
 		const { outcome, runs } = await runPollCycle(options, new AbortController().signal);
 		expect(outcome).toEqual({ kind: 'new_items', started: 2 });
 		expect(items(runs)).toEqual([['a', 'b']]);
@@ -37,7 +40,10 @@ describe('runPollCycle', () => {
 
 	it('reports not_modified without looking at anything', async () => {
 		const options = cycle(() => undefined, { fetch: async () => ({ notModified: true }) });
-		await expect(runPollCycle(options, new AbortController().signal)).resolves.toEqual({ outcome: { kind: 'not_modified' }, runs: [] });
+		await expect(runPollCycle(options, new AbortController().signal)).resolves.toEqual({
+			outcome: { kind: 'not_modified' },
+			runs: [],
+		});
 		expect(options.store.isFresh).toBe(true);
 	});
 

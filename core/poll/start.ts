@@ -9,7 +9,9 @@ export interface PollCycle {
 	store: DedupeStore;
 	clock: Clock;
 	/** Performs the op; `notModified` for an HTTP 304 or the like (nothing to look at). */
-	fetch(signal: AbortSignal): Promise<{ notModified: true } | { notModified?: false; result: unknown }>;
+	fetch(
+		signal: AbortSignal,
+	): Promise<{ notModified: true } | { notModified?: false; result: unknown }>;
 	commit: CommitOptions;
 }
 
@@ -24,11 +26,16 @@ export interface PollCycleResult<T> {
  * remembered at once. Planning and committing happen in one synchronous step, so no other poll
  * can interleave; a poll aborted before that (timeout, stop) changes nothing.
  */
-export async function runPollCycle<T>(cycle: PollCycle, signal: AbortSignal): Promise<PollCycleResult<T>> {
+export async function runPollCycle<T>(
+	cycle: PollCycle,
+	signal: AbortSignal,
+): Promise<PollCycleResult<T>> {
 	const fetched = await cycle.fetch(signal);
 	if (fetched.notModified) return { outcome: { kind: 'not_modified' }, runs: [] };
 	const { store } = cycle;
-	const keyed = await cycle.expressions.keyItems<T>(fetched.result, { withVersion: store.needsVersion });
+	const keyed = await cycle.expressions.keyItems<T>(fetched.result, {
+		withVersion: store.needsVersion,
+	});
 	signal.throwIfAborted();
 	const now = cycle.clock.now();
 	const runs = store.commit(store.plan(keyed, now), now, cycle.commit);

@@ -64,11 +64,16 @@ describe('compileCorrelationPath', () => {
 			thrown = error;
 		}
 		expect(thrown).toBeInstanceOf(RoundTripConfigError);
-		expect(thrown).toMatchObject({ field: 'correlationIdPath', message: expect.stringContaining('correlationIdPath "body.("') });
+		expect(thrown).toMatchObject({
+			field: 'correlationIdPath',
+			message: expect.stringContaining('correlationIdPath "body.("'),
+		});
 	});
 
 	it('refuses an empty expression', () => {
-		expect(() => compileCorrelationPath('')).toThrow(expect.objectContaining({ field: 'correlationIdPath' }));
+		expect(() => compileCorrelationPath('')).toThrow(
+			expect.objectContaining({ field: 'correlationIdPath' }),
+		);
 	});
 });
 
@@ -76,7 +81,13 @@ describe('matchCorrelation', () => {
 	const bodyPath = compileCorrelationPath();
 
 	it('finds the id in the body', async () => {
-		expect(await matchCorrelation(EXPECTED_ID, parts({ body: { correlationId: EXPECTED_ID } }), bodyPath)).toEqual({
+		expect(
+			await matchCorrelation(
+				EXPECTED_ID,
+				parts({ body: { correlationId: EXPECTED_ID } }),
+				bodyPath,
+			),
+		).toEqual({
 			ok: true,
 			received: EXPECTED_ID,
 		});
@@ -91,22 +102,33 @@ describe('matchCorrelation', () => {
 	it('finds the id in a header', async () => {
 		const path = compileCorrelationPath('headers.`x-correlation-id`');
 		const callback = parts({ headers: { 'x-correlation-id': EXPECTED_ID } });
-		expect(await matchCorrelation(EXPECTED_ID, callback, path)).toEqual({ ok: true, received: EXPECTED_ID });
+		expect(await matchCorrelation(EXPECTED_ID, callback, path)).toEqual({
+			ok: true,
+			received: EXPECTED_ID,
+		});
 	});
 
 	it('finds the id in the query string', async () => {
 		const path = compileCorrelationPath('query.cid');
-		expect(await matchCorrelation(EXPECTED_ID, parts({ query: { cid: EXPECTED_ID } }), path)).toEqual({ ok: true, received: EXPECTED_ID });
+		expect(
+			await matchCorrelation(EXPECTED_ID, parts({ query: { cid: EXPECTED_ID } }), path),
+		).toEqual({ ok: true, received: EXPECTED_ID });
 	});
 
 	it('compares numeric ids as strings, both ways', async () => {
-		expect(await matchCorrelation('1042', parts({ body: { correlationId: 1042 } }), bodyPath)).toEqual({ ok: true, received: '1042' });
+		expect(
+			await matchCorrelation('1042', parts({ body: { correlationId: 1042 } }), bodyPath),
+		).toEqual({ ok: true, received: '1042' });
 		const queryPath = compileCorrelationPath('query.cid');
-		expect(await matchCorrelation('1042', parts({ query: { cid: '1042' } }), queryPath)).toMatchObject({ ok: true });
+		expect(
+			await matchCorrelation('1042', parts({ query: { cid: '1042' } }), queryPath),
+		).toMatchObject({ ok: true });
 	});
 
 	it('refuses a callback without an id (409), naming where it looked', async () => {
-		expect(await matchCorrelation(EXPECTED_ID, parts({ body: { status: 'done' } }), bodyPath)).toEqual({
+		expect(
+			await matchCorrelation(EXPECTED_ID, parts({ body: { status: 'done' } }), bodyPath),
+		).toEqual({
 			ok: false,
 			status: 409,
 			reason: 'no correlation id at body.correlationId',
@@ -119,7 +141,9 @@ describe('matchCorrelation', () => {
 		['an object', { id: EXPECTED_ID }, ' (found an object, expected a string or number)'],
 		['several values', [EXPECTED_ID, 'other'], ' (found 2 values, expected a string or number)'],
 	])('refuses %s where the id should be (409)', async (_label, correlationId, detail) => {
-		expect(await matchCorrelation(EXPECTED_ID, parts({ body: { correlationId } }), bodyPath)).toEqual({
+		expect(
+			await matchCorrelation(EXPECTED_ID, parts({ body: { correlationId } }), bodyPath),
+		).toEqual({
 			ok: false,
 			status: 409,
 			reason: `no correlation id at body.correlationId${detail}`,
@@ -127,7 +151,11 @@ describe('matchCorrelation', () => {
 	});
 
 	it('refuses a different id (409), echoing only the received id', async () => {
-		const verdict = await matchCorrelation(EXPECTED_ID, parts({ body: { correlationId: 'someone-else' } }), bodyPath);
+		const verdict = await matchCorrelation(
+			EXPECTED_ID,
+			parts({ body: { correlationId: 'someone-else' } }),
+			bodyPath,
+		);
 		expect(verdict).toEqual({
 			ok: false,
 			status: 409,
@@ -137,22 +165,32 @@ describe('matchCorrelation', () => {
 	});
 
 	it('truncates a huge received id in the reason', async () => {
-		const verdict = await matchCorrelation(EXPECTED_ID, parts({ body: { correlationId: 'x'.repeat(10_000) } }), bodyPath);
+		const verdict = await matchCorrelation(
+			EXPECTED_ID,
+			parts({ body: { correlationId: 'x'.repeat(10_000) } }),
+			bodyPath,
+		);
 		expect(verdict.ok).toBe(false);
 		expect(!verdict.ok && verdict.reason.length).toBeLessThan(250);
 	});
 
 	it('treats an expression that fails on this data as no id (409)', async () => {
 		const path = compileCorrelationPath('$number(body.correlationId)');
-		expect(await matchCorrelation(EXPECTED_ID, parts({ body: { correlationId: 'abc' } }), path)).toMatchObject({
+		expect(
+			await matchCorrelation(EXPECTED_ID, parts({ body: { correlationId: 'abc' } }), path),
+		).toMatchObject({
 			ok: false,
 			status: 409,
-			reason: expect.stringMatching(/^no correlation id at \$number\(body\.correlationId\): evaluating it failed/),
+			reason: expect.stringMatching(
+				/^no correlation id at \$number\(body\.correlationId\): evaluating it failed/,
+			),
 		});
 	});
 
 	it('throws a config error when the expected id is empty', async () => {
-		await expect(matchCorrelation('', parts({ body: { correlationId: '' } }), bodyPath)).rejects.toMatchObject({
+		await expect(
+			matchCorrelation('', parts({ body: { correlationId: '' } }), bodyPath),
+		).rejects.toMatchObject({
 			name: 'RoundTripConfigError',
 			field: 'correlationId',
 		});
@@ -164,15 +202,28 @@ describe('judgeCallback', () => {
 	const rawBody = JSON.stringify(body);
 	const WAIT_ID = 'wait-2';
 	/** The wait began a minute ago and ends in an hour. */
-	const wait: WaitState = { waitId: WAIT_ID, startedAtMs: NOW_MS - 60_000, deadlineMs: NOW_MS + 3_600_000 };
+	const wait: WaitState = {
+		waitId: WAIT_ID,
+		startedAtMs: NOW_MS - 60_000,
+		deadlineMs: NOW_MS + 3_600_000,
+	};
 	let run: WaitingRun;
 	beforeEach(() => {
-		run = { auth: { scheme: 'hmac', secret: SECRET }, correlationPath: compileCorrelationPath(), expectedCorrelationId: EXPECTED_ID, wait, replay: new ReplayMemory(100) };
+		run = {
+			auth: { scheme: 'hmac', secret: SECRET },
+			correlationPath: compileCorrelationPath(),
+			expectedCorrelationId: EXPECTED_ID,
+			wait,
+			replay: new ReplayMemory(100),
+		};
 	});
 
 	function callback(overrides: Partial<InboundCallback> = {}): InboundCallback {
 		return {
-			headers: { 'x-signature': signPayload(SECRET, rawBody, NOW_SEC, WAIT_ID), 'Content-Type': 'application/json' },
+			headers: {
+				'x-signature': signPayload(SECRET, rawBody, NOW_SEC, WAIT_ID),
+				'Content-Type': 'application/json',
+			},
 			rawBody,
 			body,
 			query: { source: 'acme', rtw: WAIT_ID },
@@ -199,33 +250,52 @@ describe('judgeCallback', () => {
 		const otherBody = JSON.stringify({ correlationId: 'other-run' });
 		const verdict = await judgeCallback(
 			run,
-			callback({ rawBody: otherBody, body: JSON.parse(otherBody), headers: { 'x-signature': signPayload(SECRET, otherBody, NOW_SEC, WAIT_ID) } }),
+			callback({
+				rawBody: otherBody,
+				body: JSON.parse(otherBody),
+				headers: { 'x-signature': signPayload(SECRET, otherBody, NOW_SEC, WAIT_ID) },
+			}),
 			NOW_MS,
 		);
 		expect(verdict).toMatchObject({ ok: false, status: 409 });
 	});
 
 	it('checks authentication before correlation: missing signature and wrong id → 401, not 409', async () => {
-		const verdict = await judgeCallback(run, callback({ headers: {}, body: { correlationId: 'wrong' } }), NOW_MS);
+		const verdict = await judgeCallback(
+			run,
+			callback({ headers: {}, body: { correlationId: 'wrong' } }),
+			NOW_MS,
+		);
 		expect(verdict).toEqual({ ok: false, status: 401, reason: 'missing x-signature header' });
 	});
 
 	it('checks authentication before correlation: forged signature and wrong id → 403, not 409', async () => {
 		const forged = signPayload('attacker-guess', rawBody, NOW_SEC, WAIT_ID);
-		const verdict = await judgeCallback(run, callback({ headers: { 'x-signature': forged }, body: { correlationId: 'wrong' } }), NOW_MS);
+		const verdict = await judgeCallback(
+			run,
+			callback({ headers: { 'x-signature': forged }, body: { correlationId: 'wrong' } }),
+			NOW_MS,
+		);
 		expect(verdict).toMatchObject({ ok: false, status: 403 });
 	});
 
 	it('does not evaluate the correlation expression for an unauthenticated callback', async () => {
 		const evaluate = jest.fn();
-		const spyRun: WaitingRun = { ...run, correlationPath: { expression: 'body.correlationId', evaluate } };
+		const spyRun: WaitingRun = {
+			...run,
+			correlationPath: { expression: 'body.correlationId', evaluate },
+		};
 		await judgeCallback(spyRun, callback({ headers: {} }), NOW_MS);
 		expect(evaluate).not.toHaveBeenCalled();
 	});
 
 	it('refuses a replayed callback once its timestamp is stale (403)', async () => {
 		const later = NOW_MS + 10 * 60_000;
-		expect(await judgeCallback(run, callback(), later)).toMatchObject({ ok: false, status: 403, reason: expect.stringContaining('stale') });
+		expect(await judgeCallback(run, callback(), later)).toMatchObject({
+			ok: false,
+			status: 403,
+			reason: expect.stringContaining('stale'),
+		});
 	});
 
 	it('lets a copy through to the same wait (n8n resumes a wait once), but refuses it at another wait (403)', async () => {
@@ -241,18 +311,35 @@ describe('judgeCallback', () => {
 		});
 		const a = forWait('A');
 		const b = forWait('B');
-		expect(await judgeCallback(a, callback({ headers, query: { cid: 'A', rtw: 'wait-A' } }), NOW_MS)).toMatchObject({ ok: true, replayKey: 'sw:msg_1' });
+		expect(
+			await judgeCallback(a, callback({ headers, query: { cid: 'A', rtw: 'wait-A' } }), NOW_MS),
+		).toMatchObject({ ok: true, replayKey: 'sw:msg_1' });
 		// The same wait again: its first delivery did not resume it (or is resuming it now); n8n lets one through.
-		expect(await judgeCallback(a, callback({ headers, query: { cid: 'A', rtw: 'wait-A' } }), NOW_MS + 1_000)).toMatchObject({ ok: true });
-		expect(await judgeCallback(b, callback({ headers, query: { cid: 'B', rtw: 'wait-B' } }), NOW_MS + 1_000)).toEqual({
+		expect(
+			await judgeCallback(
+				a,
+				callback({ headers, query: { cid: 'A', rtw: 'wait-A' } }),
+				NOW_MS + 1_000,
+			),
+		).toMatchObject({ ok: true });
+		expect(
+			await judgeCallback(
+				b,
+				callback({ headers, query: { cid: 'B', rtw: 'wait-B' } }),
+				NOW_MS + 1_000,
+			),
+		).toEqual({
 			ok: false,
 			status: 403,
-			reason: 'this signed callback was already accepted by another wait: a copy is not accepted here',
+			reason:
+				'this signed callback was already accepted by another wait: a copy is not accepted here',
 		});
 	});
 
 	it('does not remember a callback it refused, so the partner can fix and resend it', async () => {
-		expect(await judgeCallback(run, callback({ body: { correlationId: 'typo' } }), NOW_MS)).toMatchObject({ status: 409 });
+		expect(
+			await judgeCallback(run, callback({ body: { correlationId: 'typo' } }), NOW_MS),
+		).toMatchObject({ status: 409 });
 		expect(run.replay.size).toBe(0);
 		expect(await judgeCallback(run, callback(), NOW_MS)).toMatchObject({ ok: true });
 	});
@@ -260,40 +347,70 @@ describe('judgeCallback', () => {
 	it('refuses a callback captured from an earlier wait of the same execution, whatever URL it is sent to (403)', async () => {
 		const earlier = signPayload(SECRET, rawBody, NOW_SEC - 120, 'wait-1');
 		for (const rtw of ['wait-1', WAIT_ID]) {
-			expect(await judgeCallback(run, callback({ headers: { 'x-signature': earlier }, query: { rtw } }), NOW_MS)).toMatchObject({ ok: false, status: 403 });
+			expect(
+				await judgeCallback(
+					run,
+					callback({ headers: { 'x-signature': earlier }, query: { rtw } }),
+					NOW_MS,
+				),
+			).toMatchObject({ ok: false, status: 403 });
 		}
 	});
 
-	it("refuses a callback whose URL names another wait, even when the scheme cannot sign the URL (403)", async () => {
+	it('refuses a callback whose URL names another wait, even when the scheme cannot sign the URL (403)', async () => {
 		const tokenRun: WaitingRun = { ...run, auth: { scheme: 'header', token: 'tok' } };
 		const headers = { 'x-callback-token': 'tok' };
-		expect(await judgeCallback(tokenRun, callback({ headers, query: { rtw: 'wait-1' } }), NOW_MS)).toEqual({
+		expect(
+			await judgeCallback(tokenRun, callback({ headers, query: { rtw: 'wait-1' } }), NOW_MS),
+		).toEqual({
 			ok: false,
 			status: 403,
-			reason: "the callback URL's rtw does not name this wait: it belongs to another wait of this execution",
+			reason:
+				"the callback URL's rtw does not name this wait: it belongs to another wait of this execution",
 		});
-		expect(await judgeCallback(tokenRun, callback({ headers, query: {} }), NOW_MS)).toMatchObject({ status: 403 });
-		expect(await judgeCallback(tokenRun, callback({ headers, query: { rtw: [WAIT_ID, WAIT_ID] } }), NOW_MS)).toMatchObject({ status: 403 });
-		expect(await judgeCallback(tokenRun, callback({ headers }), NOW_MS)).toMatchObject({ ok: true });
+		expect(await judgeCallback(tokenRun, callback({ headers, query: {} }), NOW_MS)).toMatchObject({
+			status: 403,
+		});
+		expect(
+			await judgeCallback(
+				tokenRun,
+				callback({ headers, query: { rtw: [WAIT_ID, WAIT_ID] } }),
+				NOW_MS,
+			),
+		).toMatchObject({ status: 403 });
+		expect(await judgeCallback(tokenRun, callback({ headers }), NOW_MS)).toMatchObject({
+			ok: true,
+		});
 	});
 
 	it('in Wait Only mode (no wait id) refuses a URL that carries one', async () => {
 		const waitOnly: WaitingRun = { ...run, wait: { ...wait, waitId: '' } };
 		const headers = { 'x-signature': signPayload(SECRET, rawBody, NOW_SEC) };
-		expect(await judgeCallback(waitOnly, callback({ headers, query: {} }), NOW_MS)).toMatchObject({ ok: true });
-		expect(await judgeCallback(waitOnly, callback({ headers, query: { rtw: 'x' } }), NOW_MS + 1)).toMatchObject({ status: 403 });
+		expect(await judgeCallback(waitOnly, callback({ headers, query: {} }), NOW_MS)).toMatchObject({
+			ok: true,
+		});
+		expect(
+			await judgeCallback(waitOnly, callback({ headers, query: { rtw: 'x' } }), NOW_MS + 1),
+		).toMatchObject({ status: 403 });
 	});
 
 	it('refuses a valid callback that arrives after the deadline as timed out (410), before n8n has acted on it', async () => {
 		const late = wait.deadlineMs + 1;
-		const headers = { 'x-signature': signPayload(SECRET, rawBody, Math.floor(late / 1000), WAIT_ID) };
-		const laterRun: WaitingRun = { ...run, auth: { scheme: 'hmac', secret: SECRET, toleranceSec: 7200 } };
+		const headers = {
+			'x-signature': signPayload(SECRET, rawBody, Math.floor(late / 1000), WAIT_ID),
+		};
+		const laterRun: WaitingRun = {
+			...run,
+			auth: { scheme: 'hmac', secret: SECRET, toleranceSec: 7200 },
+		};
 		expect(await judgeCallback(laterRun, callback({ headers }), late)).toEqual({
 			ok: false,
 			status: 410,
 			reason: 'the wait timed out at 2026-01-01T13:00:00.000Z; this callback came 1 ms after it',
 		});
-		expect(await judgeCallback(laterRun, callback({ headers }), wait.deadlineMs)).toMatchObject({ ok: true });
+		expect(await judgeCallback(laterRun, callback({ headers }), wait.deadlineMs)).toMatchObject({
+			ok: true,
+		});
 	});
 
 	it('keeps the credential header from the correlation expression and the receipt (header scheme)', async () => {
@@ -303,21 +420,47 @@ describe('judgeCallback', () => {
 			correlationPath: compileCorrelationPath('headers.`x-hook-token`'),
 			expectedCorrelationId: 'tok_secret',
 		};
-		const verdict = await judgeCallback(tokenRun, callback({ headers: { 'X-Hook-Token': 'tok_secret' } }), NOW_MS);
-		expect(verdict).toEqual({ ok: false, status: 409, reason: 'no correlation id at headers.`x-hook-token`' });
+		const verdict = await judgeCallback(
+			tokenRun,
+			callback({ headers: { 'X-Hook-Token': 'tok_secret' } }),
+			NOW_MS,
+		);
+		expect(verdict).toEqual({
+			ok: false,
+			status: 409,
+			reason: 'no correlation id at headers.`x-hook-token`',
+		});
 	});
 
 	it('drops the Authorization header from a basic-auth receipt', async () => {
-		const basicRun: WaitingRun = { ...run, auth: { scheme: 'basic', user: 'acme', password: 'pw' } };
+		const basicRun: WaitingRun = {
+			...run,
+			auth: { scheme: 'basic', user: 'acme', password: 'pw' },
+		};
 		const authorization = `Basic ${Buffer.from('acme:pw').toString('base64')}`;
-		const verdict = await judgeCallback(basicRun, callback({ headers: { Authorization: authorization, 'x-request-id': 'r1' } }), NOW_MS);
+		const verdict = await judgeCallback(
+			basicRun,
+			callback({ headers: { Authorization: authorization, 'x-request-id': 'r1' } }),
+			NOW_MS,
+		);
 		expect(verdict).toMatchObject({ ok: true, receipt: { headers: { 'x-request-id': 'r1' } } });
 		expect(JSON.stringify(verdict)).not.toContain(authorization);
 	});
 
 	it('accepts a numeric id from a query-string path', async () => {
-		const queryRun: WaitingRun = { ...run, correlationPath: compileCorrelationPath('query.cid'), expectedCorrelationId: '77' };
-		const verdict = await judgeCallback(queryRun, callback({ query: { cid: '77', rtw: WAIT_ID } }), NOW_MS);
-		expect(verdict).toMatchObject({ ok: true, receipt: { correlationId: '77', query: { cid: '77' } } });
+		const queryRun: WaitingRun = {
+			...run,
+			correlationPath: compileCorrelationPath('query.cid'),
+			expectedCorrelationId: '77',
+		};
+		const verdict = await judgeCallback(
+			queryRun,
+			callback({ query: { cid: '77', rtw: WAIT_ID } }),
+			NOW_MS,
+		);
+		expect(verdict).toMatchObject({
+			ok: true,
+			receipt: { correlationId: '77', query: { cid: '77' } },
+		});
 	});
 });

@@ -62,7 +62,9 @@ export interface CallbackReceipt extends CallbackParts {
 }
 
 /** On acceptance, `replayKey` is what the replay memory now holds for it. */
-export type CallbackJudgement = { ok: true; receipt: CallbackReceipt; replayKey?: string } | Refusal<401 | 403 | 409 | 410>;
+export type CallbackJudgement =
+	| { ok: true; receipt: CallbackReceipt; replayKey?: string }
+	| Refusal<401 | 403 | 409 | 410>;
 
 export function newCorrelationId(): string {
 	return randomUUID();
@@ -80,7 +82,9 @@ export function normalizeCorrelationId(value: unknown): string | undefined {
 }
 
 /** Compiles once at setup, so a typo fails the node before the run pauses rather than on every callback. */
-export function compileCorrelationPath(expression: string = DEFAULT_CORRELATION_PATH): CorrelationPath {
+export function compileCorrelationPath(
+	expression: string = DEFAULT_CORRELATION_PATH,
+): CorrelationPath {
 	let compiled: jsonata.Expression;
 	try {
 		compiled = jsonata(expression);
@@ -103,29 +107,47 @@ export async function matchCorrelation(
 	try {
 		located = await path.evaluate(callback);
 	} catch (error) {
-		return conflict(`no correlation id at ${path.expression}: evaluating it failed (${error.message})`);
+		return conflict(
+			`no correlation id at ${path.expression}: evaluating it failed (${error.message})`,
+		);
 	}
 	const received = normalizeCorrelationId(located);
 	if (received === undefined) {
-		const found = located === undefined ? '' : ` (found ${describe(located)}, expected a string or number)`;
+		const found =
+			located === undefined ? '' : ` (found ${describe(located)}, expected a string or number)`;
 		return conflict(`no correlation id at ${path.expression}${found}`);
 	}
 	// Only the received id is echoed: the expected one stays private to the waiting run.
 	if (!constantTimeEqual(received, expected)) {
-		return conflict(`correlation id ${echo(received)} at ${path.expression} does not match this waiting run`);
+		return conflict(
+			`correlation id ${echo(received)} at ${path.expression} does not match this waiting run`,
+		);
 	}
 	return { ok: true, received };
 }
 
 /** Judges a callback in the order above; on acceptance, the receipt the resumed run outputs. */
-export async function judgeCallback(run: WaitingRun, callback: InboundCallback, nowMs: number): Promise<CallbackJudgement> {
+export async function judgeCallback(
+	run: WaitingRun,
+	callback: InboundCallback,
+	nowMs: number,
+): Promise<CallbackJudgement> {
 	const authenticated = verifyCallback(run.auth, callback, nowMs, run.wait);
 	if (!authenticated.ok) return authenticated;
 
 	const presentedWaitId = callback.query[WAIT_ID_PARAM];
-	const urlWaitId = typeof presentedWaitId === 'string' ? presentedWaitId : presentedWaitId === undefined ? '' : undefined;
+	const urlWaitId =
+		typeof presentedWaitId === 'string'
+			? presentedWaitId
+			: presentedWaitId === undefined
+				? ''
+				: undefined;
 	if (urlWaitId === undefined || !constantTimeEqual(urlWaitId, run.wait.waitId)) {
-		return { ok: false, status: 403, reason: `the callback URL's ${WAIT_ID_PARAM} does not name this wait: it belongs to another wait of this execution` };
+		return {
+			ok: false,
+			status: 403,
+			reason: `the callback URL's ${WAIT_ID_PARAM} does not name this wait: it belongs to another wait of this execution`,
+		};
 	}
 	const late = pastDeadline(run.wait, nowMs);
 	if (late) return { ok: false, status: 410, reason: late };
@@ -133,16 +155,36 @@ export async function judgeCallback(run: WaitingRun, callback: InboundCallback, 
 	// The credential never reaches the correlation expression, a refusal reason, or the stored receipt.
 	const query = { ...callback.query };
 	delete query[WAIT_ID_PARAM];
-	const parts: CallbackParts = { body: callback.body, headers: withoutHeader(callback.headers, credentialHeaderName(run.auth)), query };
+	const parts: CallbackParts = {
+		body: callback.body,
+		headers: withoutHeader(callback.headers, credentialHeaderName(run.auth)),
+		query,
+	};
 	const correlated = await matchCorrelation(run.expectedCorrelationId, parts, run.correlationPath);
 	if (!correlated.ok) return correlated;
 
 	// Last, so only a callback that would otherwise be accepted is remembered.
 	const { replayKey, replayUntilMs } = authenticated;
-	if (replayKey !== undefined && !run.replay.claim(replayKey, waitIdentity(run.wait), replayUntilMs ?? nowMs, nowMs)) {
-		return { ok: false, status: 403, reason: 'this signed callback was already accepted by another wait: a copy is not accepted here' };
+	if (
+		replayKey !== undefined &&
+		!run.replay.claim(replayKey, waitIdentity(run.wait), replayUntilMs ?? nowMs, nowMs)
+	) {
+		return {
+			ok: false,
+			status: 403,
+			reason:
+				'this signed callback was already accepted by another wait: a copy is not accepted here',
+		};
 	}
-	return { ok: true, replayKey, receipt: { correlationId: correlated.received, ...parts, receivedAt: new Date(nowMs).toISOString() } };
+	return {
+		ok: true,
+		replayKey,
+		receipt: {
+			correlationId: correlated.received,
+			...parts,
+			receivedAt: new Date(nowMs).toISOString(),
+		},
+	};
 }
 
 /** One wait: its id, or in Wait Only mode (no id) the moment it began, which differs between waits. */
@@ -153,7 +195,10 @@ function waitIdentity(wait: WaitState): string {
 function requireExpectedId(expectedCorrelationId: string): string {
 	const expected = normalizeCorrelationId(expectedCorrelationId);
 	if (expected === undefined) {
-		throw new RoundTripConfigError('correlationId', 'correlationId is empty: the run would wait for a callback nothing can match');
+		throw new RoundTripConfigError(
+			'correlationId',
+			'correlationId is empty: the run would wait for a callback nothing can match',
+		);
 	}
 	return expected;
 }

@@ -1,9 +1,23 @@
 import type { HttpRequest, HttpResponse } from '../connectors/types';
 import { FakeClock, flushPromises } from '../testing/fakeClock';
-import { isRetryableAnswer, outboundRequest, reportFailure, retryDelayMs, sendOutbound } from './dispatch';
+import {
+	isRetryableAnswer,
+	outboundRequest,
+	reportFailure,
+	retryDelayMs,
+	sendOutbound,
+} from './dispatch';
 import { NOTICE_HEADER, newWait, verifyNotice } from './waitRecord';
 
-const REQUEST = { method: 'POST' as const, url: 'https://partner.example.com/jobs', auth: { kind: 'none' as const }, body: { order: 7 }, headers: { 'x-tenant': 'acme' }, correlationIdField: 'correlationId', callbackUrlField: 'callbackUrl' };
+const REQUEST = {
+	method: 'POST' as const,
+	url: 'https://partner.example.com/jobs',
+	auth: { kind: 'none' as const },
+	body: { order: 7 },
+	headers: { 'x-tenant': 'acme' },
+	correlationIdField: 'correlationId',
+	callbackUrlField: 'callbackUrl',
+};
 const CALLBACK_URL = 'http://n8n.local/webhook-waiting/9?signature=t&rtw=w';
 
 function transport(answers: Array<HttpResponse | Error>) {
@@ -28,7 +42,13 @@ describe('outboundRequest', () => {
 	});
 
 	it('leaves the body as written when the field names are empty, and sends no body with GET', () => {
-		expect(outboundRequest({ ...REQUEST, correlationIdField: '', callbackUrlField: '' }, 'c', CALLBACK_URL).body).toEqual({ order: 7 });
+		expect(
+			outboundRequest(
+				{ ...REQUEST, correlationIdField: '', callbackUrlField: '' },
+				'c',
+				CALLBACK_URL,
+			).body,
+		).toEqual({ order: 7 });
 		expect(outboundRequest({ ...REQUEST, method: 'GET' }, 'c', CALLBACK_URL).body).toBeUndefined();
 	});
 });
@@ -36,23 +56,36 @@ describe('outboundRequest', () => {
 describe('sendOutbound', () => {
 	it('returns the acknowledgement, parsed when it is JSON', async () => {
 		const { http } = transport([{ status: 202, headers: {}, body: '{"job":1}' }]);
-		expect(await sendOutbound(http, outboundRequest(REQUEST, 'c', CALLBACK_URL))).toEqual({ ok: true, status: 202, body: { job: 1 } });
+		expect(await sendOutbound(http, outboundRequest(REQUEST, 'c', CALLBACK_URL))).toEqual({
+			ok: true,
+			status: 202,
+			body: { job: 1 },
+		});
 	});
 
 	it('makes a non-2xx answer or a transport error a failure naming the request', async () => {
-		const { http } = transport([{ status: 500, headers: {}, body: 'boom' }, new Error('ECONNREFUSED')]);
+		const { http } = transport([
+			{ status: 500, headers: {}, body: 'boom' },
+			new Error('ECONNREFUSED'),
+		]);
 		expect(await sendOutbound(http, outboundRequest(REQUEST, 'c', CALLBACK_URL))).toEqual({
 			ok: false,
-			message: 'POST https://partner.example.com/jobs answered HTTP 500; the request was not accepted, so the run does not wait',
+			message:
+				'POST https://partner.example.com/jobs answered HTTP 500; the request was not accepted, so the run does not wait',
 			description: 'boom',
 		});
-		expect(await sendOutbound(http, outboundRequest(REQUEST, 'c', CALLBACK_URL))).toMatchObject({ ok: false, message: expect.stringContaining('failed: ECONNREFUSED') });
+		expect(await sendOutbound(http, outboundRequest(REQUEST, 'c', CALLBACK_URL))).toMatchObject({
+			ok: false,
+			message: expect.stringContaining('failed: ECONNREFUSED'),
+		});
 	});
 });
 
 describe('retry contract', () => {
 	it('backs off from 0.5 s, doubling, to at most 30 s', () => {
-		expect([0, 1, 2, 3, 4, 5, 6, 7].map(retryDelayMs)).toEqual([500, 1000, 2000, 4000, 8000, 16000, 30000, 30000]);
+		expect([0, 1, 2, 3, 4, 5, 6, 7].map(retryDelayMs)).toEqual([
+			500, 1000, 2000, 4000, 8000, 16000, 30000, 30000,
+		]);
 	});
 
 	it.each<[number, string, boolean]>([
@@ -75,19 +108,35 @@ describe('reportFailure', () => {
 
 	it('posts a notice only this wait can sign to the callback URL', async () => {
 		const { http, calls } = transport([{ status: 200, headers: {}, body: '{}' }]);
-		expect(await reportFailure(http, CALLBACK_URL, record, { requestFailed: 'POST x answered HTTP 500' }, new FakeClock())).toBe(200);
+		expect(
+			await reportFailure(
+				http,
+				CALLBACK_URL,
+				record,
+				{ requestFailed: 'POST x answered HTTP 500' },
+				new FakeClock(),
+			),
+		).toBe(200);
 		expect(calls).toHaveLength(1);
 		const [call] = calls;
 		expect(call.url).toBe(CALLBACK_URL);
-		expect(verifyNotice(record, call.headers![NOTICE_HEADER], String(call.body))).toEqual({ ok: true });
+		expect(verifyNotice(record, call.headers![NOTICE_HEADER], String(call.body))).toEqual({
+			ok: true,
+		});
 	});
 
 	it('retries while n8n is still saving the wait, with the contract backoff', async () => {
 		const clock = new FakeClock();
 		const running = { status: 409, headers: {}, body: 'The execution "9" is running already.' };
-		const { http, calls } = transport([running, new Error('socket hang up'), { status: 200, headers: {}, body: '' }]);
+		const { http, calls } = transport([
+			running,
+			new Error('socket hang up'),
+			{ status: 200, headers: {}, body: '' },
+		]);
 		let result: number | undefined | 'pending' = 'pending';
-		void reportFailure(http, CALLBACK_URL, record, { requestFailed: 'x' }, clock).then((status) => (result = status));
+		void reportFailure(http, CALLBACK_URL, record, { requestFailed: 'x' }, clock).then(
+			(status) => (result = status),
+		);
 		await flushPromises();
 		expect(calls).toHaveLength(1);
 		await clock.advance(499);
@@ -101,9 +150,13 @@ describe('reportFailure', () => {
 
 	it('gives up after its attempts', async () => {
 		const clock = new FakeClock();
-		const { http, calls } = transport(Array.from({ length: 10 }, () => ({ status: 503, headers: {}, body: '' })));
+		const { http, calls } = transport(
+			Array.from({ length: 10 }, () => ({ status: 503, headers: {}, body: '' })),
+		);
 		let result: number | undefined | 'pending' = 'pending';
-		void reportFailure(http, CALLBACK_URL, record, { requestFailed: 'x' }, clock, 3).then((status) => (result = status));
+		void reportFailure(http, CALLBACK_URL, record, { requestFailed: 'x' }, clock, 3).then(
+			(status) => (result = status),
+		);
 		await flushPromises();
 		await clock.advance(10_000);
 		expect(calls).toHaveLength(3);

@@ -26,14 +26,22 @@ export function isRetryableAnswer(status: number, body: string): boolean {
 }
 
 /** The request as it goes out: the configured body and headers plus the correlation id and the callback URL. */
-export function outboundRequest(request: OutboundRequest, correlationId: string, callbackUrl: string): HttpRequest {
+export function outboundRequest(
+	request: OutboundRequest,
+	correlationId: string,
+	callbackUrl: string,
+): HttpRequest {
 	const body: Record<string, unknown> = { ...request.body };
 	if (request.correlationIdField) body[request.correlationIdField] = correlationId;
 	if (request.callbackUrlField) body[request.callbackUrlField] = callbackUrl;
 	return {
 		method: request.method,
 		url: request.url,
-		headers: { ...request.headers, 'x-correlation-id': correlationId, 'x-callback-url': callbackUrl },
+		headers: {
+			...request.headers,
+			'x-correlation-id': correlationId,
+			'x-callback-url': callbackUrl,
+		},
 		body: request.method === 'GET' ? undefined : body,
 	};
 }
@@ -43,12 +51,18 @@ export type SendOutcome =
 	| { ok: false; message: string; description?: string };
 
 /** Sends the request once; a non-2xx answer or a transport error is a failure naming the request. */
-export async function sendOutbound(http: HttpTransport, request: HttpRequest): Promise<SendOutcome> {
+export async function sendOutbound(
+	http: HttpTransport,
+	request: HttpRequest,
+): Promise<SendOutcome> {
 	let response;
 	try {
 		response = await http(request);
 	} catch (error) {
-		return { ok: false, message: `${request.method} ${request.url} failed: ${(error as Error).message}; the request was not accepted, so the run does not wait` };
+		return {
+			ok: false,
+			message: `${request.method} ${request.url} failed: ${(error as Error).message}; the request was not accepted, so the run does not wait`,
+		};
 	}
 	if (response.status < 200 || response.status >= 300) {
 		return {
@@ -87,9 +101,15 @@ export async function reportFailure(
 	const body = JSON.stringify(failure);
 	let status: number | undefined;
 	for (let attempt = 0; attempt < attempts; attempt++) {
-		if (attempt > 0) await new Promise<void>((resolve) => clock.setTimer(resolve, retryDelayMs(attempt - 1)));
+		if (attempt > 0)
+			await new Promise<void>((resolve) => clock.setTimer(resolve, retryDelayMs(attempt - 1)));
 		try {
-			const response = await http({ method: 'POST', url: callbackUrl, headers: { 'content-type': 'application/json', [NOTICE_HEADER]: signNotice(record, body) }, body });
+			const response = await http({
+				method: 'POST',
+				url: callbackUrl,
+				headers: { 'content-type': 'application/json', [NOTICE_HEADER]: signNotice(record, body) },
+				body,
+			});
 			status = response.status;
 			if (!isRetryableAnswer(response.status, response.body)) return status;
 		} catch {

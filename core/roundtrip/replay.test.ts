@@ -35,7 +35,8 @@ describe('ReplayMemory', () => {
 
 	it('stays within its bound, dropping the oldest first', () => {
 		const memory = new ReplayMemory(3);
-		for (const key of ['a', 'b', 'c', 'd']) memory.claim(key, 'w', clock.now() + 60_000, clock.now());
+		for (const key of ['a', 'b', 'c', 'd'])
+			memory.claim(key, 'w', clock.now() + 60_000, clock.now());
 		expect(memory.size).toBe(3);
 		expect(memory.has('a', clock.now())).toBe(false);
 		expect(memory.has('d', clock.now())).toBe(true);

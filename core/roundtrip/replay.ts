@@ -17,7 +17,8 @@ export class ReplayMemory {
 	private readonly entries = new Map<string, { wait: string; until: number }>();
 
 	constructor(readonly maxEntries = DEFAULT_REPLAY_MEMORY_ENTRIES) {
-		if (!Number.isSafeInteger(maxEntries) || maxEntries < 1) throw new RangeError(`maxEntries must be a whole number of at least 1, got ${maxEntries}`);
+		if (!Number.isSafeInteger(maxEntries) || maxEntries < 1)
+			throw new RangeError(`maxEntries must be a whole number of at least 1, got ${maxEntries}`);
 	}
 
 	get size(): number {

@@ -15,7 +15,7 @@ describe('ResumedWaits', () => {
 		expect(waits.claim('w1', 10_000, 1)).toBe(true);
 	});
 
-	test('claims are forgotten after the wait\'s deadline, and the oldest beyond the capacity', () => {
+	test("claims are forgotten after the wait's deadline, and the oldest beyond the capacity", () => {
 		const waits = new ResumedWaits(2);
 		expect(waits.claim('w1', 100, 0)).toBe(true);
 		expect(waits.claim('w1', 100, 101)).toBe(true);

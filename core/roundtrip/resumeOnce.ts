@@ -18,7 +18,8 @@ export class ResumedWaits {
 	claim(waitKey: string, deadlineMs: number, nowMs: number): boolean {
 		for (const [key, until] of this.until) if (until < nowMs) this.until.delete(key);
 		if (this.until.has(waitKey)) return false;
-		while (this.until.size >= this.capacity) this.until.delete(this.until.keys().next().value as string);
+		while (this.until.size >= this.capacity)
+			this.until.delete(this.until.keys().next().value as string);
 		this.until.set(waitKey, deadlineMs);
 		return true;
 	}

@@ -1,8 +1,16 @@
-import { type CorrelationPath, compileCorrelationPath, normalizeCorrelationId } from './correlation';
+import {
+	type CorrelationPath,
+	compileCorrelationPath,
+	normalizeCorrelationId,
+} from './correlation';
 import { RoundTripConfigError } from './errors';
 import { type TimeoutUnit, type WaitTimeout, resumeDeadline } from './timeout';
 import { UNIT_MS } from '../units';
-import { GENERIC_AUTH_TYPES, type GenericAuthType, type HttpAuthChoice } from '../connectors/httpAuth';
+import {
+	GENERIC_AUTH_TYPES,
+	type GenericAuthType,
+	type HttpAuthChoice,
+} from '../connectors/httpAuth';
 
 /**
  * Every setting of the Round-Trip Wait node, checked before anything is sent or any wait starts.
@@ -68,14 +76,22 @@ const MAX_SHOWN = 100;
 /** Throws a RoundTripConfigError (field = the parameter name) for the first setting that cannot work. */
 export function validateSettings(raw: RawSettings): RoundTripSettings {
 	const mode = raw.mode ?? 'sendAndWait';
-	if (mode !== 'sendAndWait' && mode !== 'waitOnly') fail('mode', 'must be "Send and Wait" or "Wait Only"', mode);
+	if (mode !== 'sendAndWait' && mode !== 'waitOnly')
+		fail('mode', 'must be "Send and Wait" or "Wait Only"', mode);
 
 	const correlationId = checkCorrelationId(raw.correlationId);
 	const correlationPath = checkCorrelationPath(raw.correlationIdPath);
 	const timeout = checkTimeout(raw.timeoutAmount, raw.timeoutUnit);
 	const responseCode = checkResponseCode(raw.responseCode);
 	const responseBody = parseJson('responseBody', raw.responseBody, { '{ }': true, '[ ]': true });
-	const settings: RoundTripSettings = { mode, correlationId, correlationPath, timeout, responseCode, responseBody };
+	const settings: RoundTripSettings = {
+		mode,
+		correlationId,
+		correlationPath,
+		timeout,
+		responseCode,
+		responseBody,
+	};
 	if (mode === 'sendAndWait') settings.request = checkRequest(raw);
 	return settings;
 }
@@ -83,28 +99,42 @@ export function validateSettings(raw: RawSettings): RoundTripSettings {
 function checkCorrelationId(value: unknown): string | undefined {
 	if (value === undefined || value === null || value === '') return undefined;
 	const id = normalizeCorrelationId(value);
-	if (id === undefined) fail('correlationId', 'must be text or a number (or empty for a fresh random ID)', value);
+	if (id === undefined)
+		fail('correlationId', 'must be text or a number (or empty for a fresh random ID)', value);
 	if (id.length > MAX_CORRELATION_ID_LENGTH) {
-		fail('correlationId', `is ${id.length} characters long; at most ${MAX_CORRELATION_ID_LENGTH} are supported (n8n's limit for execution custom data)`, value);
+		fail(
+			'correlationId',
+			`is ${id.length} characters long; at most ${MAX_CORRELATION_ID_LENGTH} are supported (n8n's limit for execution custom data)`,
+			value,
+		);
 	}
 	return id;
 }
 
 function checkCorrelationPath(value: unknown): CorrelationPath {
 	if (typeof value !== 'string' || value.trim() === '') {
-		fail('correlationIdPath', 'must be a JSONata expression over { body, headers, query }, e.g. body.correlationId', value);
+		fail(
+			'correlationIdPath',
+			'must be a JSONata expression over { body, headers, query }, e.g. body.correlationId',
+			value,
+		);
 	}
 	try {
 		return compileCorrelationPath(value);
 	} catch (error) {
-		const detail = String((error as Error).message).replace(/^correlationIdPath .*? is not a valid JSONata expression: /, '');
+		const detail = String((error as Error).message).replace(
+			/^correlationIdPath .*? is not a valid JSONata expression: /,
+			'',
+		);
 		return fail('correlationIdPath', `is not a valid JSONata expression (${detail})`, value);
 	}
 }
 
 function checkTimeout(amount: unknown, unit: unknown): WaitTimeout {
-	if (typeof unit !== 'string' || !(unit in UNIT_MS)) fail('timeoutUnit', `must be one of ${Object.keys(UNIT_MS).join(', ')}`, unit);
-	if (typeof amount !== 'number' || !Number.isFinite(amount)) fail('timeoutAmount', 'must be a number', amount);
+	if (typeof unit !== 'string' || !(unit in UNIT_MS))
+		fail('timeoutUnit', `must be one of ${Object.keys(UNIT_MS).join(', ')}`, unit);
+	if (typeof amount !== 'number' || !Number.isFinite(amount))
+		fail('timeoutAmount', 'must be a number', amount);
 	const timeout = { amount, unit: unit as TimeoutUnit };
 	try {
 		resumeDeadline(0, timeout);
@@ -117,7 +147,11 @@ function checkTimeout(amount: unknown, unit: unknown): WaitTimeout {
 function checkResponseCode(value: unknown): number {
 	const code = typeof value === 'string' && /^\d+$/.test(value.trim()) ? Number(value) : value;
 	if (typeof code !== 'number' || !Number.isInteger(code) || code < 200 || code > 299) {
-		fail('responseCode', 'must be a whole number from 200 to 299: it answers the callback that resumed the run, a success', value);
+		fail(
+			'responseCode',
+			'must be a whole number from 200 to 299: it answers the callback that resumed the run, a success',
+			value,
+		);
 	}
 	return code;
 }
@@ -127,13 +161,21 @@ function checkRequest(raw: RawSettings): OutboundRequest {
 	let auth: HttpAuthChoice;
 	if (authentication === 'none') auth = { kind: 'none' };
 	else if (authentication === 'durableHttpApi') auth = { kind: 'legacy', required: true };
-	else if (typeof authentication === 'string' && authentication in GENERIC_AUTH_TYPES) auth = { kind: 'generic', type: authentication as GenericAuthType };
-	else fail('authentication', `must be one of None, ${Object.values(GENERIC_AUTH_TYPES).join(', ')}, Durable Triggers HTTP API`, authentication);
+	else if (typeof authentication === 'string' && authentication in GENERIC_AUTH_TYPES)
+		auth = { kind: 'generic', type: authentication as GenericAuthType };
+	else
+		fail(
+			'authentication',
+			`must be one of None, ${Object.values(GENERIC_AUTH_TYPES).join(', ')}, Durable Triggers HTTP API`,
+			authentication,
+		);
 
 	const method = raw.method ?? 'POST';
-	if (!METHODS.includes(method as Method)) fail('method', `must be one of ${METHODS.join(', ')}`, method);
+	if (!METHODS.includes(method as Method))
+		fail('method', `must be one of ${METHODS.join(', ')}`, method);
 
-	if (typeof raw.url !== 'string' || raw.url.trim() === '') fail('url', 'must not be empty: it is where the request goes', raw.url);
+	if (typeof raw.url !== 'string' || raw.url.trim() === '')
+		fail('url', 'must not be empty: it is where the request goes', raw.url);
 	const url = raw.url.trim();
 	if (/^[a-z][a-z0-9+.-]*:/i.test(url)) {
 		let parsed: URL | undefined;
@@ -142,33 +184,74 @@ function checkRequest(raw: RawSettings): OutboundRequest {
 		} catch {
 			fail('url', 'is not a valid URL', url);
 		}
-		if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') fail('url', 'must be an http:// or https:// URL', url);
+		if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')
+			fail('url', 'must be an http:// or https:// URL', url);
 	} else if (auth.kind !== 'legacy') {
-		fail('url', 'must be an absolute http(s) URL (a relative URL needs Authentication "Durable Triggers HTTP API", whose base URL it extends)', url);
+		fail(
+			'url',
+			'must be an absolute http(s) URL (a relative URL needs Authentication "Durable Triggers HTTP API", whose base URL it extends)',
+			url,
+		);
 	}
 
 	const body = parseJson('body', raw.body ?? '{}', { '{ }': true }) as Record<string, unknown>;
-	const headers = parseJson('headers', raw.headers ?? '{}', { '{ }': true }) as Record<string, unknown>;
+	const headers = parseJson('headers', raw.headers ?? '{}', { '{ }': true }) as Record<
+		string,
+		unknown
+	>;
 	for (const [name, value] of Object.entries(headers)) {
-		if (!HEADER_NAME.test(name)) fail('headers', `has ${JSON.stringify(name)}, which is not a valid HTTP header name`, raw.headers);
-		if (typeof value !== 'string') fail('headers', `must map each header name to text; ${JSON.stringify(name)} is ${describe(value)}`, raw.headers);
+		if (!HEADER_NAME.test(name))
+			fail(
+				'headers',
+				`has ${JSON.stringify(name)}, which is not a valid HTTP header name`,
+				raw.headers,
+			);
+		if (typeof value !== 'string')
+			fail(
+				'headers',
+				`must map each header name to text; ${JSON.stringify(name)} is ${describe(value)}`,
+				raw.headers,
+			);
 	}
 
-	const correlationIdField = checkFieldName('correlationIdField', raw.correlationIdField ?? 'correlationId');
-	const callbackUrlField = checkFieldName('callbackUrlField', raw.callbackUrlField ?? 'callbackUrl');
+	const correlationIdField = checkFieldName(
+		'correlationIdField',
+		raw.correlationIdField ?? 'correlationId',
+	);
+	const callbackUrlField = checkFieldName(
+		'callbackUrlField',
+		raw.callbackUrlField ?? 'callbackUrl',
+	);
 	if (correlationIdField !== '' && correlationIdField === callbackUrlField) {
-		fail('callbackUrlField', `must differ from ${FIELD_LABELS.correlationIdField}: both would write the same body field`, callbackUrlField);
+		fail(
+			'callbackUrlField',
+			`must differ from ${FIELD_LABELS.correlationIdField}: both would write the same body field`,
+			callbackUrlField,
+		);
 	}
-	return { method: method as Method, url, auth, body, headers: headers as Record<string, string>, correlationIdField, callbackUrlField };
+	return {
+		method: method as Method,
+		url,
+		auth,
+		body,
+		headers: headers as Record<string, string>,
+		correlationIdField,
+		callbackUrlField,
+	};
 }
 
 function checkFieldName(name: 'correlationIdField' | 'callbackUrlField', value: unknown): string {
-	if (typeof value !== 'string') fail(name, 'must be a body field name, or empty to leave the body as written', value);
+	if (typeof value !== 'string')
+		fail(name, 'must be a body field name, or empty to leave the body as written', value);
 	return value.trim();
 }
 
 /** JSON text (or an object n8n already parsed) of one of the accepted shapes. */
-function parseJson(name: SettingName, value: unknown, accepts: { '{ }'?: boolean; '[ ]'?: boolean }): unknown {
+function parseJson(
+	name: SettingName,
+	value: unknown,
+	accepts: { '{ }'?: boolean; '[ ]'?: boolean },
+): unknown {
 	let parsed = value;
 	if (typeof value === 'string') {
 		if (value.trim() === '') parsed = {};
@@ -192,7 +275,8 @@ function fail(name: SettingName, problem: string, value: unknown): never {
 
 function show(value: unknown): string {
 	if (value === undefined) return 'nothing';
-	const text = typeof value === 'string' ? JSON.stringify(value) : JSON.stringify(value) ?? String(value);
+	const text =
+		typeof value === 'string' ? JSON.stringify(value) : (JSON.stringify(value) ?? String(value));
 	return text.length > MAX_SHOWN ? `${text.slice(0, MAX_SHOWN)}…` : text;
 }
 

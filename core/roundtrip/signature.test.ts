@@ -47,7 +47,9 @@ describe('constantTimeEqual', () => {
 
 describe('signPayload', () => {
 	it('produces t=<seconds>,v2=<64 hex chars>', () => {
-		expect(signPayload(SECRET, BODY, NOW_SEC, WAIT_ID)).toMatch(new RegExp(`^t=${NOW_SEC},v2=[0-9a-f]{64}$`));
+		expect(signPayload(SECRET, BODY, NOW_SEC, WAIT_ID)).toMatch(
+			new RegExp(`^t=${NOW_SEC},v2=[0-9a-f]{64}$`),
+		);
 	});
 
 	it('signs "<t>.<wait id>.<rawBody>" with HMAC-SHA256 (known vector)', () => {
@@ -59,7 +61,9 @@ describe('signPayload', () => {
 
 	it('gives the same signature for a string body and its UTF-8 bytes', () => {
 		const body = '{"name":"Zoë ✓"}';
-		expect(signPayload(SECRET, Buffer.from(body, 'utf8'), NOW_SEC, WAIT_ID)).toBe(signPayload(SECRET, body, NOW_SEC, WAIT_ID));
+		expect(signPayload(SECRET, Buffer.from(body, 'utf8'), NOW_SEC, WAIT_ID)).toBe(
+			signPayload(SECRET, body, NOW_SEC, WAIT_ID),
+		);
 	});
 
 	it('rejects a timestamp that is not whole non-negative seconds', () => {
@@ -70,59 +74,110 @@ describe('signPayload', () => {
 
 describe('verifyCallback: hmac', () => {
 	it('accepts a valid signature', () => {
-		expect(verifyCallback(HMAC, hmacRequest(signPayload(SECRET, BODY, NOW_SEC, WAIT_ID)), NOW_MS, WAIT)).toMatchObject({ ok: true });
+		expect(
+			verifyCallback(HMAC, hmacRequest(signPayload(SECRET, BODY, NOW_SEC, WAIT_ID)), NOW_MS, WAIT),
+		).toMatchObject({ ok: true });
 	});
 
 	it('accepts a Buffer raw body with non-UTF-8 bytes', () => {
 		const raw = Buffer.from([0xff, 0x00, 0xfe, 0x7b]);
-		expect(verifyCallback(HMAC, hmacRequest(signPayload(SECRET, raw, NOW_SEC, WAIT_ID), raw), NOW_MS, WAIT)).toMatchObject({ ok: true });
+		expect(
+			verifyCallback(
+				HMAC,
+				hmacRequest(signPayload(SECRET, raw, NOW_SEC, WAIT_ID), raw),
+				NOW_MS,
+				WAIT,
+			),
+		).toMatchObject({ ok: true });
 	});
 
 	it('refuses a signature made with another secret (403)', () => {
-		const verdict = verifyCallback(HMAC, hmacRequest(signPayload('wrong-secret', BODY, NOW_SEC, WAIT_ID)), NOW_MS, WAIT);
-		expect(verdict).toEqual({ ok: false, status: 403, reason: "x-signature signature does not match the body, timestamp and this wait's id" });
+		const verdict = verifyCallback(
+			HMAC,
+			hmacRequest(signPayload('wrong-secret', BODY, NOW_SEC, WAIT_ID)),
+			NOW_MS,
+			WAIT,
+		);
+		expect(verdict).toEqual({
+			ok: false,
+			status: 403,
+			reason: "x-signature signature does not match the body, timestamp and this wait's id",
+		});
 	});
 
 	it('refuses a tampered body (403)', () => {
 		const signature = signPayload(SECRET, BODY, NOW_SEC, WAIT_ID);
 		const tampered = BODY.replace('abc-123', 'abc-124');
-		expect(verifyCallback(HMAC, hmacRequest(signature, tampered), NOW_MS, WAIT)).toMatchObject({ ok: false, status: 403 });
+		expect(verifyCallback(HMAC, hmacRequest(signature, tampered), NOW_MS, WAIT)).toMatchObject({
+			ok: false,
+			status: 403,
+		});
 	});
 
 	it('refuses a signature whose timestamp was swapped (403)', () => {
 		const [, digest] = signPayload(SECRET, BODY, NOW_SEC - 10, WAIT_ID).split(',');
-		expect(verifyCallback(HMAC, hmacRequest(`t=${NOW_SEC},${digest}`), NOW_MS, WAIT)).toMatchObject({ ok: false, status: 403 });
+		expect(verifyCallback(HMAC, hmacRequest(`t=${NOW_SEC},${digest}`), NOW_MS, WAIT)).toMatchObject(
+			{ ok: false, status: 403 },
+		);
 	});
 
 	it('accepts timestamps at the edge of the tolerance window', () => {
 		for (const skew of [-300, 300]) {
 			const signature = signPayload(SECRET, BODY, NOW_SEC + skew, WAIT_ID);
-			expect(verifyCallback(HMAC, hmacRequest(signature), NOW_MS, WAIT)).toMatchObject({ ok: true });
+			expect(verifyCallback(HMAC, hmacRequest(signature), NOW_MS, WAIT)).toMatchObject({
+				ok: true,
+			});
 		}
 	});
 
 	it('refuses a timestamp too far in the past as stale, saying by how much (403)', () => {
-		const verdict = verifyCallback(HMAC, hmacRequest(signPayload(SECRET, BODY, NOW_SEC - 412, WAIT_ID)), NOW_MS, WAIT);
+		const verdict = verifyCallback(
+			HMAC,
+			hmacRequest(signPayload(SECRET, BODY, NOW_SEC - 412, WAIT_ID)),
+			NOW_MS,
+			WAIT,
+		);
 		expect(verdict).toEqual({
 			ok: false,
 			status: 403,
-			reason: 'x-signature timestamp is stale: 412 s in the past, 112 s outside the 300 s tolerance',
+			reason:
+				'x-signature timestamp is stale: 412 s in the past, 112 s outside the 300 s tolerance',
 		});
 	});
 
 	it('refuses a timestamp too far in the future (403)', () => {
-		const verdict = verifyCallback(HMAC, hmacRequest(signPayload(SECRET, BODY, NOW_SEC + 301, WAIT_ID)), NOW_MS, WAIT);
+		const verdict = verifyCallback(
+			HMAC,
+			hmacRequest(signPayload(SECRET, BODY, NOW_SEC + 301, WAIT_ID)),
+			NOW_MS,
+			WAIT,
+		);
 		expect(verdict).toEqual({
 			ok: false,
 			status: 403,
-			reason: 'x-signature timestamp is stale: 301 s in the future, 1 s outside the 300 s tolerance',
+			reason:
+				'x-signature timestamp is stale: 301 s in the future, 1 s outside the 300 s tolerance',
 		});
 	});
 
 	it('honours a configured tolerance', () => {
 		const auth: CallbackAuth = { ...HMAC, toleranceSec: 30 };
-		expect(verifyCallback(auth, hmacRequest(signPayload(SECRET, BODY, NOW_SEC - 30, WAIT_ID)), NOW_MS, WAIT)).toMatchObject({ ok: true });
-		expect(verifyCallback(auth, hmacRequest(signPayload(SECRET, BODY, NOW_SEC - 31, WAIT_ID)), NOW_MS, WAIT)).toMatchObject({
+		expect(
+			verifyCallback(
+				auth,
+				hmacRequest(signPayload(SECRET, BODY, NOW_SEC - 30, WAIT_ID)),
+				NOW_MS,
+				WAIT,
+			),
+		).toMatchObject({ ok: true });
+		expect(
+			verifyCallback(
+				auth,
+				hmacRequest(signPayload(SECRET, BODY, NOW_SEC - 31, WAIT_ID)),
+				NOW_MS,
+				WAIT,
+			),
+		).toMatchObject({
 			status: 403,
 			reason: expect.stringContaining('1 s outside the 30 s tolerance'),
 		});
@@ -131,24 +186,39 @@ describe('verifyCallback: hmac', () => {
 	it('accepts rotation: several v2 entries, one made with the current secret', () => {
 		const stale = signPayload('previous-secret', BODY, NOW_SEC, WAIT_ID).split(',')[1];
 		const current = signPayload(SECRET, BODY, NOW_SEC, WAIT_ID).split(',')[1];
-		expect(verifyCallback(HMAC, hmacRequest(`t=${NOW_SEC},${stale},${current}`), NOW_MS, WAIT)).toMatchObject({ ok: true });
-		expect(verifyCallback(HMAC, hmacRequest(`t=${NOW_SEC},${current},${stale}`), NOW_MS, WAIT)).toMatchObject({ ok: true });
+		expect(
+			verifyCallback(HMAC, hmacRequest(`t=${NOW_SEC},${stale},${current}`), NOW_MS, WAIT),
+		).toMatchObject({ ok: true });
+		expect(
+			verifyCallback(HMAC, hmacRequest(`t=${NOW_SEC},${current},${stale}`), NOW_MS, WAIT),
+		).toMatchObject({ ok: true });
 	});
 
 	it('refuses when no v2 entry matches (403)', () => {
 		const first = signPayload('old-1', BODY, NOW_SEC, WAIT_ID).split(',')[1];
 		const second = signPayload('old-2', BODY, NOW_SEC, WAIT_ID).split(',')[1];
-		expect(verifyCallback(HMAC, hmacRequest(`t=${NOW_SEC},${first},${second}`), NOW_MS, WAIT)).toMatchObject({ status: 403 });
+		expect(
+			verifyCallback(HMAC, hmacRequest(`t=${NOW_SEC},${first},${second}`), NOW_MS, WAIT),
+		).toMatchObject({ status: 403 });
 	});
 
 	it('ignores unknown schemes such as v0 and tolerates spaces after commas', () => {
 		const digest = signPayload(SECRET, BODY, NOW_SEC, WAIT_ID).split(',')[1];
-		expect(verifyCallback(HMAC, hmacRequest(`t=${NOW_SEC}, v0=deadbeef, ${digest}`), NOW_MS, WAIT)).toMatchObject({ ok: true });
+		expect(
+			verifyCallback(HMAC, hmacRequest(`t=${NOW_SEC}, v0=deadbeef, ${digest}`), NOW_MS, WAIT),
+		).toMatchObject({ ok: true });
 	});
 
 	it('accepts an upper-case hex digest', () => {
 		const [t, digest] = signPayload(SECRET, BODY, NOW_SEC, WAIT_ID).split(',');
-		expect(verifyCallback(HMAC, hmacRequest(`${t},v2=${digest.slice('v2='.length).toUpperCase()}`), NOW_MS, WAIT)).toMatchObject({ ok: true });
+		expect(
+			verifyCallback(
+				HMAC,
+				hmacRequest(`${t},v2=${digest.slice('v2='.length).toUpperCase()}`),
+				NOW_MS,
+				WAIT,
+			),
+		).toMatchObject({ ok: true });
 	});
 
 	describe('malformed or missing header → 401 naming the header', () => {
@@ -159,43 +229,108 @@ describe('verifyCallback: hmac', () => {
 			['blank header', '   ', 'missing x-signature header'],
 			['missing t', digest, 'malformed x-signature header: no t= timestamp'],
 			['missing v2', `t=${NOW_SEC}`, 'malformed x-signature header: no v2= signature'],
-			['non-numeric t', `t=soon,${digest}`, 'malformed x-signature header: t= must be a Unix time in whole seconds'],
-			['fractional t', `t=${NOW_SEC}.5,${digest}`, 'malformed x-signature header: t= must be a Unix time in whole seconds'],
-			['millisecond-scale t', `t=${NOW_MS},${digest}`, 'malformed x-signature header: t= must be a Unix time in whole seconds'],
-			['duplicate t', `t=${NOW_SEC},t=${NOW_SEC},${digest}`, 'malformed x-signature header: t= appears more than once'],
-			['v2 not hex', `t=${NOW_SEC},v2=not-a-digest`, 'malformed x-signature header: v2= must be a 64-character hex HMAC-SHA256 digest'],
-			['v2 truncated', `t=${NOW_SEC},${digest.slice(0, -2)}`, 'malformed x-signature header: v2= must be a 64-character hex HMAC-SHA256 digest'],
-			['garbage', 'garbage', 'malformed x-signature header: expected comma-separated key=value pairs like t=<unix seconds>,v2=<hex>'],
-			['trailing comma', `t=${NOW_SEC},${digest},`, 'malformed x-signature header: expected comma-separated key=value pairs like t=<unix seconds>,v2=<hex>'],
-			['bare signature', digest.slice(3), 'malformed x-signature header: expected comma-separated key=value pairs like t=<unix seconds>,v2=<hex>'],
-			['array of two values', [`t=${NOW_SEC},${digest}`, `t=${NOW_SEC},${digest}`], 'multiple x-signature headers; send exactly one'],
+			[
+				'non-numeric t',
+				`t=soon,${digest}`,
+				'malformed x-signature header: t= must be a Unix time in whole seconds',
+			],
+			[
+				'fractional t',
+				`t=${NOW_SEC}.5,${digest}`,
+				'malformed x-signature header: t= must be a Unix time in whole seconds',
+			],
+			[
+				'millisecond-scale t',
+				`t=${NOW_MS},${digest}`,
+				'malformed x-signature header: t= must be a Unix time in whole seconds',
+			],
+			[
+				'duplicate t',
+				`t=${NOW_SEC},t=${NOW_SEC},${digest}`,
+				'malformed x-signature header: t= appears more than once',
+			],
+			[
+				'v2 not hex',
+				`t=${NOW_SEC},v2=not-a-digest`,
+				'malformed x-signature header: v2= must be a 64-character hex HMAC-SHA256 digest',
+			],
+			[
+				'v2 truncated',
+				`t=${NOW_SEC},${digest.slice(0, -2)}`,
+				'malformed x-signature header: v2= must be a 64-character hex HMAC-SHA256 digest',
+			],
+			[
+				'garbage',
+				'garbage',
+				'malformed x-signature header: expected comma-separated key=value pairs like t=<unix seconds>,v2=<hex>',
+			],
+			[
+				'trailing comma',
+				`t=${NOW_SEC},${digest},`,
+				'malformed x-signature header: expected comma-separated key=value pairs like t=<unix seconds>,v2=<hex>',
+			],
+			[
+				'bare signature',
+				digest.slice(3),
+				'malformed x-signature header: expected comma-separated key=value pairs like t=<unix seconds>,v2=<hex>',
+			],
+			[
+				'array of two values',
+				[`t=${NOW_SEC},${digest}`, `t=${NOW_SEC},${digest}`],
+				'multiple x-signature headers; send exactly one',
+			],
 			['empty array', [], 'missing x-signature header'],
 		];
 		it.each(cases)('%s', (_label, header, reason) => {
-			expect(verifyCallback(HMAC, hmacRequest(header), NOW_MS, WAIT)).toEqual({ ok: false, status: 401, reason });
+			expect(verifyCallback(HMAC, hmacRequest(header), NOW_MS, WAIT)).toEqual({
+				ok: false,
+				status: 401,
+				reason,
+			});
 		});
 	});
 
 	it('finds the header whatever the case of its name', () => {
 		const signature = signPayload(SECRET, BODY, NOW_SEC, WAIT_ID);
-		expect(verifyCallback(HMAC, { headers: { 'X-Signature': signature }, rawBody: BODY }, NOW_MS, WAIT)).toMatchObject({ ok: true });
+		expect(
+			verifyCallback(HMAC, { headers: { 'X-Signature': signature }, rawBody: BODY }, NOW_MS, WAIT),
+		).toMatchObject({ ok: true });
 		const custom: CallbackAuth = { ...HMAC, signatureHeader: 'X-Acme-Signature' };
-		expect(verifyCallback(custom, { headers: { 'x-acme-signature': signature }, rawBody: BODY }, NOW_MS, WAIT)).toMatchObject({ ok: true });
+		expect(
+			verifyCallback(
+				custom,
+				{ headers: { 'x-acme-signature': signature }, rawBody: BODY },
+				NOW_MS,
+				WAIT,
+			),
+		).toMatchObject({ ok: true });
 	});
 
 	it('accepts a single-element array header', () => {
-		expect(verifyCallback(HMAC, hmacRequest([signPayload(SECRET, BODY, NOW_SEC, WAIT_ID)]), NOW_MS, WAIT)).toMatchObject({ ok: true });
+		expect(
+			verifyCallback(
+				HMAC,
+				hmacRequest([signPayload(SECRET, BODY, NOW_SEC, WAIT_ID)]),
+				NOW_MS,
+				WAIT,
+			),
+		).toMatchObject({ ok: true });
 	});
 
 	it('refuses the same header sent twice under different cases (401)', () => {
 		const signature = signPayload(SECRET, BODY, NOW_SEC, WAIT_ID);
 		const headers: CallbackHeaders = { 'x-signature': signature, 'X-Signature': signature };
-		expect(verifyCallback(HMAC, { headers, rawBody: BODY }, NOW_MS, WAIT)).toMatchObject({ status: 401, reason: 'multiple x-signature headers; send exactly one' });
+		expect(verifyCallback(HMAC, { headers, rawBody: BODY }, NOW_MS, WAIT)).toMatchObject({
+			status: 401,
+			reason: 'multiple x-signature headers; send exactly one',
+		});
 	});
 
 	it('names a configured header in its refusals', () => {
 		const auth: CallbackAuth = { ...HMAC, signatureHeader: 'X-Acme-Signature' };
-		expect(verifyCallback(auth, hmacRequest(signPayload(SECRET, BODY, NOW_SEC, WAIT_ID)), NOW_MS, WAIT)).toEqual({
+		expect(
+			verifyCallback(auth, hmacRequest(signPayload(SECRET, BODY, NOW_SEC, WAIT_ID)), NOW_MS, WAIT),
+		).toEqual({
 			ok: false,
 			status: 401,
 			reason: 'missing x-acme-signature header',
@@ -215,30 +350,59 @@ describe('verifyCallback: hmac, bound to its wait', () => {
 
 	it('refuses a genuine signature made before the wait began, even within the tolerance (403)', () => {
 		const wait: WaitBinding = { waitId: WAIT_ID, startedAtMs: NOW_MS - 10_000 };
-		expect(verifyCallback(HMAC, hmacRequest(signPayload(SECRET, BODY, NOW_SEC - 11, WAIT_ID)), NOW_MS, wait)).toEqual({
+		expect(
+			verifyCallback(
+				HMAC,
+				hmacRequest(signPayload(SECRET, BODY, NOW_SEC - 11, WAIT_ID)),
+				NOW_MS,
+				wait,
+			),
+		).toEqual({
 			ok: false,
 			status: 403,
-			reason: 'x-signature timestamp is 1 s before this wait began: the callback was signed for an earlier wait',
+			reason:
+				'x-signature timestamp is 1 s before this wait began: the callback was signed for an earlier wait',
 		});
 	});
 
 	it('accepts a signature made in the second the wait began', () => {
 		const wait: WaitBinding = { waitId: WAIT_ID, startedAtMs: NOW_MS - 10_000 + 999 };
-		expect(verifyCallback(HMAC, hmacRequest(signPayload(SECRET, BODY, NOW_SEC - 10, WAIT_ID)), NOW_MS, wait)).toMatchObject({ ok: true });
+		expect(
+			verifyCallback(
+				HMAC,
+				hmacRequest(signPayload(SECRET, BODY, NOW_SEC - 10, WAIT_ID)),
+				NOW_MS,
+				wait,
+			),
+		).toMatchObject({ ok: true });
 	});
 
 	it('names what makes the callback unique and until when a copy could pass', () => {
-		const verdict = verifyCallback(HMAC, hmacRequest(signPayload(SECRET, BODY, NOW_SEC - 5, WAIT_ID)), NOW_MS, WAIT);
-		expect(verdict).toEqual({ ok: true, replayKey: expect.stringMatching(/^hmac:\d+:[0-9a-f]{64}$/), replayUntilMs: (NOW_SEC - 5 + 301) * 1000 });
+		const verdict = verifyCallback(
+			HMAC,
+			hmacRequest(signPayload(SECRET, BODY, NOW_SEC - 5, WAIT_ID)),
+			NOW_MS,
+			WAIT,
+		);
+		expect(verdict).toEqual({
+			ok: true,
+			replayKey: expect.stringMatching(/^hmac:\d+:[0-9a-f]{64}$/),
+			replayUntilMs: (NOW_SEC - 5 + 301) * 1000,
+		});
 	});
 
 	it('explains that v1 (unbound) signatures are no longer accepted (401)', () => {
 		const v1 = `t=${NOW_SEC},v1=${'a'.repeat(64)}`;
-		expect(verifyCallback(HMAC, hmacRequest(v1), NOW_MS, WAIT)).toMatchObject({ status: 401, reason: expect.stringContaining('v1= signatures ("<t>.<body>") are no longer accepted') });
+		expect(verifyCallback(HMAC, hmacRequest(v1), NOW_MS, WAIT)).toMatchObject({
+			status: 401,
+			reason: expect.stringContaining('v1= signatures ("<t>.<body>") are no longer accepted'),
+		});
 	});
 
 	it('reads the wait id from a callback URL', () => {
-		expect(waitIdOf('http://n8n.local/webhook-waiting/12?signature=abc&rtw=w4it-1d')).toBe('w4it-1d');
+		expect(waitIdOf('http://n8n.local/webhook-waiting/12?signature=abc&rtw=w4it-1d')).toBe(
+			'w4it-1d',
+		);
 		expect(waitIdOf('http://n8n.local/webhook-waiting/12?signature=abc')).toBe('');
 	});
 });
@@ -259,7 +423,14 @@ describe('verifyCallback: Standard Webhooks', () => {
 	});
 
 	it('accepts a valid callback and remembers it by its webhook-id', () => {
-		expect(verifyCallback(SW, request(signStandardWebhook(SW_SECRET, 'msg_1', NOW_SEC, BODY)), NOW_MS, WAIT)).toEqual({
+		expect(
+			verifyCallback(
+				SW,
+				request(signStandardWebhook(SW_SECRET, 'msg_1', NOW_SEC, BODY)),
+				NOW_MS,
+				WAIT,
+			),
+		).toEqual({
 			ok: true,
 			replayKey: 'sw:msg_1',
 			replayUntilMs: (NOW_SEC + 301) * 1000,
@@ -268,7 +439,10 @@ describe('verifyCallback: Standard Webhooks', () => {
 
 	it('accepts one matching entry among several (rotation) and skips other versions', () => {
 		const good = signStandardWebhook(SW_SECRET, 'msg_1', NOW_SEC, BODY);
-		const headers = { ...good, 'webhook-signature': `v1a,c29tZXRoaW5n v1,${Buffer.alloc(32).toString('base64')} ${good['webhook-signature']}` };
+		const headers = {
+			...good,
+			'webhook-signature': `v1a,c29tZXRoaW5n v1,${Buffer.alloc(32).toString('base64')} ${good['webhook-signature']}`,
+		};
 		expect(verifyCallback(SW, request(headers), NOW_MS, WAIT)).toMatchObject({ ok: true });
 	});
 
@@ -287,24 +461,77 @@ describe('verifyCallback: Standard Webhooks', () => {
 	});
 
 	it('refuses stale and before-the-wait timestamps (403)', () => {
-		expect(verifyCallback(SW, request(signStandardWebhook(SW_SECRET, 'm', NOW_SEC - 400, BODY)), NOW_MS, WAIT)).toMatchObject({ status: 403, reason: expect.stringContaining('webhook-timestamp timestamp is stale') });
+		expect(
+			verifyCallback(
+				SW,
+				request(signStandardWebhook(SW_SECRET, 'm', NOW_SEC - 400, BODY)),
+				NOW_MS,
+				WAIT,
+			),
+		).toMatchObject({
+			status: 403,
+			reason: expect.stringContaining('webhook-timestamp timestamp is stale'),
+		});
 		const wait: WaitBinding = { waitId: '', startedAtMs: NOW_MS };
-		expect(verifyCallback(SW, request(signStandardWebhook(SW_SECRET, 'm', NOW_SEC - 2, BODY)), NOW_MS, wait)).toMatchObject({ status: 403, reason: expect.stringContaining('before this wait began') });
+		expect(
+			verifyCallback(
+				SW,
+				request(signStandardWebhook(SW_SECRET, 'm', NOW_SEC - 2, BODY)),
+				NOW_MS,
+				wait,
+			),
+		).toMatchObject({ status: 403, reason: expect.stringContaining('before this wait began') });
 	});
 
 	it.each<[string, CallbackHeaders, string]>([
-		['no signature', { 'webhook-id': 'm', 'webhook-timestamp': String(NOW_SEC) }, 'missing webhook-signature header'],
-		['no id', { 'webhook-timestamp': String(NOW_SEC), 'webhook-signature': 'v1,AAAA' }, 'missing webhook-id header'],
-		['no timestamp', { 'webhook-id': 'm', 'webhook-signature': 'v1,AAAA' }, 'missing webhook-timestamp header'],
-		['a millisecond timestamp', { 'webhook-id': 'm', 'webhook-timestamp': `${NOW_MS}.5`, 'webhook-signature': 'v1,AAAA' }, 'malformed webhook-timestamp header: must be a Unix time in whole seconds'],
-		['no v1 entry', { 'webhook-id': 'm', 'webhook-timestamp': String(NOW_SEC), 'webhook-signature': 'v1a,AAAA' }, 'malformed webhook-signature header: no v1,<base64> signature'],
-		['an entry without a comma', { 'webhook-id': 'm', 'webhook-timestamp': String(NOW_SEC), 'webhook-signature': 'AAAA' }, 'malformed webhook-signature header: expected space-separated entries like v1,<base64>'],
+		[
+			'no signature',
+			{ 'webhook-id': 'm', 'webhook-timestamp': String(NOW_SEC) },
+			'missing webhook-signature header',
+		],
+		[
+			'no id',
+			{ 'webhook-timestamp': String(NOW_SEC), 'webhook-signature': 'v1,AAAA' },
+			'missing webhook-id header',
+		],
+		[
+			'no timestamp',
+			{ 'webhook-id': 'm', 'webhook-signature': 'v1,AAAA' },
+			'missing webhook-timestamp header',
+		],
+		[
+			'a millisecond timestamp',
+			{ 'webhook-id': 'm', 'webhook-timestamp': `${NOW_MS}.5`, 'webhook-signature': 'v1,AAAA' },
+			'malformed webhook-timestamp header: must be a Unix time in whole seconds',
+		],
+		[
+			'no v1 entry',
+			{ 'webhook-id': 'm', 'webhook-timestamp': String(NOW_SEC), 'webhook-signature': 'v1a,AAAA' },
+			'malformed webhook-signature header: no v1,<base64> signature',
+		],
+		[
+			'an entry without a comma',
+			{ 'webhook-id': 'm', 'webhook-timestamp': String(NOW_SEC), 'webhook-signature': 'AAAA' },
+			'malformed webhook-signature header: expected space-separated entries like v1,<base64>',
+		],
 	])('refuses %s (401)', (_label, headers, reason) => {
-		expect(verifyCallback(SW, request(headers), NOW_MS, WAIT)).toEqual({ ok: false, status: 401, reason });
+		expect(verifyCallback(SW, request(headers), NOW_MS, WAIT)).toEqual({
+			ok: false,
+			status: 401,
+			reason,
+		});
 	});
 
-	it.each(['s3cret', 'whsec_', 'whsec_%%%', `whsec_${Buffer.alloc(8).toString('base64')}`, `whsec_${Buffer.alloc(65).toString('base64')}`])('refuses the secret %p', (secret) => {
-		expect(() => validateCallbackAuth({ scheme: 'standardWebhooks', secret })).toThrow(expect.objectContaining({ field: 'secret', message: expect.stringContaining('whsec_') }));
+	it.each([
+		's3cret',
+		'whsec_',
+		'whsec_%%%',
+		`whsec_${Buffer.alloc(8).toString('base64')}`,
+		`whsec_${Buffer.alloc(65).toString('base64')}`,
+	])('refuses the secret %p', (secret) => {
+		expect(() => validateCallbackAuth({ scheme: 'standardWebhooks', secret })).toThrow(
+			expect.objectContaining({ field: 'secret', message: expect.stringContaining('whsec_') }),
+		);
 	});
 
 	it('keeps the signature header out of receipts', () => {
@@ -317,17 +544,35 @@ describe('verifyCallback: header token', () => {
 	const auth: CallbackAuth = { scheme: 'header', token: TOKEN };
 
 	it('accepts the right token', () => {
-		expect(verifyCallback(auth, { headers: { 'x-callback-token': TOKEN }, rawBody: '' }, NOW_MS, WAIT)).toEqual({ ok: true });
+		expect(
+			verifyCallback(auth, { headers: { 'x-callback-token': TOKEN }, rawBody: '' }, NOW_MS, WAIT),
+		).toEqual({ ok: true });
 	});
 
 	it('refuses a wrong token (403) without echoing either token', () => {
-		const verdict = verifyCallback(auth, { headers: { 'x-callback-token': 'tok_guess' }, rawBody: '' }, NOW_MS, WAIT);
-		expect(verdict).toEqual({ ok: false, status: 403, reason: 'x-callback-token header does not match the configured token' });
+		const verdict = verifyCallback(
+			auth,
+			{ headers: { 'x-callback-token': 'tok_guess' }, rawBody: '' },
+			NOW_MS,
+			WAIT,
+		);
+		expect(verdict).toEqual({
+			ok: false,
+			status: 403,
+			reason: 'x-callback-token header does not match the configured token',
+		});
 	});
 
 	it('refuses a prefix or extension of the token (403)', () => {
 		for (const presented of [TOKEN.slice(0, -1), `${TOKEN}x`]) {
-			expect(verifyCallback(auth, { headers: { 'x-callback-token': presented }, rawBody: '' }, NOW_MS, WAIT)).toMatchObject({ status: 403 });
+			expect(
+				verifyCallback(
+					auth,
+					{ headers: { 'x-callback-token': presented }, rawBody: '' },
+					NOW_MS,
+					WAIT,
+				),
+			).toMatchObject({ status: 403 });
 		}
 	});
 
@@ -341,8 +586,12 @@ describe('verifyCallback: header token', () => {
 
 	it('uses a configured header name, case-insensitively', () => {
 		const custom: CallbackAuth = { scheme: 'header', token: TOKEN, headerName: 'X-Hook-Key' };
-		expect(verifyCallback(custom, { headers: { 'X-HOOK-KEY': TOKEN }, rawBody: '' }, NOW_MS, WAIT)).toEqual({ ok: true });
-		expect(verifyCallback(custom, { headers: { 'x-callback-token': TOKEN }, rawBody: '' }, NOW_MS, WAIT)).toMatchObject({
+		expect(
+			verifyCallback(custom, { headers: { 'X-HOOK-KEY': TOKEN }, rawBody: '' }, NOW_MS, WAIT),
+		).toEqual({ ok: true });
+		expect(
+			verifyCallback(custom, { headers: { 'x-callback-token': TOKEN }, rawBody: '' }, NOW_MS, WAIT),
+		).toMatchObject({
 			status: 401,
 			reason: 'missing x-hook-key header',
 		});
@@ -351,25 +600,40 @@ describe('verifyCallback: header token', () => {
 
 describe('verifyCallback: basic', () => {
 	const auth: CallbackAuth = { scheme: 'basic', user: 'acme', password: 'pa:ss word' };
-	const request = (authorization: string | undefined) => ({ headers: { authorization }, rawBody: '' });
+	const request = (authorization: string | undefined) => ({
+		headers: { authorization },
+		rawBody: '',
+	});
 
 	it('accepts the right user and password (password may contain ":")', () => {
-		expect(verifyCallback(auth, request(basicHeader('acme', 'pa:ss word')), NOW_MS, WAIT)).toEqual({ ok: true });
+		expect(verifyCallback(auth, request(basicHeader('acme', 'pa:ss word')), NOW_MS, WAIT)).toEqual({
+			ok: true,
+		});
 	});
 
 	it('accepts a lower-case scheme and a capitalised header name', () => {
 		const value = basicHeader('acme', 'pa:ss word').replace('Basic', 'basic');
-		expect(verifyCallback(auth, { headers: { Authorization: value }, rawBody: '' }, NOW_MS, WAIT)).toEqual({ ok: true });
+		expect(
+			verifyCallback(auth, { headers: { Authorization: value }, rawBody: '' }, NOW_MS, WAIT),
+		).toEqual({ ok: true });
 	});
 
 	it('refuses a wrong password or user (403)', () => {
 		for (const header of [basicHeader('acme', 'guess'), basicHeader('other', 'pa:ss word')]) {
-			expect(verifyCallback(auth, request(header), NOW_MS, WAIT)).toEqual({ ok: false, status: 403, reason: 'basic credentials do not match' });
+			expect(verifyCallback(auth, request(header), NOW_MS, WAIT)).toEqual({
+				ok: false,
+				status: 403,
+				reason: 'basic credentials do not match',
+			});
 		}
 	});
 
 	it('refuses missing credentials (401)', () => {
-		expect(verifyCallback(auth, request(undefined), NOW_MS, WAIT)).toEqual({ ok: false, status: 401, reason: 'missing authorization header' });
+		expect(verifyCallback(auth, request(undefined), NOW_MS, WAIT)).toEqual({
+			ok: false,
+			status: 401,
+			reason: 'missing authorization header',
+		});
 	});
 
 	it.each([
@@ -389,9 +653,19 @@ describe('verifyCallback: basic', () => {
 describe('refusal reasons never contain a secret', () => {
 	const TOKEN = 'tok_super_secret_value';
 	const cases: Array<[string, CallbackAuth, CallbackHeaders, string]> = [
-		['hmac', { scheme: 'hmac', secret: SECRET }, { 'x-signature': signPayload('x', BODY, NOW_SEC, WAIT_ID) }, SECRET],
+		[
+			'hmac',
+			{ scheme: 'hmac', secret: SECRET },
+			{ 'x-signature': signPayload('x', BODY, NOW_SEC, WAIT_ID) },
+			SECRET,
+		],
 		['header', { scheme: 'header', token: TOKEN }, { 'x-callback-token': 'nope' }, TOKEN],
-		['basic', { scheme: 'basic', user: 'u', password: 'hunter2-secret' }, { authorization: basicHeader('u', 'no') }, 'hunter2-secret'],
+		[
+			'basic',
+			{ scheme: 'basic', user: 'u', password: 'hunter2-secret' },
+			{ authorization: basicHeader('u', 'no') },
+			'hunter2-secret',
+		],
 	];
 	it.each(cases)('%s', (_scheme, auth, headers, secret) => {
 		const verdict = verifyCallback(auth, { headers, rawBody: BODY }, NOW_MS, WAIT);
@@ -413,16 +687,27 @@ describe('validateCallbackAuth', () => {
 		[{ scheme: 'basic', user: 'a:b', password: 'p' }, 'user'],
 		[{ scheme: 'basic', user: 'u', password: '' }, 'password'],
 	])('refuses %o (field %s)', (auth, field) => {
-		expect(() => validateCallbackAuth(auth)).toThrow(expect.objectContaining({ name: 'RoundTripConfigError', field }));
+		expect(() => validateCallbackAuth(auth)).toThrow(
+			expect.objectContaining({ name: 'RoundTripConfigError', field }),
+		);
 	});
 
 	it('makes verifyCallback fail closed rather than accept with an empty credential', () => {
 		const auth: CallbackAuth = { scheme: 'header', token: '' };
-		expect(() => verifyCallback(auth, { headers: { 'x-callback-token': '' }, rawBody: '' }, NOW_MS, WAIT)).toThrow(RoundTripConfigError);
+		expect(() =>
+			verifyCallback(auth, { headers: { 'x-callback-token': '' }, rawBody: '' }, NOW_MS, WAIT),
+		).toThrow(RoundTripConfigError);
 	});
 
 	it('accepts sensible settings', () => {
-		expect(() => validateCallbackAuth({ scheme: 'hmac', secret: 's', signatureHeader: 'X-Sig', toleranceSec: 60 })).not.toThrow();
+		expect(() =>
+			validateCallbackAuth({
+				scheme: 'hmac',
+				secret: 's',
+				signatureHeader: 'X-Sig',
+				toleranceSec: 60,
+			}),
+		).not.toThrow();
 		expect(() => validateCallbackAuth({ scheme: 'header', token: 't' })).not.toThrow();
 		expect(() => validateCallbackAuth({ scheme: 'basic', user: 'u', password: 'p' })).not.toThrow();
 	});
@@ -431,8 +716,12 @@ describe('validateCallbackAuth', () => {
 describe('credentialHeaderName', () => {
 	it('is the lower-cased header each scheme reads', () => {
 		expect(credentialHeaderName({ scheme: 'hmac', secret: 's' })).toBe('x-signature');
-		expect(credentialHeaderName({ scheme: 'hmac', secret: 's', signatureHeader: 'X-Sig' })).toBe('x-sig');
+		expect(credentialHeaderName({ scheme: 'hmac', secret: 's', signatureHeader: 'X-Sig' })).toBe(
+			'x-sig',
+		);
 		expect(credentialHeaderName({ scheme: 'header', token: 't' })).toBe('x-callback-token');
-		expect(credentialHeaderName({ scheme: 'basic', user: 'u', password: 'p' })).toBe('authorization');
+		expect(credentialHeaderName({ scheme: 'basic', user: 'u', password: 'p' })).toBe(
+			'authorization',
+		);
 	});
 });

@@ -15,7 +15,11 @@ export const DEFAULT_SIGNATURE_HEADER = 'x-signature';
 export const DEFAULT_TOKEN_HEADER = 'x-callback-token';
 export const DEFAULT_TOLERANCE_SEC = 300;
 /** Standard Webhooks (https://www.standardwebhooks.com): fixed header names and a `whsec_` secret. */
-export const STANDARD_WEBHOOK_HEADERS = { id: 'webhook-id', timestamp: 'webhook-timestamp', signature: 'webhook-signature' } as const;
+export const STANDARD_WEBHOOK_HEADERS = {
+	id: 'webhook-id',
+	timestamp: 'webhook-timestamp',
+	signature: 'webhook-signature',
+} as const;
 const STANDARD_SECRET_PREFIX = 'whsec_';
 const MAX_WEBHOOK_ID_LENGTH = 256;
 /** The query parameter of the callback URL that carries the wait id. */
@@ -25,8 +29,17 @@ export const MAX_TOLERANCE_SEC = 86_400;
 
 /** Field names match the roundTripCallbackApi credential, so its data maps straight across. */
 export type CallbackAuth = HmacAuth | StandardWebhooksAuth | TokenAuth | BasicAuth;
-export type HmacAuth = { scheme: 'hmac'; secret: string; signatureHeader?: string; toleranceSec?: number };
-export type StandardWebhooksAuth = { scheme: 'standardWebhooks'; secret: string; toleranceSec?: number };
+export type HmacAuth = {
+	scheme: 'hmac';
+	secret: string;
+	signatureHeader?: string;
+	toleranceSec?: number;
+};
+export type StandardWebhooksAuth = {
+	scheme: 'standardWebhooks';
+	secret: string;
+	toleranceSec?: number;
+};
 export type TokenAuth = { scheme: 'header'; token: string; headerName?: string };
 export type BasicAuth = { scheme: 'basic'; user: string; password: string };
 
@@ -53,7 +66,9 @@ export type Refusal<Status extends number> = { ok: false; status: Status; reason
  * An accepted signed callback names what makes it unique (`replayKey`) and until when a copy of it
  * could still pass the timestamp checks (`replayUntilMs`), so a replay memory can refuse the copy.
  */
-export type AuthVerdict = { ok: true; replayKey?: string; replayUntilMs?: number } | Refusal<401 | 403>;
+export type AuthVerdict =
+	| { ok: true; replayKey?: string; replayUntilMs?: number }
+	| Refusal<401 | 403>;
 
 const ACCEPTED: AuthVerdict = { ok: true };
 
@@ -78,7 +93,12 @@ export function constantTimeEqual(presented: string | Buffer, expected: string |
  * The `t=<unix seconds>,v2=<hex HMAC-SHA256 of "<t>.<waitId>.<rawBody>">` header value for a callback.
  * `waitId` is the `rtw` query parameter of the callback URL (empty when the URL has none).
  */
-export function signPayload(secret: string, rawBody: Buffer | string, timestampSec: number, waitId = ''): string {
+export function signPayload(
+	secret: string,
+	rawBody: Buffer | string,
+	timestampSec: number,
+	waitId = '',
+): string {
 	requireTimestamp(timestampSec);
 	return `t=${timestampSec},v2=${hmacDigest(secret, timestampSec, waitId, rawBody).toString('hex')}`;
 }
@@ -89,7 +109,12 @@ export function waitIdOf(callbackUrl: string): string {
 }
 
 /** Standard Webhooks headers for a callback: `webhook-signature: v1,<base64 HMAC-SHA256 of "<id>.<t>.<body>">`. */
-export function signStandardWebhook(secret: string, messageId: string, timestampSec: number, rawBody: Buffer | string): Record<string, string> {
+export function signStandardWebhook(
+	secret: string,
+	messageId: string,
+	timestampSec: number,
+	rawBody: Buffer | string,
+): Record<string, string> {
 	requireTimestamp(timestampSec);
 	const key = standardSecretKey(secret);
 	if (key === undefined) throw new RangeError('secret must be whsec_<base64 of 24 to 64 bytes>');
@@ -103,7 +128,9 @@ export function signStandardWebhook(secret: string, messageId: string, timestamp
 
 function requireTimestamp(timestampSec: number): void {
 	if (!Number.isSafeInteger(timestampSec) || timestampSec < 0) {
-		throw new RangeError(`timestampSec must be a non-negative whole number of seconds, got ${timestampSec}`);
+		throw new RangeError(
+			`timestampSec must be a non-negative whole number of seconds, got ${timestampSec}`,
+		);
 	}
 }
 
@@ -135,7 +162,10 @@ export function validateCallbackAuth(auth: CallbackAuth): void {
 			requireNonEmpty('password', auth.password);
 			if (auth.user.includes(':')) {
 				// RFC 7617: the first colon separates user from password, so a user name cannot hold one.
-				throw new RoundTripConfigError('user', 'User must not contain ":" (HTTP Basic cannot carry it)');
+				throw new RoundTripConfigError(
+					'user',
+					'User must not contain ":" (HTTP Basic cannot carry it)',
+				);
 			}
 			return;
 	}
@@ -156,7 +186,12 @@ export function credentialHeaderName(auth: CallbackAuth): string {
 }
 
 /** Decides whether a callback proves knowledge of the configured credential, for this wait. */
-export function verifyCallback(auth: CallbackAuth, request: SignedRequest, nowMs: number, wait: WaitBinding): AuthVerdict {
+export function verifyCallback(
+	auth: CallbackAuth,
+	request: SignedRequest,
+	nowMs: number,
+	wait: WaitBinding,
+): AuthVerdict {
 	// Fail closed: a configuration that slipped past setup must not accept anything.
 	validateCallbackAuth(auth);
 	const header = readSingleHeader(request.headers, credentialHeaderName(auth));
@@ -175,7 +210,13 @@ export function verifyCallback(auth: CallbackAuth, request: SignedRequest, nowMs
 	}
 }
 
-function verifyHmac(auth: HmacAuth, header: FoundHeader, rawBody: Buffer | string, nowMs: number, wait: WaitBinding): AuthVerdict {
+function verifyHmac(
+	auth: HmacAuth,
+	header: FoundHeader,
+	rawBody: Buffer | string,
+	nowMs: number,
+	wait: WaitBinding,
+): AuthVerdict {
 	const parsed = parseSignatureHeader(header.value);
 	if (typeof parsed === 'string') return unauthorized(`malformed ${header.name} header: ${parsed}`);
 
@@ -186,12 +227,19 @@ function verifyHmac(auth: HmacAuth, header: FoundHeader, rawBody: Buffer | strin
 	for (const candidate of parsed.signatures) {
 		matched = constantTimeEqual(Buffer.from(candidate, 'hex'), expected) || matched;
 	}
-	if (!matched) return forbidden(`${header.name} signature does not match the body, timestamp and this wait's id`);
+	if (!matched)
+		return forbidden(
+			`${header.name} signature does not match the body, timestamp and this wait's id`,
+		);
 
 	// Checked after the signature so only a genuine (replayed or delayed) callback learns about the window.
 	const stale = checkTimestamp(header.name, parsed.timestampSec, auth.toleranceSec, nowMs, wait);
 	if (stale) return stale;
-	return accepted(`hmac:${parsed.timestampSec}:${expected.toString('hex')}`, parsed.timestampSec, auth.toleranceSec);
+	return accepted(
+		`hmac:${parsed.timestampSec}:${expected.toString('hex')}`,
+		parsed.timestampSec,
+		auth.toleranceSec,
+	);
 }
 
 function verifyStandardWebhook(
@@ -203,29 +251,44 @@ function verifyStandardWebhook(
 ): AuthVerdict {
 	const id = readSingleHeader(request.headers, STANDARD_WEBHOOK_HEADERS.id);
 	if (!id.ok) return id;
-	if (id.value.length > MAX_WEBHOOK_ID_LENGTH) return unauthorized(`malformed ${id.name} header: longer than ${MAX_WEBHOOK_ID_LENGTH} characters`);
+	if (id.value.length > MAX_WEBHOOK_ID_LENGTH)
+		return unauthorized(
+			`malformed ${id.name} header: longer than ${MAX_WEBHOOK_ID_LENGTH} characters`,
+		);
 	const timestamp = readSingleHeader(request.headers, STANDARD_WEBHOOK_HEADERS.timestamp);
 	if (!timestamp.ok) return timestamp;
-	if (!UNIX_SECONDS.test(timestamp.value)) return unauthorized(`malformed ${timestamp.name} header: must be a Unix time in whole seconds`);
+	if (!UNIX_SECONDS.test(timestamp.value))
+		return unauthorized(`malformed ${timestamp.name} header: must be a Unix time in whole seconds`);
 	const timestampSec = Number(timestamp.value);
 
 	const signatures: Buffer[] = [];
 	for (const entry of signatureHeader.value.split(' ')) {
 		if (entry === '') continue;
 		const comma = entry.indexOf(',');
-		if (comma <= 0) return unauthorized(`malformed ${signatureHeader.name} header: expected space-separated entries like v1,<base64>`);
+		if (comma <= 0)
+			return unauthorized(
+				`malformed ${signatureHeader.name} header: expected space-separated entries like v1,<base64>`,
+			);
 		// Other versions (v1a: asymmetric) are not ours to check; skipped, as the standard says.
 		if (entry.slice(0, comma) !== 'v1') continue;
 		const value = entry.slice(comma + 1);
-		if (!BASE64.test(value)) return unauthorized(`malformed ${signatureHeader.name} header: v1 signature is not base64`);
+		if (!BASE64.test(value))
+			return unauthorized(`malformed ${signatureHeader.name} header: v1 signature is not base64`);
 		signatures.push(Buffer.from(value, 'base64'));
 	}
-	if (signatures.length === 0) return unauthorized(`malformed ${signatureHeader.name} header: no v1,<base64> signature`);
+	if (signatures.length === 0)
+		return unauthorized(`malformed ${signatureHeader.name} header: no v1,<base64> signature`);
 
-	const expected = standardDigest(standardSecretKey(auth.secret)!, id.value, timestampSec, request.rawBody);
+	const expected = standardDigest(
+		standardSecretKey(auth.secret)!,
+		id.value,
+		timestampSec,
+		request.rawBody,
+	);
 	let matched = false;
 	for (const candidate of signatures) matched = constantTimeEqual(candidate, expected) || matched;
-	if (!matched) return forbidden(`${signatureHeader.name} does not match the webhook-id, timestamp and body`);
+	if (!matched)
+		return forbidden(`${signatureHeader.name} does not match the webhook-id, timestamp and body`);
 
 	const stale = checkTimestamp(timestamp.name, timestampSec, auth.toleranceSec, nowMs, wait);
 	if (stale) return stale;
@@ -247,16 +310,24 @@ function checkTimestamp(
 	if (Math.abs(skewSec) > toleranceSec) {
 		const direction = skewSec > 0 ? 'in the past' : 'in the future';
 		const beyond = Math.abs(skewSec) - toleranceSec;
-		return forbidden(`${headerName} timestamp is stale: ${Math.abs(skewSec)} s ${direction}, ${beyond} s outside the ${toleranceSec} s tolerance`);
+		return forbidden(
+			`${headerName} timestamp is stale: ${Math.abs(skewSec)} s ${direction}, ${beyond} s outside the ${toleranceSec} s tolerance`,
+		);
 	}
 	const waitStartedSec = Math.floor(wait.startedAtMs / 1000);
 	if (timestampSec < waitStartedSec) {
-		return forbidden(`${headerName} timestamp is ${waitStartedSec - timestampSec} s before this wait began: the callback was signed for an earlier wait`);
+		return forbidden(
+			`${headerName} timestamp is ${waitStartedSec - timestampSec} s before this wait began: the callback was signed for an earlier wait`,
+		);
 	}
 	return undefined;
 }
 
-function accepted(replayKey: string, timestampSec: number, toleranceSec = DEFAULT_TOLERANCE_SEC): AuthVerdict {
+function accepted(
+	replayKey: string,
+	timestampSec: number,
+	toleranceSec = DEFAULT_TOLERANCE_SEC,
+): AuthVerdict {
 	// A copy stays acceptable by timestamp until t + tolerance (the next second included).
 	return { ok: true, replayKey, replayUntilMs: (timestampSec + toleranceSec + 1) * 1000 };
 }
@@ -273,7 +344,8 @@ function parseSignatureHeader(value: string): SignatureHeader | string {
 	let legacy = false;
 	for (const element of value.split(',')) {
 		const separator = element.indexOf('=');
-		if (separator <= 0) return 'expected comma-separated key=value pairs like t=<unix seconds>,v2=<hex>';
+		if (separator <= 0)
+			return 'expected comma-separated key=value pairs like t=<unix seconds>,v2=<hex>';
 		const key = element.slice(0, separator).trim();
 		const entry = element.slice(separator + 1).trim();
 		if (key === 't') {
@@ -298,10 +370,14 @@ function parseSignatureHeader(value: string): SignatureHeader | string {
 
 function verifyBasic(auth: BasicAuth, authorization: string): AuthVerdict {
 	const match = /^basic\s+(\S+)\s*$/i.exec(authorization);
-	if (!match || !BASE64.test(match[1])) return unauthorized('malformed authorization header: expected "Basic <base64 user:password>"');
+	if (!match || !BASE64.test(match[1]))
+		return unauthorized('malformed authorization header: expected "Basic <base64 user:password>"');
 	const decoded = Buffer.from(match[1], 'base64').toString('utf8');
 	const separator = decoded.indexOf(':');
-	if (separator < 0) return unauthorized('malformed authorization header: credentials have no ":" between user and password');
+	if (separator < 0)
+		return unauthorized(
+			'malformed authorization header: credentials have no ":" between user and password',
+		);
 	// Both halves are always compared so timing does not reveal whether the user name was right.
 	const userMatches = constantTimeEqual(decoded.slice(0, separator), auth.user);
 	const passwordMatches = constantTimeEqual(decoded.slice(separator + 1), auth.password);
@@ -327,17 +403,31 @@ function readSingleHeader(headers: CallbackHeaders, name: string): FoundHeader |
 }
 
 /** HMAC-SHA256 over `<timestamp>.<waitId>.` followed by the raw body bytes (no re-encoding of a Buffer body). */
-function hmacDigest(secret: string, timestampSec: number, waitId: string, rawBody: Buffer | string): Buffer {
+function hmacDigest(
+	secret: string,
+	timestampSec: number,
+	waitId: string,
+	rawBody: Buffer | string,
+): Buffer {
 	return hmacSha256(secret, `${timestampSec}.${waitId}.`, rawBody);
 }
 
 /** Standard Webhooks: HMAC-SHA256 over `<id>.<timestamp>.<body>` with the secret's decoded bytes as key. */
-function standardDigest(key: Buffer, messageId: string, timestampSec: number, rawBody: Buffer | string): Buffer {
+function standardDigest(
+	key: Buffer,
+	messageId: string,
+	timestampSec: number,
+	rawBody: Buffer | string,
+): Buffer {
 	return hmacSha256(key, `${messageId}.${timestampSec}.`, rawBody);
 }
 
 /** The one keyed hash of this module (and of the Round-Trip core). */
-export function hmacSha256(key: string | Buffer, prefix: string, rest: Buffer | string = ''): Buffer {
+export function hmacSha256(
+	key: string | Buffer,
+	prefix: string,
+	rest: Buffer | string = '',
+): Buffer {
 	return createHmac('sha256', key).update(prefix).update(rest).digest();
 }
 
@@ -347,13 +437,18 @@ function standardSecretKey(secret: string): Buffer | undefined {
 	const encoded = secret.slice(STANDARD_SECRET_PREFIX.length);
 	if (!BASE64.test(encoded)) return undefined;
 	const key = Buffer.from(encoded, 'base64');
-	return key.length >= STANDARD_SECRET_BYTES.min && key.length <= STANDARD_SECRET_BYTES.max ? key : undefined;
+	return key.length >= STANDARD_SECRET_BYTES.min && key.length <= STANDARD_SECRET_BYTES.max
+		? key
+		: undefined;
 }
 
 function requireTolerance(toleranceSec: number | undefined): void {
 	const tolerance = toleranceSec ?? DEFAULT_TOLERANCE_SEC;
 	if (!Number.isFinite(tolerance) || tolerance <= 0 || tolerance > MAX_TOLERANCE_SEC) {
-		throw new RoundTripConfigError('toleranceSec', `Tolerance (Seconds) must be more than 0 and at most ${MAX_TOLERANCE_SEC} seconds; got ${tolerance}`);
+		throw new RoundTripConfigError(
+			'toleranceSec',
+			`Tolerance (Seconds) must be more than 0 and at most ${MAX_TOLERANCE_SEC} seconds; got ${tolerance}`,
+		);
 	}
 }
 
@@ -374,13 +469,19 @@ const CREDENTIAL_LABELS: Record<string, string> = {
 
 function requireNonEmpty(field: string, value: string): void {
 	if (typeof value !== 'string' || value.length === 0) {
-		throw new RoundTripConfigError(field, `${CREDENTIAL_LABELS[field]} must not be empty: an empty ${CREDENTIAL_LABELS[field].toLowerCase()} authenticates anyone`);
+		throw new RoundTripConfigError(
+			field,
+			`${CREDENTIAL_LABELS[field]} must not be empty: an empty ${CREDENTIAL_LABELS[field].toLowerCase()} authenticates anyone`,
+		);
 	}
 }
 
 function requireHeaderName(field: string, headerName: string | undefined): void {
 	if (headerName !== undefined && !HEADER_NAME.test(headerName)) {
-		throw new RoundTripConfigError(field, `${CREDENTIAL_LABELS[field]} ${JSON.stringify(headerName)} is not a valid HTTP header name`);
+		throw new RoundTripConfigError(
+			field,
+			`${CREDENTIAL_LABELS[field]} ${JSON.stringify(headerName)} is not a valid HTTP header name`,
+		);
 	}
 }
 

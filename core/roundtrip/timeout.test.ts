@@ -15,12 +15,16 @@ describe('resumeDeadline', () => {
 
 	it('counts days as 24 h of elapsed time even across a DST change', () => {
 		// 2026-03-29 is the EU spring-forward day.
-		expect(resumeDeadline(STARTED_MS, { amount: 1, unit: 'days' })).toBe(Date.UTC(2026, 2, 29, 12, 0, 0));
+		expect(resumeDeadline(STARTED_MS, { amount: 1, unit: 'days' })).toBe(
+			Date.UTC(2026, 2, 29, 12, 0, 0),
+		);
 	});
 
 	it('accepts the bounds', () => {
 		expect(resumeDeadline(STARTED_MS, { amount: 1, unit: 'seconds' })).toBe(STARTED_MS + 1_000);
-		expect(resumeDeadline(STARTED_MS, { amount: 366, unit: 'days' })).toBe(STARTED_MS + MAX_WAIT_MS);
+		expect(resumeDeadline(STARTED_MS, { amount: 366, unit: 'days' })).toBe(
+			STARTED_MS + MAX_WAIT_MS,
+		);
 	});
 
 	it.each<[number, TimeoutUnit]>([

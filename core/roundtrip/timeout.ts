@@ -34,7 +34,10 @@ export interface WaitState {
  * a minute, so a wait can still be reachable after its deadline; such a callback is refused as timed
  * out rather than accepted, and the run leaves through "Timed Out" when n8n gets to it.
  */
-export function pastDeadline(wait: Pick<WaitState, 'deadlineMs'>, nowMs: number): string | undefined {
+export function pastDeadline(
+	wait: Pick<WaitState, 'deadlineMs'>,
+	nowMs: number,
+): string | undefined {
 	if (nowMs <= wait.deadlineMs) return undefined;
 	return `the wait timed out at ${new Date(wait.deadlineMs).toISOString()}; this callback came ${nowMs - wait.deadlineMs} ms after it`;
 }
@@ -43,7 +46,10 @@ export function pastDeadline(wait: Pick<WaitState, 'deadlineMs'>, nowMs: number)
 export function resumeDeadline(waitStartedAtMs: number, timeout: WaitTimeout): number {
 	const unitMs = UNIT_MS[timeout.unit];
 	if (unitMs === undefined) {
-		throw new RoundTripConfigError('timeout', `timeout unit ${JSON.stringify(timeout.unit)} is not one of ${Object.keys(UNIT_MS).join(', ')}`);
+		throw new RoundTripConfigError(
+			'timeout',
+			`timeout unit ${JSON.stringify(timeout.unit)} is not one of ${Object.keys(UNIT_MS).join(', ')}`,
+		);
 	}
 	const waitMs = timeout.amount * unitMs;
 	if (!Number.isFinite(waitMs) || waitMs < UNIT_MS.seconds || waitMs > MAX_WAIT_MS) {
@@ -56,7 +62,12 @@ export function resumeDeadline(waitStartedAtMs: number, timeout: WaitTimeout): n
 }
 
 /** The item emitted on the "Timed Out" output when no accepted callback arrived before the deadline. */
-export function timedOutItem(correlationId: string, waitStartedAtMs: number, deadlineMs: number, nowMs: number): TimedOutItem {
+export function timedOutItem(
+	correlationId: string,
+	waitStartedAtMs: number,
+	deadlineMs: number,
+	nowMs: number,
+): TimedOutItem {
 	return {
 		correlationId,
 		timedOut: true,

@@ -1,4 +1,11 @@
-import { callbackUrlFor, decodeWaitRecord, encodeWaitRecord, newWait, signNotice, verifyNotice } from './waitRecord';
+import {
+	callbackUrlFor,
+	decodeWaitRecord,
+	encodeWaitRecord,
+	newWait,
+	signNotice,
+	verifyNotice,
+} from './waitRecord';
 
 const STARTED = Date.UTC(2026, 0, 1, 12);
 const fixedRandom = (bytes: number) => Buffer.alloc(bytes, 7);
@@ -13,25 +20,35 @@ describe('wait record', () => {
 
 	it('gives Send and Wait a fresh wait id and Wait Only none', () => {
 		expect(newWait(STARTED, STARTED + 1000, true).waitId).toMatch(/^[A-Za-z0-9_-]{22}$/);
-		expect(newWait(STARTED, STARTED + 1000, true).waitId).not.toBe(newWait(STARTED, STARTED + 1000, true).waitId);
+		expect(newWait(STARTED, STARTED + 1000, true).waitId).not.toBe(
+			newWait(STARTED, STARTED + 1000, true).waitId,
+		);
 		expect(newWait(STARTED, STARTED + 1000, false).waitId).toBe('');
 	});
 
-	it.each([undefined, '', 'not json', '{"v":2,"w":"","s":1,"d":2,"k":"k"}', '{"v":1,"w":"","s":"1","d":2,"k":"k"}', '{"v":1,"w":"","s":1,"d":2,"k":""}'])(
-		'reads %p as no record',
-		(text) => {
-			expect(decodeWaitRecord(text)).toBeUndefined();
-		},
-	);
+	it.each([
+		undefined,
+		'',
+		'not json',
+		'{"v":2,"w":"","s":1,"d":2,"k":"k"}',
+		'{"v":1,"w":"","s":"1","d":2,"k":"k"}',
+		'{"v":1,"w":"","s":1,"d":2,"k":""}',
+	])('reads %p as no record', (text) => {
+		expect(decodeWaitRecord(text)).toBeUndefined();
+	});
 });
 
 describe('callbackUrlFor', () => {
 	it("adds the wait id to n8n's resume URL, keeping its signature token", () => {
-		expect(callbackUrlFor('http://localhost:5678/webhook-waiting/42?signature=abc', 'w1')).toBe('http://localhost:5678/webhook-waiting/42?signature=abc&rtw=w1');
+		expect(callbackUrlFor('http://localhost:5678/webhook-waiting/42?signature=abc', 'w1')).toBe(
+			'http://localhost:5678/webhook-waiting/42?signature=abc&rtw=w1',
+		);
 	});
 
 	it('leaves the URL alone without a wait id', () => {
-		expect(callbackUrlFor('http://localhost:5678/webhook-waiting/42?signature=abc', '')).toBe('http://localhost:5678/webhook-waiting/42?signature=abc');
+		expect(callbackUrlFor('http://localhost:5678/webhook-waiting/42?signature=abc', '')).toBe(
+			'http://localhost:5678/webhook-waiting/42?signature=abc',
+		);
 	});
 });
 
@@ -41,8 +58,14 @@ describe('internal notice', () => {
 	it('verifies only with this wait and this body', () => {
 		const header = signNotice(record, '{"failed":true}');
 		expect(verifyNotice(record, header, '{"failed":true}')).toEqual({ ok: true });
-		expect(verifyNotice(record, header, '{"failed":false}')).toMatchObject({ ok: false, status: 403 });
+		expect(verifyNotice(record, header, '{"failed":false}')).toMatchObject({
+			ok: false,
+			status: 403,
+		});
 		const other = newWait(STARTED, STARTED + 1000, true);
-		expect(verifyNotice(other, header, '{"failed":true}')).toMatchObject({ ok: false, status: 403 });
+		expect(verifyNotice(other, header, '{"failed":true}')).toMatchObject({
+			ok: false,
+			status: 403,
+		});
 	});
 });

@@ -22,7 +22,12 @@ export interface WaitRecord extends WaitState {
 }
 
 /** A fresh wait: `sendAndWait` gets a wait id for its callback URL; Wait Only has none (n8n's plain resume URL was sent). */
-export function newWait(startedAtMs: number, deadlineMs: number, withWaitId: boolean, random: (bytes: number) => Buffer = randomBytes): WaitRecord {
+export function newWait(
+	startedAtMs: number,
+	deadlineMs: number,
+	withWaitId: boolean,
+	random: (bytes: number) => Buffer = randomBytes,
+): WaitRecord {
 	return {
 		waitId: withWaitId ? random(16).toString('base64url') : '',
 		startedAtMs,
@@ -32,8 +37,17 @@ export function newWait(startedAtMs: number, deadlineMs: number, withWaitId: boo
 }
 
 export function encodeWaitRecord(record: WaitRecord): string {
-	const text = JSON.stringify({ v: WAIT_RECORD_VERSION, w: record.waitId, s: record.startedAtMs, d: record.deadlineMs, k: record.noticeKey });
-	if (text.length > MAX_RECORD_LENGTH) throw new RangeError(`wait record is ${text.length} characters; n8n keeps at most ${MAX_RECORD_LENGTH}`);
+	const text = JSON.stringify({
+		v: WAIT_RECORD_VERSION,
+		w: record.waitId,
+		s: record.startedAtMs,
+		d: record.deadlineMs,
+		k: record.noticeKey,
+	});
+	if (text.length > MAX_RECORD_LENGTH)
+		throw new RangeError(
+			`wait record is ${text.length} characters; n8n keeps at most ${MAX_RECORD_LENGTH}`,
+		);
 	return text;
 }
 
@@ -47,7 +61,13 @@ export function decodeWaitRecord(text: unknown): WaitRecord | undefined {
 		return undefined;
 	}
 	const r = parsed as { v?: unknown; w?: unknown; s?: unknown; d?: unknown; k?: unknown };
-	if (r?.v !== WAIT_RECORD_VERSION || typeof r.w !== 'string' || typeof r.k !== 'string' || r.k === '') return undefined;
+	if (
+		r?.v !== WAIT_RECORD_VERSION ||
+		typeof r.w !== 'string' ||
+		typeof r.k !== 'string' ||
+		r.k === ''
+	)
+		return undefined;
 	if (!Number.isSafeInteger(r.s) || !Number.isSafeInteger(r.d)) return undefined;
 	return { waitId: r.w, startedAtMs: r.s as number, deadlineMs: r.d as number, noticeKey: r.k };
 }
@@ -66,6 +86,12 @@ export function signNotice(record: WaitRecord, body: string): string {
 }
 
 /** Whether a request claiming to be the node's own notice is one. */
-export function verifyNotice(record: WaitRecord, presented: string, body: string): { ok: true } | Refusal<403> {
-	return constantTimeEqual(presented, signNotice(record, body)) ? { ok: true } : { ok: false, status: 403, reason: `${NOTICE_HEADER} does not match this wait` };
+export function verifyNotice(
+	record: WaitRecord,
+	presented: string,
+	body: string,
+): { ok: true } | Refusal<403> {
+	return constantTimeEqual(presented, signNotice(record, body))
+		? { ok: true }
+		: { ok: false, status: 403, reason: `${NOTICE_HEADER} does not match this wait` };
 }

@@ -11,7 +11,12 @@ const YEAR_START = at('2026-01-01T00:00:00Z');
 const YEAR_END = at('2027-01-01T00:00:00Z');
 
 const daily = new CronSchedule('0 6 * * *', 'Europe/Berlin'); // 05:00Z in winter
-const base = { scheduleId: 's', schedule: daily, lastDeclaredFire: at('2026-01-01T05:00:00Z'), now: at('2026-01-04T12:00:00Z') };
+const base = {
+	scheduleId: 's',
+	schedule: daily,
+	lastDeclaredFire: at('2026-01-01T05:00:00Z'),
+	now: at('2026-01-04T12:00:00Z'),
+};
 
 function plan(input: Partial<CatchUpInput> & Pick<CatchUpInput, 'policy'>) {
 	return planCatchUp({ ...base, ...input });
@@ -19,7 +24,12 @@ function plan(input: Partial<CatchUpInput> & Pick<CatchUpInput, 'policy'>) {
 
 describe('planCatchUp', () => {
 	it('misses nothing on first activation and starts the cursor at now', () => {
-		expect(plan({ policy: 'run-all', lastDeclaredFire: undefined })).toEqual({ starts: [], records: [], lastDeclaredFire: base.now, missedCount: 0 });
+		expect(plan({ policy: 'run-all', lastDeclaredFire: undefined })).toEqual({
+			starts: [],
+			records: [],
+			lastDeclaredFire: base.now,
+			missedCount: 0,
+		});
 	});
 
 	it('misses nothing when no window passed', () => {
@@ -60,7 +70,11 @@ describe('planCatchUp', () => {
 					count: 3,
 					firstDeclaredAt: at('2026-01-02T05:00:00Z'),
 					lastDeclaredAt: at('2026-01-04T05:00:00Z'),
-					windows: [at('2026-01-02T05:00:00Z'), at('2026-01-03T05:00:00Z'), at('2026-01-04T05:00:00Z')],
+					windows: [
+						at('2026-01-02T05:00:00Z'),
+						at('2026-01-03T05:00:00Z'),
+						at('2026-01-04T05:00:00Z'),
+					],
 				},
 			},
 		]);
@@ -69,7 +83,9 @@ describe('planCatchUp', () => {
 	it('run-all: one catch-up run per window, oldest first, within the limit', () => {
 		const result = plan({ policy: 'run-all', runAllLimit: 3 });
 		expect(result.records).toEqual([]);
-		expect(result.starts.map((fire) => [fire.kind, new Date(fire.declaredAt).toISOString()])).toEqual([
+		expect(
+			result.starts.map((fire) => [fire.kind, new Date(fire.declaredAt).toISOString()]),
+		).toEqual([
 			['catch-up', '2026-01-02T05:00:00.000Z'],
 			['catch-up', '2026-01-03T05:00:00.000Z'],
 			['catch-up', '2026-01-04T05:00:00.000Z'],
@@ -79,7 +95,10 @@ describe('planCatchUp', () => {
 	it('run-all over the limit: runs the newest windows and records the older ones as missed', () => {
 		const result = plan({ policy: 'run-all', runAllLimit: 2, now: at('2026-01-31T12:00:00Z') });
 		expect(result.missedCount).toBe(30);
-		expect(result.starts.map((fire) => fire.declaredAt)).toEqual([at('2026-01-30T05:00:00Z'), at('2026-01-31T05:00:00Z')]);
+		expect(result.starts.map((fire) => fire.declaredAt)).toEqual([
+			at('2026-01-30T05:00:00Z'),
+			at('2026-01-31T05:00:00Z'),
+		]);
 		expect(result.records).toEqual([
 			expect.objectContaining({
 				outcome: 'missed',
@@ -93,29 +112,59 @@ describe('planCatchUp', () => {
 	});
 
 	it('leaves windows within the tolerance to be fired normally', () => {
-		const result = plan({ policy: 'run-all', now: at('2026-01-04T05:00:30Z'), toleranceMs: MINUTE_MS });
-		expect(result.starts.map((fire) => fire.declaredAt)).toEqual([at('2026-01-02T05:00:00Z'), at('2026-01-03T05:00:00Z')]);
+		const result = plan({
+			policy: 'run-all',
+			now: at('2026-01-04T05:00:30Z'),
+			toleranceMs: MINUTE_MS,
+		});
+		expect(result.starts.map((fire) => fire.declaredAt)).toEqual([
+			at('2026-01-02T05:00:00Z'),
+			at('2026-01-03T05:00:00Z'),
+		]);
 		expect(result.lastDeclaredFire).toBe(at('2026-01-03T05:00:00Z'));
 	});
 
 	it('rejects invalid options naming the field', () => {
-		expect(() => plan({ policy: 'sometimes' as never })).toThrow(expect.objectContaining({ field: 'catchUp' }));
+		expect(() => plan({ policy: 'sometimes' as never })).toThrow(
+			expect.objectContaining({ field: 'catchUp' }),
+		);
 		expect(() => plan({ policy: 'run-all', runAllLimit: 0 })).toThrow(ScheduleConfigError);
-		expect(() => plan({ policy: 'run-all', runAllLimit: 0 })).toThrow(expect.objectContaining({ field: 'runAllLimit' }));
+		expect(() => plan({ policy: 'run-all', runAllLimit: 0 })).toThrow(
+			expect.objectContaining({ field: 'runAllLimit' }),
+		);
 	});
 
 	describe('a year of minutely windows', () => {
-		const minutely = [new CronSchedule('* * * * *', 'America/New_York'), new IntervalSchedule(MINUTE_MS)];
+		const minutely = [
+			new CronSchedule('* * * * *', 'America/New_York'),
+			new IntervalSchedule(MINUTE_MS),
+		];
 
 		it.each(minutely)('stays summarized under skip (%#)', (schedule) => {
-			const result = planCatchUp({ scheduleId: 's', schedule, lastDeclaredFire: YEAR_START, now: YEAR_END + 1, policy: 'skip' });
+			const result = planCatchUp({
+				scheduleId: 's',
+				schedule,
+				lastDeclaredFire: YEAR_START,
+				now: YEAR_END + 1,
+				policy: 'skip',
+			});
 			expect(result.missedCount).toBe(525_600);
 			expect(result.records).toHaveLength(1);
-			expect(result.records[0]).toMatchObject({ count: 525_600, firstDeclaredAt: YEAR_START + MINUTE_MS, declaredAt: YEAR_END });
+			expect(result.records[0]).toMatchObject({
+				count: 525_600,
+				firstDeclaredAt: YEAR_START + MINUTE_MS,
+				declaredAt: YEAR_END,
+			});
 		});
 
 		it.each(minutely)('bounds the coalesced list (%#)', (schedule) => {
-			const result = planCatchUp({ scheduleId: 's', schedule, lastDeclaredFire: YEAR_START, now: YEAR_END + 1, policy: 'coalesce' });
+			const result = planCatchUp({
+				scheduleId: 's',
+				schedule,
+				lastDeclaredFire: YEAR_START,
+				now: YEAR_END + 1,
+				policy: 'coalesce',
+			});
 			expect(result.starts).toHaveLength(1);
 			const coalesced = result.starts[0].coalesced!;
 			expect(coalesced.count).toBe(525_600);
@@ -125,10 +174,23 @@ describe('planCatchUp', () => {
 		});
 
 		it.each(minutely)('starts only runAllLimit runs under run-all (%#)', (schedule) => {
-			const result = planCatchUp({ scheduleId: 's', schedule, lastDeclaredFire: YEAR_START, now: YEAR_END + 1, policy: 'run-all', runAllLimit: 10 });
+			const result = planCatchUp({
+				scheduleId: 's',
+				schedule,
+				lastDeclaredFire: YEAR_START,
+				now: YEAR_END + 1,
+				policy: 'run-all',
+				runAllLimit: 10,
+			});
 			expect(result.starts).toHaveLength(10);
 			expect(result.starts[9].declaredAt).toBe(YEAR_END);
-			expect(result.records).toEqual([expect.objectContaining({ outcome: 'missed', count: 525_590, declaredAt: YEAR_END - 10 * MINUTE_MS })]);
+			expect(result.records).toEqual([
+				expect.objectContaining({
+					outcome: 'missed',
+					count: 525_590,
+					declaredAt: YEAR_END - 10 * MINUTE_MS,
+				}),
+			]);
 		});
 	});
 

@@ -22,7 +22,10 @@ export const COALESCED_LIST_LIMIT = 100;
 /** Throws ScheduleConfigError naming `catchUp` or `runAllLimit`. */
 export function checkCatchUpOptions(policy: CatchUpPolicy, runAllLimit: number): void {
 	if (!CATCH_UP_POLICIES.includes(policy)) {
-		throw new ScheduleConfigError('catchUp', `Invalid catch-up policy ${JSON.stringify(policy)} for "${fieldLabel('catchUp')}": use ${CATCH_UP_POLICIES.join(', ')}`);
+		throw new ScheduleConfigError(
+			'catchUp',
+			`Invalid catch-up policy ${JSON.stringify(policy)} for "${fieldLabel('catchUp')}": use ${CATCH_UP_POLICIES.join(', ')}`,
+		);
 	}
 	requireIntegerInRange('runAllLimit', runAllLimit, 1, MAX_RUN_ALL_LIMIT);
 }
@@ -67,15 +70,31 @@ const MISSED_REASON = 'not fired in time: the trigger was inactive or n8n was do
  * in the history and to backfill by hand.
  */
 export function planCatchUp(input: CatchUpInput): CatchUpPlan {
-	const { scheduleId, schedule, lastDeclaredFire, now, policy, runAllLimit = DEFAULT_RUN_ALL_LIMIT, toleranceMs = 0 } = input;
+	const {
+		scheduleId,
+		schedule,
+		lastDeclaredFire,
+		now,
+		policy,
+		runAllLimit = DEFAULT_RUN_ALL_LIMIT,
+		toleranceMs = 0,
+	} = input;
 	checkCatchUpOptions(policy, runAllLimit);
-	if (lastDeclaredFire === undefined) return { starts: [], records: [], lastDeclaredFire: now, missedCount: 0 };
+	if (lastDeclaredFire === undefined)
+		return { starts: [], records: [], lastDeclaredFire: now, missedCount: 0 };
 	// One more than the limit under run-all: the extra one is the newest window left out.
-	const listed = policy === 'run-all' ? runAllLimit + 1 : policy === 'coalesce' ? COALESCED_LIST_LIMIT : 0;
+	const listed =
+		policy === 'run-all' ? runAllLimit + 1 : policy === 'coalesce' ? COALESCED_LIST_LIMIT : 0;
 	const span = schedule.windowsBetween(lastDeclaredFire, now - toleranceMs - 1, listed);
-	if (span.first === undefined || span.last === undefined) return { starts: [], records: [], lastDeclaredFire, missedCount: 0 };
+	if (span.first === undefined || span.last === undefined)
+		return { starts: [], records: [], lastDeclaredFire, missedCount: 0 };
 	const missed = { count: span.count, first: span.first, last: span.last };
-	const plan: CatchUpPlan = { starts: [], records: [], lastDeclaredFire: missed.last, missedCount: missed.count };
+	const plan: CatchUpPlan = {
+		starts: [],
+		records: [],
+		lastDeclaredFire: missed.last,
+		missedCount: missed.count,
+	};
 	switch (policy) {
 		case 'skip':
 			plan.records.push(missedRecord(scheduleId, missed, `${MISSED_REASON} (catch-up: skip)`));
@@ -85,7 +104,12 @@ export function planCatchUp(input: CatchUpInput): CatchUpPlan {
 				runKey: runKey(scheduleId, missed.last),
 				declaredAt: missed.last,
 				kind: 'coalesced',
-				coalesced: { count: missed.count, firstDeclaredAt: missed.first, lastDeclaredAt: missed.last, windows: span.newest },
+				coalesced: {
+					count: missed.count,
+					firstDeclaredAt: missed.first,
+					lastDeclaredAt: missed.last,
+					windows: span.newest,
+				},
 			});
 			break;
 		case 'run-all': {
@@ -100,7 +124,12 @@ export function planCatchUp(input: CatchUpInput): CatchUpPlan {
 					),
 				);
 			}
-			for (const window of run) plan.starts.push({ runKey: runKey(scheduleId, window), declaredAt: window, kind: 'catch-up' });
+			for (const window of run)
+				plan.starts.push({
+					runKey: runKey(scheduleId, window),
+					declaredAt: window,
+					kind: 'catch-up',
+				});
 			break;
 		}
 	}

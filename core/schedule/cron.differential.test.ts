@@ -49,7 +49,20 @@ function prng(seed: number): () => number {
 	};
 }
 
-const MONTH_NAMES = ['JAN', 'FEB', 'MAR', 'APR', 'MAY', 'JUN', 'JUL', 'AUG', 'SEP', 'OCT', 'NOV', 'DEC'];
+const MONTH_NAMES = [
+	'JAN',
+	'FEB',
+	'MAR',
+	'APR',
+	'MAY',
+	'JUN',
+	'JUL',
+	'AUG',
+	'SEP',
+	'OCT',
+	'NOV',
+	'DEC',
+];
 const DAY_NAMES = ['SUN', 'MON', 'TUE', 'WED', 'THU', 'FRI', 'SAT'];
 const MACROS = ['@yearly', '@annually', '@monthly', '@weekly', '@daily', '@midnight', '@hourly'];
 
@@ -65,10 +78,18 @@ class ExpressionGenerator {
 	}
 
 	/** One field: `*`, a value, a range, a step over `*`, a range or a start, or a list of those. */
-	field(min: number, max: number, names?: readonly string[], nameBase = min, bias?: readonly number[]): string {
+	field(
+		min: number,
+		max: number,
+		names?: readonly string[],
+		nameBase = min,
+		bias?: readonly number[],
+	): string {
 		const value = () => {
 			const v = bias && this.random() < 0.5 ? this.pick(bias) : this.int(min, max);
-			return names && this.random() < 0.4 && v - nameBase < names.length ? names[v - nameBase] : String(v);
+			return names && this.random() < 0.4 && v - nameBase < names.length
+				? names[v - nameBase]
+				: String(v);
 		};
 		const item = (): string => {
 			const roll = this.random();
@@ -76,7 +97,9 @@ class ExpressionGenerator {
 			if (roll < 0.55) {
 				const a = this.int(min, max);
 				const b = this.int(a, max);
-				return this.random() < 0.3 && b > a ? `${a}-${b}/${this.int(1, Math.max(1, b - a))}` : `${a}-${b}`;
+				return this.random() < 0.3 && b > a
+					? `${a}-${b}/${this.int(1, Math.max(1, b - a))}`
+					: `${a}-${b}`;
 			}
 			if (roll < 0.75) return `*/${this.int(1, Math.max(1, Math.ceil((max - min) / 2)))}`;
 			return `${this.int(min, max)}/${this.int(1, Math.max(1, max - min))}`;
@@ -98,7 +121,16 @@ class ExpressionGenerator {
 		const five = `${minute} ${hour} ${dayOfMonth} ${month} ${dayOfWeek}`;
 		if (this.random() < 0.5) return five;
 		// Seconds: steps of at least 10 and sparse lists, so most pass the 10 s minimum.
-		const second = this.pick(['0', '*/10', '*/15', '*/20', '*/30', `${this.int(0, 59)}`, `${this.int(0, 9)}/${this.int(10, 30)}`, `${this.int(0, 20)},${this.int(30, 45)}`]);
+		const second = this.pick([
+			'0',
+			'*/10',
+			'*/15',
+			'*/20',
+			'*/30',
+			`${this.int(0, 59)}`,
+			`${this.int(0, 9)}/${this.int(10, 30)}`,
+			`${this.int(0, 20)},${this.int(30, 45)}`,
+		]);
 		return `${second} ${five}`;
 	}
 }
@@ -138,26 +170,42 @@ interface Comparison {
 interface NamedDifference {
 	name: string;
 	rule: string;
-	explains(fire: number, side: 'ours' | 'croner', comparison: Comparison, changes: Array<{ at: number; deltaMs: number }>): boolean;
+	explains(
+		fire: number,
+		side: 'ours' | 'croner',
+		comparison: Comparison,
+		changes: Array<{ at: number; deltaMs: number }>,
+	): boolean;
 }
 
 /** The fields of an expression, macros expanded as both sides define them, always 6 (with seconds). */
 function fieldsOf(expression: string): string[] {
-	const macro: Record<string, string> = { '@yearly': '0 0 1 1 *', '@annually': '0 0 1 1 *', '@monthly': '0 0 1 * *', '@weekly': '0 0 * * 0', '@daily': '0 0 * * *', '@midnight': '0 0 * * *', '@hourly': '0 * * * *' };
+	const macro: Record<string, string> = {
+		'@yearly': '0 0 1 1 *',
+		'@annually': '0 0 1 1 *',
+		'@monthly': '0 0 1 * *',
+		'@weekly': '0 0 * * 0',
+		'@daily': '0 0 * * *',
+		'@midnight': '0 0 * * *',
+		'@hourly': '0 * * * *',
+	};
 	const fields = (macro[expression] ?? expression).trim().split(/\s+/);
 	return fields.length === 5 ? ['0', ...fields] : fields;
 }
 
 /** Our DST rule looks at the hour field alone: "every hour" when it allows all 24 hours, otherwise a fixed-hour job. */
-const isFixedHourJob = (expression: string) => new CronSchedule(`0 ${fieldsOf(expression)[2]} * * *`, 'UTC').fingerprint.split(' ')[3] !== '*';
+const isFixedHourJob = (expression: string) =>
+	new CronSchedule(`0 ${fieldsOf(expression)[2]} * * *`, 'UTC').fingerprint.split(' ')[3] !== '*';
 /** croner's default rule (fixedTimeRule "single-value"): a fixed-time job has a single number in each of second, minute and hour. */
-const isCronerFixedTimeJob = (expression: string) => fieldsOf(expression).slice(0, 3).every((field) => /^\d+$/.test(field));
+const isCronerFixedTimeJob = (expression: string) =>
+	fieldsOf(expression)
+		.slice(0, 3)
+		.every((field) => /^\d+$/.test(field));
 
 const DIFFERENCES: NamedDifference[] = [
 	{
 		name: 'fixed-hour job, spring forward',
-		rule:
-			'A job whose hour field does not allow all 24 hours is a fixed-hour job, whatever its minute and second fields: its times in a spring-forward gap run once, at the end of the gap. croner calls such a job an interval job unless its second, minute and hour are single values, and skips those times.',
+		rule: 'A job whose hour field does not allow all 24 hours is a fixed-hour job, whatever its minute and second fields: its times in a spring-forward gap run once, at the end of the gap. croner calls such a job an interval job unless its second, minute and hour are single values, and skips those times.',
 		explains: (fire, side, { expression }, changes) =>
 			side === 'ours' &&
 			isFixedHourJob(expression) &&
@@ -166,13 +214,14 @@ const DIFFERENCES: NamedDifference[] = [
 	},
 	{
 		name: 'fixed-hour job, fall back',
-		rule:
-			'A fixed-hour job (as above) runs once in a fall-back repeat, in the first occurrence. croner runs such a job in both occurrences unless its second, minute and hour are single values.',
+		rule: 'A fixed-hour job (as above) runs once in a fall-back repeat, in the first occurrence. croner runs such a job in both occurrences unless its second, minute and hour are single values.',
 		explains: (fire, side, { expression }, changes) =>
 			side === 'croner' &&
 			isFixedHourJob(expression) &&
 			!isCronerFixedTimeJob(expression) &&
-			changes.some((change) => change.deltaMs < 0 && fire >= change.at && fire < change.at - change.deltaMs),
+			changes.some(
+				(change) => change.deltaMs < 0 && fire >= change.at && fire < change.at - change.deltaMs,
+			),
 	},
 ];
 
@@ -191,7 +240,7 @@ const DAY_OF_WEEK_START_STEP = /^([^*/-]+)\/(\d+)$/;
 const SYNTAX_DIFFERENCES: SyntaxDifference[] = [
 	{
 		name: 'day-of-week start/step runs to 7',
-		rule: 'In day-of-week, `a/step` runs from a to 7, the field\'s maximum (7 is Sunday): `1/3` is Monday, Thursday and Sunday. croner stops at 6 (`1/3` is Monday and Thursday; `7/1` never fires). Told to croner as `a-7/step`.',
+		rule: "In day-of-week, `a/step` runs from a to 7, the field's maximum (7 is Sunday): `1/3` is Monday, Thursday and Sunday. croner stops at 6 (`1/3` is Monday and Thursday; `7/1` never fires). Told to croner as `a-7/step`.",
 		appliesTo: (fields) => fields[5].split(',').some((item) => DAY_OF_WEEK_START_STEP.test(item)),
 		variant: (fields) => {
 			fields[5] = fields[5]
@@ -203,7 +252,10 @@ const SYNTAX_DIFFERENCES: SyntaxDifference[] = [
 	{
 		name: 'day field starting with * is unrestricted (Vixie)',
 		rule: 'Day-of-month and day-of-week are ORed only when both are restricted, and, as in Vixie cron, a field starting with `*` (`*/2`, `*/1,15`) counts as unrestricted: `0 0 */2 * MON` is odd days that are Mondays. croner ORs any field other than `*`. Told to croner as domAndDow: true.',
-		appliesTo: (fields) => fields[3] !== '*' && fields[5] !== '*' && (fields[3].startsWith('*') || fields[5].startsWith('*')),
+		appliesTo: (fields) =>
+			fields[3] !== '*' &&
+			fields[5] !== '*' &&
+			(fields[3].startsWith('*') || fields[5].startsWith('*')),
 		variant: (_fields, options) => {
 			options.domAndDow = true;
 		},
@@ -212,14 +264,19 @@ const SYNTAX_DIFFERENCES: SyntaxDifference[] = [
 
 /** croner told our syntax rules: every combination of the rules that apply, the plain one first. */
 function cronerVariants(expression: string, zone: string): Array<{ names: string[]; cron: Cron }> {
-	const applicable = expression.startsWith('@') ? [] : SYNTAX_DIFFERENCES.filter((d) => d.appliesTo(fieldsOf(expression)));
+	const applicable = expression.startsWith('@')
+		? []
+		: SYNTAX_DIFFERENCES.filter((d) => d.appliesTo(fieldsOf(expression)));
 	const variants: Array<{ names: string[]; cron: Cron }> = [];
 	for (let mask = 0; mask < 1 << applicable.length; mask++) {
 		const chosen = applicable.filter((_, i) => mask & (1 << i));
 		const fields = expression.startsWith('@') ? [] : fieldsOf(expression);
 		const options: Record<string, unknown> = { timezone: zone, paused: true, sloppyRanges: true };
 		for (const difference of chosen) difference.variant(fields, options);
-		variants.push({ names: chosen.map((d) => d.name), cron: new Cron(chosen.length ? fields.join(' ') : expression, options) });
+		variants.push({
+			names: chosen.map((d) => d.name),
+			cron: new Cron(chosen.length ? fields.join(' ') : expression, options),
+		});
 	}
 	return variants;
 }
@@ -238,9 +295,18 @@ describe('cron planner vs croner (differential)', () => {
 		const random = prng(SEED);
 		const generator = new ExpressionGenerator(random);
 		const changesByZone = new Map(ZONES.map((zone) => [zone, offsetChanges(zone)]));
-		const counts = { expressions: 0, pairs: 0, starts: 0, firesCompared: 0, refusedByMinimum: 0, neverFires: 0 };
+		const counts = {
+			expressions: 0,
+			pairs: 0,
+			starts: 0,
+			firesCompared: 0,
+			refusedByMinimum: 0,
+			neverFires: 0,
+		};
 		const zonesSeen = new Set<string>();
-		const explained = new Map<string, number>([...SYNTAX_DIFFERENCES, ...DIFFERENCES].map((d) => [d.name, 0]));
+		const explained = new Map<string, number>(
+			[...SYNTAX_DIFFERENCES, ...DIFFERENCES].map((d) => [d.name, 0]),
+		);
 		const unexplained: string[] = [];
 
 		for (let i = 0; i < EXPRESSIONS; i++) {
@@ -259,7 +325,12 @@ describe('cron planner vs croner (differential)', () => {
 					}
 					if (error.message.includes('never fires')) {
 						// croner agrees when it finds no run either.
-						if (cronerVariants(expression, zone).every(({ cron }) => cron.nextRun(new Date(FROM)) !== null)) unexplained.push(`${expression} in ${zone}: ours never fires, croner does`);
+						if (
+							cronerVariants(expression, zone).every(
+								({ cron }) => cron.nextRun(new Date(FROM)) !== null,
+							)
+						)
+							unexplained.push(`${expression} in ${zone}: ours never fires, croner does`);
 						counts.neverFires++;
 						continue;
 					}
@@ -269,27 +340,49 @@ describe('cron planner vs croner (differential)', () => {
 				counts.pairs++;
 				zonesSeen.add(zone);
 				const changes = changesByZone.get(zone) ?? [];
-				const starts = [FROM + Math.floor(random() * (TO - FROM)), FROM + Math.floor(random() * (TO - FROM))];
-				for (let k = 0; k < 2 && changes.length; k++) starts.push(generator.pick(changes).at - Math.floor(random() * 6 * 3_600_000));
+				const starts = [
+					FROM + Math.floor(random() * (TO - FROM)),
+					FROM + Math.floor(random() * (TO - FROM)),
+				];
+				for (let k = 0; k < 2 && changes.length; k++)
+					starts.push(generator.pick(changes).at - Math.floor(random() * 6 * 3_600_000));
 				for (const start of starts) {
 					counts.starts++;
 					const oursList = oursFires(ours, start, FIRES_PER_START);
 					let verdict: { names: string[]; unexplained: string[] } | undefined;
 					for (const { names, cron } of variants) {
-						const comparison: Comparison = { expression, zone, start, ours: oursList, croner: cron.nextRuns(FIRES_PER_START, new Date(start)).map((date) => date.getTime()) };
+						const comparison: Comparison = {
+							expression,
+							zone,
+							start,
+							ours: oursList,
+							croner: cron.nextRuns(FIRES_PER_START, new Date(start)).map((date) => date.getTime()),
+						};
 						// Compare the fires both lists cover: up to the earlier of the two last fires.
-						const horizon = Math.min(oursList[oursList.length - 1], comparison.croner[comparison.croner.length - 1] ?? Infinity);
+						const horizon = Math.min(
+							oursList[oursList.length - 1],
+							comparison.croner[comparison.croner.length - 1] ?? Infinity,
+						);
 						const oursSet = new Set(oursList.filter((t) => t <= horizon));
 						const cronerSet = new Set(comparison.croner.filter((t) => t <= horizon));
 						const differing: Array<[number, 'ours' | 'croner']> = [
-							...[...oursSet].filter((t) => !cronerSet.has(t)).map((t): [number, 'ours'] => [t, 'ours']),
-							...[...cronerSet].filter((t) => !oursSet.has(t)).map((t): [number, 'croner'] => [t, 'croner']),
+							...[...oursSet]
+								.filter((t) => !cronerSet.has(t))
+								.map((t): [number, 'ours'] => [t, 'ours']),
+							...[...cronerSet]
+								.filter((t) => !oursSet.has(t))
+								.map((t): [number, 'croner'] => [t, 'croner']),
 						];
 						const attempt = { names: [...names], unexplained: [] as string[] };
 						for (const [fire, side] of differing) {
-							const difference = DIFFERENCES.find((d) => d.explains(fire, side, comparison, changes));
+							const difference = DIFFERENCES.find((d) =>
+								d.explains(fire, side, comparison, changes),
+							);
 							if (difference) attempt.names.push(difference.name);
-							else attempt.unexplained.push(`${expression} in ${zone} from ${new Date(start).toISOString()}: only ${side} fires at ${new Date(fire).toISOString()}`);
+							else
+								attempt.unexplained.push(
+									`${expression} in ${zone} from ${new Date(start).toISOString()}: only ${side} fires at ${new Date(fire).toISOString()}`,
+								);
 						}
 						// The plain comparison's unexplained fires are reported if no variant explains them.
 						verdict ??= attempt;
@@ -300,7 +393,9 @@ describe('cron planner vs croner (differential)', () => {
 					}
 					counts.firesCompared += oursList.length;
 					if (verdict?.unexplained.length) unexplained.push(verdict.unexplained[0]);
-					else for (const name of new Set(verdict?.names)) explained.set(name, (explained.get(name) ?? 0) + 1);
+					else
+						for (const name of new Set(verdict?.names))
+							explained.set(name, (explained.get(name) ?? 0) + 1);
 				}
 			}
 		}
@@ -312,7 +407,9 @@ describe('cron planner vs croner (differential)', () => {
 			explainedDifferences: Object.fromEntries(explained),
 			unexplained: unexplained.length,
 		};
-		console.log(`cron differential vs croner: ${JSON.stringify(report, null, 2)}${unexplained.length ? `\nfirst unexplained:\n${unexplained.slice(0, 60).join('\n')}` : ''}`);
+		console.log(
+			`cron differential vs croner: ${JSON.stringify(report, null, 2)}${unexplained.length ? `\nfirst unexplained:\n${unexplained.slice(0, 60).join('\n')}` : ''}`,
+		);
 		expect(unexplained.slice(0, 20)).toEqual([]);
 		// Every named difference is exercised, so none of them is dead weight hiding nothing.
 		for (const [name, count] of explained) expect([name, count > 0]).toEqual([name, true]);

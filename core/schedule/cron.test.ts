@@ -42,12 +42,16 @@ describe('cron parsing', () => {
 	])('rejects %j: %s', (expression, problem) => {
 		const error = configErrorOf(() => parseCron(expression));
 		expect(error.field).toBe('cron');
-		expect(error.message).toContain(`Invalid cron expression ${JSON.stringify(expression)} for "Cron Expression": `);
+		expect(error.message).toContain(
+			`Invalid cron expression ${JSON.stringify(expression)} for "Cron Expression": `,
+		);
 		expect(error.message).toContain(problem);
 	});
 
 	it('names the whole message for an out-of-range minute', () => {
-		expect(() => parseCron('61 * * * *')).toThrow('Invalid cron expression "61 * * * *" for "Cron Expression": minute 61 is out of range 0-59');
+		expect(() => parseCron('61 * * * *')).toThrow(
+			'Invalid cron expression "61 * * * *" for "Cron Expression": minute 61 is out of range 0-59',
+		);
 	});
 
 	it('expands lists, ranges and steps', () => {
@@ -82,7 +86,8 @@ describe('cron parsing', () => {
 	});
 
 	it('gives equal fingerprints to expressions that declare the same windows', () => {
-		const fingerprint = (expression: string, zone = 'Europe/Berlin') => new CronSchedule(expression, zone).fingerprint;
+		const fingerprint = (expression: string, zone = 'Europe/Berlin') =>
+			new CronSchedule(expression, zone).fingerprint;
 		expect(fingerprint('0 9 * * MON-FRI')).toBe(fingerprint('0 0 9 * * 1-5'));
 		expect(fingerprint('@daily')).toBe(fingerprint('0 0 * * *'));
 		expect(fingerprint('0 0 * * 7')).toBe(fingerprint('0 0 * * SUN'));
@@ -93,8 +98,12 @@ describe('cron parsing', () => {
 
 describe('cron planning', () => {
 	it('returns the next fire strictly after the given instant', () => {
-		expect(iso(nextFireAfter('*/5 * * * *', at('2026-01-01T10:00:00Z'), 'UTC'))).toBe('2026-01-01T10:05:00.000Z');
-		expect(iso(nextFireAfter('*/5 * * * *', at('2026-01-01T10:04:59.999Z'), 'UTC'))).toBe('2026-01-01T10:05:00.000Z');
+		expect(iso(nextFireAfter('*/5 * * * *', at('2026-01-01T10:00:00Z'), 'UTC'))).toBe(
+			'2026-01-01T10:05:00.000Z',
+		);
+		expect(iso(nextFireAfter('*/5 * * * *', at('2026-01-01T10:04:59.999Z'), 'UTC'))).toBe(
+			'2026-01-01T10:05:00.000Z',
+		);
 	});
 
 	it('supports seconds, names and 7 = Sunday', () => {
@@ -104,14 +113,25 @@ describe('cron planning', () => {
 			'2026-01-01T00:01:00.000Z',
 		]);
 		// 2026-01-01 is a Thursday.
-		expect(fires('0 12 * * 7', 'UTC', '2026-01-01T00:00:00Z', 2)).toEqual(['2026-01-04T12:00:00.000Z', '2026-01-11T12:00:00.000Z']);
-		expect(fires('0 8 * FEB TUE', 'UTC', '2026-01-01T00:00:00Z', 1)).toEqual(['2026-02-03T08:00:00.000Z']);
+		expect(fires('0 12 * * 7', 'UTC', '2026-01-01T00:00:00Z', 2)).toEqual([
+			'2026-01-04T12:00:00.000Z',
+			'2026-01-11T12:00:00.000Z',
+		]);
+		expect(fires('0 8 * FEB TUE', 'UTC', '2026-01-01T00:00:00Z', 1)).toEqual([
+			'2026-02-03T08:00:00.000Z',
+		]);
 	});
 
 	it('plans in the given zone', () => {
-		expect(fires('0 9 * * *', 'Europe/Berlin', '2026-01-01T00:00:00Z', 1)).toEqual(['2026-01-01T08:00:00.000Z']);
-		expect(fires('0 9 * * *', 'Europe/Berlin', '2026-07-01T00:00:00Z', 1)).toEqual(['2026-07-01T07:00:00.000Z']);
-		expect(fires('0 9 * * *', 'Asia/Kathmandu', '2026-01-01T00:00:00Z', 1)).toEqual(['2026-01-01T03:15:00.000Z']);
+		expect(fires('0 9 * * *', 'Europe/Berlin', '2026-01-01T00:00:00Z', 1)).toEqual([
+			'2026-01-01T08:00:00.000Z',
+		]);
+		expect(fires('0 9 * * *', 'Europe/Berlin', '2026-07-01T00:00:00Z', 1)).toEqual([
+			'2026-07-01T07:00:00.000Z',
+		]);
+		expect(fires('0 9 * * *', 'Asia/Kathmandu', '2026-01-01T00:00:00Z', 1)).toEqual([
+			'2026-01-01T03:15:00.000Z',
+		]);
 	});
 
 	it('ORs day-of-month and day-of-week when both are restricted', () => {
@@ -133,15 +153,28 @@ describe('cron planning', () => {
 	});
 
 	it('fires February 29 only in leap years, skipping 2100', () => {
-		expect(fires('0 0 29 2 *', 'UTC', '2026-01-01T00:00:00Z', 2)).toEqual(['2028-02-29T00:00:00.000Z', '2032-02-29T00:00:00.000Z']);
-		expect(fires('0 0 29 2 *', 'UTC', '2096-03-01T00:00:00Z', 1)).toEqual(['2104-02-29T00:00:00.000Z']);
+		expect(fires('0 0 29 2 *', 'UTC', '2026-01-01T00:00:00Z', 2)).toEqual([
+			'2028-02-29T00:00:00.000Z',
+			'2032-02-29T00:00:00.000Z',
+		]);
+		expect(fires('0 0 29 2 *', 'UTC', '2096-03-01T00:00:00Z', 1)).toEqual([
+			'2104-02-29T00:00:00.000Z',
+		]);
 	});
 
 	it('supports the macros', () => {
-		expect(fires('@hourly', 'UTC', '2026-01-01T00:30:00Z', 1)).toEqual(['2026-01-01T01:00:00.000Z']);
-		expect(fires('@weekly', 'UTC', '2026-01-01T00:00:00Z', 1)).toEqual(['2026-01-04T00:00:00.000Z']);
-		expect(fires('@monthly', 'UTC', '2026-01-01T00:00:00Z', 1)).toEqual(['2026-02-01T00:00:00.000Z']);
-		expect(fires('@YEARLY', 'UTC', '2026-01-01T00:00:00Z', 1)).toEqual(['2027-01-01T00:00:00.000Z']);
+		expect(fires('@hourly', 'UTC', '2026-01-01T00:30:00Z', 1)).toEqual([
+			'2026-01-01T01:00:00.000Z',
+		]);
+		expect(fires('@weekly', 'UTC', '2026-01-01T00:00:00Z', 1)).toEqual([
+			'2026-01-04T00:00:00.000Z',
+		]);
+		expect(fires('@monthly', 'UTC', '2026-01-01T00:00:00Z', 1)).toEqual([
+			'2026-02-01T00:00:00.000Z',
+		]);
+		expect(fires('@YEARLY', 'UTC', '2026-01-01T00:00:00Z', 1)).toEqual([
+			'2027-01-01T00:00:00.000Z',
+		]);
 	});
 });
 
@@ -207,11 +240,14 @@ describe('cron across daylight-saving changes', () => {
 
 	it('counts the fires of DST days correctly', () => {
 		const hourly = new CronSchedule('0 * * * *', 'Europe/Berlin');
-		const localDay = (from: string, to: string) => hourly.windowsBetween(at(from) - 1, at(to) - 1, 0).count;
+		const localDay = (from: string, to: string) =>
+			hourly.windowsBetween(at(from) - 1, at(to) - 1, 0).count;
 		expect(localDay('2026-03-28T23:00:00Z', '2026-03-29T22:00:00Z')).toBe(23);
 		expect(localDay('2026-10-24T22:00:00Z', '2026-10-25T23:00:00Z')).toBe(25);
 		const daily = new CronSchedule('30 2 * * *', 'Europe/Berlin');
-		expect(daily.windowsBetween(at('2026-01-01T00:00:00Z'), at('2027-01-01T00:00:00Z'), 0).count).toBe(365);
+		expect(
+			daily.windowsBetween(at('2026-01-01T00:00:00Z'), at('2027-01-01T00:00:00Z'), 0).count,
+		).toBe(365);
 	});
 
 	it('handles a zone whose transition is at midnight (America/Santiago)', () => {
@@ -230,19 +266,29 @@ describe('cron windowsBetween', () => {
 		expect(span.count).toBe(525_600);
 		expect(iso(span.first!)).toBe('2026-01-01T00:01:00.000Z');
 		expect(iso(span.last!)).toBe('2027-01-01T00:00:00.000Z');
-		expect(span.newest.map(iso)).toEqual(['2026-12-31T23:58:00.000Z', '2026-12-31T23:59:00.000Z', '2027-01-01T00:00:00.000Z']);
+		expect(span.newest.map(iso)).toEqual([
+			'2026-12-31T23:58:00.000Z',
+			'2026-12-31T23:59:00.000Z',
+			'2027-01-01T00:00:00.000Z',
+		]);
 	});
 
 	it('lists every window when fewer than the limit, and none for an empty range', () => {
 		const schedule = new CronSchedule('0 */6 * * *', 'UTC');
-		const span = schedule.windowsBetween(at('2026-01-01T00:00:00Z'), at('2026-01-02T00:00:00Z'), 10);
+		const span = schedule.windowsBetween(
+			at('2026-01-01T00:00:00Z'),
+			at('2026-01-02T00:00:00Z'),
+			10,
+		);
 		expect(span.newest.map(iso)).toEqual([
 			'2026-01-01T06:00:00.000Z',
 			'2026-01-01T12:00:00.000Z',
 			'2026-01-01T18:00:00.000Z',
 			'2026-01-02T00:00:00.000Z',
 		]);
-		expect(schedule.windowsBetween(at('2026-01-01T00:00:00Z'), at('2026-01-01T05:00:00Z'), 10)).toEqual({ count: 0, newest: [] });
+		expect(
+			schedule.windowsBetween(at('2026-01-01T00:00:00Z'), at('2026-01-01T05:00:00Z'), 10),
+		).toEqual({ count: 0, newest: [] });
 	});
 });
 
@@ -257,7 +303,10 @@ describe('cron minimum gap (10 s between two consecutive fires)', () => {
 		// The wrap across an hour and across midnight, when the next minute fires too.
 		['0,55 0,59 0,1 * * *', 'it fires 5 seconds apart (at 00:59:55 and 01:00:00)'],
 		['0,55 0,59 0,23 * * *', 'it fires 5 seconds apart (at 23:59:55 and 00:00:00 the next day)'],
-		['0,55 0,59 0,23 * * MON-TUE', 'it fires 5 seconds apart (at 23:59:55 and 00:00:00 the next day)'],
+		[
+			'0,55 0,59 0,23 * * MON-TUE',
+			'it fires 5 seconds apart (at 23:59:55 and 00:00:00 the next day)',
+		],
 	])('refuses %j: %s', (expression, problem) => {
 		const error = configErrorOf(() => new CronSchedule(expression, 'UTC'));
 		expect(error.field).toBe('cron');
@@ -289,9 +338,9 @@ describe('cron minimum gap (10 s between two consecutive fires)', () => {
 		);
 		// Lord Howe falls back half an hour (02:00 → 01:30): 01:59:55 is followed 5 s later by the second 01:30:00.
 		expect(() => new CronSchedule('0,55 30,59 * * * *', 'UTC')).not.toThrow();
-		expect(configErrorOf(() => new CronSchedule('0,55 30,59 * * * *', 'Australia/Lord_Howe')).message).toContain(
-			'it fires 5 seconds apart when the clocks change in Australia/Lord_Howe',
-		);
+		expect(
+			configErrorOf(() => new CronSchedule('0,55 30,59 * * * *', 'Australia/Lord_Howe')).message,
+		).toContain('it fires 5 seconds apart when the clocks change in Australia/Lord_Howe');
 	});
 
 	it('an accepted expression never fires twice within 10 s, also across DST changes (seeded random expressions)', () => {
@@ -300,9 +349,23 @@ describe('cron minimum gap (10 s between two consecutive fires)', () => {
 		const seconds = ['0', '*/10', '*/15', '0,55', '5,50', '0-9', '*/20', '45-59/7', '3,13,33'];
 		const minutes = ['*', '0,59', '30,59', '0', '*/30', '29-31'];
 		const hours = ['*', '1,2', '2', '0,23', '1-3', '*/2'];
-		const zones = ['UTC', 'Europe/Berlin', 'America/New_York', 'Australia/Lord_Howe', 'America/Santiago'];
+		const zones = [
+			'UTC',
+			'Europe/Berlin',
+			'America/New_York',
+			'Australia/Lord_Howe',
+			'America/Santiago',
+		];
 		// Days with DST changes in 2026 (Berlin and New York in March and Oct/Nov, Lord Howe and Santiago in April and Sept).
-		const days = ['2026-03-08', '2026-03-29', '2026-04-04', '2026-09-05', '2026-10-04', '2026-10-25', '2026-11-01'];
+		const days = [
+			'2026-03-08',
+			'2026-03-29',
+			'2026-04-04',
+			'2026-09-05',
+			'2026-10-04',
+			'2026-10-25',
+			'2026-11-01',
+		];
 		let accepted = 0;
 		for (let i = 0; i < 300; i++) {
 			const expression = `${seconds[random(seconds.length)]} ${minutes[random(minutes.length)]} ${hours[random(hours.length)]} * * *`;
@@ -316,10 +379,16 @@ describe('cron minimum gap (10 s between two consecutive fires)', () => {
 			}
 			accepted++;
 			for (const day of days) {
-				const span = schedule.windowsBetween(at(`${day}T00:00:00Z`) - 86_400_000, at(`${day}T00:00:00Z`) + 86_400_000, 100_000);
+				const span = schedule.windowsBetween(
+					at(`${day}T00:00:00Z`) - 86_400_000,
+					at(`${day}T00:00:00Z`) + 86_400_000,
+					100_000,
+				);
 				let shortest = Infinity;
-				for (let k = 1; k < span.newest.length; k++) shortest = Math.min(shortest, span.newest[k] - span.newest[k - 1]);
-				if (shortest < 10_000) throw new Error(`${expression} in ${zone} fires ${shortest} ms apart around ${day}`);
+				for (let k = 1; k < span.newest.length; k++)
+					shortest = Math.min(shortest, span.newest[k] - span.newest[k - 1]);
+				if (shortest < 10_000)
+					throw new Error(`${expression} in ${zone} fires ${shortest} ms apart around ${day}`);
 			}
 		}
 		expect(accepted).toBeGreaterThan(50);

@@ -58,7 +58,12 @@ const MONTH: FieldSpec = {
 	max: 12,
 	names: ['JAN', 'FEB', 'MAR', 'APR', 'MAY', 'JUN', 'JUL', 'AUG', 'SEP', 'OCT', 'NOV', 'DEC'],
 };
-const DAY_OF_WEEK: FieldSpec = { name: 'day-of-week', min: 0, max: 7, names: ['SUN', 'MON', 'TUE', 'WED', 'THU', 'FRI', 'SAT'] };
+const DAY_OF_WEEK: FieldSpec = {
+	name: 'day-of-week',
+	min: 0,
+	max: 7,
+	names: ['SUN', 'MON', 'TUE', 'WED', 'THU', 'FRI', 'SAT'],
+};
 
 const MACROS: Record<string, string> = {
 	'@yearly': '0 0 1 1 *',
@@ -94,9 +99,12 @@ export function parseCron(expression: string): CronFields {
 	if (text === undefined) throw fail(`unknown macro; use one of ${Object.keys(MACROS).join(' ')}`);
 	const parts = text.split(/\s+/);
 	if (parts.length !== 5 && parts.length !== 6) {
-		throw fail(`expected 5 fields (minute hour day-of-month month day-of-week) or 6 (with leading seconds), got ${parts.length}`);
+		throw fail(
+			`expected 5 fields (minute hour day-of-month month day-of-week) or 6 (with leading seconds), got ${parts.length}`,
+		);
 	}
-	const [second, minute, hour, dayOfMonth, month, dayOfWeek] = parts.length === 6 ? parts : ['0', ...parts];
+	const [second, minute, hour, dayOfMonth, month, dayOfWeek] =
+		parts.length === 6 ? parts : ['0', ...parts];
 	const daysOfWeek = parseField(dayOfWeek, DAY_OF_WEEK, fail);
 	daysOfWeek[0] ||= daysOfWeek[7];
 	daysOfWeek[7] = false;
@@ -111,7 +119,11 @@ export function parseCron(expression: string): CronFields {
 	};
 }
 
-function parseField(text: string, spec: FieldSpec, fail: (problem: string) => ScheduleConfigError): boolean[] {
+function parseField(
+	text: string,
+	spec: FieldSpec,
+	fail: (problem: string) => ScheduleConfigError,
+): boolean[] {
 	const allowed = new Array<boolean>(spec.max + 1).fill(false);
 	for (const item of text.split(',')) {
 		const [rangeText, stepText, extra] = item.split('/');
@@ -139,15 +151,22 @@ function parseField(text: string, spec: FieldSpec, fail: (problem: string) => Sc
 	return allowed;
 }
 
-function parseValue(text: string, spec: FieldSpec, fail: (problem: string) => ScheduleConfigError): number {
+function parseValue(
+	text: string,
+	spec: FieldSpec,
+	fail: (problem: string) => ScheduleConfigError,
+): number {
 	if (/^\d+$/.test(text)) {
 		const value = Number(text);
-		if (value < spec.min || value > spec.max) throw fail(`${spec.name} ${value} is out of range ${spec.min}-${spec.max}`);
+		if (value < spec.min || value > spec.max)
+			throw fail(`${spec.name} ${value} is out of range ${spec.min}-${spec.max}`);
 		return value;
 	}
 	const index = spec.names?.indexOf(text.toUpperCase()) ?? -1;
 	if (index < 0) {
-		const expected = spec.names ? `a number or a name (${spec.names[0]}-${spec.names[spec.names.length - 1]})` : 'a number';
+		const expected = spec.names
+			? `a number or a name (${spec.names[0]}-${spec.names[spec.names.length - 1]})`
+			: 'a number';
 		throw fail(`${spec.name} "${text}" is not ${expected}`);
 	}
 	return spec.min + index;
@@ -156,7 +175,12 @@ function parseValue(text: string, spec: FieldSpec, fail: (problem: string) => Sc
 /** Resolves an IANA zone name, throwing ScheduleConfigError (field `timezone`) for one luxon does not know. */
 export function resolveZone(timezone: string): IANAZone {
 	if (typeof timezone !== 'string' || !IANAZone.isValidZone(timezone)) {
-		throw configError('timezone', 'timezone', timezone, 'not a known IANA time zone (e.g. "Europe/Berlin")');
+		throw configError(
+			'timezone',
+			'timezone',
+			timezone,
+			'not a known IANA time zone (e.g. "Europe/Berlin")',
+		);
 	}
 	return IANAZone.create(timezone);
 }
@@ -190,7 +214,13 @@ export class CronSchedule implements Schedule {
 		// Fails now, as a config error, rather than at the first planning call.
 		this.firstMatchingDay(0);
 		const tooClose = this.wallClockGapProblem() ?? this.dstGapProblem();
-		if (tooClose) throw configError('cron', 'cron expression', expression, `${tooClose}; fires must be at least ${MIN_CRON_GAP_MS / SECOND_MS} seconds apart (e.g. "*/10 * * * * *")`);
+		if (tooClose)
+			throw configError(
+				'cron',
+				'cron expression',
+				expression,
+				`${tooClose}; fires must be at least ${MIN_CRON_GAP_MS / SECOND_MS} seconds apart (e.g. "*/10 * * * * *")`,
+			);
 		const f = this.fields;
 		this.fingerprint = [
 			'cron',
@@ -242,7 +272,11 @@ export class CronSchedule implements Schedule {
 					continue;
 				}
 				const fromWall = Math.max(piece.fromWall, floor + piece.offsetMs + 1);
-				for (let second = Math.ceil((fromWall - dayStart) / SECOND_MS); second < endSecond; second++) {
+				for (
+					let second = Math.ceil((fromWall - dayStart) / SECOND_MS);
+					second < endSecond;
+					second++
+				) {
 					second = this.nextTimeOfDay(second);
 					if (second < 0 || second >= endSecond) break;
 					yield (floor = dayStart + second * SECOND_MS - piece.offsetMs);
@@ -289,7 +323,12 @@ export class CronSchedule implements Schedule {
 			if (this.dayMatches(day)) return day;
 			day++;
 		}
-		throw configError('cron', 'cron expression', this.expression, 'it never fires: no date matches its day-of-month, month and day-of-week');
+		throw configError(
+			'cron',
+			'cron expression',
+			this.expression,
+			'it never fires: no date matches its day-of-month, month and day-of-week',
+		);
 	}
 
 	private dayMatches(day: number): boolean {
@@ -329,12 +368,17 @@ export class CronSchedule implements Schedule {
 	private consecutiveFireMinutes(): [[number, number], [number, number], boolean] | undefined {
 		const { minutes, hours } = this.fields;
 		const hour = allowedValues(hours)[0];
-		for (let m = 0; m < 59; m++) if (minutes[m] && minutes[m + 1]) return [[hour, m], [hour, m + 1], false];
+		for (let m = 0; m < 59; m++)
+			if (minutes[m] && minutes[m + 1]) return [[hour, m], [hour, m + 1], false];
 		if (!minutes[59] || !minutes[0]) return undefined;
 		for (let h = 0; h < 23; h++) if (hours[h] && hours[h + 1]) return [[h, 59], [h + 1, 0], false];
 		if (!hours[23] || !hours[0]) return undefined;
 		// 23:59 and 00:00 of the next day: do two consecutive days match (within one Gregorian cycle)?
-		for (let day = this.firstMatchingDay(0); day < GREGORIAN_CYCLE_DAYS; day = this.firstMatchingDay(day + 1)) {
+		for (
+			let day = this.firstMatchingDay(0);
+			day < GREGORIAN_CYCLE_DAYS;
+			day = this.firstMatchingDay(day + 1)
+		) {
 			if (this.dayMatches(day + 1)) return [[23, 59], [0, 0], true];
 		}
 		return undefined;
@@ -381,7 +425,11 @@ export class CronSchedule implements Schedule {
 	 */
 	private firesNear(wallLeft: number, wallEntered: number): boolean {
 		for (let k = 1; k <= MIN_CRON_GAP_MS / SECOND_MS; k++) {
-			if (this.firesAtWall(wallLeft - k * SECOND_MS) || this.firesAtWall(wallEntered + (k - 1) * SECOND_MS)) return true;
+			if (
+				this.firesAtWall(wallLeft - k * SECOND_MS) ||
+				this.firesAtWall(wallEntered + (k - 1) * SECOND_MS)
+			)
+				return true;
 		}
 		return false;
 	}
@@ -391,7 +439,12 @@ export class CronSchedule implements Schedule {
 		const day = Math.floor(wall / DAY_MS);
 		const second = Math.floor((wall - day * DAY_MS) / SECOND_MS);
 		const { hours, minutes, seconds } = this.fields;
-		return hours[Math.floor(second / 3600)] && minutes[Math.floor((second % 3600) / 60)] && seconds[second % 60] && this.dayMatches(day);
+		return (
+			hours[Math.floor(second / 3600)] &&
+			minutes[Math.floor((second % 3600) / 60)] &&
+			seconds[second % 60] &&
+			this.dayMatches(day)
+		);
 	}
 
 	/**
@@ -409,10 +462,16 @@ export class CronSchedule implements Schedule {
 		const transition = this.firstInstantWithOffsetOtherThan(before, probeFrom, probeTo);
 		const wallLeft = transition + before; // the old clock's reading at the change (exclusive end)
 		const wallEntered = transition + after; // the new clock's reading at the change
-		const pieces: DayPiece[] = [{ fromWall: dayStart, toWall: Math.min(dayEnd, wallLeft), offsetMs: before }];
+		const pieces: DayPiece[] = [
+			{ fromWall: dayStart, toWall: Math.min(dayEnd, wallLeft), offsetMs: before },
+		];
 		if (after > before) {
 			if (!this.hourMatchesAll) {
-				pieces.push({ fromWall: Math.max(dayStart, wallLeft), toWall: Math.min(dayEnd, wallEntered), gapEnd: transition });
+				pieces.push({
+					fromWall: Math.max(dayStart, wallLeft),
+					toWall: Math.min(dayEnd, wallEntered),
+					gapEnd: transition,
+				});
 			}
 			pieces.push({ fromWall: Math.max(dayStart, wallEntered), toWall: dayEnd, offsetMs: after });
 		} else {
@@ -466,7 +525,11 @@ function offsetChanges(zone: IANAZone): OffsetChange[] {
 			if (zone.offset(mid) === offset) lo = mid;
 			else hi = mid;
 		}
-		changes.push({ at: hi, wallLeft: hi + offset * 60_000, wallEntered: hi + zone.offset(hi) * 60_000 });
+		changes.push({
+			at: hi,
+			wallLeft: hi + offset * 60_000,
+			wallEntered: hi + zone.offset(hi) * 60_000,
+		});
 		offset = next;
 	}
 	offsetChangesByZone.set(zone.name, changes);
@@ -487,7 +550,8 @@ function clock(hour: number, minute: number, second: number): string {
 
 function nextAllowedTable(allowed: boolean[]): number[] {
 	const table = new Array<number>(allowed.length + 1).fill(-1);
-	for (let value = allowed.length - 1; value >= 0; value--) table[value] = allowed[value] ? value : table[value + 1];
+	for (let value = allowed.length - 1; value >= 0; value--)
+		table[value] = allowed[value] ? value : table[value + 1];
 	return table;
 }
 

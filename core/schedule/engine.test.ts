@@ -35,7 +35,15 @@ function setup(clock = new FakeClock(T0)) {
 			onError: (error) => errors.push(error),
 			...options,
 		});
-	return { clock, engineWith, started, persisted, errors, emit, stored: () => stored as ScheduleState };
+	return {
+		clock,
+		engineWith,
+		started,
+		persisted,
+		errors,
+		emit,
+		stored: () => stored as ScheduleState,
+	};
 }
 
 describe('ScheduleEngine', () => {
@@ -48,7 +56,14 @@ describe('ScheduleEngine', () => {
 
 		await clock.advance(HOUR_MS);
 		expect(started).toEqual([
-			{ runKey: runKey('s', T0 + HOUR_MS), declaredAt: T0 + HOUR_MS, kind: 'scheduled', actualAt: T0 + HOUR_MS, latenessMs: 0, reprocessing: false },
+			{
+				runKey: runKey('s', T0 + HOUR_MS),
+				declaredAt: T0 + HOUR_MS,
+				kind: 'scheduled',
+				actualAt: T0 + HOUR_MS,
+				latenessMs: 0,
+				reprocessing: false,
+			},
 		]);
 		await clock.advance(HOUR_MS); // 01:00 still running: 02:00 is skipped
 		await engine.fireEnded(started[0].runKey);
@@ -68,7 +83,11 @@ describe('ScheduleEngine', () => {
 		const [fire] = emit.mock.calls[0][0];
 		const writtenBeforeEmit = persisted.at(-1)!;
 		expect(writtenBeforeEmit.outbox).toEqual([{ key: fire.runKey, run: fire }]);
-		expect(writtenBeforeEmit.history.at(-1)).toMatchObject({ outcome: 'fired', runKey: fire.runKey, actualAt: T0 + HOUR_MS });
+		expect(writtenBeforeEmit.history.at(-1)).toMatchObject({
+			outcome: 'fired',
+			runKey: fire.runKey,
+			actualAt: T0 + HOUR_MS,
+		});
 
 		await clock.advance(HOUR_MS); // 02:00 queued
 		await engine.fireEnded(fire.runKey); // the queued 02:00 starts now, in the same write as 01:00 leaving
@@ -85,12 +104,20 @@ describe('ScheduleEngine', () => {
 		await clock.advance(HOUR_MS); // 01:00 written and emitted, then "n8n dies" before settling it
 		const restarted = engineWith();
 		await restarted.activate();
-		expect(emit.mock.calls.map((call) => call[0].map((fire: StartedFire) => fire.declaredAt))).toEqual([[T0 + HOUR_MS], [T0 + HOUR_MS]]);
+		expect(
+			emit.mock.calls.map((call) => call[0].map((fire: StartedFire) => fire.declaredAt)),
+		).toEqual([[T0 + HOUR_MS], [T0 + HOUR_MS]]);
 		await clock.advance(HOUR_MS); // 02:00: the re-emitted 01:00 still holds the slot
-		expect(stored().history.at(-1)).toMatchObject({ outcome: 'skipped', declaredAt: T0 + 2 * HOUR_MS });
+		expect(stored().history.at(-1)).toMatchObject({
+			outcome: 'skipped',
+			declaredAt: T0 + 2 * HOUR_MS,
+		});
 		await restarted.fireEnded(runKey('s', T0 + HOUR_MS)); // n8n refused it as a duplicate
 		await clock.advance(HOUR_MS);
-		expect(stored().history.at(-1)).toMatchObject({ outcome: 'fired', declaredAt: T0 + 3 * HOUR_MS });
+		expect(stored().history.at(-1)).toMatchObject({
+			outcome: 'fired',
+			declaredAt: T0 + 3 * HOUR_MS,
+		});
 		expect(stored().outbox.map((entry) => entry.run.declaredAt)).toEqual([T0 + 3 * HOUR_MS]);
 	});
 
@@ -107,7 +134,14 @@ describe('ScheduleEngine', () => {
 			schedule: hourly,
 			catchUp: 'run-all',
 			lateGraceMs: 0,
-			storedState: { v: 1, scheduleFingerprint: hourly.fingerprint, lastDeclaredFire: T0, queued: [], outbox: [{ key: stale.runKey, run: stale }], history: [] },
+			storedState: {
+				v: 1,
+				scheduleFingerprint: hourly.fingerprint,
+				lastDeclaredFire: T0,
+				queued: [],
+				outbox: [{ key: stale.runKey, run: stale }],
+				history: [],
+			},
 			emit,
 			write: (state) => void written.push(state),
 			onError: (error) => {
@@ -117,7 +151,11 @@ describe('ScheduleEngine', () => {
 		await clock.advance(MINUTE_MS);
 		const report = await restarted.activate();
 		expect(report).toMatchObject({ missedCount: 1, startedCount: 0 });
-		expect(emit.mock.calls.slice(1).map((call) => call[0].map((fire: StartedFire) => `${fire.kind}@${iso(fire.declaredAt)}`))).toEqual([['scheduled@2026-01-01T01:00:00.000Z']]);
+		expect(
+			emit.mock.calls
+				.slice(1)
+				.map((call) => call[0].map((fire: StartedFire) => `${fire.kind}@${iso(fire.declaredAt)}`)),
+		).toEqual([['scheduled@2026-01-01T01:00:00.000Z']]);
 		await restarted.fireEnded(stale.runKey); // n8n refused the re-emit: the slot is free
 		await clock.advance(HOUR_MS);
 		expect(emit.mock.calls.at(-1)?.[0][0].declaredAt).toBe(T0 + 2 * HOUR_MS);
@@ -130,24 +168,39 @@ describe('ScheduleEngine', () => {
 		await clock.advance(2 * HOUR_MS); // 01:00 runs, never reported; 02:00 skipped (60 min held)
 		await clock.advance(HOUR_MS); // 03:00: held 120 min > 90: released, then 03:00 fires
 		expect(started.map((fire) => fire.declaredAt)).toEqual([T0 + HOUR_MS, T0 + 3 * HOUR_MS]);
-		expect(stored().history.map((record) => record.outcome)).toEqual(['fired', 'skipped', 'released', 'fired']);
-		expect(stored().history[2]).toMatchObject({ declaredAt: T0 + HOUR_MS, reason: expect.stringContaining('maximum run duration (90 min)') });
+		expect(stored().history.map((record) => record.outcome)).toEqual([
+			'fired',
+			'skipped',
+			'released',
+			'fired',
+		]);
+		expect(stored().history[2]).toMatchObject({
+			declaredAt: T0 + HOUR_MS,
+			reason: expect.stringContaining('maximum run duration (90 min)'),
+		});
 	});
 
 	it('refuses a maximum run duration below a minute, naming the field', () => {
 		const { engineWith } = setup();
-		expect(() => engineWith({ maxRunMs: 1_000 })).toThrow(expect.objectContaining({ field: 'maxRunDuration' }));
+		expect(() => engineWith({ maxRunMs: 1_000 })).toThrow(
+			expect.objectContaining({ field: 'maxRunDuration' }),
+		);
 	});
 
 	it('fires at declared time + deterministic jitter and measures lateness from the declared time', async () => {
 		const { clock, engineWith, started } = setup();
-		const engine = engineWith({ jitterMs: 10 * MINUTE_MS, overlap: { kind: 'allow-parallel', maxParallel: 5 } });
+		const engine = engineWith({
+			jitterMs: 10 * MINUTE_MS,
+			overlap: { kind: 'allow-parallel', maxParallel: 5 },
+		});
 		await engine.activate();
 		const windows = [1, 2, 3].map((n) => T0 + n * HOUR_MS);
 		const jitters = windows.map((window) => jitterFor(runKey('s', window), 10 * MINUTE_MS));
 		expect(new Set(jitters).size).toBe(3);
 		await clock.advance(4 * HOUR_MS);
-		expect(started.map((fire) => [fire.actualAt, fire.latenessMs])).toEqual(windows.map((window, i) => [window + jitters[i], jitters[i]]));
+		expect(started.map((fire) => [fire.actualAt, fire.latenessMs])).toEqual(
+			windows.map((window, i) => [window + jitters[i], jitters[i]]),
+		);
 	});
 
 	it('fires a cron schedule in its zone', async () => {
@@ -159,7 +212,11 @@ describe('ScheduleEngine', () => {
 		const report = await engine.activate();
 		expect(iso(report.nextFireAt)).toBe('2026-01-01T14:30:00.000Z'); // Thursday 09:30 EST
 		await clock.advance(5 * DAY_MS);
-		expect(started.map((fire) => iso(fire.actualAt))).toEqual(['2026-01-01T14:30:00.000Z', '2026-01-02T14:30:00.000Z', '2026-01-05T14:30:00.000Z']);
+		expect(started.map((fire) => iso(fire.actualAt))).toEqual([
+			'2026-01-01T14:30:00.000Z',
+			'2026-01-02T14:30:00.000Z',
+			'2026-01-05T14:30:00.000Z',
+		]);
 	});
 
 	describe('activation after downtime', () => {
@@ -181,9 +238,18 @@ describe('ScheduleEngine', () => {
 
 		it('skip: starts nothing, records one missed entry, resumes with the next window', async () => {
 			const { report, started, stored, clock } = await restartAfterDowntime({ catchUp: 'skip' });
-			expect(report).toMatchObject({ missedCount: 10, startedCount: 0, nextFireAt: T0 + 13 * HOUR_MS });
+			expect(report).toMatchObject({
+				missedCount: 10,
+				startedCount: 0,
+				nextFireAt: T0 + 13 * HOUR_MS,
+			});
 			expect(started).toEqual([]);
-			expect(stored().history.at(-1)).toMatchObject({ outcome: 'missed', count: 10, firstDeclaredAt: missedWindows[0], declaredAt: missedWindows[9] });
+			expect(stored().history.at(-1)).toMatchObject({
+				outcome: 'missed',
+				count: 10,
+				firstDeclaredAt: missedWindows[0],
+				declaredAt: missedWindows[9],
+			});
 			await clock.advance(HOUR_MS);
 			expect(started.map((fire) => fire.declaredAt)).toEqual([T0 + 13 * HOUR_MS]);
 		});
@@ -192,31 +258,70 @@ describe('ScheduleEngine', () => {
 			const { report, started, stored } = await restartAfterDowntime({ catchUp: 'coalesce' });
 			expect(report).toMatchObject({ missedCount: 10, startedCount: 1 });
 			expect(started).toHaveLength(1);
-			expect(started[0]).toMatchObject({ kind: 'coalesced', declaredAt: missedWindows[9], reprocessing: true, latenessMs: 5 * MINUTE_MS });
-			expect(started[0].coalesced).toEqual({ count: 10, firstDeclaredAt: missedWindows[0], lastDeclaredAt: missedWindows[9], windows: missedWindows });
-			expect(stored().history.at(-1)).toMatchObject({ outcome: 'coalesced', count: 10, firstDeclaredAt: missedWindows[0] });
+			expect(started[0]).toMatchObject({
+				kind: 'coalesced',
+				declaredAt: missedWindows[9],
+				reprocessing: true,
+				latenessMs: 5 * MINUTE_MS,
+			});
+			expect(started[0].coalesced).toEqual({
+				count: 10,
+				firstDeclaredAt: missedWindows[0],
+				lastDeclaredAt: missedWindows[9],
+				windows: missedWindows,
+			});
+			expect(stored().history.at(-1)).toMatchObject({
+				outcome: 'coalesced',
+				count: 10,
+				firstDeclaredAt: missedWindows[0],
+			});
 		});
 
 		it('run-all: runs the newest windows up to the limit, one at a time under skip-if-running', async () => {
-			const { engine, report, started, stored } = await restartAfterDowntime({ catchUp: 'run-all', runAllLimit: 4 });
+			const { engine, report, started, stored } = await restartAfterDowntime({
+				catchUp: 'run-all',
+				runAllLimit: 4,
+			});
 			expect(report).toMatchObject({ missedCount: 10, startedCount: 1 });
-			expect(stored().history.at(-1)).toMatchObject({ outcome: 'caught_up', declaredAt: missedWindows[6] });
-			expect(stored().history.at(-2)).toMatchObject({ outcome: 'missed', count: 6, declaredAt: missedWindows[5], reason: expect.stringContaining('run-all limit of 4') });
+			expect(stored().history.at(-1)).toMatchObject({
+				outcome: 'caught_up',
+				declaredAt: missedWindows[6],
+			});
+			expect(stored().history.at(-2)).toMatchObject({
+				outcome: 'missed',
+				count: 6,
+				declaredAt: missedWindows[5],
+				reason: expect.stringContaining('run-all limit of 4'),
+			});
 			expect(stored().queued.map((fire) => fire.declaredAt)).toEqual(missedWindows.slice(7));
 			for (let i = 0; i < 3; i++) await engine.fireEnded(started[i].runKey);
-			expect(started.map((fire) => [fire.kind, fire.declaredAt, fire.reprocessing])).toEqual(missedWindows.slice(6).map((window) => ['catch-up', window, true]));
+			expect(started.map((fire) => [fire.kind, fire.declaredAt, fire.reprocessing])).toEqual(
+				missedWindows.slice(6).map((window) => ['catch-up', window, true]),
+			);
 			expect(stored().queued).toEqual([]);
 		});
 
 		it('run-all under allow-parallel starts up to maxParallel at once', async () => {
-			const { report, started } = await restartAfterDowntime({ catchUp: 'run-all', runAllLimit: 4, overlap: { kind: 'allow-parallel', maxParallel: 3 } });
+			const { report, started } = await restartAfterDowntime({
+				catchUp: 'run-all',
+				runAllLimit: 4,
+				overlap: { kind: 'allow-parallel', maxParallel: 3 },
+			});
 			expect(report.startedCount).toBe(3);
 			expect(started.map((fire) => fire.declaredAt)).toEqual(missedWindows.slice(6, 9));
 		});
 
 		it('does not catch up windows of a schedule that has since changed', async () => {
-			const { report, started, stored } = await restartAfterDowntime({ catchUp: 'run-all', schedule: new IntervalSchedule(2 * HOUR_MS) });
-			expect(report).toMatchObject({ reset: 'schedule-changed', missedCount: 0, startedCount: 0, nextFireAt: T0 + 14 * HOUR_MS });
+			const { report, started, stored } = await restartAfterDowntime({
+				catchUp: 'run-all',
+				schedule: new IntervalSchedule(2 * HOUR_MS),
+			});
+			expect(report).toMatchObject({
+				reset: 'schedule-changed',
+				missedCount: 0,
+				startedCount: 0,
+				nextFireAt: T0 + 14 * HOUR_MS,
+			});
 			expect(report.notice).toContain('not caught up');
 			expect(started).toEqual([]);
 			expect(stored().history.map((record) => record.outcome)).toEqual(['fired', 'fired']);
@@ -229,7 +334,11 @@ describe('ScheduleEngine', () => {
 		clock.jumpTo(T0 + HOUR_MS + 20_000); // down across the 01:00 window, back 20 s later
 		const report = await engineWith({ catchUp: 'skip' }).activate();
 		expect(report).toMatchObject({ missedCount: 0, startedCount: 1 });
-		expect(started[0]).toMatchObject({ kind: 'scheduled', declaredAt: T0 + HOUR_MS, latenessMs: 20_000 });
+		expect(started[0]).toMatchObject({
+			kind: 'scheduled',
+			declaredAt: T0 + HOUR_MS,
+			latenessMs: 20_000,
+		});
 		expect(stored().history.at(-1)?.outcome).toBe('fired');
 	});
 
@@ -240,7 +349,9 @@ describe('ScheduleEngine', () => {
 		const engine = engineWith({ catchUp: 'run-all' });
 		const report = await engine.activate();
 		expect(report).toMatchObject({ missedCount: 2, startedCount: 1 });
-		expect(started.map((fire) => [fire.kind, fire.declaredAt])).toEqual([['scheduled', T0 + 3 * HOUR_MS]]);
+		expect(started.map((fire) => [fire.kind, fire.declaredAt])).toEqual([
+			['scheduled', T0 + 3 * HOUR_MS],
+		]);
 		await engine.fireEnded(started[0].runKey);
 		await engine.fireEnded(started[1].runKey);
 		expect(started.map((fire) => [fire.kind, fire.declaredAt])).toEqual([
@@ -248,21 +359,30 @@ describe('ScheduleEngine', () => {
 			['catch-up', T0 + HOUR_MS],
 			['catch-up', T0 + 2 * HOUR_MS],
 		]);
-		expect(stored().history.map((record) => record.outcome)).toEqual(['fired', 'caught_up', 'caught_up']);
+		expect(stored().history.map((record) => record.outcome)).toEqual([
+			'fired',
+			'caught_up',
+			'caught_up',
+		]);
 	});
 
 	it('treats windows passed while the process was suspended as missed', async () => {
 		// A clock whose timer the test runs late, as after a suspended laptop wakes up.
 		let now = T0;
 		const timers: Array<() => void> = [];
-		const lateClock: Clock = { now: () => now, setTimer: (fn) => (timers.push(fn), { cancel: () => undefined }) };
+		const lateClock: Clock = {
+			now: () => now,
+			setTimer: (fn) => (timers.push(fn), { cancel: () => undefined }),
+		};
 		const { engineWith, started, stored } = setup();
 		await engineWith({ clock: lateClock, catchUp: 'skip' }).activate();
 		now = T0 + 5 * HOUR_MS + 30 * MINUTE_MS; // the 01:00 timer only runs at 05:30
 		timers.shift()?.();
 		await flushPromises();
 		expect(started).toEqual([]);
-		expect(stored().history).toEqual([expect.objectContaining({ outcome: 'missed', count: 5, declaredAt: T0 + 5 * HOUR_MS })]);
+		expect(stored().history).toEqual([
+			expect.objectContaining({ outcome: 'missed', count: 5, declaredAt: T0 + 5 * HOUR_MS }),
+		]);
 		expect(stored().lastDeclaredFire).toBe(T0 + 5 * HOUR_MS);
 		expect(timers).toHaveLength(1);
 	});
@@ -274,13 +394,25 @@ describe('ScheduleEngine', () => {
 			await engine.activate();
 			await clock.advance(3 * HOUR_MS);
 			expect(started.map((fire) => fire.declaredAt)).toEqual([T0 + HOUR_MS]);
-			expect(stored().history.map((record) => record.outcome)).toEqual(['fired', 'queued', 'skipped']);
+			expect(stored().history.map((record) => record.outcome)).toEqual([
+				'fired',
+				'queued',
+				'skipped',
+			]);
 			expect(stored().history[2].reason).toContain('queue is full');
 			expect(stored().queued.map((fire) => fire.declaredAt)).toEqual([T0 + 2 * HOUR_MS]);
 
 			await engine.fireEnded(started[0].runKey);
-			expect(started[1]).toMatchObject({ declaredAt: T0 + 2 * HOUR_MS, actualAt: T0 + 3 * HOUR_MS, latenessMs: HOUR_MS, reprocessing: false });
-			expect(stored().history.at(-1)).toMatchObject({ outcome: 'fired', declaredAt: T0 + 2 * HOUR_MS });
+			expect(started[1]).toMatchObject({
+				declaredAt: T0 + 2 * HOUR_MS,
+				actualAt: T0 + 3 * HOUR_MS,
+				latenessMs: HOUR_MS,
+				reprocessing: false,
+			});
+			expect(stored().history.at(-1)).toMatchObject({
+				outcome: 'fired',
+				declaredAt: T0 + 2 * HOUR_MS,
+			});
 			expect(stored().queued).toEqual([]);
 		});
 
@@ -290,10 +422,15 @@ describe('ScheduleEngine', () => {
 			await engine.activate();
 			await clock.advance(3 * HOUR_MS);
 			expect(started).toHaveLength(2);
-			expect(stored().history.at(-1)).toMatchObject({ outcome: 'skipped', reason: expect.stringContaining('2 runs are already active') });
+			expect(stored().history.at(-1)).toMatchObject({
+				outcome: 'skipped',
+				reason: expect.stringContaining('2 runs are already active'),
+			});
 			await engine.fireEnded(started[0].runKey);
 			await clock.advance(HOUR_MS);
-			expect(started.map((fire) => fire.declaredAt)).toEqual([1, 2, 4].map((n) => T0 + n * HOUR_MS));
+			expect(started.map((fire) => fire.declaredAt)).toEqual(
+				[1, 2, 4].map((n) => T0 + n * HOUR_MS),
+			);
 		});
 
 		it('starts fires that were queued before a restart once the run that held the slot is settled', async () => {
@@ -305,7 +442,11 @@ describe('ScheduleEngine', () => {
 			const report = await engine.activate();
 			expect(report.startedCount).toBe(0);
 			await engine.fireEnded(started[0].runKey); // n8n settles the re-emitted 01:00
-			expect(started.map((fire) => fire.declaredAt)).toEqual([T0 + HOUR_MS, T0 + HOUR_MS, T0 + 2 * HOUR_MS]);
+			expect(started.map((fire) => fire.declaredAt)).toEqual([
+				T0 + HOUR_MS,
+				T0 + HOUR_MS,
+				T0 + 2 * HOUR_MS,
+			]);
 			expect(stored().queued).toEqual([]);
 		});
 
@@ -372,8 +513,12 @@ describe('ScheduleEngine', () => {
 		clock.jumpTo(T0 + 5 * HOUR_MS + 30 * MINUTE_MS);
 		const engine = engineWith({ catchUp: 'run-all', runAllLimit: 2, jitterMs: MINUTE_MS });
 		const preview = engine.preview(clock.now(), 3);
-		expect(preview.nextFires.map((fire) => fire.declaredAt)).toEqual([6, 7, 8].map((n) => T0 + n * HOUR_MS));
-		expect(preview.nextFires[0].fireAt).toBe(T0 + 6 * HOUR_MS + jitterFor(runKey('s', T0 + 6 * HOUR_MS), MINUTE_MS));
+		expect(preview.nextFires.map((fire) => fire.declaredAt)).toEqual(
+			[6, 7, 8].map((n) => T0 + n * HOUR_MS),
+		);
+		expect(preview.nextFires[0].fireAt).toBe(
+			T0 + 6 * HOUR_MS + jitterFor(runKey('s', T0 + 6 * HOUR_MS), MINUTE_MS),
+		);
 		expect(preview.history.map((record) => record.outcome)).toEqual(['fired']);
 		expect(preview.catchUp).toEqual({ missedCount: 4, runsToStart: 2 });
 		expect(previewItem(preview)).toEqual({
@@ -384,8 +529,20 @@ describe('ScheduleEngine', () => {
 			})),
 			lastDeclaredFire: iso(T0 + HOUR_MS),
 			catchUp: { missedCount: 4, runsToStart: 2 },
-			summary: { windows: expect.objectContaining({ fired: 1, missed: 0 }), lastStartedAt: iso(T0 + HOUR_MS), maxLatenessMs: 0 },
-			history: [{ runKey: runKey('s', T0 + HOUR_MS), outcome: 'fired', declaredAt: iso(T0 + HOUR_MS), actualAt: iso(T0 + HOUR_MS), latenessMs: 0 }],
+			summary: {
+				windows: expect.objectContaining({ fired: 1, missed: 0 }),
+				lastStartedAt: iso(T0 + HOUR_MS),
+				maxLatenessMs: 0,
+			},
+			history: [
+				{
+					runKey: runKey('s', T0 + HOUR_MS),
+					outcome: 'fired',
+					declaredAt: iso(T0 + HOUR_MS),
+					actualAt: iso(T0 + HOUR_MS),
+					latenessMs: 0,
+				},
+			],
 		});
 		expect(persisted).toHaveLength(before);
 		expect(clock.pendingTimers()).toBe(1); // only the first engine's timer
@@ -397,8 +554,15 @@ describe('ScheduleEngine', () => {
 		await engine.activate();
 		await clock.advance(3 * HOUR_MS);
 		expect(stored()).toEqual(persisted.at(-1));
-		expect(stored()).toMatchObject({ v: 1, scheduleFingerprint: hourly.fingerprint, lastDeclaredFire: T0 + 3 * HOUR_MS });
-		expect(stored().queued.map((fire) => fire.declaredAt)).toEqual([T0 + 2 * HOUR_MS, T0 + 3 * HOUR_MS]);
+		expect(stored()).toMatchObject({
+			v: 1,
+			scheduleFingerprint: hourly.fingerprint,
+			lastDeclaredFire: T0 + 3 * HOUR_MS,
+		});
+		expect(stored().queued.map((fire) => fire.declaredAt)).toEqual([
+			T0 + 2 * HOUR_MS,
+			T0 + 3 * HOUR_MS,
+		]);
 		const historyBefore = stored().history;
 
 		const restarted = engineWith({ overlap: { kind: 'queue', queueLimit: 3 } });
@@ -407,7 +571,10 @@ describe('ScheduleEngine', () => {
 		expect(report).toMatchObject({ missedCount: 0, startedCount: 0, nextFireAt: T0 + 4 * HOUR_MS });
 		await restarted.fireEnded(runKey('s', T0 + HOUR_MS)); // n8n settles the re-emitted 01:00 run
 		expect(stored().history.slice(0, historyBefore.length)).toEqual(historyBefore);
-		expect(stored().history.at(-1)).toMatchObject({ outcome: 'fired', declaredAt: T0 + 2 * HOUR_MS });
+		expect(stored().history.at(-1)).toMatchObject({
+			outcome: 'fired',
+			declaredAt: T0 + 2 * HOUR_MS,
+		});
 		expect(stored().queued.map((fire) => fire.declaredAt)).toEqual([T0 + 3 * HOUR_MS]);
 	});
 

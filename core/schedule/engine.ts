@@ -6,7 +6,15 @@ import { Outbox } from '../outbox';
 import type { Fire, StartedFire } from './fire';
 import { jitterFor, runKey, startFire } from './fire';
 import type { FireRecord, LoadedState, ScheduleState } from './history';
-import { appendHistory, HISTORY_LIMIT, loadScheduleState, notStartedRecord, recordItem, startedRecord, summarizeHistory } from './history';
+import {
+	appendHistory,
+	HISTORY_LIMIT,
+	loadScheduleState,
+	notStartedRecord,
+	recordItem,
+	startedRecord,
+	summarizeHistory,
+} from './history';
 import type { OverlapPolicy } from './overlap';
 import { checkOverlapPolicy, DEFAULT_OVERLAP_POLICY, OverlapController } from './overlap';
 import type { Schedule } from './schedule';
@@ -84,10 +92,19 @@ export interface SchedulePreview {
 export function previewItem(preview: SchedulePreview): Record<string, unknown> {
 	const { windows, lastStartedAt, maxLatenessMs } = summarizeHistory(preview.history);
 	return {
-		nextFires: preview.nextFires.map((fire) => ({ runKey: fire.runKey, declaredAt: isoTime(fire.declaredAt), fireAt: isoTime(fire.fireAt) })),
-		lastDeclaredFire: preview.lastDeclaredFire === undefined ? null : isoTime(preview.lastDeclaredFire),
+		nextFires: preview.nextFires.map((fire) => ({
+			runKey: fire.runKey,
+			declaredAt: isoTime(fire.declaredAt),
+			fireAt: isoTime(fire.fireAt),
+		})),
+		lastDeclaredFire:
+			preview.lastDeclaredFire === undefined ? null : isoTime(preview.lastDeclaredFire),
 		catchUp: preview.catchUp,
-		summary: { windows, lastStartedAt: lastStartedAt === undefined ? null : isoTime(lastStartedAt), maxLatenessMs: maxLatenessMs ?? null },
+		summary: {
+			windows,
+			lastStartedAt: lastStartedAt === undefined ? null : isoTime(lastStartedAt),
+			maxLatenessMs: maxLatenessMs ?? null,
+		},
 		history: preview.history.map(recordItem),
 		...(preview.notice !== undefined && { notice: preview.notice }),
 	};
@@ -121,7 +138,10 @@ export class ScheduleEngine {
 	/** Validates every option up front, throwing ScheduleConfigError naming the field. */
 	constructor(private readonly options: ScheduleEngineOptions) {
 		if (typeof options.scheduleId !== 'string' || options.scheduleId === '') {
-			throw new ScheduleConfigError('scheduleId', 'Invalid schedule id for "scheduleId": must be a non-empty string');
+			throw new ScheduleConfigError(
+				'scheduleId',
+				'Invalid schedule id for "scheduleId": must be a non-empty string',
+			);
 		}
 		this.catchUp = options.catchUp ?? 'skip';
 		this.runAllLimit = options.runAllLimit ?? DEFAULT_RUN_ALL_LIMIT;
@@ -129,11 +149,32 @@ export class ScheduleEngine {
 		this.overlapPolicy = options.overlap ?? DEFAULT_OVERLAP_POLICY;
 		checkOverlapPolicy(this.overlapPolicy);
 		this.jitterMs = requireIntegerInRange('jitter', options.jitterMs ?? 0, 0, MAX_JITTER_MS);
-		this.lateGraceMs = requireIntegerInRange('lateGrace', options.lateGraceMs ?? DEFAULT_LATE_GRACE_MS, 0, DAY_MS);
-		this.historyLimit = requireIntegerInRange('historyLimit', options.historyLimit ?? HISTORY_LIMIT, 1, 10 * HISTORY_LIMIT);
+		this.lateGraceMs = requireIntegerInRange(
+			'lateGrace',
+			options.lateGraceMs ?? DEFAULT_LATE_GRACE_MS,
+			0,
+			DAY_MS,
+		);
+		this.historyLimit = requireIntegerInRange(
+			'historyLimit',
+			options.historyLimit ?? HISTORY_LIMIT,
+			1,
+			10 * HISTORY_LIMIT,
+		);
 		this.maxRunMs = options.maxRunMs ?? DEFAULT_MAX_RUN_MS;
-		if (!(Number.isFinite(this.maxRunMs) && this.maxRunMs >= MINUTE_MS && this.maxRunMs <= MAX_MAX_RUN_MS)) {
-			throw configError('maxRunDuration', 'duration', this.maxRunMs / MINUTE_MS, `must be from 1 to ${MAX_MAX_RUN_MS / MINUTE_MS} minutes`);
+		if (
+			!(
+				Number.isFinite(this.maxRunMs) &&
+				this.maxRunMs >= MINUTE_MS &&
+				this.maxRunMs <= MAX_MAX_RUN_MS
+			)
+		) {
+			throw configError(
+				'maxRunDuration',
+				'duration',
+				this.maxRunMs / MINUTE_MS,
+				`must be from 1 to ${MAX_MAX_RUN_MS / MINUTE_MS} minutes`,
+			);
 		}
 		this.overlap = new OverlapController(this.overlapPolicy);
 	}
@@ -204,7 +245,10 @@ export class ScheduleEngine {
 		return this.exclusive(async () => {
 			if (!this.active) return;
 			const fire = this.settle(key);
-			if (fire) this.record([notStartedRecord(fire, 'missed', `n8n could not create the run: ${error.message}`)]);
+			if (fire)
+				this.record([
+					notStartedRecord(fire, 'missed', `n8n could not create the run: ${error.message}`),
+				]);
 			const next = this.overlap.onRunEnded(key, this.options.clock.now());
 			if (next) await this.startAll([next]);
 			else this.write();
@@ -220,7 +264,11 @@ export class ScheduleEngine {
 		const nextFires: SchedulePreview['nextFires'] = [];
 		for (let cursor = Math.max(now, lastDeclaredFire ?? now); nextFires.length < count; ) {
 			cursor = this.options.schedule.nextAfter(cursor);
-			nextFires.push({ runKey: runKey(this.options.scheduleId, cursor), declaredAt: cursor, fireAt: this.fireAt(cursor) });
+			nextFires.push({
+				runKey: runKey(this.options.scheduleId, cursor),
+				declaredAt: cursor,
+				fireAt: this.fireAt(cursor),
+			});
 		}
 		const plan = this.planCatchUp(lastDeclaredFire, now);
 		return {
@@ -237,7 +285,9 @@ export class ScheduleEngine {
 	 * due on time or a little late (overlap policy). Then arms the next timer, starts the runs and
 	 * persists.
 	 */
-	private async processDue(backlog: Fire[] = []): Promise<Omit<ActivationReport, 'notice' | 'reset'>> {
+	private async processDue(
+		backlog: Fire[] = [],
+	): Promise<Omit<ActivationReport, 'notice' | 'reset'>> {
 		const state = this.requireState();
 		const now = this.options.clock.now();
 		const plan = this.planCatchUp(state.lastDeclaredFire, now);
@@ -246,15 +296,29 @@ export class ScheduleEngine {
 		// A run whose end n8n never reported frees its slot after the maximum run duration.
 		for (const key of this.overlap.heldSince(now - this.maxRunMs)) {
 			const fire = this.settle(key) ?? { runKey: key, declaredAt: now, kind: 'scheduled' as const };
-			records.push(notStartedRecord(fire, 'released', `the run did not report its end within the maximum run duration (${this.maxRunMs / MINUTE_MS} min); its overlap slot was freed`));
+			records.push(
+				notStartedRecord(
+					fire,
+					'released',
+					`the run did not report its end within the maximum run duration (${this.maxRunMs / MINUTE_MS} min); its overlap slot was freed`,
+				),
+			);
 			const next = this.overlap.onRunEnded(key, now);
 			if (next) toStart.push(next);
 		}
 		let cursor = plan.lastDeclaredFire;
 		// Windows are handled in declared order, so a window with a large jitter holds back later ones.
-		for (let window = this.options.schedule.nextAfter(cursor); this.fireAt(window) <= now; window = this.options.schedule.nextAfter(cursor)) {
+		for (
+			let window = this.options.schedule.nextAfter(cursor);
+			this.fireAt(window) <= now;
+			window = this.options.schedule.nextAfter(cursor)
+		) {
 			cursor = window;
-			const fire: Fire = { runKey: runKey(this.options.scheduleId, window), declaredAt: window, kind: 'scheduled' };
+			const fire: Fire = {
+				runKey: runKey(this.options.scheduleId, window),
+				declaredAt: window,
+				kind: 'scheduled',
+			};
 			// Its run is written and not yet settled (stale state after a crash): that run is this window's.
 			if (this.outbox.has(fire.runKey)) continue;
 			const decision = this.overlap.onFire(fire, now);
@@ -266,7 +330,8 @@ export class ScheduleEngine {
 		// is not skipped because of catch-up runs started in the same pass; backlog fires are never
 		// skipped, they wait for a free slot.
 		for (const fire of [...backlog, ...plan.starts]) {
-			if (!this.outbox.has(fire.runKey) && this.overlap.onBacklog(fire, now) === 'start') toStart.push(fire);
+			if (!this.outbox.has(fire.runKey) && this.overlap.onBacklog(fire, now) === 'start')
+				toStart.push(fire);
 		}
 		state.lastDeclaredFire = cursor;
 		this.record(records);
@@ -303,8 +368,17 @@ export class ScheduleEngine {
 				this.outbox.settle(fire.runKey);
 				this.overlap.onRunEnded(fire.runKey, now);
 			}
-			this.requireState().history = this.requireState().history.filter((record) => !started.some((fire) => fire.runKey === record.runKey && record.actualAt === fire.actualAt));
-			this.record(started.map((fire) => notStartedRecord(fire, 'missed', `saving the state failed: ${(error as Error).message}`)));
+			this.requireState().history = this.requireState().history.filter(
+				(record) =>
+					!started.some(
+						(fire) => fire.runKey === record.runKey && record.actualAt === fire.actualAt,
+					),
+			);
+			this.record(
+				started.map((fire) =>
+					notStartedRecord(fire, 'missed', `saving the state failed: ${(error as Error).message}`),
+				),
+			);
 			throw error;
 		}
 		const toEmit = this.outbox.pending().filter(({ key }) => !this.emitted.has(key));
@@ -330,7 +404,8 @@ export class ScheduleEngine {
 
 	private record(records: FireRecord[]): void {
 		const state = this.requireState();
-		if (records.length > 0) state.history = appendHistory(state.history, records, this.historyLimit);
+		if (records.length > 0)
+			state.history = appendHistory(state.history, records, this.historyLimit);
 	}
 
 	/** The run left n8n's hands: out of the outbox, and emitted again should the window be started again. */
@@ -341,7 +416,12 @@ export class ScheduleEngine {
 
 	private write(): void {
 		const state = this.requireState();
-		this.options.write({ ...state, queued: this.overlap.queued, outbox: this.outbox.saved(), history: [...state.history] });
+		this.options.write({
+			...state,
+			queued: this.overlap.queued,
+			outbox: this.outbox.saved(),
+			history: [...state.history],
+		});
 	}
 
 	private requireState(): ScheduleState {

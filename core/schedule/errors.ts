@@ -35,12 +35,25 @@ export function fieldLabel(field: string): string {
 }
 
 /** Builds the uniform message: `Invalid <what> <value> for "<label>": <problem>`. */
-export function configError(field: string, what: string, value: unknown, problem: string): ScheduleConfigError {
-	return new ScheduleConfigError(field, `Invalid ${what} ${JSON.stringify(value)} for "${fieldLabel(field)}": ${problem}`);
+export function configError(
+	field: string,
+	what: string,
+	value: unknown,
+	problem: string,
+): ScheduleConfigError {
+	return new ScheduleConfigError(
+		field,
+		`Invalid ${what} ${JSON.stringify(value)} for "${fieldLabel(field)}": ${problem}`,
+	);
 }
 
 /** Returns `value` if it is an integer in [min, max]; otherwise throws naming `field`. */
-export function requireIntegerInRange(field: string, value: unknown, min: number, max: number): number {
+export function requireIntegerInRange(
+	field: string,
+	value: unknown,
+	min: number,
+	max: number,
+): number {
 	if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
 		throw configError(field, 'value', value, `must be a whole number from ${min} to ${max}`);
 	}

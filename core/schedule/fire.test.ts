@@ -8,7 +8,9 @@ describe('runKey', () => {
 
 describe('jitterFor', () => {
 	it('is deterministic and within [0, jitterMs)', () => {
-		const keys = Array.from({ length: 1000 }, (_, i) => runKey('s', Date.UTC(2026, 0, 1) + i * 60_000));
+		const keys = Array.from({ length: 1000 }, (_, i) =>
+			runKey('s', Date.UTC(2026, 0, 1) + i * 60_000),
+		);
 		for (const key of keys) {
 			const jitter = jitterFor(key, 30_000);
 			expect(jitter).toBe(jitterFor(key, 30_000));
@@ -30,9 +32,23 @@ describe('startFire and fireItem', () => {
 	it('measures lateness against the declared window and flags backfills', () => {
 		const declaredAt = Date.UTC(2026, 0, 1, 9);
 		const scheduled = startFire({ runKey: 'k', declaredAt, kind: 'scheduled' }, declaredAt + 1_500);
-		expect(scheduled).toMatchObject({ actualAt: declaredAt + 1_500, latenessMs: 1_500, reprocessing: false });
+		expect(scheduled).toMatchObject({
+			actualAt: declaredAt + 1_500,
+			latenessMs: 1_500,
+			reprocessing: false,
+		});
 		const coalesced = startFire(
-			{ runKey: 'k', declaredAt, kind: 'coalesced', coalesced: { count: 3, firstDeclaredAt: declaredAt - 2, lastDeclaredAt: declaredAt, windows: [declaredAt] } },
+			{
+				runKey: 'k',
+				declaredAt,
+				kind: 'coalesced',
+				coalesced: {
+					count: 3,
+					firstDeclaredAt: declaredAt - 2,
+					lastDeclaredAt: declaredAt,
+					windows: [declaredAt],
+				},
+			},
 			declaredAt + 10,
 		);
 		expect(coalesced.reprocessing).toBe(true);

@@ -53,7 +53,12 @@ export interface StartedFire extends Fire {
 }
 
 export function startFire(fire: Fire, now: number): StartedFire {
-	return { ...fire, actualAt: now, latenessMs: now - fire.declaredAt, reprocessing: fire.kind !== 'scheduled' };
+	return {
+		...fire,
+		actualAt: now,
+		latenessMs: now - fire.declaredAt,
+		reprocessing: fire.kind !== 'scheduled',
+	};
 }
 
 /** The JSON a node emits for a started fire: times as ISO strings, bitemporal fields named. */

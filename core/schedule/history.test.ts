@@ -1,7 +1,18 @@
 import type { FireRecord, ScheduleState } from './history';
-import { appendHistory, freshState, HISTORY_LIMIT, loadScheduleState, recordItem, summarizeHistory } from './history';
+import {
+	appendHistory,
+	freshState,
+	HISTORY_LIMIT,
+	loadScheduleState,
+	recordItem,
+	summarizeHistory,
+} from './history';
 
-const entry = (n: number, outcome: FireRecord['outcome'] = 'fired'): FireRecord => ({ runKey: `r${n}`, declaredAt: n, outcome });
+const entry = (n: number, outcome: FireRecord['outcome'] = 'fired'): FireRecord => ({
+	runKey: `r${n}`,
+	declaredAt: n,
+	outcome,
+});
 
 describe('history', () => {
 	it('keeps the newest entries, newest last', () => {
@@ -10,7 +21,9 @@ describe('history', () => {
 		expect(history).toHaveLength(HISTORY_LIMIT);
 		expect(history[0].declaredAt).toBe(150);
 		expect(history.at(-1)?.declaredAt).toBe(249);
-		expect(appendHistory(history, [entry(1), entry(2)], 3).map((e) => e.declaredAt)).toEqual([249, 1, 2]);
+		expect(appendHistory(history, [entry(1), entry(2)], 3).map((e) => e.declaredAt)).toEqual([
+			249, 1, 2,
+		]);
 	});
 
 	it('summarizes windows per outcome, counting summary entries in full', () => {
@@ -21,7 +34,15 @@ describe('history', () => {
 			entry(4, 'skipped'),
 		]);
 		expect(summary).toEqual({
-			windows: { fired: 2, skipped: 1, queued: 0, missed: 1000, caught_up: 0, coalesced: 0, released: 0 },
+			windows: {
+				fired: 2,
+				skipped: 1,
+				queued: 0,
+				missed: 1000,
+				caught_up: 0,
+				coalesced: 0,
+				released: 0,
+			},
 			lastStartedAt: 9,
 			maxLatenessMs: 7,
 		});
@@ -31,7 +52,16 @@ describe('history', () => {
 describe('recordItem', () => {
 	it('shows times as ISO strings and keeps the rest', () => {
 		const declaredAt = Date.UTC(2026, 0, 1, 9);
-		expect(recordItem({ runKey: 'k', declaredAt, outcome: 'missed', reason: 'down', count: 3, firstDeclaredAt: declaredAt - 120_000 })).toEqual({
+		expect(
+			recordItem({
+				runKey: 'k',
+				declaredAt,
+				outcome: 'missed',
+				reason: 'down',
+				count: 3,
+				firstDeclaredAt: declaredAt - 120_000,
+			}),
+		).toEqual({
 			runKey: 'k',
 			declaredAt: '2026-01-01T09:00:00.000Z',
 			outcome: 'missed',
@@ -39,7 +69,15 @@ describe('recordItem', () => {
 			count: 3,
 			firstDeclaredAt: '2026-01-01T08:58:00.000Z',
 		});
-		expect(recordItem({ runKey: 'k', declaredAt, actualAt: declaredAt + 250, latenessMs: 250, outcome: 'fired' })).toEqual({
+		expect(
+			recordItem({
+				runKey: 'k',
+				declaredAt,
+				actualAt: declaredAt + 250,
+				latenessMs: 250,
+				outcome: 'fired',
+			}),
+		).toEqual({
 			runKey: 'k',
 			declaredAt: '2026-01-01T09:00:00.000Z',
 			actualAt: '2026-01-01T09:00:00.250Z',
@@ -55,7 +93,19 @@ describe('loadScheduleState', () => {
 		scheduleFingerprint: 'fp',
 		lastDeclaredFire: 1234,
 		queued: [{ runKey: 'q', declaredAt: 1000, kind: 'scheduled' }],
-		outbox: [{ key: 'r1', run: { runKey: 'r1', declaredAt: 1, kind: 'scheduled', actualAt: 1, latenessMs: 0, reprocessing: false } }],
+		outbox: [
+			{
+				key: 'r1',
+				run: {
+					runKey: 'r1',
+					declaredAt: 1,
+					kind: 'scheduled',
+					actualAt: 1,
+					latenessMs: 0,
+					reprocessing: false,
+				},
+			},
+		],
 		history: [entry(1)],
 	};
 
@@ -80,7 +130,10 @@ describe('loadScheduleState', () => {
 	it.each([
 		{ ...stored, lastDeclaredFire: 'yesterday' },
 		{ ...stored, history: [{ runKey: 'x', declaredAt: 1, outcome: 'exploded' }] },
-		{ ...stored, queued: [{ runKey: 'x', declaredAt: 1, kind: 'coalesced', coalesced: { count: 'many' } }] },
+		{
+			...stored,
+			queued: [{ runKey: 'x', declaredAt: 1, kind: 'coalesced', coalesced: { count: 'many' } }],
+		},
 		{ ...stored, queued: undefined },
 	])('starts fresh and says so for malformed state %#', (malformed) => {
 		const loaded = loadScheduleState(malformed, 'fp');
@@ -92,6 +145,12 @@ describe('loadScheduleState', () => {
 		const loaded = loadScheduleState(stored, 'new-fp');
 		expect(loaded.reset).toBe('schedule-changed');
 		expect(loaded.notice).toContain('"fp" to "new-fp"');
-		expect(loaded.state).toEqual({ v: 1, scheduleFingerprint: 'new-fp', queued: [], outbox: stored.outbox, history: stored.history });
+		expect(loaded.state).toEqual({
+			v: 1,
+			scheduleFingerprint: 'new-fp',
+			queued: [],
+			outbox: stored.outbox,
+			history: stored.history,
+		});
 	});
 });

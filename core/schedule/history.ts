@@ -4,8 +4,23 @@ import { runKey } from './fire';
 import { isoTime } from '../units';
 
 /** `released`: the overlap slot of a run that never reported its end was freed (Max Run Duration). */
-export type FireOutcome = 'fired' | 'skipped' | 'queued' | 'missed' | 'caught_up' | 'coalesced' | 'released';
-const OUTCOMES: readonly FireOutcome[] = ['fired', 'skipped', 'queued', 'missed', 'caught_up', 'coalesced', 'released'];
+export type FireOutcome =
+	| 'fired'
+	| 'skipped'
+	| 'queued'
+	| 'missed'
+	| 'caught_up'
+	| 'coalesced'
+	| 'released';
+const OUTCOMES: readonly FireOutcome[] = [
+	'fired',
+	'skipped',
+	'queued',
+	'missed',
+	'caught_up',
+	'coalesced',
+	'released',
+];
 
 /**
  * One line of a schedule's fire history: declared vs actual time and what became of the window.
@@ -28,11 +43,19 @@ export interface FireRecord {
 export const HISTORY_LIMIT = 100;
 
 /** `history` followed by `records`, keeping the newest `limit`. */
-export function appendHistory(history: readonly FireRecord[], records: readonly FireRecord[], limit = HISTORY_LIMIT): FireRecord[] {
+export function appendHistory(
+	history: readonly FireRecord[],
+	records: readonly FireRecord[],
+	limit = HISTORY_LIMIT,
+): FireRecord[] {
 	return [...history, ...records].slice(-limit);
 }
 
-const STARTED_OUTCOME: Record<Fire['kind'], FireOutcome> = { scheduled: 'fired', 'catch-up': 'caught_up', coalesced: 'coalesced' };
+const STARTED_OUTCOME: Record<Fire['kind'], FireOutcome> = {
+	scheduled: 'fired',
+	'catch-up': 'caught_up',
+	coalesced: 'coalesced',
+};
 
 export function startedRecord(fire: StartedFire): FireRecord {
 	return {
@@ -41,16 +64,32 @@ export function startedRecord(fire: StartedFire): FireRecord {
 		actualAt: fire.actualAt,
 		latenessMs: fire.latenessMs,
 		outcome: STARTED_OUTCOME[fire.kind],
-		...(fire.coalesced && { count: fire.coalesced.count, firstDeclaredAt: fire.coalesced.firstDeclaredAt }),
+		...(fire.coalesced && {
+			count: fire.coalesced.count,
+			firstDeclaredAt: fire.coalesced.firstDeclaredAt,
+		}),
 	};
 }
 
-export function notStartedRecord(fire: Fire, outcome: 'skipped' | 'queued' | 'missed' | 'released', reason?: string): FireRecord {
-	return { runKey: fire.runKey, declaredAt: fire.declaredAt, outcome, ...(reason !== undefined && { reason }) };
+export function notStartedRecord(
+	fire: Fire,
+	outcome: 'skipped' | 'queued' | 'missed' | 'released',
+	reason?: string,
+): FireRecord {
+	return {
+		runKey: fire.runKey,
+		declaredAt: fire.declaredAt,
+		outcome,
+		...(reason !== undefined && { reason }),
+	};
 }
 
 /** One `missed` entry for a run of consecutive windows. */
-export function missedRecord(scheduleId: string, windows: { count: number; first: number; last: number }, reason: string): FireRecord {
+export function missedRecord(
+	scheduleId: string,
+	windows: { count: number; first: number; last: number },
+	reason: string,
+): FireRecord {
 	return {
 		runKey: runKey(scheduleId, windows.last),
 		declaredAt: windows.last,
@@ -79,11 +118,26 @@ export interface HistorySummary {
 }
 
 export function summarizeHistory(history: readonly FireRecord[]): HistorySummary {
-	const summary: HistorySummary = { windows: { fired: 0, skipped: 0, queued: 0, missed: 0, caught_up: 0, coalesced: 0, released: 0 } };
+	const summary: HistorySummary = {
+		windows: {
+			fired: 0,
+			skipped: 0,
+			queued: 0,
+			missed: 0,
+			caught_up: 0,
+			coalesced: 0,
+			released: 0,
+		},
+	};
 	for (const record of history) {
 		summary.windows[record.outcome] += record.count ?? 1;
-		if (record.actualAt !== undefined) summary.lastStartedAt = Math.max(summary.lastStartedAt ?? record.actualAt, record.actualAt);
-		if (record.latenessMs !== undefined) summary.maxLatenessMs = Math.max(summary.maxLatenessMs ?? record.latenessMs, record.latenessMs);
+		if (record.actualAt !== undefined)
+			summary.lastStartedAt = Math.max(summary.lastStartedAt ?? record.actualAt, record.actualAt);
+		if (record.latenessMs !== undefined)
+			summary.maxLatenessMs = Math.max(
+				summary.maxLatenessMs ?? record.latenessMs,
+				record.latenessMs,
+			);
 	}
 	return summary;
 }
@@ -137,10 +191,18 @@ export function loadScheduleState(raw: unknown, fingerprint: string): LoadedStat
 		};
 	}
 	if (!isScheduleState(stored)) {
-		return { state: freshState(fingerprint), reset: 'invalid', notice: 'Stored schedule state is malformed; starting fresh (no catch-up this time)' };
+		return {
+			state: freshState(fingerprint),
+			reset: 'invalid',
+			notice: 'Stored schedule state is malformed; starting fresh (no catch-up this time)',
+		};
 	}
 	// Runs already written must be emitted again whatever else changed: n8n may not have created them.
-	const outbox = Array.isArray(stored.outbox) ? (stored.outbox as ScheduleState['outbox']).filter((entry) => typeof entry?.key === 'string' && isFire(entry.run)) : [];
+	const outbox = Array.isArray(stored.outbox)
+		? (stored.outbox as ScheduleState['outbox']).filter(
+				(entry) => typeof entry?.key === 'string' && isFire(entry.run),
+			)
+		: [];
 	if (stored.scheduleFingerprint !== fingerprint) {
 		return {
 			state: { ...freshState(fingerprint, stored.history), outbox },
@@ -150,14 +212,24 @@ export function loadScheduleState(raw: unknown, fingerprint: string): LoadedStat
 	}
 	// A copy of the known fields, so the engine never mutates the node's stored object.
 	const { scheduleFingerprint, lastDeclaredFire, queued, history } = stored;
-	return { state: { v: STATE_VERSION, scheduleFingerprint, lastDeclaredFire, queued: [...queued], outbox, history: [...history] } };
+	return {
+		state: {
+			v: STATE_VERSION,
+			scheduleFingerprint,
+			lastDeclaredFire,
+			queued: [...queued],
+			outbox,
+			history: [...history],
+		},
+	};
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {
 	return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-const isTime = (value: unknown): value is number => typeof value === 'number' && Number.isFinite(value);
+const isTime = (value: unknown): value is number =>
+	typeof value === 'number' && Number.isFinite(value);
 
 function isFire(value: unknown): value is Fire {
 	return (
@@ -176,10 +248,17 @@ function isFire(value: unknown): value is Fire {
 }
 
 function isFireRecord(value: unknown): value is FireRecord {
-	return isObject(value) && typeof value.runKey === 'string' && isTime(value.declaredAt) && OUTCOMES.includes(value.outcome as FireOutcome);
+	return (
+		isObject(value) &&
+		typeof value.runKey === 'string' &&
+		isTime(value.declaredAt) &&
+		OUTCOMES.includes(value.outcome as FireOutcome)
+	);
 }
 
-function isScheduleState(value: Record<string, unknown>): value is Record<string, unknown> & ScheduleState {
+function isScheduleState(
+	value: Record<string, unknown>,
+): value is Record<string, unknown> & ScheduleState {
 	return (
 		typeof value.scheduleFingerprint === 'string' &&
 		(value.lastDeclaredFire === undefined || isTime(value.lastDeclaredFire)) &&

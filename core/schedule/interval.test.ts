@@ -9,7 +9,9 @@ describe('interval schedules', () => {
 	it('anchors windows at the epoch, independent of when planning starts', () => {
 		const every15Minutes = new IntervalSchedule(15 * MINUTE_MS);
 		expect(every15Minutes.nextAfter(at('2026-01-01T10:07:13Z'))).toBe(at('2026-01-01T10:15:00Z'));
-		expect(every15Minutes.nextAfter(at('2026-01-01T10:14:59.999Z'))).toBe(at('2026-01-01T10:15:00Z'));
+		expect(every15Minutes.nextAfter(at('2026-01-01T10:14:59.999Z'))).toBe(
+			at('2026-01-01T10:15:00Z'),
+		);
 		// Strictly after: a window time itself gives the following window.
 		expect(every15Minutes.nextAfter(at('2026-01-01T10:15:00Z'))).toBe(at('2026-01-01T10:30:00Z'));
 	});
@@ -21,10 +23,15 @@ describe('interval schedules', () => {
 		expect(schedule.nextAfter(at('2025-12-31T22:30:00Z'))).toBe(at('2025-12-31T23:00:07Z'));
 	});
 
-	it.each([0, MIN_INTERVAL_MS - 1, MAX_INTERVAL_MS + 1, 15_000.5, Number.NaN])('rejects interval %p naming the field and value', (intervalMs) => {
-		expect(() => new IntervalSchedule(intervalMs)).toThrow(ScheduleConfigError);
-		expect(() => new IntervalSchedule(intervalMs)).toThrow(`Invalid interval ${JSON.stringify(intervalMs)} for "Interval"`);
-	});
+	it.each([0, MIN_INTERVAL_MS - 1, MAX_INTERVAL_MS + 1, 15_000.5, Number.NaN])(
+		'rejects interval %p naming the field and value',
+		(intervalMs) => {
+			expect(() => new IntervalSchedule(intervalMs)).toThrow(ScheduleConfigError);
+			expect(() => new IntervalSchedule(intervalMs)).toThrow(
+				`Invalid interval ${JSON.stringify(intervalMs)} for "Interval"`,
+			);
+		},
+	);
 
 	it('accepts the bounds themselves', () => {
 		expect(new IntervalSchedule(MIN_INTERVAL_MS).intervalMs).toBe(10_000);
@@ -40,11 +47,12 @@ describe('interval schedules', () => {
 			last: at('2027-01-01T00:00:00Z'),
 			newest: [at('2026-12-31T23:59:00Z'), at('2027-01-01T00:00:00Z')],
 		});
-		expect(schedule.windowsBetween(at('2026-01-01T00:00:00Z'), at('2026-01-01T00:00:59Z'), 5)).toEqual({ count: 0, newest: [] });
-		expect(schedule.windowsBetween(at('2026-01-01T00:00:00Z'), at('2026-01-01T00:02:30Z'), 5).newest).toEqual([
-			at('2026-01-01T00:01:00Z'),
-			at('2026-01-01T00:02:00Z'),
-		]);
+		expect(
+			schedule.windowsBetween(at('2026-01-01T00:00:00Z'), at('2026-01-01T00:00:59Z'), 5),
+		).toEqual({ count: 0, newest: [] });
+		expect(
+			schedule.windowsBetween(at('2026-01-01T00:00:00Z'), at('2026-01-01T00:02:30Z'), 5).newest,
+		).toEqual([at('2026-01-01T00:01:00Z'), at('2026-01-01T00:02:00Z')]);
 	});
 
 	it('has a fingerprint that changes with interval and anchor', () => {

@@ -19,7 +19,11 @@ export class IntervalSchedule implements Schedule {
 		readonly intervalMs: number,
 		readonly anchorMs = 0,
 	) {
-		if (!Number.isInteger(intervalMs) || intervalMs < MIN_INTERVAL_MS || intervalMs > MAX_INTERVAL_MS) {
+		if (
+			!Number.isInteger(intervalMs) ||
+			intervalMs < MIN_INTERVAL_MS ||
+			intervalMs > MAX_INTERVAL_MS
+		) {
 			throw configError(
 				'interval',
 				'interval',
@@ -27,21 +31,34 @@ export class IntervalSchedule implements Schedule {
 				`must be a whole number of milliseconds from ${MIN_INTERVAL_MS} (10 seconds) to ${MAX_INTERVAL_MS} (366 days)`,
 			);
 		}
-		if (!Number.isInteger(anchorMs)) throw configError('anchor', 'anchor', anchorMs, 'must be a whole number of milliseconds since the epoch');
+		if (!Number.isInteger(anchorMs))
+			throw configError(
+				'anchor',
+				'anchor',
+				anchorMs,
+				'must be a whole number of milliseconds since the epoch',
+			);
 		this.fingerprint = `interval ${intervalMs} anchor ${anchorMs}`;
 	}
 
 	nextAfter(afterMs: number): number {
-		return this.anchorMs + (Math.floor((afterMs - this.anchorMs) / this.intervalMs) + 1) * this.intervalMs;
+		return (
+			this.anchorMs +
+			(Math.floor((afterMs - this.anchorMs) / this.intervalMs) + 1) * this.intervalMs
+		);
 	}
 
 	windowsBetween(fromExclusive: number, toInclusive: number, limit: number): WindowSpan {
 		const first = this.nextAfter(fromExclusive);
 		if (first > toInclusive) return { count: 0, newest: [] };
-		const last = this.anchorMs + Math.floor((toInclusive - this.anchorMs) / this.intervalMs) * this.intervalMs;
+		const last =
+			this.anchorMs + Math.floor((toInclusive - this.anchorMs) / this.intervalMs) * this.intervalMs;
 		const count = (last - first) / this.intervalMs + 1;
 		const listed = Math.min(count, limit);
-		const newest = Array.from({ length: listed }, (_, i) => last - (listed - 1 - i) * this.intervalMs);
+		const newest = Array.from(
+			{ length: listed },
+			(_, i) => last - (listed - 1 - i) * this.intervalMs,
+		);
 		return { count, first, last, newest };
 	}
 }

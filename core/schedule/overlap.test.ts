@@ -49,7 +49,11 @@ describe('OverlapController', () => {
 		expect(overlap.onBacklog(fire(3), 0)).toBe('queue');
 		expect(overlap.onFire(fire(4), 0)).toBe('queue');
 		expect(overlap.onFire(fire(5), 0)).toBe('skip');
-		expect(['r1', 'r2', 'r3'].map((key) => overlap.onRunEnded(key, 0)?.runKey)).toEqual(['r2', 'r3', 'r4']);
+		expect(['r1', 'r2', 'r3'].map((key) => overlap.onRunEnded(key, 0)?.runKey)).toEqual([
+			'r2',
+			'r3',
+			'r4',
+		]);
 	});
 
 	it('ignores the end of a run it does not know (e.g. one started before a restart)', () => {
@@ -64,6 +68,8 @@ describe('OverlapController', () => {
 		[{ kind: 'allow-parallel', maxParallel: 1.5 }, 'maxParallel'],
 		[{ kind: 'whenever' }, 'overlap'],
 	])('rejects %j naming %s', (policy, field) => {
-		expect(() => new OverlapController(policy as never)).toThrow(expect.objectContaining({ field }));
+		expect(() => new OverlapController(policy as never)).toThrow(
+			expect.objectContaining({ field }),
+		);
 	});
 });

@@ -19,7 +19,12 @@ export class FakeClock implements Clock {
 	}
 
 	setTimer(fn: () => void, delayMs: number): TimerHandle {
-		const timer: PendingTimer = { at: this.current + Math.max(0, delayMs), seq: this.seq++, fn, cancelled: false };
+		const timer: PendingTimer = {
+			at: this.current + Math.max(0, delayMs),
+			seq: this.seq++,
+			fn,
+			cancelled: false,
+		};
 		this.timers.push(timer);
 		return { cancel: () => (timer.cancelled = true) };
 	}

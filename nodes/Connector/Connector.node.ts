@@ -33,7 +33,9 @@ export class Connector implements INodeType {
 		inputs: [NodeConnectionTypes.Main],
 		outputs: [NodeConnectionTypes.Main],
 		credentials: connectorCredentials,
-		properties: connectorProperties('The op\'s arguments as JSON; expressions may read the input item, for example its uid'),
+		properties: connectorProperties(
+			"The op's arguments as JSON; expressions may read the input item, for example its uid",
+		),
 	};
 
 	methods = { credentialTest: { imapCredentialTest } };
@@ -44,19 +46,32 @@ export class Connector implements INodeType {
 		const op = resolveOp(this.getNodeParameter('op', 0) as string);
 		let context: Awaited<ReturnType<typeof opContext>>;
 		try {
-			context = await opContext(this, op, () => connectorHttpAuth(this.getNode(), (name, fallback) => this.getNodeParameter(name, 0, fallback)));
+			context = await opContext(this, op, () =>
+				connectorHttpAuth(this.getNode(), (name, fallback) =>
+					this.getNodeParameter(name, 0, fallback),
+				),
+			);
 		} catch (error) {
 			throw toNodeError(this.getNode(), error);
 		}
 		for (let itemIndex = 0; itemIndex < items.length; itemIndex++) {
 			try {
-				const result = await op.run(parseWith(this.getNodeParameter('with', itemIndex)), { ...context, memory: {} });
+				const result = await op.run(parseWith(this.getNodeParameter('with', itemIndex)), {
+					...context,
+					memory: {},
+				});
 				const data = result.kind === 'data' ? result.data : { notModified: true };
-				const json = typeof data === 'object' && data !== null && !Array.isArray(data) ? (data as IDataObject) : { result: data as IDataObject[] };
+				const json =
+					typeof data === 'object' && data !== null && !Array.isArray(data)
+						? (data as IDataObject)
+						: { result: data as IDataObject[] };
 				output.push({ json, pairedItem: { item: itemIndex } });
 			} catch (error) {
 				if (this.continueOnFail()) {
-					output.push({ json: { error: (error as Error).message }, pairedItem: { item: itemIndex } });
+					output.push({
+						json: { error: (error as Error).message },
+						pairedItem: { item: itemIndex },
+					});
 					continue;
 				}
 				throw toNodeError(this.getNode(), error, itemIndex);

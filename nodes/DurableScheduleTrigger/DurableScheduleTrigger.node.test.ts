@@ -1,11 +1,23 @@
-import type { IDataObject, INodeExecutionData, ITriggerFunctions, ITriggerResponse } from 'n8n-workflow';
+import type {
+	IDataObject,
+	INodeExecutionData,
+	ITriggerFunctions,
+	ITriggerResponse,
+} from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
 
 import { flushPromises } from '../../core/testing/fakeClock';
 import { type ScheduleState, STATE_VERSION } from '../../core/schedule';
 import { DurableScheduleTrigger } from './DurableScheduleTrigger.node';
 
-const NODE = { id: 'node-1', name: 'Every 10s', type: 'n8n-nodes-durable-triggers.durableScheduleTrigger', typeVersion: 1, position: [0, 0] as [number, number], parameters: {} };
+const NODE = {
+	id: 'node-1',
+	name: 'Every 10s',
+	type: 'n8n-nodes-durable-triggers.durableScheduleTrigger',
+	typeVersion: 1,
+	position: [0, 0] as [number, number],
+	parameters: {},
+};
 const DEFAULTS: IDataObject = {
 	scheduleType: 'interval',
 	interval: 10,
@@ -28,8 +40,16 @@ function deferred<T>() {
 }
 
 /** The parts of n8n's trigger context the node uses, recording what it emits. */
-function context(parameters: IDataObject, { mode = 'trigger', staticData = {} as IDataObject } = {}) {
-	const emitted: Array<{ items: INodeExecutionData[][]; done?: ReturnType<typeof deferred>; key?: string; stateAtEmit: unknown }> = [];
+function context(
+	parameters: IDataObject,
+	{ mode = 'trigger', staticData = {} as IDataObject } = {},
+) {
+	const emitted: Array<{
+		items: INodeExecutionData[][];
+		done?: ReturnType<typeof deferred>;
+		key?: string;
+		stateAtEmit: unknown;
+	}> = [];
 	const failures: Error[] = [];
 	const params = { ...DEFAULTS, ...parameters };
 	const ctx = {
@@ -40,8 +60,12 @@ function context(parameters: IDataObject, { mode = 'trigger', staticData = {} as
 		getTimezone: () => 'Europe/Berlin',
 		getMode: () => mode,
 		helpers: { createDeferredPromise: deferred },
-		emit: (items: INodeExecutionData[][], _response?: unknown, done?: ReturnType<typeof deferred>, key?: string) =>
-			emitted.push({ items, done, key, stateAtEmit: structuredClone(staticData.schedule) }),
+		emit: (
+			items: INodeExecutionData[][],
+			_response?: unknown,
+			done?: ReturnType<typeof deferred>,
+			key?: string,
+		) => emitted.push({ items, done, key, stateAtEmit: structuredClone(staticData.schedule) }),
 		saveFailedExecution: (error: Error) => failures.push(error),
 		logger: { warn: jest.fn(), debug: jest.fn() },
 	};
@@ -58,7 +82,14 @@ const GRACE = { options: { lateGrace: 1 } };
 
 /** Stored state whose cursor lies `windows` ten-second windows before NOW's window. */
 function storedBehind(windows: number): ScheduleState {
-	return { v: STATE_VERSION, scheduleFingerprint: 'interval 10000 anchor 0', lastDeclaredFire: NOW - 5_000 - windows * 10_000, queued: [], outbox: [], history: [] };
+	return {
+		v: STATE_VERSION,
+		scheduleFingerprint: 'interval 10000 anchor 0',
+		lastDeclaredFire: NOW - 5_000 - windows * 10_000,
+		queued: [],
+		outbox: [],
+		history: [],
+	};
 }
 
 /** Named like n8n-workflow's class, which the node recognises by name. */
@@ -66,7 +97,9 @@ class ExecutionCancelledError extends Error {}
 
 describe('Durable Schedule Trigger node', () => {
 	// The node runs on the system clock; fake timers pin it (promise turns stay real).
-	beforeEach(() => jest.useFakeTimers({ now: NOW, doNotFake: ['setImmediate', 'nextTick', 'queueMicrotask'] }));
+	beforeEach(() =>
+		jest.useFakeTimers({ now: NOW, doNotFake: ['setImmediate', 'nextTick', 'queueMicrotask'] }),
+	);
 	afterEach(() => jest.useRealTimers());
 
 	it.each([
@@ -77,39 +110,78 @@ describe('Durable Schedule Trigger node', () => {
 		[{ catchUp: 'run-all', runAllLimit: 0 }, 'Run-All Limit'],
 		[{ overlap: 'allow-parallel', maxParallel: 500 }, 'Max Parallel Runs'],
 		[{ options: { jitter: -1 } }, 'Jitter (Seconds)'],
-	])('refuses %j at activation, naming the parameter as the editor labels it', async (parameters, label) => {
-		const { ctx, emitted } = context(parameters);
-		const error = await run(ctx).catch((e: unknown) => e);
-		expect(error).toBeInstanceOf(NodeOperationError);
-		expect((error as NodeOperationError).message).toContain(`for "${label}"`);
-		expect((error as NodeOperationError).description).toBe(`Check the "${label}" parameter.`);
-		expect(emitted).toEqual([]);
-	});
+	])(
+		'refuses %j at activation, naming the parameter as the editor labels it',
+		async (parameters, label) => {
+			const { ctx, emitted } = context(parameters);
+			const error = await run(ctx).catch((e: unknown) => e);
+			expect(error).toBeInstanceOf(NodeOperationError);
+			expect((error as NodeOperationError).message).toContain(`for "${label}"`);
+			expect((error as NodeOperationError).description).toBe(`Check the "${label}" parameter.`);
+			expect(emitted).toEqual([]);
+		},
+	);
 
 	it('previews next fires and history in manual mode without storing or starting anything', async () => {
 		const stored = storedBehind(3);
-		stored.history = [{ runKey: 'wf-1:node-1@x', declaredAt: stored.lastDeclaredFire ?? 0, actualAt: stored.lastDeclaredFire, latenessMs: 0, outcome: 'fired' }];
-		const { ctx, emitted, staticData } = context({ ...GRACE, catchUp: 'run-all', runAllLimit: 2 }, { mode: 'manual', staticData: { schedule: stored } });
+		stored.history = [
+			{
+				runKey: 'wf-1:node-1@x',
+				declaredAt: stored.lastDeclaredFire ?? 0,
+				actualAt: stored.lastDeclaredFire,
+				latenessMs: 0,
+				outcome: 'fired',
+			},
+		];
+		const { ctx, emitted, staticData } = context(
+			{ ...GRACE, catchUp: 'run-all', runAllLimit: 2 },
+			{ mode: 'manual', staticData: { schedule: stored } },
+		);
 		const response = await run(ctx);
 		expect(emitted).toEqual([]);
 		await response.manualTriggerFunction?.();
 		expect(emitted).toHaveLength(1);
 		const preview = emitted[0].items[0][0].json;
-		expect(preview).toMatchObject({ preview: true, scheduleId: 'wf-1:node-1', schedule: 'interval 10000 anchor 0', catchUp: { missedCount: 3, runsToStart: 2 } });
-		expect((preview.nextFires as IDataObject[])[0]).toMatchObject({ declaredAt: '2026-01-01T00:00:10.000Z', fireAt: '2026-01-01T00:00:10.000Z' });
+		expect(preview).toMatchObject({
+			preview: true,
+			scheduleId: 'wf-1:node-1',
+			schedule: 'interval 10000 anchor 0',
+			catchUp: { missedCount: 3, runsToStart: 2 },
+		});
+		expect((preview.nextFires as IDataObject[])[0]).toMatchObject({
+			declaredAt: '2026-01-01T00:00:10.000Z',
+			fireAt: '2026-01-01T00:00:10.000Z',
+		});
 		expect(preview.nextFires).toHaveLength(5);
-		expect(preview.history).toEqual([expect.objectContaining({ outcome: 'fired', declaredAt: new Date(stored.lastDeclaredFire ?? 0).toISOString() })]);
+		expect(preview.history).toEqual([
+			expect.objectContaining({
+				outcome: 'fired',
+				declaredAt: new Date(stored.lastDeclaredFire ?? 0).toISOString(),
+			}),
+		]);
 		expect(staticData.schedule).toBe(stored);
 		await response.closeFunction?.();
 	});
 
 	it('emits each catch-up run with its entry, a namespaced deduplication key and the state saved with it', async () => {
-		const { ctx, emitted, staticData, failures } = context({ ...GRACE, catchUp: 'run-all', runAllLimit: 3, overlap: 'allow-parallel', maxParallel: 2 }, { staticData: { schedule: storedBehind(3) } });
+		const { ctx, emitted, staticData, failures } = context(
+			{ ...GRACE, catchUp: 'run-all', runAllLimit: 3, overlap: 'allow-parallel', maxParallel: 2 },
+			{ staticData: { schedule: storedBehind(3) } },
+		);
 		const response = await run(ctx);
 		expect(emitted).toHaveLength(2); // two slots; the third catch-up window waits for one
 		const [first, second] = emitted.map((e) => e.items[0][0].json);
-		expect([first.declaredAt, second.declaredAt]).toEqual(['2025-12-31T23:59:40.000Z', '2025-12-31T23:59:50.000Z']);
-		expect(first).toMatchObject({ kind: 'catch-up', outcome: 'caught_up', reprocessing: true, validTime: first.declaredAt, systemTime: first.actualAt });
+		expect([first.declaredAt, second.declaredAt]).toEqual([
+			'2025-12-31T23:59:40.000Z',
+			'2025-12-31T23:59:50.000Z',
+		]);
+		expect(first).toMatchObject({
+			kind: 'catch-up',
+			outcome: 'caught_up',
+			reprocessing: true,
+			validTime: first.declaredAt,
+			systemTime: first.actualAt,
+		});
 		expect(first.runKey).toBe(`wf-1:node-1@${String(first.declaredAt)}`);
 		expect(emitted[0].key).toBe(`dst:${String(first.runKey)}`);
 		// What n8n saves on the first emit already records both runs, in the history and the outbox.
@@ -127,7 +199,11 @@ describe('Durable Schedule Trigger node', () => {
 		emitted[1].done?.reject(new ExecutionCancelledError()); // a cancelled run ran: it frees its slot, and is no miss
 		await flushPromises();
 		expect((staticData.schedule as ScheduleState).queued).toEqual([]);
-		expect((staticData.schedule as ScheduleState).history.map((r) => r.outcome)).toEqual(['caught_up', 'caught_up', 'caught_up']);
+		expect((staticData.schedule as ScheduleState).history.map((r) => r.outcome)).toEqual([
+			'caught_up',
+			'caught_up',
+			'caught_up',
+		]);
 		expect(failures).toEqual([]);
 		await response.closeFunction?.();
 	});

@@ -32,17 +32,37 @@ const STATE_KEY = 'schedule';
 /** How many upcoming fires "Execute step" lists. */
 const PREVIEW_FIRES = 5;
 
-type Settings = Pick<ScheduleEngineOptions, 'schedule' | 'catchUp' | 'runAllLimit' | 'overlap' | 'jitterMs' | 'lateGraceMs' | 'historyLimit' | 'maxRunMs'>;
+type Settings = Pick<
+	ScheduleEngineOptions,
+	| 'schedule'
+	| 'catchUp'
+	| 'runAllLimit'
+	| 'overlap'
+	| 'jitterMs'
+	| 'lateGraceMs'
+	| 'historyLimit'
+	| 'maxRunMs'
+>;
 
 /** Reads the parameters into engine options; the core validates them (ScheduleConfigError naming the field). */
 function settingsFrom(context: ITriggerFunctions): Settings {
 	const parameter = (name: string, fallback?: unknown) => context.getNodeParameter(name, fallback);
 	const options = parameter('options', {}) as IDataObject;
-	const secondsToMs = (value: unknown) => (value === undefined ? undefined : Math.round(Number(value) * SECOND_MS));
+	const secondsToMs = (value: unknown) =>
+		value === undefined ? undefined : Math.round(Number(value) * SECOND_MS);
 	const schedule =
 		parameter('scheduleType') === 'cron'
-			? createSchedule({ kind: 'cron', expression: parameter('cron') as string, timezone: (parameter('timezone', '') as string) || context.getTimezone() })
-			: createSchedule({ kind: 'interval', intervalMs: (parameter('interval') as number) * (UNIT_MS[parameter('intervalUnit') as TimeUnit] ?? NaN) });
+			? createSchedule({
+					kind: 'cron',
+					expression: parameter('cron') as string,
+					timezone: (parameter('timezone', '') as string) || context.getTimezone(),
+				})
+			: createSchedule({
+					kind: 'interval',
+					intervalMs:
+						(parameter('interval') as number) *
+						(UNIT_MS[parameter('intervalUnit') as TimeUnit] ?? NaN),
+				});
 	const overlapKind = parameter('overlap') as OverlapPolicy['kind'];
 	const overlap =
 		overlapKind === 'queue'
@@ -59,27 +79,37 @@ function settingsFrom(context: ITriggerFunctions): Settings {
 		jitterMs: secondsToMs(options.jitter),
 		lateGraceMs: secondsToMs(options.lateGrace),
 		historyLimit: options.historyLimit as number | undefined,
-		maxRunMs: options.maxRunMinutes === undefined ? undefined : Math.round(Number(options.maxRunMinutes) * 60_000),
+		maxRunMs:
+			options.maxRunMinutes === undefined
+				? undefined
+				: Math.round(Number(options.maxRunMinutes) * 60_000),
 	};
 }
 
 function parameterError(node: INode, error: unknown): NodeOperationError {
 	if (!(error instanceof ScheduleConfigError)) return toNodeError(node, error);
-	return new NodeOperationError(node, error.message, { description: `Check the "${fieldLabel(error.field)}" parameter.` });
+	return new NodeOperationError(node, error.message, {
+		description: `Check the "${fieldLabel(error.field)}" parameter.`,
+	});
 }
 
 export class DurableScheduleTrigger implements INodeType {
 	description: INodeTypeDescription = {
 		displayName: 'Durable Schedule Trigger',
 		name: 'durableScheduleTrigger',
-		icon: { light: 'file:durableScheduleTrigger.svg', dark: 'file:durableScheduleTrigger.dark.svg' },
+		icon: {
+			light: 'file:durableScheduleTrigger.svg',
+			dark: 'file:durableScheduleTrigger.dark.svg',
+		},
 		group: ['trigger', 'schedule'],
 		version: 1,
 		subtitle:
 			'={{($parameter["scheduleType"] === "cron" ? $parameter["cron"] : "Every " + $parameter["interval"] + " " + $parameter["intervalUnit"]) + " · catch-up: " + $parameter["catchUp"] + " · overlap: " + $parameter["overlap"]}}',
-		description: 'Starts the workflow on a schedule that survives restarts: missed windows are caught up by policy, overlapping runs are limited, and no window runs twice',
+		description:
+			'Starts the workflow on a schedule that survives restarts: missed windows are caught up by policy, overlapping runs are limited, and no window runs twice',
 		eventTriggerDescription: '',
-		activationMessage: 'Runs now start on the schedule; missed windows are caught up by the catch-up policy.',
+		activationMessage:
+			'Runs now start on the schedule; missed windows are caught up by the catch-up policy.',
 		defaults: { name: 'Durable Schedule Trigger' },
 		inputs: [],
 		outputs: [NodeConnectionTypes.Main],
@@ -91,8 +121,16 @@ export class DurableScheduleTrigger implements INodeType {
 				noDataExpression: true,
 				default: 'interval',
 				options: [
-					{ name: 'Interval', value: 'interval', description: 'Every N seconds, minutes, hours or days, on fixed boundaries' },
-					{ name: 'Cron Expression', value: 'cron', description: 'Wall-clock times in a time zone, e.g. weekdays at 09:30' },
+					{
+						name: 'Interval',
+						value: 'interval',
+						description: 'Every N seconds, minutes, hours or days, on fixed boundaries',
+					},
+					{
+						name: 'Cron Expression',
+						value: 'cron',
+						description: 'Wall-clock times in a time zone, e.g. weekdays at 09:30',
+					},
 				],
 			},
 			{
@@ -130,18 +168,34 @@ export class DurableScheduleTrigger implements INodeType {
 				default: '',
 				placeholder: 'e.g. Europe/Berlin',
 				displayOptions: { show: { scheduleType: ['cron'] } },
-				description: "IANA time zone the cron expression is read in. Empty: the workflow's time zone (workflow settings, else the instance's).",
+				description:
+					"IANA time zone the cron expression is read in. Empty: the workflow's time zone (workflow settings, else the instance's).",
 			},
 			{
 				displayName: 'Catch-Up',
 				name: 'catchUp',
 				type: 'options',
 				default: 'skip',
-				description: 'What to do, on activation, about windows that passed while the workflow was inactive or n8n was down',
+				description:
+					'What to do, on activation, about windows that passed while the workflow was inactive or n8n was down',
 				options: [
-					{ name: 'Skip', value: 'skip', description: 'Record them as missed and wait for the next window (good for state-sync jobs)' },
-					{ name: 'Coalesce', value: 'coalesce', description: 'Run once for all of them; the run lists the windows it stands for' },
-					{ name: 'Run All', value: 'run-all', description: 'Run once per missed window, oldest first, up to the Run-All Limit (for windows that each mean something, like a daily report)' },
+					{
+						name: 'Skip',
+						value: 'skip',
+						description:
+							'Record them as missed and wait for the next window (good for state-sync jobs)',
+					},
+					{
+						name: 'Coalesce',
+						value: 'coalesce',
+						description: 'Run once for all of them; the run lists the windows it stands for',
+					},
+					{
+						name: 'Run All',
+						value: 'run-all',
+						description:
+							'Run once per missed window, oldest first, up to the Run-All Limit (for windows that each mean something, like a daily report)',
+					},
 				],
 			},
 			{
@@ -151,18 +205,32 @@ export class DurableScheduleTrigger implements INodeType {
 				default: 10,
 				typeOptions: { minValue: 1, maxValue: 1000 },
 				displayOptions: { show: { catchUp: ['run-all'] } },
-				description: 'At most this many missed windows are run (the newest ones); older ones are recorded as missed. 1 to 1000.',
+				description:
+					'At most this many missed windows are run (the newest ones); older ones are recorded as missed. 1 to 1000.',
 			},
 			{
 				displayName: 'Overlap',
 				name: 'overlap',
 				type: 'options',
 				default: 'skip-if-running',
-				description: 'What a window does while runs this trigger started are still going. A run paused in a Wait node counts as ended.',
+				description:
+					'What a window does while runs this trigger started are still going. A run paused in a Wait node counts as ended.',
 				options: [
-					{ name: 'Skip if Running', value: 'skip-if-running', description: 'Skip the window (recorded as skipped)' },
-					{ name: 'Queue', value: 'queue', description: 'Run it once the running run ends, up to the Queue Limit' },
-					{ name: 'Allow Parallel', value: 'allow-parallel', description: 'Run it alongside, up to Max Parallel Runs' },
+					{
+						name: 'Skip if Running',
+						value: 'skip-if-running',
+						description: 'Skip the window (recorded as skipped)',
+					},
+					{
+						name: 'Queue',
+						value: 'queue',
+						description: 'Run it once the running run ends, up to the Queue Limit',
+					},
+					{
+						name: 'Allow Parallel',
+						value: 'allow-parallel',
+						description: 'Run it alongside, up to Max Parallel Runs',
+					},
 				],
 			},
 			{
@@ -172,7 +240,8 @@ export class DurableScheduleTrigger implements INodeType {
 				default: 10,
 				typeOptions: { minValue: 1, maxValue: 1000 },
 				displayOptions: { show: { overlap: ['queue'] } },
-				description: 'Windows that may wait at once; a window arriving at a full queue is skipped. 1 to 1000.',
+				description:
+					'Windows that may wait at once; a window arriving at a full queue is skipped. 1 to 1000.',
 			},
 			{
 				displayName: 'Max Parallel Runs',
@@ -181,7 +250,8 @@ export class DurableScheduleTrigger implements INodeType {
 				default: 2,
 				typeOptions: { minValue: 1, maxValue: 100 },
 				displayOptions: { show: { overlap: ['allow-parallel'] } },
-				description: 'Runs of this trigger that may be active at once; a window beyond that is skipped. 1 to 100.',
+				description:
+					'Runs of this trigger that may be active at once; a window beyond that is skipped. 1 to 100.',
 			},
 			{
 				displayName: 'Options',
@@ -205,7 +275,8 @@ export class DurableScheduleTrigger implements INodeType {
 						type: 'number',
 						default: 60,
 						typeOptions: { minValue: 0, maxValue: 86400 },
-						description: 'A window found up to this late (slow timer, quick restart) still runs as a normal fire; later ones count as missed and get the catch-up policy',
+						description:
+							'A window found up to this late (slow timer, quick restart) still runs as a normal fire; later ones count as missed and get the catch-up policy',
 					},
 					{
 						displayName: 'Max Run Duration (Minutes)',
@@ -261,9 +332,16 @@ export class DurableScheduleTrigger implements INodeType {
 						fires.map((fire) => ({ key: `dst:${fire.runKey}`, run: fire })),
 						(fire) => [{ json: { ...fireItem(fire), outcome: startedRecord(fire).outcome } }],
 						({ run }, settlement, error) =>
-							void (settlement === 'started' ? engine.fireEnded(run.runKey) : engine.fireNotCreated(run.runKey, error ?? new Error('unknown error'))).catch(onError),
+							void (
+								settlement === 'started'
+									? engine.fireEnded(run.runKey)
+									: engine.fireNotCreated(run.runKey, error ?? new Error('unknown error'))
+							).catch(onError),
 						// n8n 1.x has no deduplication keys: a window leaves the outbox as soon as n8n created its run.
-						{ created: ({ run }) => engine.fireCreated(run.runKey), rewrite: () => engine.rewrite() },
+						{
+							created: ({ run }) => engine.fireCreated(run.runKey),
+							rewrite: () => engine.rewrite(),
+						},
 					),
 				maxRunMs: settings.maxRunMs,
 				onError,
@@ -276,7 +354,18 @@ export class DurableScheduleTrigger implements INodeType {
 		if (this.getMode() === 'manual') {
 			const manualTriggerFunction = async () => {
 				const preview = engine.preview(Date.now(), PREVIEW_FIRES);
-				this.emit([[{ json: { preview: true, scheduleId, schedule: settings.schedule.fingerprint, ...previewItem(preview) } }]]);
+				this.emit([
+					[
+						{
+							json: {
+								preview: true,
+								scheduleId,
+								schedule: settings.schedule.fingerprint,
+								...previewItem(preview),
+							},
+						},
+					],
+				]);
 			};
 			return { closeFunction, manualTriggerFunction };
 		}
@@ -284,8 +373,12 @@ export class DurableScheduleTrigger implements INodeType {
 		// Catch-up runs are emitted here, before trigger() returns: in trigger mode emit is live, and
 		// n8n saves static data once more after activation, which stores a catch-up that emitted nothing.
 		const report = await engine.activate();
-		if (report.notice) this.logger.warn(`Durable Schedule Trigger "${node.name}": ${report.notice}`);
-		this.logger.debug(`Durable Schedule Trigger "${node.name}" activated`, { ...report, nextFireAt: new Date(report.nextFireAt).toISOString() });
+		if (report.notice)
+			this.logger.warn(`Durable Schedule Trigger "${node.name}": ${report.notice}`);
+		this.logger.debug(`Durable Schedule Trigger "${node.name}" activated`, {
+			...report,
+			nextFireAt: new Date(report.nextFireAt).toISOString(),
+		});
 		return { closeFunction };
 	}
 }

@@ -33,7 +33,12 @@ import { saveTriggerFailure, toNodeError } from '../shared/errors';
 import type { HttpAuthSettings } from '../shared/httpTransport';
 import { imapCredentialTest } from '../shared/imapCredentialTest';
 import { opContext } from '../shared/opContext';
-import { connectorCredentials, connectorHttpAuth, connectorProperties, timeUnitOptions } from '../shared/parameters';
+import {
+	connectorCredentials,
+	connectorHttpAuth,
+	connectorProperties,
+	timeUnitOptions,
+} from '../shared/parameters';
 
 /** One run in the outbox: its items as emitted, and how to forget them if n8n cannot create it. */
 interface PollRun {
@@ -66,14 +71,15 @@ export class PollTrigger implements INodeType {
 		version: [1, 1.1],
 		defaultVersion: 1.1,
 		subtitle: '={{$parameter["op"] + " · " + $parameter["dedupe"]}}',
-		description: 'Polls a system that cannot push and starts one run per new or changed item, remembering what it started across restarts',
+		description:
+			'Polls a system that cannot push and starts one run per new or changed item, remembering what it started across restarts',
 		defaults: { name: 'Poll Trigger' },
 		inputs: [],
 		outputs: [NodeConnectionTypes.Main],
 		credentials: connectorCredentials,
 		properties: [
 			...connectorProperties(
-				'The op\'s arguments, passed as written. For http.request: method, URL (absolute, or relative to the credential\'s base URL), query, headers, body.',
+				"The op's arguments, passed as written. For http.request: method, URL (absolute, or relative to the credential's base URL), query, headers, body.",
 			),
 			{
 				displayName: 'Items',
@@ -81,7 +87,8 @@ export class PollTrigger implements INodeType {
 				type: 'string',
 				default: '',
 				placeholder: 'e.g. data.items',
-				description: 'JSONata selecting the list in the op\'s result. Leave empty when the result is the list itself.',
+				description:
+					"JSONata selecting the list in the op's result. Leave empty when the result is the list itself.",
 			},
 			{
 				displayName: 'ID',
@@ -90,7 +97,7 @@ export class PollTrigger implements INodeType {
 				default: 'id',
 				required: true,
 				placeholder: 'e.g. sku & "-" & warehouse',
-				description: 'JSONata giving one item\'s key: a non-empty string or a finite number',
+				description: "JSONata giving one item's key: a non-empty string or a finite number",
 			},
 			{
 				displayName: 'Dedupe',
@@ -101,11 +108,34 @@ export class PollTrigger implements INodeType {
 				description:
 					'How the trigger decides an item is new. Changing it later: Unique and Time Window keep what the other remembered; any other change makes the next poll a first poll, which follows First Poll Starts.',
 				options: [
-					{ name: 'Changed', value: 'changed', description: 'Start when a key is new or its version (or content) changed' },
-					{ name: 'Greatest', value: 'greatest', description: 'Start keys above the highest one started (numbers, or strings; never mixed)' },
-					{ name: 'Last', value: 'last', description: 'Start the items after the last one started, for a list returned oldest first' },
-					{ name: 'None', value: 'none', description: 'Start every item on every poll, e.g. unread mail that the workflow marks seen as its last step' },
-					{ name: 'Time Window', value: 'time_window', description: 'Start each key once per TTL; older keys are forgotten' },
+					{
+						name: 'Changed',
+						value: 'changed',
+						description: 'Start when a key is new or its version (or content) changed',
+					},
+					{
+						name: 'Greatest',
+						value: 'greatest',
+						description:
+							'Start keys above the highest one started (numbers, or strings; never mixed)',
+					},
+					{
+						name: 'Last',
+						value: 'last',
+						description:
+							'Start the items after the last one started, for a list returned oldest first',
+					},
+					{
+						name: 'None',
+						value: 'none',
+						description:
+							'Start every item on every poll, e.g. unread mail that the workflow marks seen as its last step',
+					},
+					{
+						name: 'Time Window',
+						value: 'time_window',
+						description: 'Start each key once per TTL; older keys are forgotten',
+					},
 					{ name: 'Unique', value: 'unique', description: 'Start each key once, ever' },
 				],
 			},
@@ -133,14 +163,16 @@ export class PollTrigger implements INodeType {
 				default: '',
 				placeholder: 'e.g. updatedAt',
 				displayOptions: { show: { dedupe: ['changed'] } },
-				description: 'JSONata giving the item\'s version. Leave empty to compare a hash of the whole item.',
+				description:
+					"JSONata giving the item's version. Leave empty to compare a hash of the whole item.",
 			},
 			{
 				displayName: 'One Run per Item',
 				name: 'oneRunPerItem',
 				type: 'boolean',
 				default: true,
-				description: 'Whether each new item starts its own run with the item as its data; off: one run with all new items',
+				description:
+					'Whether each new item starts its own run with the item as its data; off: one run with all new items',
 			},
 			{
 				displayName: 'Interval',
@@ -169,14 +201,16 @@ export class PollTrigger implements INodeType {
 						name: 'backoffMaxSec',
 						type: 'number',
 						default: 3600,
-						description: 'After failures, polls back off exponentially (starting at the interval) up to this; at least the interval. Default: an hour, or the interval when that is longer.',
+						description:
+							'After failures, polls back off exponentially (starting at the interval) up to this; at least the interval. Default: an hour, or the interval when that is longer.',
 					},
 					{
 						displayName: 'Failure Limit',
 						name: 'failureLimit',
 						type: 'number',
 						default: 5,
-						description: 'Consecutive failed polls after which a second failed execution is recorded; polling continues at the backoff cap',
+						description:
+							'Consecutive failed polls after which a second failed execution is recorded; polling continues at the backoff cap',
 					},
 					{
 						displayName: 'First Poll Starts',
@@ -195,7 +229,8 @@ export class PollTrigger implements INodeType {
 						name: 'jitterSec',
 						type: 'number',
 						default: 0,
-						description: 'Delays each poll by a fixed, per-trigger offset below this, so triggers started together spread out',
+						description:
+							'Delays each poll by a fixed, per-trigger offset below this, so triggers started together spread out',
 					},
 					{
 						displayName: 'Newest N',
@@ -223,14 +258,22 @@ export class PollTrigger implements INodeType {
 		const node = this.getNode();
 		const staticData = this.getWorkflowStaticData('node');
 		const saved = (staticData[STATE_KEY] ?? { v: 1 }) as PollTriggerState;
-		if (saved.v !== 1) throw new NodeOperationError(node, `The Poll Trigger's saved state has format version ${String(saved.v)}, which this version of the node cannot read`);
-		const { store, notice } = loadDedupeStore({ dedupe: config.dedupe, firstPoll: config.firstPoll }, saved.dedupe);
+		if (saved.v !== 1)
+			throw new NodeOperationError(
+				node,
+				`The Poll Trigger's saved state has format version ${String(saved.v)}, which this version of the node cannot read`,
+			);
+		const { store, notice } = loadDedupeStore(
+			{ dedupe: config.dedupe, firstPoll: config.firstPoll },
+			saved.dedupe,
+		);
 		const op = resolveOp(config.op);
 		// The arguments are passed as written, so they are checked now, at activation and Execute step.
 		try {
 			op.check(config.with);
 			// A relative URL needs a Base URL (or, in version 1, this package's credential, which brings its own).
-			if (config.http && config.http.auth.kind !== 'legacy' && typeof config.with.url === 'string') resolveUrl(config.with.url, config.http.baseUrl);
+			if (config.http && config.http.auth.kind !== 'legacy' && typeof config.with.url === 'string')
+				resolveUrl(config.with.url, config.http.baseUrl);
 		} catch (error) {
 			throw toNodeError(node, error);
 		}
@@ -240,23 +283,40 @@ export class PollTrigger implements INodeType {
 		if (this.getMode() === 'manual') {
 			return {
 				manualTriggerFunction: async () => {
-					const fetched = await op.run(config.with, { ...context, memory: {}, timeoutMs: config.timeoutMs });
+					const fetched = await op.run(config.with, {
+						...context,
+						memory: {},
+						timeoutMs: config.timeoutMs,
+					});
 					const result = fetched.kind === 'data' ? fetched.data : undefined;
-					const keyed = await config.expressions.keyItems(result ?? [], { withVersion: store.needsVersion });
+					const keyed = await config.expressions.keyItems(result ?? [], {
+						withVersion: store.needsVersion,
+					});
 					const plan = store.plan(keyed, Date.now());
-					this.emit([plan.candidates.map((candidate) => ({ json: preview(candidate, fetched.kind === 'not_modified') }))]);
+					this.emit([
+						plan.candidates.map((candidate) => ({
+							json: preview(candidate, fetched.kind === 'not_modified'),
+						})),
+					]);
 				},
 			};
 		}
 		if (notice) this.logger.warn(`Poll Trigger "${node.name}": ${notice}`);
 
 		const outbox = new Outbox<PollRun>(saved.outbox);
-		if (saved.pending) outbox.add([{ key: saved.pending.dedupeKey, run: { items: saved.pending.items, keys: [] } }]);
+		if (saved.pending)
+			outbox.add([{ key: saved.pending.dedupeKey, run: { items: saved.pending.items, keys: [] } }]);
 		let { observed, opMemory } = saved;
 		// The trigger's one write: n8n stores it with the next emit (emitRuns) or after activation.
 		// n8n only notices a reassigned top-level key, so the whole state object is replaced.
 		const writeState = () => {
-			const state: PollTriggerState = { v: 1, dedupe: store.serialize(), observed, opMemory, outbox: outbox.saved() };
+			const state: PollTriggerState = {
+				v: 1,
+				dedupe: store.serialize(),
+				observed,
+				opMemory,
+				outbox: outbox.saved(),
+			};
 			staticData[STATE_KEY] = state as unknown as IDataObject;
 		};
 		const settled = ({ key, run }: RunToEmit<PollRun>, settlement: Settlement, error?: Error) => {
@@ -268,14 +328,29 @@ export class PollTrigger implements INodeType {
 			opMemory = undefined;
 			saveTriggerFailure(
 				this,
-				new NodeOperationError(node, `n8n could not start a run for ${describeKeys(run.keys)}: ${error?.message ?? 'unknown error'}`, {
-					description: 'The item was not remembered; the next poll starts it again if the source still lists it.',
-				}),
+				new NodeOperationError(
+					node,
+					`n8n could not start a run for ${describeKeys(run.keys)}: ${error?.message ?? 'unknown error'}`,
+					{
+						description:
+							'The item was not remembered; the next poll starts it again if the source still lists it.',
+					},
+				),
 			);
 		};
 		// n8n 1.x has no deduplication keys: each entry leaves the outbox as soon as n8n created its run (emitRuns).
-		const withoutKeys = { created: ({ key }: RunToEmit<PollRun>) => void outbox.settle(key as string), rewrite: writeState };
-		const emit = async (runs: ReadonlyArray<RunToEmit<PollRun>>) => await emitRuns(this, runs, (run) => run.items.map((json) => ({ json })), settled, withoutKeys);
+		const withoutKeys = {
+			created: ({ key }: RunToEmit<PollRun>) => void outbox.settle(key as string),
+			rewrite: writeState,
+		};
+		const emit = async (runs: ReadonlyArray<RunToEmit<PollRun>>) =>
+			await emitRuns(
+				this,
+				runs,
+				(run) => run.items.map((json) => ({ json })),
+				settled,
+				withoutKeys,
+			);
 
 		const runner = new PollRunner({
 			clock: systemClock,
@@ -292,7 +367,7 @@ export class PollTrigger implements INodeType {
 			},
 			onFailure: (error, report) =>
 				saveTriggerFailure(
-				this,
+					this,
 					new NodeOperationError(node, error, {
 						message: error.message,
 						description: `Poll failed (${report.reason === 'first_failure' ? 'first failure after a success' : `${report.consecutiveFailures} failures in a row`}); the trigger keeps polling with backoff.`,
@@ -305,9 +380,17 @@ export class PollTrigger implements INodeType {
 						expressions: config.expressions,
 						store,
 						clock: systemClock,
-						commit: { keyPrefix: `poll:${workflowId}:${node.id}:`, onePerItem: config.oneRunPerItem },
+						commit: {
+							keyPrefix: `poll:${workflowId}:${node.id}:`,
+							onePerItem: config.oneRunPerItem,
+						},
 						fetch: async (fetchSignal) => {
-							const result = await op.run(config.with, { ...context, memory: opMemory ?? {}, signal: fetchSignal, timeoutMs: config.timeoutMs });
+							const result = await op.run(config.with, {
+								...context,
+								memory: opMemory ?? {},
+								signal: fetchSignal,
+								timeoutMs: config.timeoutMs,
+							});
 							if (result.kind === 'not_modified') return { notModified: true };
 							memory = result.memory;
 							return { result: result.data };
@@ -318,7 +401,11 @@ export class PollTrigger implements INodeType {
 				if (outcome.kind === 'not_modified') return outcome;
 				const toEmit = runs.map(({ key, candidates, undo }) => ({
 					key,
-					run: { items: candidates.map(toRunItem), keys: candidates.map((c) => c.key), ...(undo && { undo }) },
+					run: {
+						items: candidates.map(toRunItem),
+						keys: candidates.map((c) => c.key),
+						...(undo && { undo }),
+					},
 				}));
 				outbox.add(toEmit.filter((run): run is OutboxEntry<PollRun> => run.key !== undefined));
 				// Validators are kept with the runs they listed: both are in this one write.
@@ -367,26 +454,45 @@ function readConfig(context: ITriggerFunctions): PollConfig {
 		const dedupeKind = context.getNodeParameter('dedupe') as DedupeConfig['kind'];
 		const dedupe: DedupeConfig =
 			dedupeKind === 'time_window'
-				? { kind: 'time_window', ttlMs: (context.getNodeParameter('ttl') as number) * UNIT_MS[context.getNodeParameter('ttlUnit') as TimeUnit] }
+				? {
+						kind: 'time_window',
+						ttlMs:
+							(context.getNodeParameter('ttl') as number) *
+							UNIT_MS[context.getNodeParameter('ttlUnit') as TimeUnit],
+					}
 				: { kind: dedupeKind };
 		const firstPollMode = (options.firstPoll ?? 'all') as FirstPollPolicy['mode'];
 		const op = context.getNodeParameter('op') as string;
 		return {
 			op,
 			with: parseWith(context.getNodeParameter('with')),
-			http: resolveOp(op).transport === 'http' ? connectorHttpAuth(context.getNode(), (name, fallback) => context.getNodeParameter(name, fallback)) : undefined,
+			http:
+				resolveOp(op).transport === 'http'
+					? connectorHttpAuth(context.getNode(), (name, fallback) =>
+							context.getNodeParameter(name, fallback),
+						)
+					: undefined,
 			expressions: new PollExpressions({
 				items: context.getNodeParameter('items', '') as string,
 				id: context.getNodeParameter('id') as string,
-				version: dedupeKind === 'changed' ? (context.getNodeParameter('version', '') as string) : undefined,
+				version:
+					dedupeKind === 'changed'
+						? (context.getNodeParameter('version', '') as string)
+						: undefined,
 			}),
 			dedupe,
-			firstPoll: firstPollMode === 'newest' ? { mode: 'newest', count: Number(options.newestCount ?? 10) } : { mode: firstPollMode },
+			firstPoll:
+				firstPollMode === 'newest'
+					? { mode: 'newest', count: Number(options.newestCount ?? 10) }
+					: { mode: firstPollMode },
 			oneRunPerItem: context.getNodeParameter('oneRunPerItem', true) as boolean,
-			intervalMs: (context.getNodeParameter('interval') as number) * UNIT_MS[context.getNodeParameter('intervalUnit') as TimeUnit],
+			intervalMs:
+				(context.getNodeParameter('interval') as number) *
+				UNIT_MS[context.getNodeParameter('intervalUnit') as TimeUnit],
 			jitterMs: Number(options.jitterSec ?? 0) * 1000,
 			timeoutMs: Number(options.timeoutSec ?? 60) * 1000,
-			backoffMaxMs: options.backoffMaxSec === undefined ? undefined : Number(options.backoffMaxSec) * 1000,
+			backoffMaxMs:
+				options.backoffMaxSec === undefined ? undefined : Number(options.backoffMaxSec) * 1000,
 			failureLimit: Number(options.failureLimit ?? 5),
 		};
 	} catch (error) {
@@ -396,18 +502,26 @@ function readConfig(context: ITriggerFunctions): PollConfig {
 
 function toRunItem(candidate: Candidate<unknown>): IDataObject {
 	const { item } = candidate;
-	return typeof item === 'object' && item !== null && !Array.isArray(item) ? (item as IDataObject) : { value: item as IDataObject[keyof IDataObject] };
+	return typeof item === 'object' && item !== null && !Array.isArray(item)
+		? (item as IDataObject)
+		: { value: item as IDataObject[keyof IDataObject] };
 }
 
 function describeKeys(keys: readonly ItemKey[]): string {
 	const shown = keys.map((key) => JSON.stringify(key));
 	if (shown.length === 0) return 'a run saved by an earlier version';
-	return shown.length === 1 ? `item ${shown[0]}` : `${shown.length} items (${shown.slice(0, 5).join(', ')}${shown.length > 5 ? ', …' : ''})`;
+	return shown.length === 1
+		? `item ${shown[0]}`
+		: `${shown.length} items (${shown.slice(0, 5).join(', ')}${shown.length > 5 ? ', …' : ''})`;
 }
 
 /** One line of the editor's dry run: the item, its key, and what the next poll would do with it. */
 function preview(candidate: Candidate<unknown>, notModified: boolean): IDataObject {
-	const verdict: IDataObject = { key: candidate.key, verdict: candidate.verdict, wouldStart: ['new', 'expired', 'changed'].includes(candidate.verdict) };
+	const verdict: IDataObject = {
+		key: candidate.key,
+		verdict: candidate.verdict,
+		wouldStart: ['new', 'expired', 'changed'].includes(candidate.verdict),
+	};
 	if (candidate.seenAt !== undefined) verdict.seenAt = new Date(candidate.seenAt).toISOString();
 	if (notModified) verdict.notModified = true;
 	return { ...verdict, item: candidate.item as IDataObject };

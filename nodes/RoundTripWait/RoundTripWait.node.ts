@@ -62,14 +62,23 @@ const SETTING_NAMES = Object.keys(FIELD_LABELS) as Array<keyof typeof FIELD_LABE
 const MISSING = '\u0000missing';
 
 export function callbackAuthFrom(credentials: ICredentialDataDecryptedObject): CallbackAuth {
-	const toleranceSec = credentials.toleranceSec === undefined ? undefined : Number(credentials.toleranceSec);
+	const toleranceSec =
+		credentials.toleranceSec === undefined ? undefined : Number(credentials.toleranceSec);
 	switch (credentials.scheme) {
 		case 'standardWebhooks':
 			return { scheme: 'standardWebhooks', secret: String(credentials.secret ?? ''), toleranceSec };
 		case 'header':
-			return { scheme: 'header', token: String(credentials.token ?? ''), headerName: String(credentials.headerName ?? '') || undefined };
+			return {
+				scheme: 'header',
+				token: String(credentials.token ?? ''),
+				headerName: String(credentials.headerName ?? '') || undefined,
+			};
 		case 'basic':
-			return { scheme: 'basic', user: String(credentials.user ?? ''), password: String(credentials.password ?? '') };
+			return {
+				scheme: 'basic',
+				user: String(credentials.user ?? ''),
+				password: String(credentials.password ?? ''),
+			};
 		default:
 			return {
 				scheme: 'hmac',
@@ -91,8 +100,10 @@ export class RoundTripWait implements INodeType {
 		icon: { light: 'file:roundTripWait.svg', dark: 'file:roundTripWait.dark.svg' },
 		group: ['organization'],
 		version: 1,
-		subtitle: '={{$parameter["mode"] === "sendAndWait" ? "Send, then wait for callback" : "Wait for callback"}}',
-		description: 'Pauses the run until the external system calls back with this run\'s correlation ID, authenticated',
+		subtitle:
+			'={{$parameter["mode"] === "sendAndWait" ? "Send, then wait for callback" : "Wait for callback"}}',
+		description:
+			"Pauses the run until the external system calls back with this run's correlation ID, authenticated",
 		defaults: { name: 'Round-Trip Wait' },
 		inputs: [NodeConnectionTypes.Main],
 		outputs: [NodeConnectionTypes.Main, NodeConnectionTypes.Main],
@@ -130,12 +141,14 @@ export class RoundTripWait implements INodeType {
 					{
 						name: 'Send and Wait',
 						value: 'sendAndWait',
-						description: 'This node sends the request (with the correlation ID and callback URL), then waits',
+						description:
+							'This node sends the request (with the correlation ID and callback URL), then waits',
 					},
 					{
 						name: 'Wait Only',
 						value: 'waitOnly',
-						description: 'An earlier node sent the request with {{ $execution.resumeUrl }} and the correlation ID; this node waits',
+						description:
+							'An earlier node sent the request with {{ $execution.resumeUrl }} and the correlation ID; this node waits',
 					},
 				],
 			},
@@ -145,13 +158,15 @@ export class RoundTripWait implements INodeType {
 				type: 'string',
 				default: '',
 				placeholder: 'e.g. {{ $json.orderId }}',
-				description: 'The ID the callback must carry. Leave empty for a fresh random ID. In "Wait Only" mode, use the ID the earlier node sent.',
+				description:
+					'The ID the callback must carry. Leave empty for a fresh random ID. In "Wait Only" mode, use the ID the earlier node sent.',
 			},
 			httpAuthProperties({ mode: ['sendAndWait'] }, undefined, [
 				{
 					name: 'Durable Triggers HTTP API',
 					value: 'durableHttpApi',
-					description: 'This package\'s own credential (kept for workflows made with it); the URL may be relative to its base URL',
+					description:
+						"This package's own credential (kept for workflows made with it); the URL may be relative to its base URL",
 				},
 			]),
 			{
@@ -177,7 +192,8 @@ export class RoundTripWait implements INodeType {
 				type: 'json',
 				default: '{}',
 				displayOptions: { show: { mode: ['sendAndWait'] } },
-				description: 'JSON body. The correlation ID and callback URL are added to it under the field names below, and always sent as X-Correlation-ID and X-Callback-URL headers.',
+				description:
+					'JSON body. The correlation ID and callback URL are added to it under the field names below, and always sent as X-Correlation-ID and X-Callback-URL headers.',
 			},
 			{
 				displayName: 'Correlation ID Field',
@@ -185,7 +201,8 @@ export class RoundTripWait implements INodeType {
 				type: 'string',
 				default: 'correlationId',
 				displayOptions: { show: { mode: ['sendAndWait'] } },
-				description: 'Body field that carries the correlation ID; empty to leave the body as written',
+				description:
+					'Body field that carries the correlation ID; empty to leave the body as written',
 			},
 			{
 				displayName: 'Callback URL Field',
@@ -193,7 +210,8 @@ export class RoundTripWait implements INodeType {
 				type: 'string',
 				default: 'callbackUrl',
 				displayOptions: { show: { mode: ['sendAndWait'] } },
-				description: 'Body field that carries the URL to call back; empty to leave the body as written',
+				description:
+					'Body field that carries the URL to call back; empty to leave the body as written',
 			},
 			{
 				displayName: 'Headers',
@@ -207,7 +225,8 @@ export class RoundTripWait implements INodeType {
 				name: 'correlationIdPath',
 				type: 'string',
 				default: DEFAULT_CORRELATION_PATH,
-				description: 'JSONata over { body, headers, query } of the callback, e.g. body.correlationId, query.correlationId or headers."x-correlation-token"',
+				description:
+					'JSONata over { body, headers, query } of the callback, e.g. body.correlationId, query.correlationId or headers."x-correlation-token"',
 			},
 			{
 				displayName: 'Timeout',
@@ -215,7 +234,8 @@ export class RoundTripWait implements INodeType {
 				type: 'number',
 				default: 1,
 				typeOptions: { minValue: 1 },
-				description: 'After this long without an accepted callback, the run continues on the "Timed Out" output',
+				description:
+					'After this long without an accepted callback, the run continues on the "Timed Out" output',
 			},
 			{
 				displayName: 'Timeout Unit',
@@ -260,18 +280,29 @@ export class RoundTripWait implements INodeType {
 	async execute(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
 		const items = this.getInputData();
 		if (items.length !== 1) {
-			throw new NodeOperationError(this.getNode(), `Round-Trip Wait waits for one callback per execution, but received ${items.length} items`, {
-				description: 'n8n resumes a waiting execution once. Start one execution per request, e.g. with the Poll Trigger\'s "One Run per Item" or an Execute Workflow node per item.',
-			});
+			throw new NodeOperationError(
+				this.getNode(),
+				`Round-Trip Wait waits for one callback per execution, but received ${items.length} items`,
+				{
+					description:
+						'n8n resumes a waiting execution once. Start one execution per request, e.g. with the Poll Trigger\'s "One Run per Item" or an Execute Workflow node per item.',
+				},
+			);
 		}
 		try {
 			const settings = validateSettings(readSettings(this));
-			validateCredential(this.getNode(), callbackAuthFrom(await this.getCredentials(CALLBACK_CREDENTIAL)));
+			validateCredential(
+				this.getNode(),
+				callbackAuthFrom(await this.getCredentials(CALLBACK_CREDENTIAL)),
+			);
 			const correlationId = settings.correlationId ?? newCorrelationId();
 			const waitStartedAt = Date.now();
 			const deadline = resumeDeadline(waitStartedAt, settings.timeout);
 			const wait = newWait(waitStartedAt, deadline, settings.mode === 'sendAndWait');
-			const callbackUrl = callbackUrlFor(this.evaluateExpression('{{ $execution.resumeUrl }}', 0) as string, wait.waitId);
+			const callbackUrl = callbackUrlFor(
+				this.evaluateExpression('{{ $execution.resumeUrl }}', 0) as string,
+				wait.waitId,
+			);
 
 			const waiting: IDataObject = {
 				waiting: true,
@@ -289,28 +320,61 @@ export class RoundTripWait implements INodeType {
 					const sent = await sendOutbound(http, request);
 					if (sent.ok) return;
 					// The node has returned: tell the waiting run, which then fails with this message.
-					const notice: FailureNotice = { requestFailed: sent.message, description: sent.description };
-					const status = await reportFailure(n8nHttpTransport(this, { auth: { kind: 'none' } }), callbackUrl, wait, notice, systemClock);
-					if (status !== 200) this.logger.error(`Round-Trip Wait could not fail its run after the request failed (${sent.message}); the run waits until its timeout`);
+					const notice: FailureNotice = {
+						requestFailed: sent.message,
+						description: sent.description,
+					};
+					const status = await reportFailure(
+						n8nHttpTransport(this, { auth: { kind: 'none' } }),
+						callbackUrl,
+						wait,
+						notice,
+						systemClock,
+					);
+					if (status !== 200)
+						this.logger.error(
+							`Round-Trip Wait could not fail its run after the request failed (${sent.message}); the run waits until its timeout`,
+						);
 				};
 				if (resume.failsResumedNode && afterWaitIsSaved(this, send)) {
-					waiting.request = { method: request.method, url: request.url, sent: 'once n8n has saved the wait' };
+					waiting.request = {
+						method: request.method,
+						url: request.url,
+						sent: 'once n8n has saved the wait',
+					};
 				} else {
 					// No lifecycle hooks here: send now; a partner calling back before the save gets n8n's 409 and retries (README).
 					const sent = await sendOutbound(http, request);
-					if (!sent.ok) throw new NodeOperationError(this.getNode(), sent.message, { description: sent.description });
-					waiting.request = { method: request.method, url: request.url, status: sent.status, body: sent.body as IDataObject };
+					if (!sent.ok)
+						throw new NodeOperationError(this.getNode(), sent.message, {
+							description: sent.description,
+						});
+					waiting.request = {
+						method: request.method,
+						url: request.url,
+						status: sent.status,
+						body: sent.body as IDataObject,
+					};
 				}
 			}
 
 			const customData = customDataOf(this);
-			if (!customData) throw new NodeOperationError(this.getNode(), 'This n8n offers nodes no execution custom data, where the Round-Trip Wait keeps its wait');
+			if (!customData)
+				throw new NodeOperationError(
+					this.getNode(),
+					'This n8n offers nodes no execution custom data, where the Round-Trip Wait keeps its wait',
+				);
 			customData.set(CORRELATION_KEY, correlationId);
 			customData.set(WAIT_KEY, encodeWaitRecord(wait));
 			// n8n runs no node code when a wait times out: it passes the waiting node's stored input on.
 			// Storing the "Timed Out" item as that input, on output 1, makes the timeout land there.
 			const executeData = this.getExecuteData();
-			const timedOut = [{ json: { ...timedOutItem(correlationId, waitStartedAt, deadline, deadline) }, pairedItem: { item: 0 } }];
+			const timedOut = [
+				{
+					json: { ...timedOutItem(correlationId, waitStartedAt, deadline, deadline) },
+					pairedItem: { item: 0 },
+				},
+			];
 			if (resume.forwardsAllOutputs) {
 				executeData.data = { main: [[], timedOut] };
 				executeData.metadata = { ...executeData.metadata, forwardAllOutputs: true };
@@ -340,19 +404,23 @@ export class RoundTripWait implements INodeType {
 			const customData = customDataOf(this);
 			const expected = customData?.get(CORRELATION_KEY);
 			const wait = decodeWaitRecord(customData?.get(WAIT_KEY));
-			if (!expected || !wait) return refuse(409, 'this execution is not waiting in a Round-Trip Wait node', false);
+			if (!expected || !wait)
+				return refuse(409, 'this execution is not waiting in a Round-Trip Wait node', false);
 			if (request.rawBody === undefined && request.readRawBody) await request.readRawBody();
 			const rawBody = request.rawBody ?? Buffer.alloc(0);
 
 			const notice = request.headers[NOTICE_HEADER];
-			if (notice !== undefined) return failFromNotice(this, wait, String(notice), rawBody.toString('utf8'), refuse);
+			if (notice !== undefined)
+				return failFromNotice(this, wait, String(notice), rawBody.toString('utf8'), refuse);
 
 			const query = { ...(request.query as IDataObject) };
 			delete query.signature; // n8n's resume token: a secret of this run, not callback data
 			const judgement = await judgeCallback(
 				{
 					auth: callbackAuthFrom(await this.getCredentials(CALLBACK_CREDENTIAL)),
-					correlationPath: compileCorrelationPath(this.getNodeParameter('correlationIdPath') as string),
+					correlationPath: compileCorrelationPath(
+						this.getNodeParameter('correlationIdPath') as string,
+					),
 					expectedCorrelationId: expected,
 					wait,
 					replay: REPLAY_MEMORY,
@@ -360,14 +428,22 @@ export class RoundTripWait implements INodeType {
 				{ headers: request.headers, rawBody, body: request.body, query },
 				Date.now(),
 			);
-			if (!judgement.ok) return refuse(judgement.status, judgement.reason, judgement.status !== 410);
+			if (!judgement.ok)
+				return refuse(judgement.status, judgement.reason, judgement.status !== 410);
 			// n8n 2.x resumes a waiting execution once (it updates it only while still waiting); n8n 1.x
 			// (no `customData` on node contexts, see resumeCapabilities) may resume it again: refused here.
-			if (typeof (this as unknown as { customData?: { set?: unknown } }).customData?.set !== 'function' && !RESUMED_WAITS.claim(wait.noticeKey, wait.deadlineMs, Date.now())) {
+			if (
+				typeof (this as unknown as { customData?: { set?: unknown } }).customData?.set !==
+					'function' &&
+				!RESUMED_WAITS.claim(wait.noticeKey, wait.deadlineMs, Date.now())
+			) {
 				return refuse(409, 'this wait was already resumed by another callback', false);
 			}
 			// No response here: n8n answers (Response Code, this body) once the run has left "waiting".
-			return { workflowData: [[{ json: judgement.receipt as unknown as IDataObject }], []], webhookResponse: responseBodyOf(this.getNodeParameter('responseBody')) };
+			return {
+				workflowData: [[{ json: judgement.receipt as unknown as IDataObject }], []],
+				webhookResponse: responseBodyOf(this.getNodeParameter('responseBody')),
+			};
 		} catch (error) {
 			return refuse(500, `The callback could not be checked: ${error.message}`);
 		}
@@ -377,16 +453,34 @@ export class RoundTripWait implements INodeType {
 type Refuse = (status: number, error: string, waiting?: boolean) => IWebhookResponseData;
 
 /** The node's own notice that its request failed after the wait was saved: the run resumes and fails with that message. */
-function failFromNotice(context: IWebhookFunctions, wait: NonNullable<ReturnType<typeof decodeWaitRecord>>, presented: string, body: string, refuse: Refuse): IWebhookResponseData {
+function failFromNotice(
+	context: IWebhookFunctions,
+	wait: NonNullable<ReturnType<typeof decodeWaitRecord>>,
+	presented: string,
+	body: string,
+	refuse: Refuse,
+): IWebhookResponseData {
 	const verified = verifyNotice(wait, presented, body);
 	if (!verified.ok) return refuse(verified.status, verified.reason);
 	const notice = JSON.parse(body) as FailureNotice;
 	// n8n's resume honours a stack entry's `resumeError` (set by n8n itself for failed sub-workflows):
 	// the resumed node fails with it instead of passing its data on. Not a public API of n8n 2.41 (README).
-	const entry = (context as unknown as { runExecutionData?: { executionData?: { nodeExecutionStack?: Array<{ metadata?: IDataObject }> } } }).runExecutionData
-		?.executionData?.nodeExecutionStack?.[0];
-	if (!entry) return refuse(500, 'this n8n does not let the node fail its waiting run; the run waits until its timeout');
-	entry.metadata = { ...entry.metadata, resumeError: { name: 'Error', message: notice.requestFailed, description: notice.description } };
+	const entry = (
+		context as unknown as {
+			runExecutionData?: {
+				executionData?: { nodeExecutionStack?: Array<{ metadata?: IDataObject }> };
+			};
+		}
+	).runExecutionData?.executionData?.nodeExecutionStack?.[0];
+	if (!entry)
+		return refuse(
+			500,
+			'this n8n does not let the node fail its waiting run; the run waits until its timeout',
+		);
+	entry.metadata = {
+		...entry.metadata,
+		resumeError: { name: 'Error', message: notice.requestFailed, description: notice.description },
+	};
 	return { workflowData: [[{ json: {} }], []], webhookResponse: { failed: true } };
 }
 
@@ -397,8 +491,13 @@ function failFromNotice(context: IWebhookFunctions, wait: NonNullable<ReturnType
  * Both came to n8n-core with the node contexts' `customData` (n8n 2.x); n8n 1.123 has neither, so
  * that is the capability read here.
  */
-function resumeCapabilities(context: IExecuteFunctions): { forwardsAllOutputs: boolean; failsResumedNode: boolean } {
-	const modern = typeof (context as unknown as { customData?: { set?: unknown } }).customData?.set === 'function';
+function resumeCapabilities(context: IExecuteFunctions): {
+	forwardsAllOutputs: boolean;
+	failsResumedNode: boolean;
+} {
+	const modern =
+		typeof (context as unknown as { customData?: { set?: unknown } }).customData?.set ===
+		'function';
 	return { forwardsAllOutputs: modern, failsResumedNode: modern };
 }
 
@@ -410,14 +509,22 @@ function resumeCapabilities(context: IExecuteFunctions): { forwardsAllOutputs: b
  * Returns false when this n8n has no such hooks; the caller then sends at once.
  */
 function afterWaitIsSaved(context: IExecuteFunctions, send: () => Promise<void>): boolean {
-	type Hooks = { addHandler?: (name: 'workflowExecuteAfter', handler: (run: { status?: string; waitTill?: Date }) => Promise<void>) => void };
-	const hooks = (context as unknown as { additionalData?: { hooks?: Hooks } }).additionalData?.hooks;
+	type Hooks = {
+		addHandler?: (
+			name: 'workflowExecuteAfter',
+			handler: (run: { status?: string; waitTill?: Date }) => Promise<void>,
+		) => void;
+	};
+	const hooks = (context as unknown as { additionalData?: { hooks?: Hooks } }).additionalData
+		?.hooks;
 	if (typeof hooks?.addHandler !== 'function') return false;
 	hooks.addHandler('workflowExecuteAfter', async (run) => {
 		// A run that failed or was cancelled after this node is not waiting: nothing to ask for.
 		if (run?.status !== 'waiting' || !run.waitTill) return;
 		// Not awaited: the partner may answer slowly; n8n finishes the run's bookkeeping meanwhile.
-		void send().catch((error: Error) => context.logger.error(`Round-Trip Wait: sending the request failed: ${error.message}`));
+		void send().catch((error: Error) =>
+			context.logger.error(`Round-Trip Wait: sending the request failed: ${error.message}`),
+		);
 	});
 	return true;
 }
@@ -436,9 +543,16 @@ function validateCredential(node: INode, auth: CallbackAuth): void {
 	try {
 		validateCallbackAuth(auth);
 	} catch (error) {
-		throw new NodeOperationError(node, `Round-Trip Callback API credential: ${(error as Error).message}`, {
-			description: error instanceof RoundTripConfigError ? `Check the credential's "${error.field}" setting.` : undefined,
-		});
+		throw new NodeOperationError(
+			node,
+			`Round-Trip Callback API credential: ${(error as Error).message}`,
+			{
+				description:
+					error instanceof RoundTripConfigError
+						? `Check the credential's "${error.field}" setting.`
+						: undefined,
+			},
+		);
 	}
 }
 

@@ -15,7 +15,9 @@ export interface CustomData {
 export function customDataOf(context: object): CustomData | undefined {
 	const direct = (context as { customData?: Partial<CustomData> }).customData;
 	if (isCustomData(direct)) return direct;
-	const viaExpressions = (context as { additionalKeys?: { $execution?: { customData?: Partial<CustomData> } } }).additionalKeys?.$execution?.customData;
+	const viaExpressions = (
+		context as { additionalKeys?: { $execution?: { customData?: Partial<CustomData> } } }
+	).additionalKeys?.$execution?.customData;
 	if (isCustomData(viaExpressions)) return viaExpressions;
 	return undefined;
 }

@@ -3,7 +3,11 @@ import type { INodeExecutionData, IRun, ITriggerFunctions } from 'n8n-workflow';
 import { emitRuns, emitsDeduplicationKeys } from './emitRuns';
 
 function deferred<T>() {
-	const d = {} as { promise: Promise<T>; resolve: (value: T) => void; reject: (error: Error) => void };
+	const d = {} as {
+		promise: Promise<T>;
+		resolve: (value: T) => void;
+		reject: (error: Error) => void;
+	};
 	d.promise = new Promise<T>((resolve, reject) => Object.assign(d, { resolve, reject }));
 	return d;
 }
@@ -27,18 +31,26 @@ function n8n1Context() {
 			log.push(`created ${name}`);
 			if (done) {
 				dones.push(done);
-				void Promise.resolve({} as IRun).then(done.resolve).catch(done.reject);
+				void Promise.resolve({} as IRun)
+					.then(done.resolve)
+					.catch(done.reject);
 			}
 		}, 2);
 	};
-	const context = { emit, helpers: { createDeferredPromise: deferred }, workflow: { staticData } } as unknown as ITriggerFunctions;
+	const context = {
+		emit,
+		helpers: { createDeferredPromise: deferred },
+		workflow: { staticData },
+	} as unknown as ITriggerFunctions;
 	return { context, log, dones, staticData };
 }
 
 describe('emitRuns without deduplication keys (n8n 1.x)', () => {
 	test('the emit n8n 1.x hands over has no key parameter; 2.x has one', () => {
 		expect(emitsDeduplicationKeys(n8n1Context().context)).toBe(false);
-		const modern = { emit: (_d: unknown, _r: unknown, _p: unknown, _k: unknown) => undefined } as unknown as ITriggerFunctions;
+		const modern = {
+			emit: (_d: unknown, _r: unknown, _p: unknown, _k: unknown) => undefined,
+		} as unknown as ITriggerFunctions;
 		expect(emitsDeduplicationKeys(modern)).toBe(true);
 	});
 

@@ -36,7 +36,8 @@ export async function emitRuns<R>(
 	settled: (run: RunToEmit<R>, settlement: Settlement, error?: Error) => void,
 	withoutKeys?: WithoutDeduplicationKeys<R>,
 ): Promise<void> {
-	if (withoutKeys && !emitsDeduplicationKeys(context)) return await emitOneByOne(context, runs, toItems, settled, withoutKeys);
+	if (withoutKeys && !emitsDeduplicationKeys(context))
+		return await emitOneByOne(context, runs, toItems, settled, withoutKeys);
 	for (let i = 0; i < runs.length; i++) {
 		if (i === 1) await staticDataWritten(context);
 		const entry = runs[i];
@@ -70,10 +71,18 @@ export async function emitRuns<R>(
  * the execution as failed with MaxStalledCountError and resolves the done-promise with that failed
  * run. A rejection with that class is handled the same way should a later n8n pass it on.
  */
-const RAN_ANYWAY = new Set(['ExecutionCancelledError', 'ExecutionNotFoundError', 'MaxStalledCountError']);
+const RAN_ANYWAY = new Set([
+	'ExecutionCancelledError',
+	'ExecutionNotFoundError',
+	'MaxStalledCountError',
+]);
 
 function ranAnyway(error: unknown): boolean {
-	for (let proto = Object.getPrototypeOf(error ?? {}); proto; proto = Object.getPrototypeOf(proto)) {
+	for (
+		let proto = Object.getPrototypeOf(error ?? {});
+		proto;
+		proto = Object.getPrototypeOf(proto)
+	) {
 		const name = (proto as { constructor?: { name?: string } }).constructor?.name;
 		if (name !== undefined && RAN_ANYWAY.has(name)) return true;
 	}
@@ -82,7 +91,8 @@ function ranAnyway(error: unknown): boolean {
 
 /** Resolves once n8n has written the workflow's static data changes (see emitRuns). */
 async function staticDataWritten(context: ITriggerFunctions): Promise<void> {
-	const root = (context as unknown as { workflow?: { staticData?: { __dataChanged?: unknown } } }).workflow?.staticData;
+	const root = (context as unknown as { workflow?: { staticData?: { __dataChanged?: unknown } } })
+		.workflow?.staticData;
 	if (typeof root?.__dataChanged !== 'boolean') return;
 	const deadline = systemClock.now() + STATIC_DATA_WRITE_WAIT_MS;
 	while (root.__dataChanged === true && systemClock.now() < deadline) {
@@ -158,7 +168,8 @@ async function emitOneByOne<R>(
 		done.promise.then(
 			() => settled(entry, 'started'),
 			// Once the run exists, any end is a run that happened.
-			(error: Error) => settled(entry, exists || ranAnyway(error) ? 'started' : 'not_created', error),
+			(error: Error) =>
+				settled(entry, exists || ranAnyway(error) ? 'started' : 'not_created', error),
 		);
 		try {
 			context.emit([toItems(entry.run)], undefined, done);
@@ -167,7 +178,10 @@ async function emitOneByOne<R>(
 			continue;
 		}
 		let timer: ReturnType<typeof systemClock.setTimer> | undefined;
-		await Promise.race([confirmed, new Promise<void>((resolve) => (timer = systemClock.setTimer(resolve, CREATION_WAIT_MS)))]);
+		await Promise.race([
+			confirmed,
+			new Promise<void>((resolve) => (timer = systemClock.setTimer(resolve, CREATION_WAIT_MS))),
+		]);
 		timer?.cancel();
 		await staticDataWritten(context);
 	}

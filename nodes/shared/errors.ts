@@ -9,7 +9,9 @@ export function toNodeError(node: INode, error: unknown, itemIndex?: number): No
 	if (error instanceof NodeOperationError) return error;
 	const cause = error instanceof Error ? error : new Error(String(error));
 	const details = cause as Error & { field?: string; details?: { description?: string } };
-	const description = details.details?.description ?? (details.field ? `Check the "${details.field}" field.` : undefined);
+	const description =
+		details.details?.description ??
+		(details.field ? `Check the "${details.field}" field.` : undefined);
 	return new NodeOperationError(node, cause, { message: cause.message, description, itemIndex });
 }
 
@@ -20,10 +22,14 @@ export function toNodeError(node: INode, error: unknown, itemIndex?: number): No
  * there the failure goes to n8n's log as an error, and the trigger's observed state keeps it.
  */
 export function saveTriggerFailure(context: ITriggerFunctions, error: NodeOperationError): void {
-	const save = (context as { saveFailedExecution?: (error: NodeOperationError) => void }).saveFailedExecution;
+	const save = (context as { saveFailedExecution?: (error: NodeOperationError) => void })
+		.saveFailedExecution;
 	if (typeof save === 'function') {
 		save.call(context, error);
 		return;
 	}
-	context.logger.error(`${context.getNode().name}: ${error.message}${error.description ? ` (${error.description})` : ''}`, { workflowId: context.getWorkflow().id });
+	context.logger.error(
+		`${context.getNode().name}: ${error.message}${error.description ? ` (${error.description})` : ''}`,
+		{ workflowId: context.getWorkflow().id },
+	);
 }

@@ -7,7 +7,14 @@ import type {
 	IOAuth2Options,
 } from 'n8n-workflow';
 
-import { applyGenericAuth, type AuthTarget, GENERIC_AUTH_TYPES, type HttpAuthChoice, LEGACY_HTTP_CREDENTIAL, resolveUrl } from '../../core/connectors/httpAuth';
+import {
+	applyGenericAuth,
+	type AuthTarget,
+	GENERIC_AUTH_TYPES,
+	type HttpAuthChoice,
+	LEGACY_HTTP_CREDENTIAL,
+	resolveUrl,
+} from '../../core/connectors/httpAuth';
 import type { HttpRequest, HttpTransport } from '../../core/connectors/types';
 
 export const HTTP_CREDENTIAL = LEGACY_HTTP_CREDENTIAL;
@@ -17,8 +24,17 @@ export interface HttpHelpers {
 	getCredentials(type: string): Promise<ICredentialDataDecryptedObject>;
 	helpers: {
 		httpRequest(options: IHttpRequestOptions): Promise<unknown>;
-		httpRequestWithAuthentication(this: unknown, credentialsType: string, options: IHttpRequestOptions): Promise<unknown>;
-		requestOAuth2(this: unknown, credentialsType: string, options: OAuth2RequestOptions, oAuth2Options?: IOAuth2Options): Promise<unknown>;
+		httpRequestWithAuthentication(
+			this: unknown,
+			credentialsType: string,
+			options: IHttpRequestOptions,
+		): Promise<unknown>;
+		requestOAuth2(
+			this: unknown,
+			credentialsType: string,
+			options: OAuth2RequestOptions,
+			oAuth2Options?: IOAuth2Options,
+		): Promise<unknown>;
 	};
 }
 
@@ -60,12 +76,22 @@ export interface HttpAuthSettings {
 export function n8nHttpTransport(context: HttpHelpers, settings: HttpAuthSettings): HttpTransport {
 	const { auth } = settings;
 	return async (request) => {
-		if (auth.kind === 'generic' && auth.type === 'oAuth2Api') return await oauth2Request(context, request, settings.baseUrl);
+		if (auth.kind === 'generic' && auth.type === 'oAuth2Api')
+			return await oauth2Request(context, request, settings.baseUrl);
 
-		let target: AuthTarget = { headers: { ...(request.headers ?? {}) }, query: { ...(request.query ?? {}) }, body: request.body };
+		let target: AuthTarget = {
+			headers: { ...(request.headers ?? {}) },
+			query: { ...(request.query ?? {}) },
+			body: request.body,
+		};
 		if (auth.kind === 'generic' && auth.type !== 'oAuth2Api') {
 			const data = await context.getCredentials(auth.type);
-			target = applyGenericAuth(auth.type, data, target, credentialName(context.getNode(), auth.type));
+			target = applyGenericAuth(
+				auth.type,
+				data,
+				target,
+				credentialName(context.getNode(), auth.type),
+			);
 		}
 		const options: IHttpRequestOptions = {
 			method: request.method as IHttpRequestMethods,
@@ -90,12 +116,20 @@ export function n8nHttpTransport(context: HttpHelpers, settings: HttpAuthSetting
 			const credentials = await context.getCredentials(HTTP_CREDENTIAL);
 			if (!/^https?:\/\//i.test(request.url)) options.baseURL = String(credentials.baseUrl ?? '');
 			// n8n's helper reads the node from `this`.
-			response = (await context.helpers.httpRequestWithAuthentication.call(context, HTTP_CREDENTIAL, options)) as IN8nHttpFullResponse;
+			response = (await context.helpers.httpRequestWithAuthentication.call(
+				context,
+				HTTP_CREDENTIAL,
+				options,
+			)) as IN8nHttpFullResponse;
 		} else {
 			options.url = resolveUrl(request.url, settings.baseUrl);
 			response = (await context.helpers.httpRequest(options)) as IN8nHttpFullResponse;
 		}
-		return { status: response.statusCode, headers: lowerCased(response.headers), body: bodyText(response.body) };
+		return {
+			status: response.statusCode,
+			headers: lowerCased(response.headers),
+			body: bodyText(response.body),
+		};
 	};
 }
 
@@ -105,12 +139,20 @@ interface LegacyFullResponse {
 	body?: unknown;
 }
 
-async function oauth2Request(context: HttpHelpers, request: HttpRequest, baseUrl: string | undefined) {
+async function oauth2Request(
+	context: HttpHelpers,
+	request: HttpRequest,
+	baseUrl: string | undefined,
+) {
 	const headers: Record<string, string> = { ...(request.headers ?? {}) };
 	let body: string | undefined;
 	if (request.body !== undefined) {
 		body = typeof request.body === 'string' ? request.body : JSON.stringify(request.body);
-		if (typeof request.body !== 'string' && !Object.keys(headers).some((h) => h.toLowerCase() === 'content-type')) headers['content-type'] = 'application/json';
+		if (
+			typeof request.body !== 'string' &&
+			!Object.keys(headers).some((h) => h.toLowerCase() === 'content-type')
+		)
+			headers['content-type'] = 'application/json';
 	}
 	const options: OAuth2RequestOptions = {
 		method: request.method as IHttpRequestMethods,
@@ -125,14 +167,22 @@ async function oauth2Request(context: HttpHelpers, request: HttpRequest, baseUrl
 		resolveWithFullResponse: true,
 	};
 	// n8n's legacy request helper takes no abort signal: the poll's signal ends the wait here.
-	const sent = context.helpers.requestOAuth2.call(context, 'oAuth2Api', options, { tokenType: 'Bearer' }) as Promise<LegacyFullResponse>;
+	const sent = context.helpers.requestOAuth2.call(context, 'oAuth2Api', options, {
+		tokenType: 'Bearer',
+	}) as Promise<LegacyFullResponse>;
 	let response: LegacyFullResponse;
 	try {
 		response = await abortable(sent, request.signal);
 	} catch (error) {
-		throw request.signal?.aborted ? new Error(`${options.method} ${options.url} was aborted`) : oauth2Failure(error, credentialName(context.getNode(), 'oAuth2Api'));
+		throw request.signal?.aborted
+			? new Error(`${options.method} ${options.url} was aborted`)
+			: oauth2Failure(error, credentialName(context.getNode(), 'oAuth2Api'));
 	}
-	return { status: response.statusCode, headers: lowerCased(response.headers), body: bodyText(response.body) };
+	return {
+		status: response.statusCode,
+		headers: lowerCased(response.headers),
+		body: bodyText(response.body),
+	};
 }
 
 /**
@@ -142,12 +192,15 @@ async function oauth2Request(context: HttpHelpers, request: HttpRequest, baseUrl
 function oauth2Failure(error: unknown, name: string): Error {
 	const cause = error as Error & { body?: { error?: unknown }; code?: unknown };
 	const message = cause instanceof Error ? cause.message : String(error);
-	const refused = typeof cause?.body?.error === 'string' ? ` (the authorization server answered "${cause.body.error}")` : '';
+	const refused =
+		typeof cause?.body?.error === 'string'
+			? ` (the authorization server answered "${cause.body.error}")`
+			: '';
 	const failure = new Error(`OAuth2 API credential "${name}": ${message}${refused}`);
 	Object.assign(failure, {
 		details: {
 			description: refused
-				? 'n8n could not get or refresh the access token. Check the credential\'s client ID and secret, or reconnect it.'
+				? "n8n could not get or refresh the access token. Check the credential's client ID and secret, or reconnect it."
 				: undefined,
 		},
 	});
@@ -174,7 +227,11 @@ async function abortable<T>(promise: Promise<T>, signal: AbortSignal | undefined
 }
 
 function credentialName(node: INode, type: string): string {
-	return node.credentials?.[type]?.name ?? GENERIC_AUTH_TYPES[type as keyof typeof GENERIC_AUTH_TYPES] ?? type;
+	return (
+		node.credentials?.[type]?.name ??
+		GENERIC_AUTH_TYPES[type as keyof typeof GENERIC_AUTH_TYPES] ??
+		type
+	);
 }
 
 function lowerCased(raw: Record<string, unknown> | undefined): Record<string, string> {

@@ -18,7 +18,10 @@ export function imapConnection(data: ICredentialDataDecryptedObject): ImapConnec
 	if (host === '') throw new ConnectorConfigError('host', 'The IMAP credential has no "Host"');
 	const port = Number(data.port ?? 993);
 	if (!Number.isInteger(port) || port < 1 || port > 65535) {
-		throw new ConnectorConfigError('port', `The IMAP credential's "Port" must be a whole number from 1 to 65535; got ${JSON.stringify(data.port)}`);
+		throw new ConnectorConfigError(
+			'port',
+			`The IMAP credential's "Port" must be a whole number from 1 to 65535; got ${JSON.stringify(data.port)}`,
+		);
 	}
 	return {
 		host,

@@ -7,12 +7,19 @@ import { CONNECTOR_CREDENTIALS_VERSION } from './parameters';
  * The transports an op needs, made from n8n's helpers and the node's stored credentials. `http` is
  * read only for HTTP ops (its parameters are hidden for the others).
  */
-export async function opContext(context: HttpHelpers, op: ConnectorOp, http: () => HttpAuthSettings): Promise<Omit<OpContext, 'memory'>> {
+export async function opContext(
+	context: HttpHelpers,
+	op: ConnectorOp,
+	http: () => HttpAuthSettings,
+): Promise<Omit<OpContext, 'memory'>> {
 	switch (op.transport) {
 		case 'http':
 			return { http: n8nHttpTransport(context, http()) };
 		case 'imap': {
-			const type = context.getNode().typeVersion >= CONNECTOR_CREDENTIALS_VERSION ? N8N_IMAP_CREDENTIAL : IMAP_CREDENTIAL;
+			const type =
+				context.getNode().typeVersion >= CONNECTOR_CREDENTIALS_VERSION
+					? N8N_IMAP_CREDENTIAL
+					: IMAP_CREDENTIAL;
 			return { imap: imapConnection(await context.getCredentials(type)) };
 		}
 	}

@@ -3,40 +3,68 @@ import type { INode } from 'n8n-workflow';
 import { allOps } from '../../core/connectors/registry';
 import { connectorCredentials, connectorHttpAuth, connectorProperties } from './parameters';
 
-const nodeAt = (typeVersion: number, credentials: Record<string, { id: string; name: string }> = {}) => ({ name: 'Poll', typeVersion, credentials }) as unknown as INode;
-const params = (values: Record<string, unknown>) => (name: string, fallback: unknown) => values[name] ?? fallback;
+const nodeAt = (
+	typeVersion: number,
+	credentials: Record<string, { id: string; name: string }> = {},
+) => ({ name: 'Poll', typeVersion, credentials }) as unknown as INode;
+const params = (values: Record<string, unknown>) => (name: string, fallback: unknown) =>
+	values[name] ?? fallback;
 
 describe('connectorHttpAuth', () => {
-	it('version 1 uses this package\'s HTTP credential when one is set, else none, as before', () => {
-		expect(connectorHttpAuth(nodeAt(1, { durableHttpApi: { id: '1', name: 'Source' } }), params({}))).toEqual({ auth: { kind: 'legacy', required: false } });
+	it("version 1 uses this package's HTTP credential when one is set, else none, as before", () => {
+		expect(
+			connectorHttpAuth(nodeAt(1, { durableHttpApi: { id: '1', name: 'Source' } }), params({})),
+		).toEqual({ auth: { kind: 'legacy', required: false } });
 		expect(connectorHttpAuth(nodeAt(1), params({}))).toEqual({ auth: { kind: 'none' } });
 	});
 
-	it('version 1.1 reads Authentication and Base URL, and does not accept this package\'s credential', () => {
-		expect(connectorHttpAuth(nodeAt(1.1), params({ authentication: 'oAuth2Api', baseUrl: 'https://api.example.com' }))).toEqual({
+	it("version 1.1 reads Authentication and Base URL, and does not accept this package's credential", () => {
+		expect(
+			connectorHttpAuth(
+				nodeAt(1.1),
+				params({ authentication: 'oAuth2Api', baseUrl: 'https://api.example.com' }),
+			),
+		).toEqual({
 			auth: { kind: 'generic', type: 'oAuth2Api' },
 			baseUrl: 'https://api.example.com',
 		});
-		expect(connectorHttpAuth(nodeAt(1.1), params({}))).toEqual({ auth: { kind: 'none' }, baseUrl: '' });
-		expect(() => connectorHttpAuth(nodeAt(1.1), params({ authentication: 'durableHttpApi' }))).toThrow('"Authentication" must be one of None,');
+		expect(connectorHttpAuth(nodeAt(1.1), params({}))).toEqual({
+			auth: { kind: 'none' },
+			baseUrl: '',
+		});
+		expect(() =>
+			connectorHttpAuth(nodeAt(1.1), params({ authentication: 'durableHttpApi' })),
+		).toThrow('"Authentication" must be one of None,');
 	});
 });
 
 describe('connector credential descriptions', () => {
-	it('no option parameter has every value covered by credentials\' show conditions (n8n\'s editor would take it for the auth field and hide it)', () => {
+	it("no option parameter has every value covered by credentials' show conditions (n8n's editor would take it for the auth field and hide it)", () => {
 		const properties = connectorProperties('');
 		for (const property of properties.filter((p) => p.type === 'options')) {
-			const shown = new Set(connectorCredentials.flatMap((c) => (c.displayOptions?.show?.[property.name] ?? []) as unknown[]));
+			const shown = new Set(
+				connectorCredentials.flatMap(
+					(c) => (c.displayOptions?.show?.[property.name] ?? []) as unknown[],
+				),
+			);
 			const values = (property.options ?? []).map((o) => (o as { value: unknown }).value);
-			expect({ name: property.name, covered: values.every((v) => shown.has(v)) }).toEqual({ name: property.name, covered: false });
+			expect({ name: property.name, covered: values.every((v) => shown.has(v)) }).toEqual({
+				name: property.name,
+				covered: false,
+			});
 		}
 	});
 
-	it('every op has a credential in version 1.1: n8n\'s IMAP for IMAP ops, n8n\'s generic types for HTTP', () => {
-		const imapOps = allOps().filter((op) => op.transport === 'imap').map((op) => op.name);
+	it("every op has a credential in version 1.1: n8n's IMAP for IMAP ops, n8n's generic types for HTTP", () => {
+		const imapOps = allOps()
+			.filter((op) => op.transport === 'imap')
+			.map((op) => op.name);
 		const imap = connectorCredentials.find((c) => c.name === 'imap');
 		expect(imap?.displayOptions?.show).toEqual({ '@version': [1.1], op: imapOps });
 		const oauth2 = connectorCredentials.find((c) => c.name === 'oAuth2Api');
-		expect(oauth2?.displayOptions).toEqual({ show: { '@version': [1.1], authentication: ['oAuth2Api'] }, hide: { op: imapOps } });
+		expect(oauth2?.displayOptions).toEqual({
+			show: { '@version': [1.1], authentication: ['oAuth2Api'] },
+			hide: { op: imapOps },
+		});
 	});
 });

@@ -1,11 +1,27 @@
-import type { INode, INodeCredentialDescription, INodeProperties, INodePropertyOptions, NodeParameterValue } from 'n8n-workflow';
+import type {
+	INode,
+	INodeCredentialDescription,
+	INodeProperties,
+	INodePropertyOptions,
+	NodeParameterValue,
+} from 'n8n-workflow';
 
-import { GENERIC_AUTH_TYPES, type GenericAuthType, LEGACY_HTTP_CREDENTIAL, resolveHttpAuth } from '../../core/connectors/httpAuth';
+import {
+	GENERIC_AUTH_TYPES,
+	type GenericAuthType,
+	LEGACY_HTTP_CREDENTIAL,
+	resolveHttpAuth,
+} from '../../core/connectors/httpAuth';
 import { allOps } from '../../core/connectors/registry';
 import type { TimeUnit } from '../../core/units';
 import type { HttpAuthSettings } from './httpTransport';
 
-const UNIT_NAMES: Record<TimeUnit, string> = { seconds: 'Seconds', minutes: 'Minutes', hours: 'Hours', days: 'Days' };
+const UNIT_NAMES: Record<TimeUnit, string> = {
+	seconds: 'Seconds',
+	minutes: 'Minutes',
+	hours: 'Hours',
+	days: 'Days',
+};
 
 /** The options of a duration-unit parameter, in the order given. */
 export function timeUnitOptions(...units: TimeUnit[]): INodePropertyOptions[] {
@@ -27,7 +43,10 @@ const V1 = { '@version': [1] };
 const V1_1 = { '@version': [CONNECTOR_CREDENTIALS_VERSION] };
 
 /** n8n's generic types, each shown once chosen as the "Authentication". */
-export function genericCredentials(show: Record<string, NodeParameterValue[]>, hide?: Record<string, NodeParameterValue[]>): INodeCredentialDescription[] {
+export function genericCredentials(
+	show: Record<string, NodeParameterValue[]>,
+	hide?: Record<string, NodeParameterValue[]>,
+): INodeCredentialDescription[] {
 	return (Object.keys(GENERIC_AUTH_TYPES) as GenericAuthType[]).map((type) => ({
 		name: type,
 		required: true,
@@ -45,10 +64,24 @@ export function genericCredentials(show: Record<string, NodeParameterValue[]>, h
  * "Authentication" has a None option, which no credential covers: the editor then leaves it in the panel.
  */
 export const connectorCredentials: INodeCredentialDescription[] = [
-	{ name: LEGACY_HTTP_CREDENTIAL, required: false, displayOptions: { show: V1, hide: { op: IMAP_OPS } } },
-	{ name: 'durableImapApi', required: true, testedBy: 'imapCredentialTest', displayOptions: { show: { ...V1, op: IMAP_OPS } } },
+	{
+		name: LEGACY_HTTP_CREDENTIAL,
+		required: false,
+		displayOptions: { show: V1, hide: { op: IMAP_OPS } },
+	},
+	{
+		name: 'durableImapApi',
+		required: true,
+		testedBy: 'imapCredentialTest',
+		displayOptions: { show: { ...V1, op: IMAP_OPS } },
+	},
 	...genericCredentials(V1_1, { op: IMAP_OPS }),
-	{ name: 'imap', required: true, testedBy: 'imapCredentialTest', displayOptions: { show: { ...V1_1, op: IMAP_OPS } } },
+	{
+		name: 'imap',
+		required: true,
+		testedBy: 'imapCredentialTest',
+		displayOptions: { show: { ...V1_1, op: IMAP_OPS } },
+	},
 ];
 
 /**
@@ -58,7 +91,11 @@ export const connectorCredentials: INodeCredentialDescription[] = [
  * that lists every generic type n8n has (Digest, OAuth1, ...), and a community node must also declare
  * the type to read it, so the editor showed the credential picker twice (test/e2e/editor.test.ts).
  */
-export function httpAuthProperties(show: Record<string, NodeParameterValue[]>, hide?: Record<string, NodeParameterValue[]>, extraOptions: INodePropertyOptions[] = []): INodeProperties {
+export function httpAuthProperties(
+	show: Record<string, NodeParameterValue[]>,
+	hide?: Record<string, NodeParameterValue[]>,
+	extraOptions: INodePropertyOptions[] = [],
+): INodeProperties {
 	return {
 		displayName: 'Authentication',
 		name: 'authentication',
@@ -68,20 +105,23 @@ export function httpAuthProperties(show: Record<string, NodeParameterValue[]>, h
 		displayOptions: { show, ...(hide && { hide }) },
 		options: [
 			{ name: 'None', value: 'none' },
-			...(Object.entries(GENERIC_AUTH_TYPES) as Array<[GenericAuthType, string]>).map(([value, name]) => ({ name, value, description: AUTH_DESCRIPTIONS[value] })),
+			...(Object.entries(GENERIC_AUTH_TYPES) as Array<[GenericAuthType, string]>).map(
+				([value, name]) => ({ name, value, description: AUTH_DESCRIPTIONS[value] }),
+			),
 			...extraOptions,
 		],
-		description: 'One of n8n\'s own credential types. OAuth2 tokens are fetched, refreshed (when the API answers 401) and saved by n8n.',
+		description:
+			"One of n8n's own credential types. OAuth2 tokens are fetched, refreshed (when the API answers 401) and saved by n8n.",
 	};
 }
 
 const AUTH_DESCRIPTIONS: Record<GenericAuthType, string> = {
-	httpBasicAuth: 'n8n\'s Basic Auth credential (user and password)',
-	httpBearerAuth: 'n8n\'s Bearer Auth credential (Authorization: Bearer)',
-	httpCustomAuth: 'n8n\'s Custom Auth credential (JSON headers, qs, body)',
-	httpHeaderAuth: 'n8n\'s Header Auth credential (one header, e.g. X-API-Key)',
-	httpQueryAuth: 'n8n\'s Query Auth credential (one query parameter)',
-	oAuth2Api: 'n8n\'s OAuth2 API credential (client credentials or authorization code)',
+	httpBasicAuth: "n8n's Basic Auth credential (user and password)",
+	httpBearerAuth: "n8n's Bearer Auth credential (Authorization: Bearer)",
+	httpCustomAuth: "n8n's Custom Auth credential (JSON headers, qs, body)",
+	httpHeaderAuth: "n8n's Header Auth credential (one header, e.g. X-API-Key)",
+	httpQueryAuth: "n8n's Query Auth credential (one query parameter)",
+	oAuth2Api: "n8n's OAuth2 API credential (client credentials or authorization code)",
 };
 
 /** `op` and `with`, the same in the Poll Trigger and the Connector node. */
@@ -93,7 +133,11 @@ export function connectorProperties(withDescription: string): INodeProperties[] 
 			type: 'options',
 			noDataExpression: true,
 			default: 'http.request',
-			options: allOps().map((op) => ({ name: op.name, value: op.name, description: op.description })),
+			options: allOps().map((op) => ({
+				name: op.name,
+				value: op.name,
+				description: op.description,
+			})),
 			description: 'The connector operation to call',
 		},
 		httpAuthProperties(V1_1, { op: IMAP_OPS }),
@@ -104,7 +148,8 @@ export function connectorProperties(withDescription: string): INodeProperties[] 
 			default: '',
 			placeholder: 'https://inventory.example.com/api',
 			displayOptions: { show: V1_1, hide: { op: IMAP_OPS } },
-			description: 'A relative request URL in With is resolved against this. Leave empty when With gives an absolute URL.',
+			description:
+				'A relative request URL in With is resolved against this. Leave empty when With gives an absolute URL.',
 		},
 		{
 			displayName: 'With',
@@ -117,9 +162,17 @@ export function connectorProperties(withDescription: string): INodeProperties[] 
 }
 
 /** How a Poll Trigger or Connector node's HTTP op authenticates, from its version and parameters. */
-export function connectorHttpAuth(node: INode, parameter: (name: string, fallback: unknown) => unknown): HttpAuthSettings {
+export function connectorHttpAuth(
+	node: INode,
+	parameter: (name: string, fallback: unknown) => unknown,
+): HttpAuthSettings {
 	if (node.typeVersion < CONNECTOR_CREDENTIALS_VERSION) {
-		return { auth: LEGACY_HTTP_CREDENTIAL in (node.credentials ?? {}) ? { kind: 'legacy', required: false } : { kind: 'none' } };
+		return {
+			auth:
+				LEGACY_HTTP_CREDENTIAL in (node.credentials ?? {})
+					? { kind: 'legacy', required: false }
+					: { kind: 'none' },
+		};
 	}
 	return {
 		auth: resolveHttpAuth(parameter('authentication', 'none')),

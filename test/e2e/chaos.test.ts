@@ -1,4 +1,12 @@
-import { CHAOS_N8N_ENV, chaosTable, type ChaosResult, pollChaosCases, runPollChaos, runScheduleChaos, scheduleChaosCases } from '../harness/chaos';
+import {
+	CHAOS_N8N_ENV,
+	chaosTable,
+	type ChaosResult,
+	pollChaosCases,
+	runPollChaos,
+	runScheduleChaos,
+	scheduleChaosCases,
+} from '../harness/chaos';
 import { N8nInstance } from '../harness/n8nInstance';
 import { isN8n1 } from '../harness/paths';
 
@@ -31,19 +39,27 @@ describe('SIGKILL during bursts (short chaos run)', () => {
 		await n8n?.stop();
 	});
 
-	test.each(pollChaosCases(2_000, BURST).map((chaos) => [chaos.name, chaos] as const))(`poll %s: 2 kills, lost = 0, repeated runs ≤ ${MAX_REPEATS_PER_KILL} per kill`, async (_name, chaos) => {
-		const result = await runPollChaos(n8n, chaos, { kills: 2 });
-		results.push(result);
-		expect(result).toMatchObject({ case: chaos.name, kills: 2, expected: 60, lost: 0 });
-		const itemsPerRun = chaos.parameters.oneRunPerItem === false ? BURST : 1;
-		expect(result.repeated).toBeLessThanOrEqual(MAX_REPEATS_PER_KILL * result.kills * itemsPerRun);
-	});
+	test.each(pollChaosCases(2_000, BURST).map((chaos) => [chaos.name, chaos] as const))(
+		`poll %s: 2 kills, lost = 0, repeated runs ≤ ${MAX_REPEATS_PER_KILL} per kill`,
+		async (_name, chaos) => {
+			const result = await runPollChaos(n8n, chaos, { kills: 2 });
+			results.push(result);
+			expect(result).toMatchObject({ case: chaos.name, kills: 2, expected: 60, lost: 0 });
+			const itemsPerRun = chaos.parameters.oneRunPerItem === false ? BURST : 1;
+			expect(result.repeated).toBeLessThanOrEqual(
+				MAX_REPEATS_PER_KILL * result.kills * itemsPerRun,
+			);
+		},
+	);
 
-	test.each(scheduleChaosCases().map((chaos) => [chaos.name, chaos] as const))(`%s: 2 kills, lost = 0, repeated runs ≤ ${MAX_REPEATS_PER_KILL} per kill`, async (_name, chaos) => {
-		const result = await runScheduleChaos(n8n, chaos, { kills: 2, downtimeMs: 20_000 });
-		results.push(result);
-		expect(result.expected).toBeGreaterThan(6);
-		expect(result).toMatchObject({ case: chaos.name, kills: 2, lost: 0 });
-		expect(result.repeated).toBeLessThanOrEqual(MAX_REPEATS_PER_KILL * result.kills);
-	});
+	test.each(scheduleChaosCases().map((chaos) => [chaos.name, chaos] as const))(
+		`%s: 2 kills, lost = 0, repeated runs ≤ ${MAX_REPEATS_PER_KILL} per kill`,
+		async (_name, chaos) => {
+			const result = await runScheduleChaos(n8n, chaos, { kills: 2, downtimeMs: 20_000 });
+			results.push(result);
+			expect(result.expected).toBeGreaterThan(6);
+			expect(result).toMatchObject({ case: chaos.name, kills: 2, lost: 0 });
+			expect(result.repeated).toBeLessThanOrEqual(MAX_REPEATS_PER_KILL * result.kills);
+		},
+	);
 });

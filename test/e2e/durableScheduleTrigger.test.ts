@@ -27,7 +27,13 @@ interface FireJson {
 	reprocessing: boolean;
 	validTime: string;
 	systemTime: string;
-	coalesced?: { count: number; firstDeclaredAt: string; lastDeclaredAt: string; windows: string[]; windowsTruncated: boolean };
+	coalesced?: {
+		count: number;
+		firstDeclaredAt: string;
+		lastDeclaredAt: string;
+		windows: string[];
+		windowsTruncated: boolean;
+	};
 }
 type Fire = FireJson & { execution: Execution; declared: number };
 
@@ -35,19 +41,37 @@ const iso = (time: number) => new Date(time).toISOString();
 /** The window boundaries in (from, to), oldest first. */
 const windowsBetween = (from: number, to: number) => {
 	const windows: number[] = [];
-	for (let w = Math.floor(from / INTERVAL) * INTERVAL + INTERVAL; w < to; w += INTERVAL) windows.push(w);
+	for (let w = Math.floor(from / INTERVAL) * INTERVAL + INTERVAL; w < to; w += INTERVAL)
+		windows.push(w);
 	return windows;
 };
 
 function scheduleNode(parameters: Record<string, unknown>): NodeJson {
-	return node(TRIGGER, `${PACKAGE}.durableScheduleTrigger`, { scheduleType: 'interval', interval: 10, intervalUnit: 'seconds', ...parameters });
+	return node(TRIGGER, `${PACKAGE}.durableScheduleTrigger`, {
+		scheduleType: 'interval',
+		interval: 10,
+		intervalUnit: 'seconds',
+		...parameters,
+	});
 }
 
 /** Trigger → Done, or Trigger → 24 s Wait → Done. */
 function scheduleWorkflow(name: string, trigger: NodeJson, { slow = false } = {}): WorkflowJson {
 	if (!slow) return workflow(name, [trigger, marker('Done')], [[TRIGGER, 'Done']]);
-	const wait = node('Slow', 'n8n-nodes-base.wait', { amount: SLOW_SECONDS, unit: 'seconds' }, { typeVersion: 1.1, webhookId: randomUUID() });
-	return workflow(name, [trigger, wait, marker('Done')], [[TRIGGER, 'Slow'], ['Slow', 'Done']]);
+	const wait = node(
+		'Slow',
+		'n8n-nodes-base.wait',
+		{ amount: SLOW_SECONDS, unit: 'seconds' },
+		{ typeVersion: 1.1, webhookId: randomUUID() },
+	);
+	return workflow(
+		name,
+		[trigger, wait, marker('Done')],
+		[
+			[TRIGGER, 'Slow'],
+			['Slow', 'Done'],
+		],
+	);
 }
 
 describe('Durable Schedule Trigger in a real n8n', () => {
@@ -64,16 +88,47 @@ describe('Durable Schedule Trigger in a real n8n', () => {
 		// Catch-up: a 2 s late grace, so every window passed during the downtime counts as missed
 		// (the default of 60 s would let the newest ones fire as merely late).
 		const lateGrace = { options: { lateGrace: 2 } };
-		definitions.skip = scheduleWorkflow('catch-up skip', scheduleNode({ scheduleType: 'cron', cron: '*/10 * * * * *', catchUp: 'skip', ...lateGrace }));
-		definitions.coalesce = scheduleWorkflow('catch-up coalesce', scheduleNode({ catchUp: 'coalesce', ...lateGrace }));
-		definitions['run-all'] = scheduleWorkflow('catch-up run-all', scheduleNode({ catchUp: 'run-all', runAllLimit: 10, ...lateGrace }));
-		definitions['run-all-limited'] = scheduleWorkflow('catch-up run-all limit 2', scheduleNode({ catchUp: 'run-all', runAllLimit: 2, ...lateGrace }));
-		definitions['skip-if-running'] = scheduleWorkflow('overlap skip', scheduleNode({ overlap: 'skip-if-running' }), { slow: true });
-		definitions.queue = scheduleWorkflow('overlap queue', scheduleNode({ overlap: 'queue', queueLimit: 1 }), { slow: true });
-		definitions['allow-parallel'] = scheduleWorkflow('overlap parallel', scheduleNode({ overlap: 'allow-parallel', maxParallel: 2 }), { slow: true });
-		definitions.republish = scheduleWorkflow('republish', scheduleNode({ catchUp: 'run-all', ...lateGrace }));
-		definitions.invalid = scheduleWorkflow('invalid cron', scheduleNode({ scheduleType: 'cron', cron: '61 * * * *' }));
-		for (const [name, definition] of Object.entries(definitions)) ids[name] = await n8n.importWorkflow(definition);
+		definitions.skip = scheduleWorkflow(
+			'catch-up skip',
+			scheduleNode({ scheduleType: 'cron', cron: '*/10 * * * * *', catchUp: 'skip', ...lateGrace }),
+		);
+		definitions.coalesce = scheduleWorkflow(
+			'catch-up coalesce',
+			scheduleNode({ catchUp: 'coalesce', ...lateGrace }),
+		);
+		definitions['run-all'] = scheduleWorkflow(
+			'catch-up run-all',
+			scheduleNode({ catchUp: 'run-all', runAllLimit: 10, ...lateGrace }),
+		);
+		definitions['run-all-limited'] = scheduleWorkflow(
+			'catch-up run-all limit 2',
+			scheduleNode({ catchUp: 'run-all', runAllLimit: 2, ...lateGrace }),
+		);
+		definitions['skip-if-running'] = scheduleWorkflow(
+			'overlap skip',
+			scheduleNode({ overlap: 'skip-if-running' }),
+			{ slow: true },
+		);
+		definitions.queue = scheduleWorkflow(
+			'overlap queue',
+			scheduleNode({ overlap: 'queue', queueLimit: 1 }),
+			{ slow: true },
+		);
+		definitions['allow-parallel'] = scheduleWorkflow(
+			'overlap parallel',
+			scheduleNode({ overlap: 'allow-parallel', maxParallel: 2 }),
+			{ slow: true },
+		);
+		definitions.republish = scheduleWorkflow(
+			'republish',
+			scheduleNode({ catchUp: 'run-all', ...lateGrace }),
+		);
+		definitions.invalid = scheduleWorkflow(
+			'invalid cron',
+			scheduleNode({ scheduleType: 'cron', cron: '61 * * * *' }),
+		);
+		for (const [name, definition] of Object.entries(definitions))
+			ids[name] = await n8n.importWorkflow(definition);
 		for (const name of [...catchUpNames, 'republish']) await n8n.publish(ids[name]);
 		invalidActivation = n8n.activationError(ids.invalid);
 		invalidActivation.catch(() => undefined);
@@ -103,25 +158,50 @@ describe('Durable Schedule Trigger in a real n8n', () => {
 		return (staticData as Record<string, { schedule: ScheduleState }>)[`node:${TRIGGER}`].schedule;
 	}
 
-	async function firesWhen(name: string, done: (fires: Fire[]) => boolean, description: string, timeoutMs = 120_000): Promise<Fire[]> {
-		return fires(await n8n.waitForExecutions(ids[name], (executions) => done(fires(executions)), `${name}: ${description}`, timeoutMs));
+	async function firesWhen(
+		name: string,
+		done: (fires: Fire[]) => boolean,
+		description: string,
+		timeoutMs = 120_000,
+	): Promise<Fire[]> {
+		return fires(
+			await n8n.waitForExecutions(
+				ids[name],
+				(executions) => done(fires(executions)),
+				`${name}: ${description}`,
+				timeoutMs,
+			),
+		);
 	}
 
 	/** Waiting for wall-clock time to pass a computed instant (a window boundary), not for n8n. */
 	async function clockPasses(time: number): Promise<void> {
-		await waitFor(`the clock to pass ${iso(time)}`, async () => (Date.now() >= time ? true : undefined), { timeoutMs: time - Date.now() + 5_000, intervalMs: 100 });
+		await waitFor(
+			`the clock to pass ${iso(time)}`,
+			async () => (Date.now() >= time ? true : undefined),
+			{ timeoutMs: time - Date.now() + 5_000, intervalMs: 100 },
+		);
 	}
 
 	async function noRunningExecutions(): Promise<void> {
-		await waitFor('running executions to end', async () => {
-			const running = await n8n.api<{ data: unknown[] }>('GET', '/executions?status=running&limit=10');
-			return running.data.length === 0 ? true : undefined;
-		}, { timeoutMs: 60_000, intervalMs: 500 });
+		await waitFor(
+			'running executions to end',
+			async () => {
+				const running = await n8n.api<{ data: unknown[] }>(
+					'GET',
+					'/executions?status=running&limit=10',
+				);
+				return running.data.length === 0 ? true : undefined;
+			},
+			{ timeoutMs: 60_000, intervalMs: 500 },
+		);
 	}
 
 	/** The history entries recorded for windows from `from` on, as [outcome, declared time]. */
 	function historyFrom(state: ScheduleState, from: number): Array<[FireRecord['outcome'], string]> {
-		return state.history.filter((record) => record.declaredAt >= from).map((record) => [record.outcome, iso(record.declaredAt)]);
+		return state.history
+			.filter((record) => record.declaredAt >= from)
+			.map((record) => [record.outcome, iso(record.declaredAt)]);
 	}
 
 	function expectNoWindowTwice(all: Fire[]) {
@@ -152,7 +232,10 @@ describe('Durable Schedule Trigger in a real n8n', () => {
 
 		const w = (fires: Fire[], n: number) => iso(fires[0].declared + n * INTERVAL);
 		// skip-if-running
-		expect(skipFires.slice(0, 2).map((f) => f.declaredAt)).toEqual([w(skipFires, 0), w(skipFires, 3)]);
+		expect(skipFires.slice(0, 2).map((f) => f.declaredAt)).toEqual([
+			w(skipFires, 0),
+			w(skipFires, 3),
+		]);
 		const skipState = await stateOf('skip-if-running');
 		expect(historyFrom(skipState, skipFires[0].declared).slice(0, 4)).toEqual([
 			['fired', w(skipFires, 0)],
@@ -160,14 +243,18 @@ describe('Durable Schedule Trigger in a real n8n', () => {
 			['skipped', w(skipFires, 2)],
 			['fired', w(skipFires, 3)],
 		]);
-		expect(skipState.history.find((r) => r.outcome === 'skipped')?.reason).toContain('skip-if-running');
+		expect(skipState.history.find((r) => r.outcome === 'skipped')?.reason).toContain(
+			'skip-if-running',
+		);
 
 		// queue: the queued window runs after the run it waited for, late by the wait, and is not reprocessing.
 		expect(queueFires.slice(0, 2).map((f) => [f.declaredAt, f.kind, f.reprocessing])).toEqual([
 			[w(queueFires, 0), 'scheduled', false],
 			[w(queueFires, 1), 'scheduled', false],
 		]);
-		expect(Date.parse(queueFires[1].execution.startedAt)).toBeGreaterThanOrEqual(Date.parse(queueFires[0].execution.stoppedAt ?? ''));
+		expect(Date.parse(queueFires[1].execution.startedAt)).toBeGreaterThanOrEqual(
+			Date.parse(queueFires[0].execution.stoppedAt ?? ''),
+		);
 		expect(queueFires[1].latenessMs).toBeGreaterThan(SLOW_SECONDS * 1000 - INTERVAL);
 		const queueState = await waitFor('the queue workflow to record W3 fired', async () => {
 			const state = await stateOf('queue');
@@ -184,16 +271,30 @@ describe('Durable Schedule Trigger in a real n8n', () => {
 		]);
 
 		// allow-parallel: never more than 2 runs at once, and 2 did run at once.
-		expect(parallelFires.slice(0, 3).map((f) => f.declaredAt)).toEqual([w(parallelFires, 0), w(parallelFires, 1), w(parallelFires, 3)]);
-		const intervals = parallelFires.map((f) => [Date.parse(f.execution.startedAt), Date.parse(f.execution.stoppedAt ?? '')]);
-		const concurrency = intervals.map(([start]) => intervals.filter(([s, e]) => s <= start && start < e).length);
+		expect(parallelFires.slice(0, 3).map((f) => f.declaredAt)).toEqual([
+			w(parallelFires, 0),
+			w(parallelFires, 1),
+			w(parallelFires, 3),
+		]);
+		const intervals = parallelFires.map((f) => [
+			Date.parse(f.execution.startedAt),
+			Date.parse(f.execution.stoppedAt ?? ''),
+		]);
+		const concurrency = intervals.map(
+			([start]) => intervals.filter(([s, e]) => s <= start && start < e).length,
+		);
 		expect(Math.max(...concurrency)).toBe(2);
-		expect(historyFrom(await stateOf('allow-parallel'), parallelFires[0].declared)[2]).toEqual(['skipped', w(parallelFires, 2)]);
+		expect(historyFrom(await stateOf('allow-parallel'), parallelFires[0].declared)[2]).toEqual([
+			'skipped',
+			w(parallelFires, 2),
+		]);
 
 		if (n8n.topology === 'queue') {
 			// The runs executed on the workers, and both workers ran some: the main only started them.
 			const ranOn = n8n.workerOfExecutions();
-			const overlapRuns = [...skipFires, ...queueFires, ...parallelFires].map((fire) => fire.execution.id);
+			const overlapRuns = [...skipFires, ...queueFires, ...parallelFires].map(
+				(fire) => fire.execution.id,
+			);
 			expect(overlapRuns.filter((id) => !ranOn.has(id))).toEqual([]);
 			expect(new Set(overlapRuns.map((id) => ranOn.get(id))).size).toBe(2);
 		}
@@ -209,14 +310,27 @@ describe('Durable Schedule Trigger in a real n8n', () => {
 		await clockPasses(boundary - 200);
 		const changed = structuredClone(definitions[name]);
 		(changed.nodes[0] as NodeJson).parameters.options = { lateGrace: 2, historyLimit: 99 };
-		await n8n.api('PUT', `/workflows/${ids[name]}`, { name: changed.name, nodes: changed.nodes, connections: changed.connections, settings: changed.settings });
-		await firesWhen(name, (f) => f.some((fire) => fire.declared >= boundary + INTERVAL), 'a run after the re-publish');
+		await n8n.api('PUT', `/workflows/${ids[name]}`, {
+			name: changed.name,
+			nodes: changed.nodes,
+			connections: changed.connections,
+			settings: changed.settings,
+		});
+		await firesWhen(
+			name,
+			(f) => f.some((fire) => fire.declared >= boundary + INTERVAL),
+			'a run after the re-publish',
+		);
 
 		// 2. Unpublish and publish again at once.
 		await n8n.unpublish(ids[name]);
 		await n8n.publish(ids[name]);
 		const republishedAt = Date.now();
-		await firesWhen(name, (f) => f.some((fire) => fire.declared > republishedAt), 'a run after unpublish + publish');
+		await firesWhen(
+			name,
+			(f) => f.some((fire) => fire.declared > republishedAt),
+			'a run after unpublish + publish',
+		);
 
 		// 3. Stored state rolled back three windows, as after a crash between a run and its save, or
 		//    a second activation reading old state: run-all plans those windows again, and n8n's
@@ -225,37 +339,84 @@ describe('Durable Schedule Trigger in a real n8n', () => {
 		await noRunningExecutions();
 		const { staticData } = await n8n.getWorkflow(ids[name]);
 		const nodeData = (staticData as Record<string, { schedule: ScheduleState }>)[`node:${TRIGGER}`];
-		const rolledBack = windowsBetween(nodeData.schedule.lastDeclaredFire! - 3 * INTERVAL, nodeData.schedule.lastDeclaredFire! + 1);
+		const rolledBack = windowsBetween(
+			nodeData.schedule.lastDeclaredFire! - 3 * INTERVAL,
+			nodeData.schedule.lastDeclaredFire! + 1,
+		);
 		expect(rolledBack).toHaveLength(3);
-		const stale = { ...staticData as object, [`node:${TRIGGER}`]: { schedule: { ...nodeData.schedule, lastDeclaredFire: nodeData.schedule.lastDeclaredFire! - 3 * INTERVAL } } };
-		await n8n.api('PUT', `/workflows/${ids[name]}`, { name: changed.name, nodes: changed.nodes, connections: changed.connections, settings: changed.settings, staticData: stale });
+		const stale = {
+			...(staticData as object),
+			[`node:${TRIGGER}`]: {
+				schedule: {
+					...nodeData.schedule,
+					lastDeclaredFire: nodeData.schedule.lastDeclaredFire! - 3 * INTERVAL,
+				},
+			},
+		};
+		await n8n.api('PUT', `/workflows/${ids[name]}`, {
+			name: changed.name,
+			nodes: changed.nodes,
+			connections: changed.connections,
+			settings: changed.settings,
+			staticData: stale,
+		});
 		const logBefore = n8n.log().length;
 		await n8n.publish(ids[name]);
 		const reactivatedAt = Date.now();
-		const all = await firesWhen(name, (f) => f.some((fire) => fire.declared > reactivatedAt), 'a run after the stale activation');
+		const all = await firesWhen(
+			name,
+			(f) => f.some((fire) => fire.declared > reactivatedAt),
+			'a run after the stale activation',
+		);
 		// Each rolled-back window was started again (as catch-up, or as a normal fire if it was still
 		// within the late grace) and refused by n8n as a duplicate; a window whose run the stale state
 		// still held in its outbox is not planned again: the outbox emits it again, and n8n refuses it.
-		const inStaleOutbox = new Set((nodeData.schedule.outbox ?? []).map((entry) => entry.run.declaredAt));
+		const inStaleOutbox = new Set(
+			(nodeData.schedule.outbox ?? []).map((entry) => entry.run.declaredAt),
+		);
 		await waitFor('the rolled-back windows to be replanned', async () => {
 			const state = await stateOf(name);
-			const replanned = (window: number) => state.history.some((r) => r.declaredAt === window && ['caught_up', 'fired'].includes(r.outcome) && r.actualAt! > reactivatedAt - 1000);
-			return rolledBack.filter((window) => !inStaleOutbox.has(window)).every(replanned) ? true : undefined;
+			const replanned = (window: number) =>
+				state.history.some(
+					(r) =>
+						r.declaredAt === window &&
+						['caught_up', 'fired'].includes(r.outcome) &&
+						r.actualAt! > reactivatedAt - 1000,
+				);
+			return rolledBack.filter((window) => !inStaleOutbox.has(window)).every(replanned)
+				? true
+				: undefined;
 		});
 		const scheduleId = all[0].runKey.split('@')[0];
-		const refused = n8n.log().slice(logBefore).split('\n').filter((line) => line.includes('Scheduled execution skipped: duplicate deduplication key'));
-		for (const window of rolledBack) expect(refused.filter((line) => line.includes(`"deduplicationKey":"dst:${scheduleId}@${iso(window)}"`))).toHaveLength(1);
+		const refused = n8n
+			.log()
+			.slice(logBefore)
+			.split('\n')
+			.filter((line) => line.includes('Scheduled execution skipped: duplicate deduplication key'));
+		for (const window of rolledBack)
+			expect(
+				refused.filter((line) =>
+					line.includes(`"deduplicationKey":"dst:${scheduleId}@${iso(window)}"`),
+				),
+			).toHaveLength(1);
 
 		expectNoWindowTwice(all);
 		// run-all caught up the windows passed while unpublished: every window from the first run on ran exactly once.
 		const newest = all.at(-1)!.declared;
-		expect(all.map((f) => f.declaredAt)).toEqual(windowsBetween(all[0].declared - 1, newest + 1).map(iso));
-		for (const window of rolledBack) expect(all.filter((f) => f.declared === window)).toHaveLength(1);
+		expect(all.map((f) => f.declaredAt)).toEqual(
+			windowsBetween(all[0].declared - 1, newest + 1).map(iso),
+		);
+		for (const window of rolledBack)
+			expect(all.filter((f) => f.declared === window)).toHaveLength(1);
 		await n8n.unpublish(ids[name]);
 	}, 240_000);
 
 	test('after n8n is down across three windows, skip, coalesce and run-all each run exactly the expected windows', async () => {
-		const before = await Promise.all(catchUpNames.map((name) => firesWhen(name, (f) => f.length >= 2, '2 runs before the restart')));
+		const before = await Promise.all(
+			catchUpNames.map((name) =>
+				firesWhen(name, (f) => f.length >= 2, '2 runs before the restart'),
+			),
+		);
 		await noRunningExecutions();
 		await n8n.stop();
 		const stoppedAt = Date.now();
@@ -267,7 +428,13 @@ describe('Durable Schedule Trigger in a real n8n', () => {
 		await n8n.start();
 
 		const after = await Promise.all(
-			catchUpNames.map((name) => firesWhen(name, (f) => f.some((fire) => fire.kind === 'scheduled' && fire.declared > stoppedAt), 'a scheduled run after the restart')),
+			catchUpNames.map((name) =>
+				firesWhen(
+					name,
+					(f) => f.some((fire) => fire.kind === 'scheduled' && fire.declared > stoppedAt),
+					'a scheduled run after the restart',
+				),
+			),
 		);
 		for (const [i, name] of catchUpNames.entries()) {
 			let all = await firesOf(name);
@@ -277,17 +444,31 @@ describe('Durable Schedule Trigger in a real n8n', () => {
 				const windows = all.map((fire) => fire.declared);
 				const repeated = windows.filter((window, index) => windows.indexOf(window) !== index);
 				expect(repeated.length).toBeLessThanOrEqual(1);
-				for (const window of repeated) expect(window).toBe(Math.max(...all.filter((f) => Date.parse(f.actualAt) < stoppedAt).map((f) => f.declared)));
+				for (const window of repeated)
+					expect(window).toBe(
+						Math.max(
+							...all.filter((f) => Date.parse(f.actualAt) < stoppedAt).map((f) => f.declared),
+						),
+					);
 				all = all.filter((fire, index) => windows.indexOf(fire.declared) === index);
 			}
 			expectNoWindowTwice(all);
-			const lastBefore = Math.max(...all.filter((f) => Date.parse(f.actualAt) < stoppedAt).map((f) => f.declared));
+			const lastBefore = Math.max(
+				...all.filter((f) => Date.parse(f.actualAt) < stoppedAt).map((f) => f.declared),
+			);
 			expect(lastBefore).toBeGreaterThanOrEqual(before[i].at(-1)!.declared);
 			const history = (await stateOf(name)).history;
 			// A window that passed within the late grace before the restart finished is a late normal
 			// window, not a missed one: it fires, or is skipped while the catch-up runs hold the slot.
-			const lateSkipped = history.filter((r) => r.outcome === 'skipped' && r.declaredAt > stoppedAt).map((r) => r.declaredAt);
-			const firstAfter = Math.min(...after[i].filter((f) => f.kind === 'scheduled' && f.declared > stoppedAt).map((f) => f.declared), ...lateSkipped);
+			const lateSkipped = history
+				.filter((r) => r.outcome === 'skipped' && r.declaredAt > stoppedAt)
+				.map((r) => r.declaredAt);
+			const firstAfter = Math.min(
+				...after[i]
+					.filter((f) => f.kind === 'scheduled' && f.declared > stoppedAt)
+					.map((f) => f.declared),
+				...lateSkipped,
+			);
 			const missed = windowsBetween(lastBefore, firstAfter);
 			expect(missed.length).toBeGreaterThanOrEqual(3);
 			const backfills = all.filter((f) => f.reprocessing);
@@ -300,10 +481,16 @@ describe('Durable Schedule Trigger in a real n8n', () => {
 			switch (name) {
 				case 'skip':
 					expect(backfills).toEqual([]);
-					expect(missedEntry).toMatchObject({ count: missed.length, firstDeclaredAt: missed[0], declaredAt: missed.at(-1) });
+					expect(missedEntry).toMatchObject({
+						count: missed.length,
+						firstDeclaredAt: missed[0],
+						declaredAt: missed.at(-1),
+					});
 					break;
 				case 'coalesce':
-					expect(backfills.map((f) => [f.kind, f.outcome, f.declaredAt])).toEqual([['coalesced', 'coalesced', iso(missed.at(-1)!)]]);
+					expect(backfills.map((f) => [f.kind, f.outcome, f.declaredAt])).toEqual([
+						['coalesced', 'coalesced', iso(missed.at(-1)!)],
+					]);
 					expect(backfills[0].coalesced).toEqual({
 						count: missed.length,
 						firstDeclaredAt: iso(missed[0]),
@@ -314,14 +501,24 @@ describe('Durable Schedule Trigger in a real n8n', () => {
 					expect(missedEntry).toBeUndefined();
 					break;
 				case 'run-all':
-					expect(backfills.map((f) => [f.kind, f.outcome, f.declaredAt])).toEqual(missed.map((w) => ['catch-up', 'caught_up', iso(w)]));
+					expect(backfills.map((f) => [f.kind, f.outcome, f.declaredAt])).toEqual(
+						missed.map((w) => ['catch-up', 'caught_up', iso(w)]),
+					);
 					expect(missedEntry).toBeUndefined();
 					break;
 				case 'run-all-limited':
 					expect(backfills.map((f) => f.declaredAt)).toEqual(missed.slice(-2).map(iso));
 					// One entry for the windows beyond the limit; a single window's entry carries no count.
 					expect(missedEntry).toEqual(
-						expect.objectContaining(missed.length - 2 > 1 ? { count: missed.length - 2, firstDeclaredAt: missed[0], declaredAt: missed.at(-3) } : { declaredAt: missed.at(-3) }),
+						expect.objectContaining(
+							missed.length - 2 > 1
+								? {
+										count: missed.length - 2,
+										firstDeclaredAt: missed[0],
+										declaredAt: missed.at(-3),
+									}
+								: { declaredAt: missed.at(-3) },
+						),
 					);
 					if (missed.length - 2 === 1) expect(missedEntry).not.toHaveProperty('count');
 					expect(missedEntry?.reason).toContain('run-all limit of 2');

@@ -26,21 +26,26 @@ const SECRET = 'editor-e2e-secret';
 const screenshotsDir = join(artifactsDir, 'screenshots');
 const docsScreenshotsDir = join(repoRoot, 'docs', 'screenshots');
 /** A screenshot without toasts and hover tooltips, which only cover what it is meant to show. */
-const SCREENSHOT_STYLE = '.el-notification, [role="tooltip"], [data-test-id="tooltip-content"] { display: none !important; }';
+const SCREENSHOT_STYLE =
+	'.el-notification, [role="tooltip"], [data-test-id="tooltip-content"] { display: none !important; }';
 
 type Row = Record<string, string>;
 
 const started = Date.now();
 /** EDITOR_E2E_TRACE=1 prints where the time goes (the run is meant to stay under four minutes). */
 function trace(step: string): void {
-	if (process.env.EDITOR_E2E_TRACE) process.stderr.write(`[editor e2e +${((Date.now() - started) / 1000).toFixed(1)}s] ${step}\n`);
+	if (process.env.EDITOR_E2E_TRACE)
+		process.stderr.write(`[editor e2e +${((Date.now() - started) / 1000).toFixed(1)}s] ${step}\n`);
 }
 
 type Description = { displayName: string; description: string };
 
 /** The node descriptions as the packed build n8n loads them. */
 function description(path: string, className: string): Description {
-	const module = require(join(repoRoot, 'dist', 'nodes', path)) as Record<string, new () => { description: Description }>;
+	const module = require(join(repoRoot, 'dist', 'nodes', path)) as Record<
+		string,
+		new () => { description: Description }
+	>;
 	return new module[className]().description;
 }
 
@@ -67,13 +72,30 @@ describe('the nodes in the n8n editor (Chromium)', () => {
 		source.on('POST', '/jobs', { status: 202, body: { accepted: true, jobId: 'job-42' } });
 		n8n = await N8nInstance.launch('editor');
 		trace('n8n started');
-		callbackCredential = { id: await n8n.createCredential('Partner signature', 'roundTripCallbackApi', { scheme: 'hmac', secret: SECRET, signatureHeader: 'x-signature', toleranceSec: 300 }), name: 'Partner signature' };
+		callbackCredential = {
+			id: await n8n.createCredential('Partner signature', 'roundTripCallbackApi', {
+				scheme: 'hmac',
+				secret: SECRET,
+				signatureHeader: 'x-signature',
+				toleranceSec: 300,
+			}),
+			name: 'Partner signature',
+		};
 
 		// Published up front, so its windows fire (and leave history) while the Poll Trigger test runs.
 		scheduleWorkflowId = await n8n.importWorkflow(
 			workflow(
 				'Every 10 seconds',
-				[node('Durable Schedule Trigger', `${PACKAGE}.durableScheduleTrigger`, { scheduleType: 'interval', interval: 10, intervalUnit: 'seconds', catchUp: 'coalesce', overlap: 'skip-if-running' }), marker('Report')],
+				[
+					node('Durable Schedule Trigger', `${PACKAGE}.durableScheduleTrigger`, {
+						scheduleType: 'interval',
+						interval: 10,
+						intervalUnit: 'seconds',
+						catchUp: 'coalesce',
+						overlap: 'skip-if-running',
+					}),
+					marker('Report'),
+				],
 				[['Durable Schedule Trigger', 'Report']],
 			),
 		);
@@ -86,16 +108,30 @@ describe('the nodes in the n8n editor (Chromium)', () => {
 			executablePath: CHROMIUM,
 			headless: true,
 			viewport: { width: 1280, height: 800 },
-			args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+			args: [
+				'--headless',
+				'--no-sandbox',
+				'--disable-gpu',
+				'--disable-quic',
+				'--no-first-run',
+				'--disable-background-networking',
+				'--disable-component-update',
+				'--disable-sync',
+			],
 		});
 		context.setDefaultTimeout(30_000);
 		page = context.pages()[0] ?? (await context.newPage());
 		// "Leave without saving?" and similar browser dialogs: accept, so navigation goes on.
 		page.on('dialog', (dialog) => void dialog.accept());
 		// Modals n8n may show on a first visit: closed whenever one is in the way of an action.
-		await page.addLocatorHandler(page.locator('.el-overlay .el-dialog').filter({ hasText: /personali[sz]|what's new|customi[sz]e n8n|welcome/i }), async (dialog) => {
-			await dialog.locator('.el-dialog__headerbtn').click();
-		});
+		await page.addLocatorHandler(
+			page
+				.locator('.el-overlay .el-dialog')
+				.filter({ hasText: /personali[sz]|what's new|customi[sz]e n8n|welcome/i }),
+			async (dialog) => {
+				await dialog.locator('.el-dialog__headerbtn').click();
+			},
+		);
 		await signIn();
 		trace('signed in');
 	});
@@ -123,7 +159,9 @@ describe('the nodes in the n8n editor (Chromium)', () => {
 		try {
 			await body();
 		} catch (error) {
-			await page.screenshot({ path: join(screenshotsDir, `FAILED-${name}.png`) }).catch(() => undefined);
+			await page
+				.screenshot({ path: join(screenshotsDir, `FAILED-${name}.png`) })
+				.catch(() => undefined);
 			throw error;
 		}
 	}
@@ -163,25 +201,46 @@ describe('the nodes in the n8n editor (Chromium)', () => {
 
 	async function closeNode(): Promise<void> {
 		// n8n 2.x: a close button; n8n 1.x: "Back to canvas".
-		await page.getByTestId('ndv-close-button').or(page.getByTestId('back-to-canvas')).first().click();
+		await page
+			.getByTestId('ndv-close-button')
+			.or(page.getByTestId('back-to-canvas'))
+			.first()
+			.click();
 		await page.getByTestId('ndv').waitFor({ state: 'hidden' });
 	}
 
 	/** An item of the node panel's search results, by its exact display name. */
 	function creatorItem(displayName: string): Locator {
-		return page.getByTestId('node-creator-node-item').filter({ has: page.getByTestId('node-creator-item-name').getByText(displayName, { exact: true }) });
+		return page.getByTestId('node-creator-node-item').filter({
+			has: page.getByTestId('node-creator-item-name').getByText(displayName, { exact: true }),
+		});
 	}
 
 	/** Checks a search result shows the node's name, description and its own icon, loaded. */
-	async function expectInNodePanel(displayName: string, iconFile: string, expectedDescription: string): Promise<Locator> {
+	async function expectInNodePanel(
+		displayName: string,
+		iconFile: string,
+		expectedDescription: string,
+	): Promise<Locator> {
 		const item = creatorItem(displayName);
 		await item.waitFor();
-		expect(await item.getByTestId('node-creator-item-description').innerText()).toBe(expectedDescription);
+		expect(await item.getByTestId('node-creator-item-description').innerText()).toBe(
+			expectedDescription,
+		);
 		const icon = item.locator('img').first();
 		expect(await icon.getAttribute('src')).toContain(`/icons/${PACKAGE}/dist/nodes/${iconFile}`);
 		const width = await icon.evaluate(async (img) => {
-			const image = img as unknown as { complete: boolean; naturalWidth: number; addEventListener(type: string, listener: (value: unknown) => void, options: { once: boolean }): void };
-			if (!image.complete) await new Promise((resolve) => image.addEventListener('load', resolve, { once: true }));
+			const image = img as unknown as {
+				complete: boolean;
+				naturalWidth: number;
+				addEventListener(
+					type: string,
+					listener: (value: unknown) => void,
+					options: { once: boolean },
+				): void;
+			};
+			if (!image.complete)
+				await new Promise((resolve) => image.addEventListener('load', resolve, { once: true }));
 			return image.naturalWidth;
 		});
 		expect(width).toBeGreaterThan(0);
@@ -191,7 +250,10 @@ describe('the nodes in the n8n editor (Chromium)', () => {
 	/** Picks an option of an options parameter through its dropdown. */
 	async function selectOption(parameter: string, option: string | RegExp): Promise<void> {
 		await page.getByTestId(`parameter-input-${parameter}`).click();
-		await page.getByTestId('parameter-input-item').filter({ hasText: option, visible: true }).click();
+		await page
+			.getByTestId('parameter-input-item')
+			.filter({ hasText: option, visible: true })
+			.click();
 	}
 
 	/** The output panel's table: one record per row, keyed by column header. */
@@ -199,11 +261,26 @@ describe('the nodes in the n8n editor (Chromium)', () => {
 		const output = page.getByTestId('output-panel');
 		await output.getByTestId('radio-button-table').click(); // the editor remembers the last display mode
 		const table = output.getByTestId('ndv-data-container').locator('table');
-		await table.locator('tbody tr').nth(count - 1).waitFor();
+		await table
+			.locator('tbody tr')
+			.nth(count - 1)
+			.waitFor();
 		const headers = await table.locator('thead th').allInnerTexts();
-		const rows = await table.locator('tbody tr').evaluateAll((trs) => trs.map((tr) => [...tr.querySelectorAll(':scope > td')].map((td) => (td as unknown as { innerText: string }).innerText.trim())));
+		const rows = await table
+			.locator('tbody tr')
+			.evaluateAll((trs) =>
+				trs.map((tr) =>
+					[...tr.querySelectorAll(':scope > td')].map((td) =>
+						(td as unknown as { innerText: string }).innerText.trim(),
+					),
+				),
+			);
 		expect(rows).toHaveLength(count);
-		return rows.map((cells) => Object.fromEntries(headers.map((h, i) => [h.trim(), cells[i] ?? ''] as const).filter(([h]) => h !== '')));
+		return rows.map((cells) =>
+			Object.fromEntries(
+				headers.map((h, i) => [h.trim(), cells[i] ?? ''] as const).filter(([h]) => h !== ''),
+			),
+		);
 	}
 
 	async function executeStep(): Promise<void> {
@@ -216,16 +293,27 @@ describe('the nodes in the n8n editor (Chromium)', () => {
 	test('Poll Trigger: found in the node panel, filled in through the editor, "Execute step" lists each item with its key and verdict', async () => {
 		await withFailureShot('poll-trigger', async () => {
 			const poll = description('PollTrigger/PollTrigger.node.js', 'PollTrigger');
-			const schedule = description('DurableScheduleTrigger/DurableScheduleTrigger.node.js', 'DurableScheduleTrigger');
+			const schedule = description(
+				'DurableScheduleTrigger/DurableScheduleTrigger.node.js',
+				'DurableScheduleTrigger',
+			);
 			await page.goto(`${n8n.baseUrl}/workflow/new`);
 			await page.getByTestId('canvas-add-button').click();
 			const search = page.getByTestId('node-creator-search-bar');
 
 			await search.fill('Durable Schedule Trigger');
-			await expectInNodePanel(schedule.displayName, 'DurableScheduleTrigger/durableScheduleTrigger.svg', schedule.description);
+			await expectInNodePanel(
+				schedule.displayName,
+				'DurableScheduleTrigger/durableScheduleTrigger.svg',
+				schedule.description,
+			);
 
 			await search.fill('Poll Trigger');
-			const item = await expectInNodePanel(poll.displayName, 'PollTrigger/pollTrigger.svg', poll.description);
+			const item = await expectInNodePanel(
+				poll.displayName,
+				'PollTrigger/pollTrigger.svg',
+				poll.description,
+			);
 			await shot('node-panel-poll-trigger');
 
 			// A community node opens its details first; "Add to workflow" puts it on the canvas and opens it.
@@ -240,16 +328,25 @@ describe('the nodes in the n8n editor (Chromium)', () => {
 			await page.keyboard.press('ControlOrMeta+a');
 			await page.keyboard.press('Delete');
 			// insertText, not typing: the JSON editor would auto-close every bracket and quote typed.
-			await page.keyboard.insertText(JSON.stringify({ method: 'GET', url: source.url('/tickets') }, null, 2));
+			await page.keyboard.insertText(
+				JSON.stringify({ method: 'GET', url: source.url('/tickets') }, null, 2),
+			);
 			await page.getByTestId('parameter-input-items').locator('input').fill('data.tickets');
 			await page.getByTestId('parameter-input-id').locator('input').fill('number');
 			await selectOption('dedupe', /^Unique/);
 			await page.getByTestId('parameter-input-interval').locator('input').fill('5');
 			await selectOption('intervalUnit', /^Seconds$/);
 
-			expect(JSON.parse(await withEditor.innerText())).toEqual({ method: 'GET', url: source.url('/tickets') });
-			expect(await page.getByTestId('parameter-input-op').locator('input').inputValue()).toBe('http.request');
-			expect(await page.getByTestId('parameter-input-dedupe').locator('input').inputValue()).toBe('Unique');
+			expect(JSON.parse(await withEditor.innerText())).toEqual({
+				method: 'GET',
+				url: source.url('/tickets'),
+			});
+			expect(await page.getByTestId('parameter-input-op').locator('input').inputValue()).toBe(
+				'http.request',
+			);
+			expect(await page.getByTestId('parameter-input-dedupe').locator('input').inputValue()).toBe(
+				'Unique',
+			);
 			await shot('poll-trigger-parameters');
 
 			const polls = source.requests('/tickets').length;
@@ -271,17 +368,32 @@ describe('the nodes in the n8n editor (Chromium)', () => {
 			const workflowId = new URL(page.url()).pathname.split('/')[2];
 			// The editor saves on its own; publishing needs the parameters filled in above stored.
 			await waitFor('the editor to save the Poll Trigger', async () => {
-				const stored = (await n8n.getWorkflow(workflowId)).nodes as Array<{ type: string; parameters: Record<string, unknown> }>;
+				const stored = (await n8n.getWorkflow(workflowId)).nodes as Array<{
+					type: string;
+					parameters: Record<string, unknown>;
+				}>;
 				const trigger = stored.find((n) => n.type === `${PACKAGE}.pollTrigger`);
-				return trigger?.parameters.id === 'number' && trigger.parameters.intervalUnit === 'seconds' ? true : undefined;
+				return trigger?.parameters.id === 'number' && trigger.parameters.intervalUnit === 'seconds'
+					? true
+					: undefined;
 			});
 			await n8n.publish(workflowId);
 			published.push(workflowId);
 			// Runs the published trigger started (the editor's "Execute step" runs are executions too).
 			const triggerRuns = async (count: number) =>
-				(await n8n.waitForExecutions(workflowId, (all) => all.filter((e) => e.mode === 'trigger' && isFinal(e)).length >= count, `${count} trigger runs`)).filter((e) => e.mode === 'trigger');
+				(
+					await n8n.waitForExecutions(
+						workflowId,
+						(all) => all.filter((e) => e.mode === 'trigger' && isFinal(e)).length >= count,
+						`${count} trigger runs`,
+					)
+				).filter((e) => e.mode === 'trigger');
 			const firstRuns = await triggerRuns(3);
-			expect(firstRuns.map((run) => nodeOutput(run, 'Poll Trigger')[0]?.number).sort()).toEqual(['INC-101', 'INC-102', 'INC-103']);
+			expect(firstRuns.map((run) => nodeOutput(run, 'Poll Trigger')[0]?.number).sort()).toEqual([
+				'INC-101',
+				'INC-102',
+				'INC-103',
+			]);
 			await n8n.unpublish(workflowId);
 
 			tickets = [...tickets, { number: 'INC-104', subject: 'New laptop for Dana' }];
@@ -293,7 +405,9 @@ describe('the nodes in the n8n editor (Chromium)', () => {
 				// n8n 1.123's editor runs "Execute step" without the workflow's saved static data, so the
 				// node sees no history: every item reads as new (README, Compatibility).
 				expect(Object.keys(rows[0])).toEqual(['key', 'verdict', 'wouldStart', 'item']);
-				expect(rows.map(({ key, verdict }) => [key, verdict])).toEqual(['INC-101', 'INC-102', 'INC-103', 'INC-104'].map((key) => [key, 'new']));
+				expect(rows.map(({ key, verdict }) => [key, verdict])).toEqual(
+					['INC-101', 'INC-102', 'INC-103', 'INC-104'].map((key) => [key, 'new']),
+				);
 				await closeNode();
 				return;
 			}
@@ -304,7 +418,12 @@ describe('the nodes in the n8n editor (Chromium)', () => {
 				{ key: 'INC-103', verdict: 'seen', wouldStart: 'false' },
 				{ key: 'INC-104', verdict: 'new', wouldStart: 'true' },
 			]);
-			const startedAt = new Map(firstRuns.map((run) => [nodeOutput(run, 'Poll Trigger')[0]?.number, Date.parse(run.startedAt)]));
+			const startedAt = new Map(
+				firstRuns.map((run) => [
+					nodeOutput(run, 'Poll Trigger')[0]?.number,
+					Date.parse(run.startedAt),
+				]),
+			);
 			for (const row of rows.slice(0, 3)) {
 				// seenAt: when the trigger started the item's run (just before n8n recorded the run's start).
 				expect(Math.abs(Date.parse(row.seenAt) - startedAt.get(row.key)!)).toBeLessThan(5_000);
@@ -320,16 +439,24 @@ describe('the nodes in the n8n editor (Chromium)', () => {
 			const fired = await n8n.waitForFinishedExecutions(scheduleWorkflowId, 2);
 			await openWorkflow(scheduleWorkflowId);
 			await openNode('Durable Schedule Trigger');
-			expect(await page.getByTestId('node-title-container').innerText()).toContain('Durable Schedule Trigger');
+			expect(await page.getByTestId('node-title-container').innerText()).toContain(
+				'Durable Schedule Trigger',
+			);
 			const before = Date.now();
 			await executeStep();
 			const output = page.getByTestId('output-panel');
 			await output.getByTestId('radio-button-schema').click();
 			const data = output.getByTestId('ndv-data-container');
-			const value = (path: string) => data.getByTestId('run-data-schema-item').filter({ has: page.locator(`[data-path="${path}"]`) }).getByTestId('run-data-schema-item-value').innerText();
+			const value = (path: string) =>
+				data
+					.getByTestId('run-data-schema-item')
+					.filter({ has: page.locator(`[data-path="${path}"]`) })
+					.getByTestId('run-data-schema-item-value')
+					.innerText();
 			await data.locator('[data-path=".nextFires[4].fireAt"]').waitFor();
 			const fireTimes: number[] = [];
-			for (let i = 0; i < 5; i++) fireTimes.push(Date.parse(await value(`.nextFires[${i}].fireAt`)));
+			for (let i = 0; i < 5; i++)
+				fireTimes.push(Date.parse(await value(`.nextFires[${i}].fireAt`)));
 			fireTimes.forEach((time, i) => {
 				expect(time % 10_000).toBe(0); // on the 10-second boundaries
 				if (i > 0) expect(time - fireTimes[i - 1]).toBe(10_000);
@@ -338,13 +465,26 @@ describe('the nodes in the n8n editor (Chromium)', () => {
 			await shot('schedule-next-fires');
 
 			// Collapsing the upcoming fires brings the summary and the history into view.
-			await data.getByTestId('run-data-schema-item').filter({ has: page.locator('[data-path=".nextFires"]') }).locator('.toggle').click();
-			await data.locator('[data-path=".summary"]').evaluate((pill) => pill.scrollIntoView({ block: 'start' }));
+			await data
+				.getByTestId('run-data-schema-item')
+				.filter({ has: page.locator('[data-path=".nextFires"]') })
+				.locator('.toggle')
+				.click();
+			await data
+				.locator('[data-path=".summary"]')
+				.evaluate((pill) => pill.scrollIntoView({ block: 'start' }));
 			if (isN8n1) {
 				// n8n 1.123's editor runs "Execute step" without the saved static data: next fires, no history.
 				expect(await value('.summary.windows.fired')).toBe('0');
-				const manual = await waitFor('the manual execution', async () => (await n8n.executions(scheduleWorkflowId)).find((e) => e.mode === 'manual' && e.status === 'success'));
-				const [preview] = nodeOutput(manual, 'Durable Schedule Trigger') as Array<{ nextFires: Array<{ fireAt: string }>; history: unknown[] }>;
+				const manual = await waitFor('the manual execution', async () =>
+					(await n8n.executions(scheduleWorkflowId)).find(
+						(e) => e.mode === 'manual' && e.status === 'success',
+					),
+				);
+				const [preview] = nodeOutput(manual, 'Durable Schedule Trigger') as Array<{
+					nextFires: Array<{ fireAt: string }>;
+					history: unknown[];
+				}>;
 				expect(preview.nextFires.map((f) => Date.parse(f.fireAt))).toEqual(fireTimes);
 				expect(preview.history).toEqual([]);
 				await closeNode();
@@ -358,8 +498,16 @@ describe('the nodes in the n8n editor (Chromium)', () => {
 			await shot('schedule-history');
 
 			// The same preview, as data: what the editor rendered is what the node produced.
-			const manual = await waitFor('the manual execution', async () => (await n8n.executions(scheduleWorkflowId)).find((e) => e.mode === 'manual' && e.status === 'success'));
-			const [preview] = nodeOutput(manual, 'Durable Schedule Trigger') as Array<{ preview: boolean; nextFires: Array<{ fireAt: string }>; history: Array<{ outcome: string }> }>;
+			const manual = await waitFor('the manual execution', async () =>
+				(await n8n.executions(scheduleWorkflowId)).find(
+					(e) => e.mode === 'manual' && e.status === 'success',
+				),
+			);
+			const [preview] = nodeOutput(manual, 'Durable Schedule Trigger') as Array<{
+				preview: boolean;
+				nextFires: Array<{ fireAt: string }>;
+				history: Array<{ outcome: string }>;
+			}>;
 			expect(preview.preview).toBe(true);
 			expect(preview.nextFires.map((f) => Date.parse(f.fireAt))).toEqual(fireTimes);
 			expect(preview.history.length).toBeGreaterThanOrEqual(fired.length);
@@ -376,7 +524,19 @@ describe('the nodes in the n8n editor (Chromium)', () => {
 					'Round trip',
 					[
 						node('Start', 'n8n-nodes-base.manualTrigger', {}),
-						node('Round-Trip Wait', `${PACKAGE}.roundTripWait`, { mode: 'sendAndWait', method: 'POST', url: source.url('/jobs'), body: '{ "order": 4711 }', timeoutAmount: 1, timeoutUnit: 'hours' }, { credentials }),
+						node(
+							'Round-Trip Wait',
+							`${PACKAGE}.roundTripWait`,
+							{
+								mode: 'sendAndWait',
+								method: 'POST',
+								url: source.url('/jobs'),
+								body: '{ "order": 4711 }',
+								timeoutAmount: 1,
+								timeoutUnit: 'hours',
+							},
+							{ credentials },
+						),
 						marker('Approved'),
 						marker('Late'),
 					],
@@ -398,7 +558,10 @@ describe('the nodes in the n8n editor (Chromium)', () => {
 			await openNode('Round-Trip Wait');
 			await executeStep();
 			const request = await source.nextRequest((r) => r.path === '/jobs');
-			const { correlationId, callbackUrl } = request.json as { correlationId: string; callbackUrl: string };
+			const { correlationId, callbackUrl } = request.json as {
+				correlationId: string;
+				callbackUrl: string;
+			};
 			const output = page.getByTestId('output-panel');
 			// n8n's editor shows a waiting node's output as "Waiting for input" (not the item it produced).
 			await output.getByText('Waiting for input').waitFor();
@@ -406,19 +569,40 @@ describe('the nodes in the n8n editor (Chromium)', () => {
 			await shot('round-trip-waiting');
 
 			// The waiting item, as stored with the execution: the contract the partner gets.
-			const waiting = await waitFor('the waiting manual execution', async () => (await n8n.executions(workflowId)).find((e: Execution) => e.status === 'waiting'));
+			const waiting = await waitFor('the waiting manual execution', async () =>
+				(await n8n.executions(workflowId)).find((e: Execution) => e.status === 'waiting'),
+			);
 			const [contract] = nodeOutput(waiting, 'Round-Trip Wait');
-			expect(contract).toMatchObject({ waiting: true, correlationId, callbackUrl, callbackMethod: 'POST', correlationIdLocation: 'body.correlationId' });
+			expect(contract).toMatchObject({
+				waiting: true,
+				correlationId,
+				callbackUrl,
+				callbackMethod: 'POST',
+				correlationIdLocation: 'body.correlationId',
+			});
 			expect(Date.parse(String(contract.deadline)) - Date.now()).toBeGreaterThan(55 * 60_000);
 
 			const raw = (body: unknown) => JSON.stringify(body);
 			const now = () => Math.floor(Date.now() / 1000);
-			const forged = await source.send(callbackUrl, { headers: { 'x-signature': signPayload('not-the-secret', raw({ correlationId }), now(), waitIdOf(callbackUrl)) }, body: raw({ correlationId }) });
+			const forged = await source.send(callbackUrl, {
+				headers: {
+					'x-signature': signPayload(
+						'not-the-secret',
+						raw({ correlationId }),
+						now(),
+						waitIdOf(callbackUrl),
+					),
+				},
+				body: raw({ correlationId }),
+			});
 			expect(forged.status).toBe(403);
 			expect(await output.getByText('Waiting for input').isVisible()).toBe(true);
 
 			const body = raw({ correlationId, status: 'approved' });
-			const accepted = await source.send(callbackUrl, { headers: { 'x-signature': signPayload(SECRET, body, now(), waitIdOf(callbackUrl)) }, body });
+			const accepted = await source.send(callbackUrl, {
+				headers: { 'x-signature': signPayload(SECRET, body, now(), waitIdOf(callbackUrl)) },
+				body,
+			});
 			expect(accepted.status).toBe(200);
 			expect(accepted.json).toEqual({ received: true });
 			const [receipt] = await outputRows(1);
@@ -432,24 +616,43 @@ describe('the nodes in the n8n editor (Chromium)', () => {
 		});
 	});
 
-	test('Connector: Authentication offers n8n\'s generic credential types, a chosen type brings n8n\'s credential picker once, the Op field stays', async () => {
+	test("Connector: Authentication offers n8n's generic credential types, a chosen type brings n8n's credential picker once, the Op field stays", async () => {
 		await withFailureShot('connector-authentication', async () => {
 			const workflowId = await n8n.importWorkflow(
 				workflow(
 					'Connector authentication',
-					[node('Start', 'n8n-nodes-base.manualTrigger', {}), node('Call API', `${PACKAGE}.connector`, { op: 'http.request' }, { typeVersion: 1.1 })],
+					[
+						node('Start', 'n8n-nodes-base.manualTrigger', {}),
+						node('Call API', `${PACKAGE}.connector`, { op: 'http.request' }, { typeVersion: 1.1 }),
+					],
 					[['Start', 'Call API']],
 				),
 			);
 			await openWorkflow(workflowId);
 			await openNode('Call API');
-			expect(await page.getByTestId('parameter-input-op').locator('input').inputValue()).toBe('http.request');
+			expect(await page.getByTestId('parameter-input-op').locator('input').inputValue()).toBe(
+				'http.request',
+			);
 			await page.getByTestId('parameter-input-baseUrl').waitFor();
 
 			await page.getByTestId('parameter-input-authentication').click();
-			const offered = await page.getByTestId('parameter-input-item').filter({ visible: true }).allInnerTexts();
-			expect(offered.map((text) => text.split('\n')[0].trim())).toEqual(['None', 'Basic Auth', 'Bearer Auth', 'Custom Auth', 'Header Auth', 'Query Auth', 'OAuth2 API']);
-			await page.getByTestId('parameter-input-item').filter({ hasText: 'OAuth2 API', visible: true }).click();
+			const offered = await page
+				.getByTestId('parameter-input-item')
+				.filter({ visible: true })
+				.allInnerTexts();
+			expect(offered.map((text) => text.split('\n')[0].trim())).toEqual([
+				'None',
+				'Basic Auth',
+				'Bearer Auth',
+				'Custom Auth',
+				'Header Auth',
+				'Query Auth',
+				'OAuth2 API',
+			]);
+			await page
+				.getByTestId('parameter-input-item')
+				.filter({ hasText: 'OAuth2 API', visible: true })
+				.click();
 			// n8n's own picker for an OAuth2 API credential, once.
 			const ndv = page.getByTestId('ndv');
 			await ndv.getByText('Credential for OAuth2 API', { exact: true }).waitFor();
@@ -473,9 +676,26 @@ describe('the nodes in the n8n editor (Chromium)', () => {
 				...workflow(
 					'Durable triggers',
 					[
-						node('New tickets', `${PACKAGE}.pollTrigger`, { op: 'http.request', with: JSON.stringify({ method: 'GET', url: source.url('/tickets') }), items: 'data.tickets', id: 'number', dedupe: 'unique' }),
-						node('Weekday mornings', `${PACKAGE}.durableScheduleTrigger`, { scheduleType: 'cron', cron: '30 9 * * MON-FRI', timezone: 'Europe/Berlin', catchUp: 'run-all', overlap: 'queue' }),
-						node('Ask partner', `${PACKAGE}.roundTripWait`, { mode: 'sendAndWait', method: 'POST', url: source.url('/jobs') }, { credentials }),
+						node('New tickets', `${PACKAGE}.pollTrigger`, {
+							op: 'http.request',
+							with: JSON.stringify({ method: 'GET', url: source.url('/tickets') }),
+							items: 'data.tickets',
+							id: 'number',
+							dedupe: 'unique',
+						}),
+						node('Weekday mornings', `${PACKAGE}.durableScheduleTrigger`, {
+							scheduleType: 'cron',
+							cron: '30 9 * * MON-FRI',
+							timezone: 'Europe/Berlin',
+							catchUp: 'run-all',
+							overlap: 'queue',
+						}),
+						node(
+							'Ask partner',
+							`${PACKAGE}.roundTripWait`,
+							{ mode: 'sendAndWait', method: 'POST', url: source.url('/jobs') },
+							{ credentials },
+						),
 						marker('Approved'),
 						marker('Late'),
 					],
@@ -489,10 +709,28 @@ describe('the nodes in the n8n editor (Chromium)', () => {
 			});
 			// Laid out by hand: the builder's zig-zag puts both triggers on one line.
 			const stored = await n8n.getWorkflow(id);
-			const positions: Record<string, [number, number]> = { 'New tickets': [0, 0], 'Weekday mornings': [0, 220], 'Ask partner': [320, 110], Approved: [640, 0], Late: [640, 220] };
-			await n8n.api('PUT', `/workflows/${id}`, { name: 'Durable triggers', nodes: (stored.nodes as Array<{ name: string }>).map((n) => ({ ...n, position: positions[n.name] })), connections: (stored as unknown as { connections: unknown }).connections, settings: { executionOrder: 'v1' } });
+			const positions: Record<string, [number, number]> = {
+				'New tickets': [0, 0],
+				'Weekday mornings': [0, 220],
+				'Ask partner': [320, 110],
+				Approved: [640, 0],
+				Late: [640, 220],
+			};
+			await n8n.api('PUT', `/workflows/${id}`, {
+				name: 'Durable triggers',
+				nodes: (stored.nodes as Array<{ name: string }>).map((n) => ({
+					...n,
+					position: positions[n.name],
+				})),
+				connections: (stored as unknown as { connections: unknown }).connections,
+				settings: { executionOrder: 'v1' },
+			});
 			await openWorkflow(id);
-			for (const [name, type] of [['New tickets', 'pollTrigger'], ['Weekday mornings', 'durableScheduleTrigger'], ['Ask partner', 'roundTripWait']]) {
+			for (const [name, type] of [
+				['New tickets', 'pollTrigger'],
+				['Weekday mornings', 'durableScheduleTrigger'],
+				['Ask partner', 'roundTripWait'],
+			]) {
 				const canvas = canvasNode(name);
 				await canvas.waitFor();
 				expect(await canvas.getAttribute('data-node-type')).toBe(`${PACKAGE}.${type}`);

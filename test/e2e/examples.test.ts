@@ -26,18 +26,29 @@ describe('examples/', () => {
 	});
 
 	test.each(exampleFiles())('%s round-trips through n8n with the same parameters', async (file) => {
-		const original = exampleWorkflow(file, source) as unknown as { nodes: Array<{ name: string; type: string; typeVersion: number; parameters: unknown }> };
+		const original = exampleWorkflow(file, source) as unknown as {
+			nodes: Array<{ name: string; type: string; typeVersion: number; parameters: unknown }>;
+		};
 		const stored = await n8n.getWorkflow(workflows[file]);
 		const byName = new Map((stored.nodes as typeof original.nodes).map((n) => [n.name, n]));
 		for (const node of original.nodes) {
-			expect(byName.get(node.name)).toMatchObject({ type: node.type, typeVersion: node.typeVersion, parameters: node.parameters });
+			expect(byName.get(node.name)).toMatchObject({
+				type: node.type,
+				typeVersion: node.typeVersion,
+				parameters: node.parameters,
+			});
 		}
 	});
 
 	test.each(exampleFiles())('%s runs against the demo source', async (file) => {
 		const id = workflows[file];
 		await n8n.publish(id);
-		const executions = await n8n.waitForExecutions(id, (all) => all.some((e) => e.status === 'success'), `a successful run of ${file}`, 120_000);
+		const executions = await n8n.waitForExecutions(
+			id,
+			(all) => all.some((e) => e.status === 'success'),
+			`a successful run of ${file}`,
+			120_000,
+		);
 		expect(executions.filter((e) => e.status === 'error')).toEqual([]);
 		await n8n.unpublish(id);
 	});

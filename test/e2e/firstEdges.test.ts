@@ -21,13 +21,20 @@ describe('first edges in a real n8n', () => {
 	});
 
 	test('a HEAD through the Connector returns the status and the headers', async () => {
-		source.on('HEAD', '/inventory', { etag: '"inv-7"', headers: { 'x-item-count': '42' }, body: { never: 'sent' } });
+		source.on('HEAD', '/inventory', {
+			etag: '"inv-7"',
+			headers: { 'x-item-count': '42' },
+			body: { never: 'sent' },
+		});
 		const id = await n8n.importWorkflow(
 			workflow(
 				'HEAD inventory',
 				[
 					webhookTrigger('Start', 'head-inventory'),
-					node('Check', `${PACKAGE}.connector`, { op: 'http.request', with: JSON.stringify({ method: 'HEAD', url: source.url('/inventory') }) }),
+					node('Check', `${PACKAGE}.connector`, {
+						op: 'http.request',
+						with: JSON.stringify({ method: 'HEAD', url: source.url('/inventory') }),
+					}),
 					marker('Done'),
 				],
 				[
@@ -37,28 +44,55 @@ describe('first edges in a real n8n', () => {
 			),
 		);
 		await n8n.publish(id);
-		await waitFor('the start webhook to be registered', async () => ((await fetch(`${n8n.webhookBaseUrl}/webhook/head-inventory`, { method: 'POST' })).ok ? true : undefined));
+		await waitFor('the start webhook to be registered', async () =>
+			(await fetch(`${n8n.webhookBaseUrl}/webhook/head-inventory`, { method: 'POST' })).ok
+				? true
+				: undefined,
+		);
 		const [execution] = await n8n.waitForFinishedExecutions(id, 1);
 		expect(execution.status).toBe('success');
 		const [result] = nodeOutput(execution, 'Check');
-		expect(result).toMatchObject({ status: 200, headers: { etag: '"inv-7"', 'x-item-count': '42', 'content-type': 'application/json' } });
+		expect(result).toMatchObject({
+			status: 200,
+			headers: { etag: '"inv-7"', 'x-item-count': '42', 'content-type': 'application/json' },
+		});
 		expect(source.requests('/inventory').map((request) => request.method)).toEqual(['HEAD']);
 	});
 
 	test('publishing a cron that fires more often than every 10 s is refused, naming "Cron Expression" and the value', async () => {
 		const cases = [
-			{ cron: '*/5 * * * * *', timezone: '', problem: 'it fires 5 seconds apart (at 00:00:00 and 00:00:05)' },
-			{ cron: '0-30 * * * * *', timezone: '', problem: 'it fires 1 second apart (at 00:00:00 and 00:00:01)' },
+			{
+				cron: '*/5 * * * * *',
+				timezone: '',
+				problem: 'it fires 5 seconds apart (at 00:00:00 and 00:00:05)',
+			},
+			{
+				cron: '0-30 * * * * *',
+				timezone: '',
+				problem: 'it fires 1 second apart (at 00:00:00 and 00:00:01)',
+			},
 			{
 				cron: '55 59 1,2 * * *',
 				timezone: 'Europe/Berlin',
-				problem: 'it fires 5 seconds apart when the clocks change in Europe/Berlin (for example at 2000-03-26T00:59:55.000Z and 2000-03-26T01:00:00.000Z)',
+				problem:
+					'it fires 5 seconds apart when the clocks change in Europe/Berlin (for example at 2000-03-26T00:59:55.000Z and 2000-03-26T01:00:00.000Z)',
 			},
 		];
 		const ids = await Promise.all(
 			cases.map(({ cron, timezone }) =>
 				n8n.importWorkflow(
-					workflow(`cron ${cron}`, [node('Schedule', `${PACKAGE}.durableScheduleTrigger`, { scheduleType: 'cron', cron, timezone }), marker('Done')], [['Schedule', 'Done']]),
+					workflow(
+						`cron ${cron}`,
+						[
+							node('Schedule', `${PACKAGE}.durableScheduleTrigger`, {
+								scheduleType: 'cron',
+								cron,
+								timezone,
+							}),
+							marker('Done'),
+						],
+						[['Schedule', 'Done']],
+					),
 				),
 			),
 		);
@@ -68,7 +102,9 @@ describe('first edges in a real n8n', () => {
 				waitFor(
 					`workflow ${id} to fail activation`,
 					async () => {
-						const { data } = await n8n.rest<{ data: { status: string; triggers: Array<{ errorMessage?: string }> } }>('GET', `/rest/workflows/${id}/publication-status`);
+						const { data } = await n8n.rest<{
+							data: { status: string; triggers: Array<{ errorMessage?: string }> };
+						}>('GET', `/rest/workflows/${id}/publication-status`);
 						return data.status === 'failed' ? data : undefined;
 					},
 					{ timeoutMs: 120_000, intervalMs: 1_000 },
@@ -89,7 +125,9 @@ describe('first edges in a real n8n', () => {
 		return await waitFor(
 			`workflow ${id} to be ${status}`,
 			async () => {
-				const { data } = await n8n.rest<{ data: { status: string; triggers: Array<{ errorMessage?: string }> } }>('GET', `/rest/workflows/${id}/publication-status`);
+				const { data } = await n8n.rest<{
+					data: { status: string; triggers: Array<{ errorMessage?: string }> };
+				}>('GET', `/rest/workflows/${id}/publication-status`);
 				return data.status === status ? data : undefined;
 			},
 			{ timeoutMs: 120_000, intervalMs: 1_000 },
@@ -97,11 +135,31 @@ describe('first edges in a real n8n', () => {
 	}
 
 	const pollTrigger = (name: string, parameters: Record<string, unknown>) =>
-		workflow(name, [node('Poll', `${PACKAGE}.pollTrigger`, { op: 'http.request', id: 'id', dedupe: 'unique', interval: 5, intervalUnit: 'seconds', ...parameters }), marker('Done')], [['Poll', 'Done']]);
+		workflow(
+			name,
+			[
+				node('Poll', `${PACKAGE}.pollTrigger`, {
+					op: 'http.request',
+					id: 'id',
+					dedupe: 'unique',
+					interval: 5,
+					intervalUnit: 'seconds',
+					...parameters,
+				}),
+				marker('Done'),
+			],
+			[['Poll', 'Done']],
+		);
 
 	test('a Poll Trigger every 2 hours activates with default options and polls', async () => {
 		source.on('GET', '/every-two-hours', { body: [{ id: 'e-1' }] });
-		const id = await n8n.importWorkflow(pollTrigger('poll every 2 h', { with: JSON.stringify({ url: source.url('/every-two-hours') }), interval: 2, intervalUnit: 'hours' }));
+		const id = await n8n.importWorkflow(
+			pollTrigger('poll every 2 h', {
+				with: JSON.stringify({ url: source.url('/every-two-hours') }),
+				interval: 2,
+				intervalUnit: 'hours',
+			}),
+		);
 		await n8n.publish(id);
 		const [run] = await n8n.waitForFinishedExecutions(id, 1);
 		expect(nodeOutput(run, 'Poll')).toEqual([{ id: 'e-1' }]);
@@ -110,19 +168,36 @@ describe('first edges in a real n8n', () => {
 	});
 
 	test('a Poll Trigger whose "With" arguments cannot work is refused at publication, naming the argument and the value, before any request', async () => {
-		const id = await n8n.importWorkflow(pollTrigger('poll bad with', { with: JSON.stringify({ method: 'FETCH', url: source.url('/never') }) }));
+		const id = await n8n.importWorkflow(
+			pollTrigger('poll bad with', {
+				with: JSON.stringify({ method: 'FETCH', url: source.url('/never') }),
+			}),
+		);
 		await n8n.publish(id);
-		expect((await publication(id, 'failed')).triggers[0].errorMessage).toContain('Unsupported "with.method" "FETCH": use one of GET, POST, PUT, PATCH, DELETE, HEAD');
+		expect((await publication(id, 'failed')).triggers[0].errorMessage).toContain(
+			'Unsupported "with.method" "FETCH": use one of GET, POST, PUT, PATCH, DELETE, HEAD',
+		);
 		expect(source.requests('/never')).toEqual([]);
 	});
 
 	test('an "Items" path that does not exist fails the poll naming the path and the fields that are there', async () => {
 		source.on('GET', '/typo', { body: { tickets: [{ id: 1 }], total: 1 } });
-		const id = await n8n.importWorkflow(pollTrigger('poll items typo', { with: JSON.stringify({ url: source.url('/typo') }), items: 'tikets' }));
+		const id = await n8n.importWorkflow(
+			pollTrigger('poll items typo', {
+				with: JSON.stringify({ url: source.url('/typo') }),
+				items: 'tikets',
+			}),
+		);
 		await n8n.publish(id);
-		const [failure] = await n8n.waitForExecutions(id, (all) => all.some((e) => e.status === 'error'), 'the failed poll');
+		const [failure] = await n8n.waitForExecutions(
+			id,
+			(all) => all.some((e) => e.status === 'error'),
+			'the failed poll',
+		);
 		const failed = await n8n.execution(failure.id);
-		expect(failed.data?.resultData.error?.message).toBe(`"Items" (tikets) names the field "tikets", which the op's result does not have; its fields are: tickets, total.`);
+		expect(failed.data?.resultData.error?.message).toBe(
+			`"Items" (tikets) names the field "tikets", which the op's result does not have; its fields are: tickets, total.`,
+		);
 		await n8n.unpublish(id);
 	});
 });

@@ -1,6 +1,11 @@
 import { resolveOp } from '../../core/connectors/registry';
 import { type ImapMessage, verifyImapLogin } from '../../core/connectors/imap';
-import { ConnectorConfigError, ConnectorError, type ImapConnection, type OpResult } from '../../core/connectors/types';
+import {
+	ConnectorConfigError,
+	ConnectorError,
+	type ImapConnection,
+	type OpResult,
+} from '../../core/connectors/types';
 import { buildMessage, Dovecot, type MailAccount, type TestMessage } from '../harness/dovecot';
 import { freePort } from '../harness/net';
 
@@ -23,14 +28,23 @@ describe('IMAP connector ops against Dovecot', () => {
 		return dovecot.addUser(`user${userCount}`, `password-${userCount}`);
 	}
 
-	async function call(op: string, args: Record<string, unknown>, imap: ImapConnection): Promise<unknown> {
+	async function call(
+		op: string,
+		args: Record<string, unknown>,
+		imap: ImapConnection,
+	): Promise<unknown> {
 		const result: OpResult = await resolveOp(op).run(args, { memory: {}, imap, timeoutMs: 10_000 });
 		if (result.kind !== 'data') throw new Error(`${op} answered ${result.kind}`);
 		return result.data;
 	}
 
 	async function listUnseen(imap: ImapConnection, args: Record<string, unknown> = {}) {
-		return (await call('imap.listUnseen', args, imap)) as { mailbox: string; uidValidity: number; unseen: number; messages: ImapMessage[] };
+		return (await call('imap.listUnseen', args, imap)) as {
+			mailbox: string;
+			uidValidity: number;
+			unseen: number;
+			messages: ImapMessage[];
+		};
 	}
 
 	const mail = (n: number, extra: Partial<TestMessage> = {}): string =>
@@ -50,7 +64,11 @@ describe('IMAP connector ops against Dovecot', () => {
 		const first = await account.append(
 			mail(1, {
 				html: '<p>HTML body 1</p>',
-				attachment: { filename: 'invoice.pdf', contentType: 'application/pdf', content: Buffer.from('%PDF-1.4 fake invoice') },
+				attachment: {
+					filename: 'invoice.pdf',
+					contentType: 'application/pdf',
+					content: Buffer.from('%PDF-1.4 fake invoice'),
+				},
 			}),
 		);
 		const second = await account.append(mail(2));
@@ -63,7 +81,11 @@ describe('IMAP connector ops against Dovecot', () => {
 		expect(result.mailbox).toBe('INBOX');
 		expect(result.unseen).toBe(3);
 		expect(result.messages.map((m) => m.uid)).toEqual([first, second, third]);
-		expect(result.messages.map((m) => m.messageId)).toEqual(['<request-1@example.com>', '<request-2@example.com>', '<request-3@example.com>']);
+		expect(result.messages.map((m) => m.messageId)).toEqual([
+			'<request-1@example.com>',
+			'<request-2@example.com>',
+			'<request-3@example.com>',
+		]);
 		const [message] = result.messages;
 		expect(message).toEqual({
 			mailbox: 'INBOX',
@@ -80,10 +102,22 @@ describe('IMAP connector ops against Dovecot', () => {
 			inReplyTo: null,
 			text: 'Plain body 1',
 			html: '<p>HTML body 1</p>',
-			attachments: [{ filename: 'invoice.pdf', contentType: 'application/pdf', size: 21, contentId: null, disposition: 'attachment' }],
+			attachments: [
+				{
+					filename: 'invoice.pdf',
+					contentType: 'application/pdf',
+					size: 21,
+					contentId: null,
+					disposition: 'attachment',
+				},
+			],
 		});
 		expect(result.uidValidity).toBeGreaterThan(0);
-		expect(result.messages[1]).toMatchObject({ html: null, attachments: [], text: 'Plain body 2\n' });
+		expect(result.messages[1]).toMatchObject({
+			html: null,
+			attachments: [],
+			text: 'Plain body 2\n',
+		});
 		// Listing peeks: nothing became read.
 		expect(await account.flags(first)).not.toContain('\\Seen');
 	});
@@ -91,7 +125,11 @@ describe('IMAP connector ops against Dovecot', () => {
 	it('markSeen takes a message out of the unread list; unknown UIDs are reported, not fatal', async () => {
 		const account = freshAccount();
 		const imap = account.connection;
-		const uids = [await account.append(mail(1)), await account.append(mail(2)), await account.append(mail(3))];
+		const uids = [
+			await account.append(mail(1)),
+			await account.append(mail(2)),
+			await account.append(mail(3)),
+		];
 
 		const marked = await call('imap.markSeen', { mailbox: 'INBOX', uid: uids[1] }, imap);
 
@@ -111,13 +149,23 @@ describe('IMAP connector ops against Dovecot', () => {
 		const keep = await account.append(mail(1));
 		const moveMe = await account.append(mail(2));
 
-		const moved = (await call('imap.move', { uid: moveMe, destination: 'Triaged' }, imap)) as { created: boolean; moved: Array<{ uid: number; destinationUid: number | null }> };
+		const moved = (await call('imap.move', { uid: moveMe, destination: 'Triaged' }, imap)) as {
+			created: boolean;
+			moved: Array<{ uid: number; destinationUid: number | null }>;
+		};
 
-		expect(moved).toMatchObject({ mailbox: 'INBOX', destination: 'Triaged', created: true, missing: [] });
+		expect(moved).toMatchObject({
+			mailbox: 'INBOX',
+			destination: 'Triaged',
+			created: true,
+			missing: [],
+		});
 		expect(moved.moved).toEqual([{ uid: moveMe, destinationUid: expect.any(Number) }]);
 		expect(await account.uids('INBOX')).toEqual([keep]);
 		expect(await account.uids('Triaged')).toEqual([moved.moved[0].destinationUid]);
-		expect((await listUnseen(imap, { mailbox: 'Triaged' })).messages.map((m) => m.messageId)).toEqual(['<request-2@example.com>']);
+		expect(
+			(await listUnseen(imap, { mailbox: 'Triaged' })).messages.map((m) => m.messageId),
+		).toEqual(['<request-2@example.com>']);
 
 		// The folder now exists: a second move reuses it.
 		const second = await call('imap.move', { uid: keep, destination: 'Triaged' }, imap);
@@ -130,7 +178,11 @@ describe('IMAP connector ops against Dovecot', () => {
 		const imap = account.connection;
 		const uid = await account.append(mail(1));
 
-		await expect(call('imap.move', { uid, destination: 'Nowhere', create: false }, imap)).rejects.toThrow('IMAP destination mailbox "Nowhere" does not exist; create it, or set "create" to true');
+		await expect(
+			call('imap.move', { uid, destination: 'Nowhere', create: false }, imap),
+		).rejects.toThrow(
+			'IMAP destination mailbox "Nowhere" does not exist; create it, or set "create" to true',
+		);
 		expect(await account.uids('INBOX')).toEqual([uid]);
 	});
 
@@ -145,7 +197,9 @@ describe('IMAP connector ops against Dovecot', () => {
 		expect(result.messages.map((m) => m.uid)).toEqual(uids.slice(0, 2));
 		expect(result.unseen).toBe(5);
 		await expect(listUnseen(imap, { limit: 501 })).rejects.toThrow(ConnectorConfigError);
-		await expect(listUnseen(imap, { limit: 0 })).rejects.toThrow(/"with.limit" must be a whole number from 1 to 500; got 0/);
+		await expect(listUnseen(imap, { limit: 0 })).rejects.toThrow(
+			/"with.limit" must be a whole number from 1 to 500; got 0/,
+		);
 	});
 
 	it('refuses UIDs from another UIDVALIDITY', async () => {
@@ -154,8 +208,12 @@ describe('IMAP connector ops against Dovecot', () => {
 		const uid = await account.append(mail(1));
 		const { uidValidity } = await listUnseen(imap);
 
-		await expect(call('imap.markSeen', { uid, uidValidity: uidValidity + 1 }, imap)).rejects.toThrow(/UIDVALIDITY/);
-		expect(await call('imap.markSeen', { uid, uidValidity }, imap)).toMatchObject({ marked: [uid] });
+		await expect(
+			call('imap.markSeen', { uid, uidValidity: uidValidity + 1 }, imap),
+		).rejects.toThrow(/UIDVALIDITY/);
+		expect(await call('imap.markSeen', { uid, uidValidity }, imap)).toMatchObject({
+			marked: [uid],
+		});
 	});
 
 	it('a wrong password fails with the user, host and server text', async () => {
@@ -164,7 +222,9 @@ describe('IMAP connector ops against Dovecot', () => {
 		const error = await listUnseen(imap).catch((e: unknown) => e);
 
 		expect(error).toBeInstanceOf(ConnectorError);
-		expect((error as Error).message).toBe(`IMAP login failed for user "${imap.user}" at 127.0.0.1:${dovecot.port}: Authentication failed.`);
+		expect((error as Error).message).toBe(
+			`IMAP login failed for user "${imap.user}" at 127.0.0.1:${dovecot.port}: Authentication failed.`,
+		);
 		await expect(verifyImapLogin(imap, 5_000)).rejects.toThrow(/IMAP login failed/);
 		await expect(verifyImapLogin(dovecot.account.connection, 5_000)).resolves.toBeUndefined();
 	});
@@ -172,14 +232,18 @@ describe('IMAP connector ops against Dovecot', () => {
 	it('an unknown mailbox fails naming it', async () => {
 		const imap = freshAccount().connection;
 
-		await expect(listUnseen(imap, { mailbox: 'Support/Nope' })).rejects.toThrow(`IMAP mailbox "Support/Nope" does not exist for user "${imap.user}" at 127.0.0.1:${dovecot.port}`);
+		await expect(listUnseen(imap, { mailbox: 'Support/Nope' })).rejects.toThrow(
+			`IMAP mailbox "Support/Nope" does not exist for user "${imap.user}" at 127.0.0.1:${dovecot.port}`,
+		);
 	});
 
 	it('a closed port fails as a refused connection', async () => {
 		const imap = freshAccount().connection;
 		const closed = { ...imap, port: await freePort() };
 
-		await expect(listUnseen(closed)).rejects.toThrow(`IMAP server at 127.0.0.1:${closed.port} refused the connection`);
+		await expect(listUnseen(closed)).rejects.toThrow(
+			`IMAP server at 127.0.0.1:${closed.port} refused the connection`,
+		);
 	});
 
 	it('an aborted call stops and reports the abort', async () => {
@@ -187,7 +251,10 @@ describe('IMAP connector ops against Dovecot', () => {
 		const imap = account.connection;
 		await account.append(mail(1));
 		const controller = new AbortController();
-		const pending = resolveOp('imap.listUnseen').run({}, { memory: {}, imap, signal: controller.signal });
+		const pending = resolveOp('imap.listUnseen').run(
+			{},
+			{ memory: {}, imap, signal: controller.signal },
+		);
 		controller.abort();
 
 		await expect(pending).rejects.toThrow(`IMAP call to 127.0.0.1:${dovecot.port} was aborted`);

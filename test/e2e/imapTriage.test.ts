@@ -13,7 +13,14 @@ function subjectContains(text: string, outputKey: string) {
 	return {
 		conditions: {
 			options: { caseSensitive: false, leftValue: '', typeValidation: 'strict', version: 2 },
-			conditions: [{ id: randomUUID(), leftValue: '={{ $json.subject }}', rightValue: text, operator: { type: 'string', operation: 'contains' } }],
+			conditions: [
+				{
+					id: randomUUID(),
+					leftValue: '={{ $json.subject }}',
+					rightValue: text,
+					operator: { type: 'string', operation: 'contains' },
+				},
+			],
 			combinator: 'and',
 		},
 		renameOutput: true,
@@ -44,14 +51,28 @@ function triageWorkflow(name: string, credential: Credential, dedupe: Dedupe) {
 				},
 				{ credentials },
 			),
-			node('Route', 'n8n-nodes-base.switch', { rules: { values: [subjectContains('fail', 'fail'), subjectContains('urgent', 'urgent')] }, options: { fallbackOutput: 'extra' } }, { typeVersion: 3.2 }),
-			node('Fail', 'n8n-nodes-base.stopAndError', { errorType: 'errorMessage', errorMessage: '={{ "Could not triage: " + $json.subject }}' }),
+			node(
+				'Route',
+				'n8n-nodes-base.switch',
+				{
+					rules: { values: [subjectContains('fail', 'fail'), subjectContains('urgent', 'urgent')] },
+					options: { fallbackOutput: 'extra' },
+				},
+				{ typeVersion: 3.2 },
+			),
+			node('Fail', 'n8n-nodes-base.stopAndError', {
+				errorType: 'errorMessage',
+				errorMessage: '={{ "Could not triage: " + $json.subject }}',
+			}),
 			marker('Urgent'),
 			marker('Normal'),
 			node(
 				'Mark Seen',
 				`${PACKAGE}.connector`,
-				{ op: 'imap.markSeen', with: "={{ JSON.stringify({ mailbox: $('New Mail').item.json.mailbox, uid: $('New Mail').item.json.uid, uidValidity: $('New Mail').item.json.uidValidity }) }}" },
+				{
+					op: 'imap.markSeen',
+					with: "={{ JSON.stringify({ mailbox: $('New Mail').item.json.mailbox, uid: $('New Mail').item.json.uid, uidValidity: $('New Mail').item.json.uidValidity }) }}",
+				},
 				{ credentials },
 			),
 		],
@@ -89,17 +110,33 @@ describe('IMAP support triage in a real n8n', () => {
 	});
 
 	/** A Dovecot user of its own (so scenarios do not see each other's mail) and an n8n credential for it. */
-	async function mailbox(user: string, password = `${user}-password`): Promise<{ account: MailAccount; credential: Credential }> {
+	async function mailbox(
+		user: string,
+		password = `${user}-password`,
+	): Promise<{ account: MailAccount; credential: Credential }> {
 		const account = dovecot.addUser(user, password);
 		const { host, port, secure } = account.connection;
 		const name = `IMAP ${user}`;
-		const id = await n8n.createCredential(name, 'durableImapApi', { host, port, secure, user, password, allowSelfSigned: false });
+		const id = await n8n.createCredential(name, 'durableImapApi', {
+			host,
+			port,
+			secure,
+			user,
+			password,
+			allowSelfSigned: false,
+		});
 		return { account, credential: { id, name } };
 	}
 
 	async function deliver(account: MailAccount, subject: string, n: number): Promise<number> {
 		return await account.append(
-			buildMessage({ from: `"Customer ${n}" <customer${n}@example.com>`, to: 'support@example.com', subject, text: `Body of ${subject}`, messageId: `<${account.connection.user}-${n}@example.com>` }),
+			buildMessage({
+				from: `"Customer ${n}" <customer${n}@example.com>`,
+				to: 'support@example.com',
+				subject,
+				text: `Body of ${subject}`,
+				messageId: `<${account.connection.user}-${n}@example.com>`,
+			}),
 		);
 	}
 
@@ -110,26 +147,49 @@ describe('IMAP support triage in a real n8n', () => {
 	 */
 	async function polls(user: string, count: number): Promise<void> {
 		const target = dovecot.logins(user) + count;
-		await waitFor(`${count} more polls by ${user}`, async () => (dovecot.logins(user) >= target ? true : undefined), { timeoutMs: 30_000, intervalMs: 200 });
+		await waitFor(
+			`${count} more polls by ${user}`,
+			async () => (dovecot.logins(user) >= target ? true : undefined),
+			{ timeoutMs: 30_000, intervalMs: 200 },
+		);
 	}
 
 	test('dedupe none: three new mails start three runs carrying their mail, each marked seen as the last step; the next poll starts nothing', async () => {
 		const { account, credential } = await mailbox('triage');
-		const uids = [await deliver(account, 'Printer on fire', 1), await deliver(account, 'URGENT: checkout is down', 2), await deliver(account, 'Invoice question', 3)];
+		const uids = [
+			await deliver(account, 'Printer on fire', 1),
+			await deliver(account, 'URGENT: checkout is down', 2),
+			await deliver(account, 'Invoice question', 3),
+		];
 		const id = await n8n.importWorkflow(triageWorkflow('triage none', credential, 'none'));
 		await n8n.publish(id);
 
 		const runs = (await n8n.waitForFinishedExecutions(id, 3)).sort((a, b) => uidOf(a) - uidOf(b));
 		expect(runs.map((run) => run.status)).toEqual(['success', 'success', 'success']);
 		expect(runs.map(mailOf)).toEqual([
-			expect.objectContaining({ uid: uids[0], subject: 'Printer on fire', from: { name: 'Customer 1', address: 'customer1@example.com' }, text: 'Body of Printer on fire\n' }),
-			expect.objectContaining({ uid: uids[1], subject: 'URGENT: checkout is down', from: { name: 'Customer 2', address: 'customer2@example.com' } }),
-			expect.objectContaining({ uid: uids[2], subject: 'Invoice question', from: { name: 'Customer 3', address: 'customer3@example.com' } }),
+			expect.objectContaining({
+				uid: uids[0],
+				subject: 'Printer on fire',
+				from: { name: 'Customer 1', address: 'customer1@example.com' },
+				text: 'Body of Printer on fire\n',
+			}),
+			expect.objectContaining({
+				uid: uids[1],
+				subject: 'URGENT: checkout is down',
+				from: { name: 'Customer 2', address: 'customer2@example.com' },
+			}),
+			expect.objectContaining({
+				uid: uids[2],
+				subject: 'Invoice question',
+				from: { name: 'Customer 3', address: 'customer3@example.com' },
+			}),
 		]);
 		expect(runs.map((run) => nodeOutput(run, 'Urgent').length > 0)).toEqual([false, true, false]);
 		for (const [index, run] of runs.entries()) {
 			expect(run.data?.resultData.lastNodeExecuted).toBe('Mark Seen');
-			expect(nodeOutput(run, 'Mark Seen')).toEqual([expect.objectContaining({ mailbox: 'INBOX', marked: [uids[index]], missing: [] })]);
+			expect(nodeOutput(run, 'Mark Seen')).toEqual([
+				expect.objectContaining({ mailbox: 'INBOX', marked: [uids[index]], missing: [] }),
+			]);
 		}
 		for (const uid of uids) expect(await account.flags(uid)).toContain('\\Seen');
 
@@ -145,10 +205,21 @@ describe('IMAP support triage in a real n8n', () => {
 		const id = await n8n.importWorkflow(triageWorkflow('triage none failing', credential, 'none'));
 		await n8n.publish(id);
 
-		await n8n.waitForExecutions(id, (all) => all.filter((e) => e.status === 'error').length >= 2, 'the failing mail started twice');
+		await n8n.waitForExecutions(
+			id,
+			(all) => all.filter((e) => e.status === 'error').length >= 2,
+			'the failing mail started twice',
+		);
 		await n8n.unpublish(id);
-		const finished = await n8n.waitForExecutions(id, (all) => all.every(isFinal), 'every run to end');
-		const [okRuns, failedRuns] = [finished.filter((e) => uidOf(e) === ok), finished.filter((e) => uidOf(e) === failing)];
+		const finished = await n8n.waitForExecutions(
+			id,
+			(all) => all.every(isFinal),
+			'every run to end',
+		);
+		const [okRuns, failedRuns] = [
+			finished.filter((e) => uidOf(e) === ok),
+			finished.filter((e) => uidOf(e) === failing),
+		];
 		expect(okRuns.map((run) => run.status)).toEqual(['success']);
 		expect(failedRuns.length).toBeGreaterThanOrEqual(2);
 		for (const run of failedRuns) {
@@ -164,7 +235,9 @@ describe('IMAP support triage in a real n8n', () => {
 		const { account, credential } = await mailbox('retry-unique');
 		const ok = await deliver(account, 'Refund request', 1);
 		const failing = await deliver(account, 'Please fail this one', 2);
-		const id = await n8n.importWorkflow(triageWorkflow('triage unique failing', credential, 'unique'));
+		const id = await n8n.importWorkflow(
+			triageWorkflow('triage unique failing', credential, 'unique'),
+		);
 		await n8n.publish(id);
 
 		const runs = await n8n.waitForFinishedExecutions(id, 2);
@@ -184,7 +257,10 @@ describe('IMAP support triage in a real n8n', () => {
 		const failing = await deliver(account, 'This will fail', 2);
 		const id = await n8n.importWorkflow(triageWorkflow('triage restart', credential, 'unique'));
 		await n8n.publish(id);
-		expect((await n8n.waitForFinishedExecutions(id, 2)).map(uidOf).sort((a, b) => a - b)).toEqual([ok, failing]);
+		expect((await n8n.waitForFinishedExecutions(id, 2)).map(uidOf).sort((a, b) => a - b)).toEqual([
+			ok,
+			failing,
+		]);
 
 		await n8n.restart();
 		// The failed mail is still listed as unread on every poll. What keeps it from starting again is the
@@ -206,19 +282,50 @@ describe('IMAP support triage in a real n8n', () => {
 	test('a wrong password fails the credential test naming the user, and the poll records a failed execution saying login failed', async () => {
 		const { credential } = await mailbox('locked', 'right-password');
 		const { host, port } = dovecot.account.connection;
-		const data = { host, port, secure: false, user: 'locked', password: 'wrong-password', allowSelfSigned: false };
-		const wrongId = await n8n.createCredential('IMAP locked (wrong password)', 'durableImapApi', data);
+		const data = {
+			host,
+			port,
+			secure: false,
+			user: 'locked',
+			password: 'wrong-password',
+			allowSelfSigned: false,
+		};
+		const wrongId = await n8n.createCredential(
+			'IMAP locked (wrong password)',
+			'durableImapApi',
+			data,
+		);
 		const test = async (id: string, name: string, testData: Record<string, unknown>) =>
-			(await n8n.rest<{ data: { status: string; message: string } }>('POST', '/rest/credentials/test', { credentials: { id, name, type: 'durableImapApi', data: testData } })).data;
+			(
+				await n8n.rest<{ data: { status: string; message: string } }>(
+					'POST',
+					'/rest/credentials/test',
+					{ credentials: { id, name, type: 'durableImapApi', data: testData } },
+				)
+			).data;
 
-		expect(await test(credential.id, credential.name, { ...data, password: 'right-password' })).toEqual({ status: 'OK', message: 'Logged in to the IMAP server' });
+		expect(
+			await test(credential.id, credential.name, { ...data, password: 'right-password' }),
+		).toEqual({ status: 'OK', message: 'Logged in to the IMAP server' });
 		const wrong = await test(wrongId, 'IMAP locked (wrong password)', data);
 		expect(wrong.status).toBe('Error');
-		expect(wrong.message).toBe(`IMAP login failed for user "locked" at ${host}:${port}: Authentication failed.`);
+		expect(wrong.message).toBe(
+			`IMAP login failed for user "locked" at ${host}:${port}: Authentication failed.`,
+		);
 
-		const id = await n8n.importWorkflow(triageWorkflow('triage wrong password', { id: wrongId, name: 'IMAP locked (wrong password)' }, 'unique'));
+		const id = await n8n.importWorkflow(
+			triageWorkflow(
+				'triage wrong password',
+				{ id: wrongId, name: 'IMAP locked (wrong password)' },
+				'unique',
+			),
+		);
 		await n8n.publish(id);
-		const [failure] = await n8n.waitForExecutions(id, (all) => all.some((e) => e.status === 'error'), 'a failed poll execution');
+		const [failure] = await n8n.waitForExecutions(
+			id,
+			(all) => all.some((e) => e.status === 'error'),
+			'a failed poll execution',
+		);
 		await n8n.unpublish(id);
 		const failed = await n8n.execution(failure.id);
 		expect(failed.status).toBe('error');

@@ -40,12 +40,32 @@ module.exports = { workflow: { preExecute: [async function () {
 		await source?.close();
 	});
 
-	function pollWorkflow(name: string, path: string, { slowSeconds, settings }: { slowSeconds?: number; settings?: Record<string, unknown> } = {}) {
-		const trigger = node('Poll', `${PACKAGE}.pollTrigger`, { op: 'http.request', with: JSON.stringify({ url: source.url(path) }), id: 'id', dedupe: 'unique', interval: 5, intervalUnit: 'seconds' });
+	function pollWorkflow(
+		name: string,
+		path: string,
+		{ slowSeconds, settings }: { slowSeconds?: number; settings?: Record<string, unknown> } = {},
+	) {
+		const trigger = node('Poll', `${PACKAGE}.pollTrigger`, {
+			op: 'http.request',
+			with: JSON.stringify({ url: source.url(path) }),
+			id: 'id',
+			dedupe: 'unique',
+			interval: 5,
+			intervalUnit: 'seconds',
+		});
 		const nodes = [trigger, marker('Done')];
 		const links: Array<[string, string]> = [['Poll', 'Done']];
 		if (slowSeconds) {
-			nodes.splice(1, 0, node('Slow', 'n8n-nodes-base.wait', { amount: slowSeconds, unit: 'seconds' }, { typeVersion: 1.1, webhookId: randomUUID() }));
+			nodes.splice(
+				1,
+				0,
+				node(
+					'Slow',
+					'n8n-nodes-base.wait',
+					{ amount: slowSeconds, unit: 'seconds' },
+					{ typeVersion: 1.1, webhookId: randomUUID() },
+				),
+			);
 			links.splice(0, 1, ['Poll', 'Slow'], ['Slow', 'Done']);
 		}
 		const built = workflow(name, nodes, links);
@@ -56,20 +76,35 @@ module.exports = { workflow: { preExecute: [async function () {
 		await source.requestCount(path, source.requests(path).length + count);
 	}
 
-	const ids = (executions: Execution[]) => executions.flatMap((execution) => triggerItems(execution, 'Poll').map((item) => item.id)).sort();
-	const couldNotStart = (executions: Execution[]) => executions.filter((execution) => JSON.stringify(execution.data?.resultData.error ?? {}).includes('could not start a run'));
+	const ids = (executions: Execution[]) =>
+		executions
+			.flatMap((execution) => triggerItems(execution, 'Poll').map((item) => item.id))
+			.sort();
+	const couldNotStart = (executions: Execution[]) =>
+		executions.filter((execution) =>
+			JSON.stringify(execution.data?.resultData.error ?? {}).includes('could not start a run'),
+		);
 
 	test('a run stopped by a user ran: it is not started again and no error is recorded', async () => {
 		source.on('GET', '/cancel', () => ({ body: [{ id: 'c-1' }] }));
-		const id = await n8n.importWorkflow(pollWorkflow('poll cancel', '/cancel', { slowSeconds: 30 }));
+		const id = await n8n.importWorkflow(
+			pollWorkflow('poll cancel', '/cancel', { slowSeconds: 30 }),
+		);
 		await n8n.publish(id);
 		// n8n's public API lists running executions only when asked for them.
 		const running = await waitFor('the run to be going', async () => {
-			const { data } = await n8n.api<{ data: Execution[] }>('GET', `/executions?workflowId=${id}&status=running`);
+			const { data } = await n8n.api<{ data: Execution[] }>(
+				'GET',
+				`/executions?workflowId=${id}&status=running`,
+			);
 			return data[0];
 		});
 		await n8n.rest('POST', `/rest/executions/${running.id}/stop`);
-		await n8n.waitForExecutions(id, (all) => all.some((e) => e.status === 'canceled'), 'the run to be cancelled');
+		await n8n.waitForExecutions(
+			id,
+			(all) => all.some((e) => e.status === 'canceled'),
+			'the run to be cancelled',
+		);
 		await polls('/cancel', 2);
 		const executions = await n8n.executions(id);
 		expect(ids(executions)).toEqual(['c-1']);
@@ -79,9 +114,18 @@ module.exports = { workflow: { preExecute: [async function () {
 
 	test('a run that hit the workflow timeout ran: it is not started again and no error is recorded', async () => {
 		source.on('GET', '/timeout', () => ({ body: [{ id: 't-1' }] }));
-		const id = await n8n.importWorkflow(pollWorkflow('poll timeout', '/timeout', { slowSeconds: 20, settings: { executionTimeout: 2 } }));
+		const id = await n8n.importWorkflow(
+			pollWorkflow('poll timeout', '/timeout', {
+				slowSeconds: 20,
+				settings: { executionTimeout: 2 },
+			}),
+		);
 		await n8n.publish(id);
-		const [timedOut] = await n8n.waitForExecutions(id, (all) => all.some((e) => e.status === 'canceled' || e.status === 'error'), 'the run to time out');
+		const [timedOut] = await n8n.waitForExecutions(
+			id,
+			(all) => all.some((e) => e.status === 'canceled' || e.status === 'error'),
+			'the run to time out',
+		);
 		expect(JSON.stringify(timedOut.data?.resultData.error ?? {})).toMatch(/timeout|timed out/i);
 		await polls('/timeout', 2);
 		const executions = await n8n.executions(id);
@@ -97,14 +141,21 @@ module.exports = { workflow: { preExecute: [async function () {
 		await n8n.publish(id);
 		const executions = await n8n.waitForExecutions(
 			id,
-			(all) => couldNotStart(all).length === 1 && all.filter((e) => e.status === 'success').length === 3,
+			(all) =>
+				couldNotStart(all).length === 1 && all.filter((e) => e.status === 'success').length === 3,
 			'one refused creation, then all three items run',
 		);
 		expect(existsSync(refuseFlag)).toBe(false);
 		const [report] = couldNotStart(executions);
-		expect(report.data?.resultData.error?.message).toMatch(/^n8n could not start a run for item "r-[123]": refused by the test hook/);
+		expect(report.data?.resultData.error?.message).toMatch(
+			/^n8n could not start a run for item "r-[123]": refused by the test hook/,
+		);
 		await polls('/refused', 2);
-		expect(ids((await n8n.executions(id)).filter((e) => e.status === 'success'))).toEqual(['r-1', 'r-2', 'r-3']);
+		expect(ids((await n8n.executions(id)).filter((e) => e.status === 'success'))).toEqual([
+			'r-1',
+			'r-2',
+			'r-3',
+		]);
 		await n8n.unpublish(id);
 	});
 });

@@ -36,8 +36,11 @@ function pollWorkflow(name: string, parameters: Record<string, unknown>) {
  * executions concurrently, so their ids need not follow that order: runs are sorted by their first item.
  */
 function runs(executions: Execution[]): Array<Array<Record<string, unknown>>> {
-	const key = (items: Array<Record<string, unknown>>) => String(items[0]?.id ?? items[0]?.sku ?? '');
-	return executions.map((execution) => nodeOutput(execution, 'Poll')).sort((a, b) => key(a).localeCompare(key(b), 'en', { numeric: true }));
+	const key = (items: Array<Record<string, unknown>>) =>
+		String(items[0]?.id ?? items[0]?.sku ?? '');
+	return executions
+		.map((execution) => nodeOutput(execution, 'Poll'))
+		.sort((a, b) => key(a).localeCompare(key(b), 'en', { numeric: true }));
 }
 
 describe('Poll Trigger in a real n8n', () => {
@@ -66,12 +69,25 @@ describe('Poll Trigger in a real n8n', () => {
 			{ id: 3, subject: 'refund' },
 		];
 		source.on('GET', '/tickets', () => ({ body: { data: { tickets } } }));
-		const id = await n8n.importWorkflow(pollWorkflow('poll unique', { with: JSON.stringify({ method: 'GET', url: source.url('/tickets') }), items: 'data.tickets' }));
+		const id = await n8n.importWorkflow(
+			pollWorkflow('poll unique', {
+				with: JSON.stringify({ method: 'GET', url: source.url('/tickets') }),
+				items: 'data.tickets',
+			}),
+		);
 		await n8n.publish(id);
 
 		const first = await n8n.waitForFinishedExecutions(id, 3);
-		expect(runs(first)).toEqual([[{ id: 1, subject: 'printer' }], [{ id: 2, subject: 'vpn' }], [{ id: 3, subject: 'refund' }]]);
-		expect(first.map((execution) => nodeOutput(execution, 'Handled')[0])).toContainEqual({ id: 1, subject: 'printer', branch: 'Handled' });
+		expect(runs(first)).toEqual([
+			[{ id: 1, subject: 'printer' }],
+			[{ id: 2, subject: 'vpn' }],
+			[{ id: 3, subject: 'refund' }],
+		]);
+		expect(first.map((execution) => nodeOutput(execution, 'Handled')[0])).toContainEqual({
+			id: 1,
+			subject: 'printer',
+			branch: 'Handled',
+		});
 
 		// Two more polls of the same list: a run they started would have been emitted before the second one began.
 		await polls('/tickets', 2);
@@ -101,7 +117,9 @@ describe('Poll Trigger in a real n8n', () => {
 	test('a crash (SIGKILL) right after runs started repeats none of them', async () => {
 		let alerts = [{ id: 'a-1' }, { id: 'a-2' }];
 		source.on('GET', '/alerts', () => ({ body: alerts }));
-		const id = await n8n.importWorkflow(pollWorkflow('poll crash', { with: JSON.stringify({ url: source.url('/alerts') }) }));
+		const id = await n8n.importWorkflow(
+			pollWorkflow('poll crash', { with: JSON.stringify({ url: source.url('/alerts') }) }),
+		);
 		await n8n.publish(id);
 		await n8n.waitForFinishedExecutions(id, 2);
 
@@ -109,10 +127,17 @@ describe('Poll Trigger in a real n8n', () => {
 		await n8n.start();
 		await n8n.login();
 		await polls('/alerts', 2);
-		expect(await n8n.waitForFinishedExecutions(id, 2 + LAST_RUN_REPEATS)).toHaveLength(2 + LAST_RUN_REPEATS);
+		expect(await n8n.waitForFinishedExecutions(id, 2 + LAST_RUN_REPEATS)).toHaveLength(
+			2 + LAST_RUN_REPEATS,
+		);
 		alerts = [...alerts, { id: 'a-3' }];
 		const after = await n8n.waitForFinishedExecutions(id, 3 + LAST_RUN_REPEATS);
-		expect(runs(after)).toEqual([[{ id: 'a-1' }], [{ id: 'a-2' }], ...(LAST_RUN_REPEATS ? [[{ id: 'a-2' }]] : []), [{ id: 'a-3' }]]);
+		expect(runs(after)).toEqual([
+			[{ id: 'a-1' }],
+			[{ id: 'a-2' }],
+			...(LAST_RUN_REPEATS ? [[{ id: 'a-2' }]] : []),
+			[{ id: 'a-3' }],
+		]);
 		await n8n.unpublish(id);
 	});
 
@@ -124,7 +149,12 @@ describe('Poll Trigger in a real n8n', () => {
 		let etag = '"v1"';
 		source.on('GET', '/inventory', () => ({ body: products, etag }));
 		const id = await n8n.importWorkflow(
-			pollWorkflow('poll changed batch', { with: JSON.stringify({ url: source.url('/inventory') }), id: 'sku', dedupe: 'changed', oneRunPerItem: false }),
+			pollWorkflow('poll changed batch', {
+				with: JSON.stringify({ url: source.url('/inventory') }),
+				id: 'sku',
+				dedupe: 'changed',
+				oneRunPerItem: false,
+			}),
 		);
 		await n8n.publish(id);
 		const [batch] = await n8n.waitForFinishedExecutions(id, 1);
@@ -135,13 +165,22 @@ describe('Poll Trigger in a real n8n', () => {
 		expect(conditional.headers['if-none-match']).toBe('"v1"');
 		expect(await n8n.executions(id)).toHaveLength(1);
 
-		products = [{ sku: 'a', qty: 1 }, { sku: 'b', qty: 7 }, { sku: 'c', qty: 3 }];
+		products = [
+			{ sku: 'a', qty: 1 },
+			{ sku: 'b', qty: 7 },
+			{ sku: 'c', qty: 3 },
+		];
 		etag = '"v2"';
 		const after = await n8n.waitForFinishedExecutions(id, 2);
-		expect(runs(after)[1]).toEqual([{ sku: 'b', qty: 7 }, { sku: 'c', qty: 3 }]);
+		expect(runs(after)[1]).toEqual([
+			{ sku: 'b', qty: 7 },
+			{ sku: 'c', qty: 3 },
+		]);
 		// The emit that started that run saved the state the 304 polls before it left.
 		const { staticData } = await n8n.getWorkflow(id);
-		const state = (staticData as Record<string, { pollTrigger: { observed: { lastOutcome: string } } }>)['node:Poll'].pollTrigger;
+		const state = (
+			staticData as Record<string, { pollTrigger: { observed: { lastOutcome: string } } }>
+		)['node:Poll'].pollTrigger;
 		expect(state.observed.lastOutcome).toBe('not_modified');
 		await n8n.unpublish(id);
 	});
@@ -149,11 +188,20 @@ describe('Poll Trigger in a real n8n', () => {
 	test('First Poll Starts "nothing": a crash right after that first poll does not let a later first poll swallow new items', async () => {
 		let backlog = [{ id: 'old-1' }, { id: 'old-2' }];
 		source.on('GET', '/baseline', () => ({ body: backlog }));
-		const id = await n8n.importWorkflow(pollWorkflow('poll baseline crash', { with: JSON.stringify({ url: source.url('/baseline') }), options: { firstPoll: 'none' } }));
+		const id = await n8n.importWorkflow(
+			pollWorkflow('poll baseline crash', {
+				with: JSON.stringify({ url: source.url('/baseline') }),
+				options: { firstPoll: 'none' },
+			}),
+		);
 		await n8n.publish(id);
 		await waitFor('the first poll to be remembered', async () => {
 			const { staticData } = await n8n.getWorkflow(id);
-			return (staticData as Record<string, { pollTrigger?: { dedupe?: { fresh: boolean } } }> | undefined)?.['node:Poll']?.pollTrigger?.dedupe?.fresh === false ? true : undefined;
+			return (
+				staticData as Record<string, { pollTrigger?: { dedupe?: { fresh: boolean } } }> | undefined
+			)?.['node:Poll']?.pollTrigger?.dedupe?.fresh === false
+				? true
+				: undefined;
 		});
 		await n8n.kill(); // no run was ever emitted, so n8n never wrote static data on an emit
 		backlog = [...backlog, { id: 'new-1' }];
@@ -169,7 +217,13 @@ describe('Poll Trigger in a real n8n', () => {
 	test('changed: a ticket at version 1, then 2, then 1 again (reopened) starts three runs', async () => {
 		let version = 1;
 		source.on('GET', '/reopened', () => ({ body: [{ id: 't-1', version }] }));
-		const id = await n8n.importWorkflow(pollWorkflow('poll changed A-B-A', { with: JSON.stringify({ url: source.url('/reopened') }), dedupe: 'changed', version: 'version' }));
+		const id = await n8n.importWorkflow(
+			pollWorkflow('poll changed A-B-A', {
+				with: JSON.stringify({ url: source.url('/reopened') }),
+				dedupe: 'changed',
+				version: 'version',
+			}),
+		);
 		await n8n.publish(id);
 		await n8n.waitForFinishedExecutions(id, 1);
 		version = 2;
@@ -189,17 +243,30 @@ describe('Poll Trigger in a real n8n', () => {
 	test('time_window: an item that ran, left the list and comes back after its TTL runs again', async () => {
 		let listed = true;
 		source.on('GET', '/returning', () => ({ body: listed ? [{ id: 'r-1' }] : [] }));
-		const id = await n8n.importWorkflow(pollWorkflow('poll time window return', { with: JSON.stringify({ url: source.url('/returning') }), dedupe: 'time_window', ttl: 1, ttlUnit: 'minutes' }));
+		const id = await n8n.importWorkflow(
+			pollWorkflow('poll time window return', {
+				with: JSON.stringify({ url: source.url('/returning') }),
+				dedupe: 'time_window',
+				ttl: 1,
+				ttlUnit: 'minutes',
+			}),
+		);
 		await n8n.publish(id);
 		const [first] = await n8n.waitForFinishedExecutions(id, 1);
 		listed = false;
 		// Gone from the list until its entry has expired (and been pruned) a minute after it ran.
 		const ranAt = Date.parse(first.startedAt);
-		await waitFor('the TTL to pass', async () => (Date.now() > ranAt + 61_000 ? true : undefined), { timeoutMs: 90_000, intervalMs: 1_000 });
+		await waitFor('the TTL to pass', async () => (Date.now() > ranAt + 61_000 ? true : undefined), {
+			timeoutMs: 90_000,
+			intervalMs: 1_000,
+		});
 		await polls('/returning', 1);
 		listed = true;
 		const both = await n8n.waitForFinishedExecutions(id, 2);
-		expect(both.map((execution) => nodeOutput(execution, 'Poll')[0])).toEqual([{ id: 'r-1' }, { id: 'r-1' }]);
+		expect(both.map((execution) => nodeOutput(execution, 'Poll')[0])).toEqual([
+			{ id: 'r-1' },
+			{ id: 'r-1' },
+		]);
 		await polls('/returning', 2);
 		expect(await n8n.executions(id)).toHaveLength(2);
 		await n8n.unpublish(id);
@@ -207,32 +274,56 @@ describe('Poll Trigger in a real n8n', () => {
 
 	test('a failing API backs off, records a failed execution, and recovers', async () => {
 		let failing = true;
-		source.on('GET', '/flaky', () => (failing ? { status: 500, rawBody: '<html>Internal error</html>', contentType: 'text/html' } : { body: [{ id: 'x1' }] }));
-		const id = await n8n.importWorkflow(pollWorkflow('poll flaky', { with: JSON.stringify({ url: source.url('/flaky') }) }));
+		source.on('GET', '/flaky', () =>
+			failing
+				? { status: 500, rawBody: '<html>Internal error</html>', contentType: 'text/html' }
+				: { body: [{ id: 'x1' }] },
+		);
+		const id = await n8n.importWorkflow(
+			pollWorkflow('poll flaky', { with: JSON.stringify({ url: source.url('/flaky') }) }),
+		);
 		await n8n.publish(id);
 		if (isN8n1) {
 			// n8n 1.x gives triggers no saveFailedExecution: the failure goes to n8n's log (README, Compatibility).
-			await waitFor('the failure in n8n\'s log', async () => (/error.*Poll: .*answered HTTP 500/.test(n8n.log()) ? true : undefined));
+			await waitFor("the failure in n8n's log", async () =>
+				/error.*Poll: .*answered HTTP 500/.test(n8n.log()) ? true : undefined,
+			);
 		} else {
-			const [failure] = await n8n.waitForExecutions(id, (all) => all.some((e) => e.status === 'error'), 'a failed execution');
+			const [failure] = await n8n.waitForExecutions(
+				id,
+				(all) => all.some((e) => e.status === 'error'),
+				'a failed execution',
+			);
 			const failed = await n8n.execution(failure.id);
 			expect(failed.data?.resultData.error?.message).toContain('answered HTTP 500');
 		}
 
 		// Backoff: with a 5 s interval the first retry waits the interval, the second twice that.
 		await polls('/flaky', 2);
-		const [a, b, c] = source.requests('/flaky').slice(-3).map((r) => r.receivedAt);
+		const [a, b, c] = source
+			.requests('/flaky')
+			.slice(-3)
+			.map((r) => r.receivedAt);
 		expect(c - b).toBeGreaterThan((b - a) * 1.5);
 
 		failing = false;
-		const recovered = await n8n.waitForExecutions(id, (all) => all.some((e) => e.status === 'success'), 'a successful run after recovery');
+		const recovered = await n8n.waitForExecutions(
+			id,
+			(all) => all.some((e) => e.status === 'success'),
+			'a successful run after recovery',
+		);
 		expect(recovered.filter((e) => e.status === 'error')).toHaveLength(isN8n1 ? 0 : 1);
 		expect(runs(recovered.filter((e) => e.status === 'success'))).toEqual([[{ id: 'x1' }]]);
 		await n8n.unpublish(id);
 	});
 
 	test('an invalid JSONata expression refuses activation with a message naming the field', async () => {
-		const id = await n8n.importWorkflow(pollWorkflow('poll invalid', { with: JSON.stringify({ url: source.url('/tickets') }), id: 'id +' }));
+		const id = await n8n.importWorkflow(
+			pollWorkflow('poll invalid', {
+				with: JSON.stringify({ url: source.url('/tickets') }),
+				id: 'id +',
+			}),
+		);
 		expect(await n8n.activationError(id)).toContain('Invalid JSONata in "id"');
 	});
 });

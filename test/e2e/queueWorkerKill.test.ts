@@ -33,13 +33,17 @@ describe('SIGKILL of a queue-mode worker during runs', () => {
 		await n8n?.stop();
 	});
 
-	test.each(['poll', 'schedule'] as const)('%s: lost = 0, repeated = 0; the killed runs end in error and are not run again', async (kind) => {
-		const result = await runWorkerKillChaos(n8n, kind);
-		results.push(result);
-		expect(result).toMatchObject({ lost: 0, repeated: 0 });
-		expect(result.killedRuns).toBeGreaterThan(0);
-		// Each item or window the killed runs carried ran exactly once: n8n does not run them again.
-		expect(result.notRerun).toBeGreaterThan(0);
-		expect(result.killedRunOutcomes.every((outcome) => outcome.startsWith('error: '))).toBe(true);
-	}, 600_000);
+	test.each(['poll', 'schedule'] as const)(
+		'%s: lost = 0, repeated = 0; the killed runs end in error and are not run again',
+		async (kind) => {
+			const result = await runWorkerKillChaos(n8n, kind);
+			results.push(result);
+			expect(result).toMatchObject({ lost: 0, repeated: 0 });
+			expect(result.killedRuns).toBeGreaterThan(0);
+			// Each item or window the killed runs carried ran exactly once: n8n does not run them again.
+			expect(result.notRerun).toBeGreaterThan(0);
+			expect(result.killedRunOutcomes.every((outcome) => outcome.startsWith('error: '))).toBe(true);
+		},
+		600_000,
+	);
 });

@@ -28,7 +28,10 @@ describe('Round-Trip Wait in a real n8n', () => {
 	let earlyWorkflowId: string;
 	let failingRequestWorkflowId: string;
 	/** The partner's answers to the callbacks it sent at once, by order number. */
-	const earlyAnswers = new Map<number, Promise<Answer & { attempts: number; requestAt: number; answeredAt: number }>>();
+	const earlyAnswers = new Map<
+		number,
+		Promise<Answer & { attempts: number; requestAt: number; answeredAt: number }>
+	>();
 
 	beforeAll(async () => {
 		partner = await FakeSystem.start();
@@ -38,23 +41,52 @@ describe('Round-Trip Wait in a real n8n', () => {
 		partner.on('POST', '/jobs-fail', { status: 500, body: { error: 'partner is down' } });
 		// A partner that calls back at once: the signed callback leaves before it even answers the request.
 		partner.on('POST', '/jobs-now', (request) => {
-			const { correlationId, callbackUrl, order } = request.json as { correlationId: string; callbackUrl: string; order: number };
+			const { correlationId, callbackUrl, order } = request.json as {
+				correlationId: string;
+				callbackUrl: string;
+				order: number;
+			};
 			const requestAt = request.receivedAt;
 			const { headers, body } = signed({ correlationId, status: 'at-once' }, callbackUrl);
-			earlyAnswers.set(order, sendEarly(callbackUrl, { headers, body }).then((answer) => ({ ...answer, requestAt, answeredAt: Date.now() })));
+			earlyAnswers.set(
+				order,
+				sendEarly(callbackUrl, { headers, body }).then((answer) => ({
+					...answer,
+					requestAt,
+					answeredAt: Date.now(),
+				})),
+			);
 			return { status: 202, body: { accepted: true } };
 		});
 		n8n = await N8nInstance.launch('round-trip');
-		const callbackCredential = await n8n.createCredential('Partner signature', 'roundTripCallbackApi', { scheme: 'hmac', secret: SECRET, signatureHeader: 'x-signature', toleranceSec: 300 });
-		const credentials = { roundTripCallbackApi: { id: callbackCredential, name: 'Partner signature' } };
-		const standardCredential = await n8n.createCredential('Partner standard webhooks', 'roundTripCallbackApi', { scheme: 'standardWebhooks', secret: SW_SECRET, toleranceSec: 300 });
+		const callbackCredential = await n8n.createCredential(
+			'Partner signature',
+			'roundTripCallbackApi',
+			{ scheme: 'hmac', secret: SECRET, signatureHeader: 'x-signature', toleranceSec: 300 },
+		);
+		const credentials = {
+			roundTripCallbackApi: { id: callbackCredential, name: 'Partner signature' },
+		};
+		const standardCredential = await n8n.createCredential(
+			'Partner standard webhooks',
+			'roundTripCallbackApi',
+			{ scheme: 'standardWebhooks', secret: SW_SECRET, toleranceSec: 300 },
+		);
 		/** Webhook start → Round-Trip Wait → "Accepted" on Callback, "Late" (or the given node) on Timed Out. */
-		const roundTripWorkflow = (name: string, path: string, parameters: Record<string, unknown>, late = marker('Late'), credentialId = callbackCredential) =>
+		const roundTripWorkflow = (
+			name: string,
+			path: string,
+			parameters: Record<string, unknown>,
+			late = marker('Late'),
+			credentialId = callbackCredential,
+		) =>
 			workflow(
 				name,
 				[
 					webhookTrigger('Start', path),
-					node('Round-Trip Wait', `${PACKAGE}.roundTripWait`, parameters, { credentials: { roundTripCallbackApi: { id: credentialId, name: 'partner' } } }),
+					node('Round-Trip Wait', `${PACKAGE}.roundTripWait`, parameters, {
+						credentials: { roundTripCallbackApi: { id: credentialId, name: 'partner' } },
+					}),
 					marker('Accepted'),
 					{ ...late, name: 'Late' },
 				],
@@ -84,13 +116,23 @@ describe('Round-Trip Wait in a real n8n', () => {
 			}),
 		);
 		timeoutWorkflowId = await n8n.importWorkflow(
-			roundTripWorkflow('round trip timeout', 'rt-timeout', { mode: 'waitOnly', correlationId: '={{ $json.body.id }}', timeoutAmount: 5, timeoutUnit: 'seconds' }),
+			roundTripWorkflow('round trip timeout', 'rt-timeout', {
+				mode: 'waitOnly',
+				correlationId: '={{ $json.body.id }}',
+				timeoutAmount: 5,
+				timeoutUnit: 'seconds',
+			}),
 		);
 		failingTimeoutWorkflowId = await n8n.importWorkflow(
 			roundTripWorkflow(
 				'round trip timeout fails the run',
 				'rt-timeout-fail',
-				{ mode: 'waitOnly', correlationId: '={{ $json.body.id }}', timeoutAmount: 5, timeoutUnit: 'seconds' },
+				{
+					mode: 'waitOnly',
+					correlationId: '={{ $json.body.id }}',
+					timeoutAmount: 5,
+					timeoutUnit: 'seconds',
+				},
 				node('Late', 'n8n-nodes-base.stopAndError', { errorMessage: 'No callback in time' }),
 			),
 		);
@@ -100,8 +142,24 @@ describe('Round-Trip Wait in a real n8n', () => {
 				'round trip, two waits',
 				[
 					webhookTrigger('Start', 'rt-two-waits'),
-					node('First Wait', `${PACKAGE}.roundTripWait`, sendAndWait('/jobs', { correlationId: "={{ $('Start').item.json.body.order }}", body: "={{ JSON.stringify({ order: $('Start').item.json.body.order, step: 1 }) }}" }), { credentials }),
-					node('Second Wait', `${PACKAGE}.roundTripWait`, sendAndWait('/jobs', { correlationId: "={{ $('Start').item.json.body.order }}", body: "={{ JSON.stringify({ order: $('Start').item.json.body.order, step: 2 }) }}" }), { credentials }),
+					node(
+						'First Wait',
+						`${PACKAGE}.roundTripWait`,
+						sendAndWait('/jobs', {
+							correlationId: "={{ $('Start').item.json.body.order }}",
+							body: "={{ JSON.stringify({ order: $('Start').item.json.body.order, step: 1 }) }}",
+						}),
+						{ credentials },
+					),
+					node(
+						'Second Wait',
+						`${PACKAGE}.roundTripWait`,
+						sendAndWait('/jobs', {
+							correlationId: "={{ $('Start').item.json.body.order }}",
+							body: "={{ JSON.stringify({ order: $('Start').item.json.body.order, step: 2 }) }}",
+						}),
+						{ credentials },
+					),
 					marker('Accepted'),
 				],
 				[
@@ -111,11 +169,42 @@ describe('Round-Trip Wait in a real n8n', () => {
 				],
 			),
 		);
-		standardWorkflowId = await n8n.importWorkflow(roundTripWorkflow('round trip, standard webhooks', 'rt-standard', sendAndWait('/jobs-standard'), marker('Late'), standardCredential));
-		badResponseCodeWorkflowId = await n8n.importWorkflow(roundTripWorkflow('round trip, bad response code', 'rt-bad-code', sendAndWait('/jobs-bad-code', { responseCode: 999 })));
-		earlyWorkflowId = await n8n.importWorkflow(roundTripWorkflow('round trip, partner calls back at once', 'rt-now', sendAndWait('/jobs-now')));
-		failingRequestWorkflowId = await n8n.importWorkflow(roundTripWorkflow('round trip, request refused', 'rt-fail', sendAndWait('/jobs-fail')));
-		for (const id of [workflowId, timeoutWorkflowId, failingTimeoutWorkflowId, twoWaitsWorkflowId, standardWorkflowId, badResponseCodeWorkflowId, earlyWorkflowId, failingRequestWorkflowId]) {
+		standardWorkflowId = await n8n.importWorkflow(
+			roundTripWorkflow(
+				'round trip, standard webhooks',
+				'rt-standard',
+				sendAndWait('/jobs-standard'),
+				marker('Late'),
+				standardCredential,
+			),
+		);
+		badResponseCodeWorkflowId = await n8n.importWorkflow(
+			roundTripWorkflow(
+				'round trip, bad response code',
+				'rt-bad-code',
+				sendAndWait('/jobs-bad-code', { responseCode: 999 }),
+			),
+		);
+		earlyWorkflowId = await n8n.importWorkflow(
+			roundTripWorkflow(
+				'round trip, partner calls back at once',
+				'rt-now',
+				sendAndWait('/jobs-now'),
+			),
+		);
+		failingRequestWorkflowId = await n8n.importWorkflow(
+			roundTripWorkflow('round trip, request refused', 'rt-fail', sendAndWait('/jobs-fail')),
+		);
+		for (const id of [
+			workflowId,
+			timeoutWorkflowId,
+			failingTimeoutWorkflowId,
+			twoWaitsWorkflowId,
+			standardWorkflowId,
+			badResponseCodeWorkflowId,
+			earlyWorkflowId,
+			failingRequestWorkflowId,
+		]) {
 			await n8n.publish(id);
 		}
 	});
@@ -128,13 +217,22 @@ describe('Round-Trip Wait in a real n8n', () => {
 	/** Starts a run through the Webhook trigger at `path`. */
 	async function start(path: string, payload: Record<string, unknown>): Promise<void> {
 		await waitFor(`the ${path} start webhook to be registered`, async () => {
-			const response = await fetch(`${n8n.webhookBaseUrl}/webhook/${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(payload) });
+			const response = await fetch(`${n8n.webhookBaseUrl}/webhook/${path}`, {
+				method: 'POST',
+				headers: { 'content-type': 'application/json' },
+				body: JSON.stringify(payload),
+			});
 			return response.ok ? true : undefined;
 		});
 	}
 
 	/** Starts a run and returns the request the node sent to the partner. */
-	async function startRoundTrip(order: number, path = 'rt-start', partnerPath = '/jobs', step?: number): Promise<{ correlationId: string; callbackUrl: string; request: RecordedRequest }> {
+	async function startRoundTrip(
+		order: number,
+		path = 'rt-start',
+		partnerPath = '/jobs',
+		step?: number,
+	): Promise<{ correlationId: string; callbackUrl: string; request: RecordedRequest }> {
 		await start(path, { order });
 		return await partnerRequest(partnerPath, order, step);
 	}
@@ -144,10 +242,17 @@ describe('Round-Trip Wait in a real n8n', () => {
 	 * request leaves before the wait is saved, so the partner follows the retry contract (README): a 409
 	 * or 5xx is retried, after 100 ms doubling up to 1.6 s, at most 12 times. `attempts` counts them.
 	 */
-	async function sendEarly(url: string, request: { headers: Record<string, string>; body: string }): Promise<Answer & { attempts: number }> {
+	async function sendEarly(
+		url: string,
+		request: { headers: Record<string, string>; body: string },
+	): Promise<Answer & { attempts: number }> {
 		let answer = await partner.send(url, request);
 		let attempts = 1;
-		for (let delay = 100; isN8n1 && attempts < 12 && (answer.status === 409 || answer.status >= 500); delay = Math.min(delay * 2, 1_600)) {
+		for (
+			let delay = 100;
+			isN8n1 && attempts < 12 && (answer.status === 409 || answer.status >= 500);
+			delay = Math.min(delay * 2, 1_600)
+		) {
 			await new Promise((resolve) => setTimeout(resolve, delay)); // the partner's backoff, not a wait for an event
 			answer = await partner.send(url, request);
 			attempts++;
@@ -155,7 +260,11 @@ describe('Round-Trip Wait in a real n8n', () => {
 		return { ...answer, attempts };
 	}
 
-	async function partnerRequest(partnerPath: string, order: number, step?: number): Promise<{ correlationId: string; callbackUrl: string; request: RecordedRequest }> {
+	async function partnerRequest(
+		partnerPath: string,
+		order: number,
+		step?: number,
+	): Promise<{ correlationId: string; callbackUrl: string; request: RecordedRequest }> {
 		const request = await partner.nextRequest((r) => {
 			const json = r.json as { order?: number; step?: number } | undefined;
 			return r.path === partnerPath && json?.order === order && json?.step === step;
@@ -165,15 +274,32 @@ describe('Round-Trip Wait in a real n8n', () => {
 	}
 
 	/** A callback signed for the wait its URL names (HMAC v2 over "<t>.<rtw>.<body>"). */
-	function signed(body: unknown, callbackUrl: string, secret = SECRET, at = Math.floor(Date.now() / 1000)) {
+	function signed(
+		body: unknown,
+		callbackUrl: string,
+		secret = SECRET,
+		at = Math.floor(Date.now() / 1000),
+	) {
 		const raw = JSON.stringify(body);
-		return { headers: { 'x-signature': signPayload(secret, raw, at, waitIdOf(callbackUrl)) }, body: raw };
+		return {
+			headers: { 'x-signature': signPayload(secret, raw, at, waitIdOf(callbackUrl)) },
+			body: raw,
+		};
 	}
 
-	async function executionWaitingFor(correlationId: string, workflow = workflowId, node = 'Round-Trip Wait'): Promise<Execution> {
+	async function executionWaitingFor(
+		correlationId: string,
+		workflow = workflowId,
+		node = 'Round-Trip Wait',
+	): Promise<Execution> {
 		return await waitFor(`an execution waiting for ${correlationId} in ${node}`, async () => {
 			const executions = await n8n.executions(workflow);
-			return executions.find((e) => e.status === 'waiting' && e.data?.resultData.lastNodeExecuted === node && JSON.stringify(e.data ?? {}).includes(correlationId));
+			return executions.find(
+				(e) =>
+					e.status === 'waiting' &&
+					e.data?.resultData.lastNodeExecuted === node &&
+					JSON.stringify(e.data ?? {}).includes(correlationId),
+			);
 		});
 	}
 
@@ -182,8 +308,12 @@ describe('Round-Trip Wait in a real n8n', () => {
 			const execution = await n8n.execution(id);
 			// n8n 1.x on SQLite writes an execution's status and its data in two statements: until the
 			// second lands, a resumed run reads as ended with the data it waited with (its stack not empty).
-			const stack = (execution.data as { executionData?: { nodeExecutionStack?: unknown[] } } | undefined)?.executionData?.nodeExecutionStack;
-			return execution.status === status && (status !== 'success' || !stack?.length) ? execution : undefined;
+			const stack = (
+				execution.data as { executionData?: { nodeExecutionStack?: unknown[] } } | undefined
+			)?.executionData?.nodeExecutionStack;
+			return execution.status === status && (status !== 'success' || !stack?.length)
+				? execution
+				: undefined;
 		});
 	}
 
@@ -208,22 +338,41 @@ describe('Round-Trip Wait in a real n8n', () => {
 
 		const unauthenticated = await partner.send(callbackUrl, { body: { correlationId } });
 		expect(unauthenticated.status).toBe(401);
-		const badSignature = await partner.send(callbackUrl, signed({ correlationId }, callbackUrl, 'not-the-secret'));
+		const badSignature = await partner.send(
+			callbackUrl,
+			signed({ correlationId }, callbackUrl, 'not-the-secret'),
+		);
 		expect(badSignature.status).toBe(403);
-		const stale = await partner.send(callbackUrl, signed({ correlationId }, callbackUrl, SECRET, Math.floor(Date.now() / 1000) - 3600));
+		const stale = await partner.send(
+			callbackUrl,
+			signed({ correlationId }, callbackUrl, SECRET, Math.floor(Date.now() / 1000) - 3600),
+		);
 		expect(stale.status).toBe(403);
 		expect(stale.body).toContain('tolerance');
 		// Within the tolerance, but signed before this wait began: it answers something else.
-		const waitBegan = Date.parse(String(nodeOutput(waiting, 'Round-Trip Wait')[0].deadline)) - 3_600_000;
-		const beforeTheWait = await partner.send(callbackUrl, signed({ correlationId }, callbackUrl, SECRET, Math.floor(waitBegan / 1000) - 5));
+		const waitBegan =
+			Date.parse(String(nodeOutput(waiting, 'Round-Trip Wait')[0].deadline)) - 3_600_000;
+		const beforeTheWait = await partner.send(
+			callbackUrl,
+			signed({ correlationId }, callbackUrl, SECRET, Math.floor(waitBegan / 1000) - 5),
+		);
 		expect(beforeTheWait.status).toBe(403);
-		expect(beforeTheWait.json).toEqual({ error: expect.stringContaining('before this wait began'), waiting: true });
-		const mismatched = await partner.send(callbackUrl, signed({ correlationId: 'someone-else' }, callbackUrl));
+		expect(beforeTheWait.json).toEqual({
+			error: expect.stringContaining('before this wait began'),
+			waiting: true,
+		});
+		const mismatched = await partner.send(
+			callbackUrl,
+			signed({ correlationId: 'someone-else' }, callbackUrl),
+		);
 		expect(mismatched.status).toBe(409);
 		expect(mismatched.body).not.toContain(correlationId);
 		expect(await statusOf(waiting.id)).toBe('waiting');
 
-		const accepted = await partner.send(callbackUrl, signed({ correlationId, status: 'approved' }, callbackUrl));
+		const accepted = await partner.send(
+			callbackUrl,
+			signed({ correlationId, status: 'approved' }, callbackUrl),
+		);
 		expect(accepted.status).toBe(200);
 		expect(accepted.json).toEqual({ received: true });
 		const done = await waitFor('the run to finish', async () => {
@@ -231,13 +380,20 @@ describe('Round-Trip Wait in a real n8n', () => {
 			return execution.status === 'success' ? execution : undefined;
 		});
 		const [receipt] = nodeOutput(done, 'Accepted');
-		expect(receipt).toMatchObject({ correlationId, body: { correlationId, status: 'approved' }, branch: 'Accepted' });
+		expect(receipt).toMatchObject({
+			correlationId,
+			body: { correlationId, status: 'approved' },
+			branch: 'Accepted',
+		});
 		expect(receipt.headers).not.toHaveProperty('x-signature');
 		expect(receipt.query).not.toHaveProperty('signature');
 		expect(receipt.query).not.toHaveProperty('rtw');
 		expect(nodeOutput(done, 'Late')).toEqual([]);
 
-		const again = await partner.send(callbackUrl, signed({ correlationId, status: 'approved' }, callbackUrl));
+		const again = await partner.send(
+			callbackUrl,
+			signed({ correlationId, status: 'approved' }, callbackUrl),
+		);
 		expect(again.status).toBe(409);
 		expect(again.body).toContain('has finished already');
 	});
@@ -245,31 +401,65 @@ describe('Round-Trip Wait in a real n8n', () => {
 	test('a wait that outlives its timeout leaves through "Timed Out", which a Stop and Error turns into a failed run', async () => {
 		const start = async (path: string, id: string) =>
 			await waitFor(`the ${path} start webhook`, async () => {
-				const response = await fetch(`${n8n.webhookBaseUrl}/webhook/${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ id }) });
+				const response = await fetch(`${n8n.webhookBaseUrl}/webhook/${path}`, {
+					method: 'POST',
+					headers: { 'content-type': 'application/json' },
+					body: JSON.stringify({ id }),
+				});
 				return response.ok ? true : undefined;
 			});
 		await start('rt-timeout', 'order-timeout-1');
 		await start('rt-timeout-fail', 'order-timeout-2');
 		// n8n's wait tracker looks for due waits once a minute, so the timeouts land up to a minute late.
-		const [timedOut] = await n8n.waitForExecutions(timeoutWorkflowId, (all) => all.some((e) => e.status === 'success'), 'the timed-out run', 150_000);
+		const [timedOut] = await n8n.waitForExecutions(
+			timeoutWorkflowId,
+			(all) => all.some((e) => e.status === 'success'),
+			'the timed-out run',
+			150_000,
+		);
 		const done = await n8n.execution(timedOut.id);
 		if (isN8n1) {
 			// n8n 1.x resumes a timed-out wait passing only the first output on: the Timed Out item
 			// leaves by Callback, marked `timedOut: true` (README, compatibility); nothing reaches Late.
-			expect(nodeOutput(done, 'Accepted')).toEqual([expect.objectContaining({ correlationId: 'order-timeout-1', timedOut: true, waitedMs: 5000 })]);
+			expect(nodeOutput(done, 'Accepted')).toEqual([
+				expect.objectContaining({
+					correlationId: 'order-timeout-1',
+					timedOut: true,
+					waitedMs: 5000,
+				}),
+			]);
 			expect(nodeOutput(done, 'Late')).toEqual([]);
-			const [other] = await n8n.waitForExecutions(failingTimeoutWorkflowId, (all) => all.some((e) => e.status === 'success'), 'the other timed-out run', 150_000);
-			expect(nodeOutput(await n8n.execution(other.id), 'Accepted')).toEqual([expect.objectContaining({ correlationId: 'order-timeout-2', timedOut: true })]);
+			const [other] = await n8n.waitForExecutions(
+				failingTimeoutWorkflowId,
+				(all) => all.some((e) => e.status === 'success'),
+				'the other timed-out run',
+				150_000,
+			);
+			expect(nodeOutput(await n8n.execution(other.id), 'Accepted')).toEqual([
+				expect.objectContaining({ correlationId: 'order-timeout-2', timedOut: true }),
+			]);
 			return;
 		}
 		const [late] = nodeOutput(done, 'Late');
-		expect(late).toMatchObject({ correlationId: 'order-timeout-1', timedOut: true, waitedMs: 5000, branch: 'Late' });
+		expect(late).toMatchObject({
+			correlationId: 'order-timeout-1',
+			timedOut: true,
+			waitedMs: 5000,
+			branch: 'Late',
+		});
 		expect(nodeOutput(done, 'Accepted')).toEqual([]);
 
-		const [failing] = await n8n.waitForExecutions(failingTimeoutWorkflowId, (all) => all.some((e) => e.status === 'error'), 'the run failed by its timeout', 150_000);
+		const [failing] = await n8n.waitForExecutions(
+			failingTimeoutWorkflowId,
+			(all) => all.some((e) => e.status === 'error'),
+			'the run failed by its timeout',
+			150_000,
+		);
 		const failed = await n8n.execution(failing.id);
 		expect(failed.data?.resultData.error?.message).toBe('No callback in time');
-		expect(nodeOutput(failed, 'Round-Trip Wait', 1)).toEqual([expect.objectContaining({ correlationId: 'order-timeout-2', timedOut: true })]);
+		expect(nodeOutput(failed, 'Round-Trip Wait', 1)).toEqual([
+			expect.objectContaining({ correlationId: 'order-timeout-2', timedOut: true }),
+		]);
 	}, 200_000);
 
 	test('a run waiting across an n8n restart still resumes on a valid callback', async () => {
@@ -277,13 +467,19 @@ describe('Round-Trip Wait in a real n8n', () => {
 		const waiting = await executionWaitingFor(correlationId);
 		await n8n.restart();
 		expect(await statusOf(waiting.id)).toBe('waiting');
-		const accepted = await partner.send(callbackUrl, signed({ correlationId, status: 'after-restart' }, callbackUrl));
+		const accepted = await partner.send(
+			callbackUrl,
+			signed({ correlationId, status: 'after-restart' }, callbackUrl),
+		);
 		expect(accepted.status).toBe(200);
 		const done = await waitFor('the resumed run to finish', async () => {
 			const execution = await n8n.execution(waiting.id);
 			return execution.status === 'success' ? execution : undefined;
 		});
-		expect(nodeOutput(done, 'Accepted')[0]).toMatchObject({ correlationId, body: { status: 'after-restart' } });
+		expect(nodeOutput(done, 'Accepted')[0]).toMatchObject({
+			correlationId,
+			body: { status: 'after-restart' },
+		});
 	});
 
 	test('a callback replayed from an earlier wait of the same run is refused, and the run keeps waiting', async () => {
@@ -302,24 +498,45 @@ describe('Round-Trip Wait in a real n8n', () => {
 		// Replayed exactly as captured, and replayed to the new wait's URL: both refused.
 		const replayed = await partner.send(first.callbackUrl, captured);
 		expect(replayed.status).toBe(403);
-		expect(replayed.json).toEqual({ error: expect.stringContaining("does not match the body, timestamp and this wait's id"), waiting: true });
+		expect(replayed.json).toEqual({
+			error: expect.stringContaining("does not match the body, timestamp and this wait's id"),
+			waiting: true,
+		});
 		const redirected = await partner.send(second.callbackUrl, captured);
 		expect(redirected.status).toBe(403);
 		expect(await statusOf(waiting.id)).toBe('waiting');
 
-		const accepted = await partner.send(second.callbackUrl, signed({ correlationId: String(order), status: 'step-2' }, second.callbackUrl));
+		const accepted = await partner.send(
+			second.callbackUrl,
+			signed({ correlationId: String(order), status: 'step-2' }, second.callbackUrl),
+		);
 		expect(accepted.status).toBe(200);
 		const done = await finished(waiting.id);
 		expect(nodeOutput(done, 'First Wait')[0]).toMatchObject({ body: { status: 'step-1' } });
-		expect(nodeOutput(done, 'Accepted')[0]).toMatchObject({ correlationId: String(order), body: { status: 'step-2' } });
+		expect(nodeOutput(done, 'Accepted')[0]).toMatchObject({
+			correlationId: String(order),
+			body: { status: 'step-2' },
+		});
 	});
 
 	test('a Standard Webhooks signed callback resumes the run; a copy of it is refused', async () => {
-		const { correlationId, callbackUrl } = await startRoundTrip(51, 'rt-standard', '/jobs-standard');
+		const { correlationId, callbackUrl } = await startRoundTrip(
+			51,
+			'rt-standard',
+			'/jobs-standard',
+		);
 		const waiting = await executionWaitingFor(correlationId, standardWorkflowId);
 		const body = JSON.stringify({ correlationId, status: 'standard' });
 		const headers = signStandardWebhook(SW_SECRET, 'msg_2Qz1', Math.floor(Date.now() / 1000), body);
-		const forged = await partner.send(callbackUrl, { headers: signStandardWebhook(`whsec_${Buffer.alloc(32, 1).toString('base64')}`, 'msg_2Qz1', Math.floor(Date.now() / 1000), body), body });
+		const forged = await partner.send(callbackUrl, {
+			headers: signStandardWebhook(
+				`whsec_${Buffer.alloc(32, 1).toString('base64')}`,
+				'msg_2Qz1',
+				Math.floor(Date.now() / 1000),
+				body,
+			),
+			body,
+		});
 		expect(forged.status).toBe(403);
 		const accepted = await partner.send(callbackUrl, { headers, body });
 		expect(accepted.status).toBe(200);
@@ -333,7 +550,11 @@ describe('Round-Trip Wait in a real n8n', () => {
 
 	test('a bad Response Code fails the node with a message naming the field and value, before anything is sent', async () => {
 		await start('rt-bad-code', { order: 61 });
-		const [failed] = await n8n.waitForExecutions(badResponseCodeWorkflowId, (all) => all.some((e) => e.status === 'error'), 'the run refused by its settings');
+		const [failed] = await n8n.waitForExecutions(
+			badResponseCodeWorkflowId,
+			(all) => all.some((e) => e.status === 'error'),
+			'the run refused by its settings',
+		);
 		const execution = await n8n.execution(failed.id);
 		expect(execution.data?.resultData.error?.message).toBe(
 			'Response Code must be a whole number from 200 to 299: it answers the callback that resumed the run, a success; got 999',
@@ -345,7 +566,11 @@ describe('Round-Trip Wait in a real n8n', () => {
 	test('a request the partner refuses fails the run with the answer, though it is sent after the wait was saved', async () => {
 		await start('rt-fail', { order: 71 });
 		await partner.nextRequest((r) => r.path === '/jobs-fail');
-		const [failed] = await n8n.waitForExecutions(failingRequestWorkflowId, (all) => all.some((e) => e.status === 'error'), 'the run failed by its refused request');
+		const [failed] = await n8n.waitForExecutions(
+			failingRequestWorkflowId,
+			(all) => all.some((e) => e.status === 'error'),
+			'the run failed by its refused request',
+		);
 		const execution = await n8n.execution(failed.id);
 		expect(execution.data?.resultData.error?.message).toBe(
 			`POST ${partner.url('/jobs-fail')} answered HTTP 500; the request was not accepted, so the run does not wait`,
@@ -358,15 +583,27 @@ describe('Round-Trip Wait in a real n8n', () => {
 		const answers: Array<Answer & { attempts: number; requestAt: number; answeredAt: number }> = [];
 		for (let order = 1001; order < 1001 + EARLY_ROUND_TRIPS; order++) {
 			await start('rt-now', { order });
-			await partner.nextRequest((r) => r.path === '/jobs-now' && (r.json as { order?: number })?.order === order);
+			await partner.nextRequest(
+				(r) => r.path === '/jobs-now' && (r.json as { order?: number })?.order === order,
+			);
 			const answer = await earlyAnswers.get(order)!;
 			answers.push(answer);
-			expect({ order, status: answer.status, body: answer.json }).toEqual({ order, status: 200, body: { received: true } });
+			expect({ order, status: answer.status, body: answer.json }).toEqual({
+				order,
+				status: 200,
+				body: { received: true },
+			});
 		}
-		const done = await n8n.waitForExecutions(earlyWorkflowId, (all) => all.filter((e) => e.status === 'success').length === EARLY_ROUND_TRIPS, 'every early round trip to finish');
+		const done = await n8n.waitForExecutions(
+			earlyWorkflowId,
+			(all) => all.filter((e) => e.status === 'success').length === EARLY_ROUND_TRIPS,
+			'every early round trip to finish',
+		);
 		for (const execution of done) {
 			const full = await n8n.execution(execution.id);
-			expect(nodeOutput(full, 'Accepted')).toEqual([expect.objectContaining({ body: expect.objectContaining({ status: 'at-once' }) })]);
+			expect(nodeOutput(full, 'Accepted')).toEqual([
+				expect.objectContaining({ body: expect.objectContaining({ status: 'at-once' }) }),
+			]);
 			expect(nodeOutput(full, 'Late')).toEqual([]);
 		}
 		const latencies = answers.map((a) => a.answeredAt - a.requestAt);
@@ -382,30 +619,51 @@ describe('Round-Trip Wait in a real n8n', () => {
 		if (!isN8n1) expect(figures.maxAttempts).toBe(1);
 		const artifacts = join(__dirname, '../../test-artifacts');
 		mkdirSync(artifacts, { recursive: true });
-		writeFileSync(join(artifacts, `round-trip-early-callbacks${isN8n1 ? '-n8n1' : ''}.json`), `${JSON.stringify(figures, null, 2)}\n`);
+		writeFileSync(
+			join(artifacts, `round-trip-early-callbacks${isN8n1 ? '-n8n1' : ''}.json`),
+			`${JSON.stringify(figures, null, 2)}\n`,
+		);
 		process.stdout.write(`early callbacks: ${JSON.stringify(figures)}\n`);
 	}, 240_000);
 
 	test('two valid callbacks arriving together: exactly one gets 200, and it is the one the run resumed with', async () => {
 		const { correlationId, callbackUrl } = await startRoundTrip(81);
 		const waiting = await executionWaitingFor(correlationId);
-		const [a, b] = await Promise.all(['first', 'second'].map(async (status) => ({ status, answer: await partner.send(callbackUrl, signed({ correlationId, status }, callbackUrl)) })));
+		const [a, b] = await Promise.all(
+			['first', 'second'].map(async (status) => ({
+				status,
+				answer: await partner.send(callbackUrl, signed({ correlationId, status }, callbackUrl)),
+			})),
+		);
 		const winners = [a, b].filter((x) => x.answer.status === 200);
 		expect(winners).toHaveLength(1);
 		const loser = [a, b].find((x) => x.answer.status !== 200)!;
 		expect(loser.answer.status).toBeGreaterThanOrEqual(400);
 		const done = await finished(waiting.id);
-		expect(nodeOutput(done, 'Accepted')).toEqual([expect.objectContaining({ body: { correlationId, status: winners[0].status } })]);
+		expect(nodeOutput(done, 'Accepted')).toEqual([
+			expect.objectContaining({ body: { correlationId, status: winners[0].status } }),
+		]);
 	});
 
 	test('an n8n restart between the request and an immediate callback loses nothing', async () => {
 		const { correlationId, callbackUrl } = await startRoundTrip(91);
 		// The request only leaves once n8n has saved the wait, so the run is already durable here.
 		await n8n.restart();
-		const accepted = await partner.send(callbackUrl, signed({ correlationId, status: 'after-restart-at-once' }, callbackUrl));
+		const accepted = await partner.send(
+			callbackUrl,
+			signed({ correlationId, status: 'after-restart-at-once' }, callbackUrl),
+		);
 		expect(accepted.status).toBe(200);
-		const resumed = (e: Execution) => e.status === 'success' && JSON.stringify(e.data ?? {}).includes('after-restart-at-once');
-		const all = await n8n.waitForExecutions(workflowId, (executions) => executions.some(resumed), 'the run resumed after the restart');
-		expect(nodeOutput(all.find(resumed)!, 'Accepted')[0]).toMatchObject({ correlationId, body: { status: 'after-restart-at-once' } });
+		const resumed = (e: Execution) =>
+			e.status === 'success' && JSON.stringify(e.data ?? {}).includes('after-restart-at-once');
+		const all = await n8n.waitForExecutions(
+			workflowId,
+			(executions) => executions.some(resumed),
+			'the run resumed after the restart',
+		);
+		expect(nodeOutput(all.find(resumed)!, 'Accepted')[0]).toMatchObject({
+			correlationId,
+			body: { status: 'after-restart-at-once' },
+		});
 	}, 180_000);
 });

@@ -1,6 +1,16 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import {
+	existsSync,
+	mkdtempSync,
+	readdirSync,
+	readFileSync,
+	realpathSync,
+	rmSync,
+	symlinkSync,
+	utimesSync,
+	writeFileSync,
+} from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -33,7 +43,8 @@ interface RunState {
 	children: Array<{ name: string; pid: number; dir?: string }>;
 }
 
-const CONNECTOR_DESCRIPTION = 'Runs a connector op (HTTP, IMAP) of the Durable Triggers package as an action';
+const CONNECTOR_DESCRIPTION =
+	'Runs a connector op (HTTP, IMAP) of the Durable Triggers package as an action';
 const CHANGED_DESCRIPTION = 'Runs a connector op, as changed by the npm start test';
 
 describe('npm start on a fresh clone', () => {
@@ -45,21 +56,29 @@ describe('npm start on a fresh clone', () => {
 
 	beforeAll(async () => {
 		clone = mkdtempSync(join(tmpdir(), 'durable-triggers-clone-'));
-		execFileSync('git', ['clone', '--quiet', repoRoot, clone], { stdio: ['ignore', 'ignore', 'inherit'] });
+		execFileSync('git', ['clone', '--quiet', repoRoot, clone], {
+			stdio: ['ignore', 'ignore', 'inherit'],
+		});
 		execFileSync('mkdir', ['-p', join(clone, '.cache')]);
-		symlinkSync(realpathSync(n8nInstallDir), join(clone, '.cache', n8nInstallDir.split('/').pop()!));
+		symlinkSync(
+			realpathSync(n8nInstallDir),
+			join(clone, '.cache', n8nInstallDir.split('/').pop()!),
+		);
 		symlinkSync(realpathSync(join(repoRoot, 'node_modules')), join(clone, 'node_modules'));
-		if (existsSync(join(repoRoot, '.toolchain'))) symlinkSync(realpathSync(join(repoRoot, '.toolchain')), join(clone, '.toolchain'));
+		if (existsSync(join(repoRoot, '.toolchain')))
+			symlinkSync(realpathSync(join(repoRoot, '.toolchain')), join(clone, '.toolchain'));
 		// The shared node_modules is installed for this lockfile; a clone's fresh timestamps would make
 		// scripts/toolchain.sh reinstall it.
 		const past = new Date('2000-01-01T00:00:00Z');
-		for (const file of ['package.json', 'package-lock.json']) utimesSync(join(clone, file), past, past);
+		for (const file of ['package.json', 'package-lock.json'])
+			utimesSync(join(clone, file), past, past);
 		[ports.n8n, ports.source, ports.imap] = [await freePort(), await freePort(), await freePort()];
 	});
 
 	afterAll(async () => {
 		// Whatever a failed test left running, so it does not outlive the test run.
-		if (run && run.child.exitCode === null && run.child.signalCode === null) signalGroup(run.child.pid!, 'SIGKILL');
+		if (run && run.child.exitCode === null && run.child.signalCode === null)
+			signalGroup(run.child.pid!, 'SIGKILL');
 		for (const child of runState()?.children ?? []) signalGroup(child.pid, 'SIGKILL');
 		if (clone && run) await run.exited.catch(() => undefined);
 		if (clone) rmSync(clone, { recursive: true, force: true });
@@ -71,7 +90,12 @@ describe('npm start on a fresh clone', () => {
 	}
 
 	function startEnv(): NodeJS.ProcessEnv {
-		const env: NodeJS.ProcessEnv = { ...process.env, N8N_PORT: String(ports.n8n), DEMO_SOURCE_PORT: String(ports.source), DEMO_IMAP_PORT: String(ports.imap) };
+		const env: NodeJS.ProcessEnv = {
+			...process.env,
+			N8N_PORT: String(ports.n8n),
+			DEMO_SOURCE_PORT: String(ports.source),
+			DEMO_IMAP_PORT: String(ports.imap),
+		};
 		// Not this test run's: jest's NODE_ENV and the pack folder of this run's package.
 		delete env.NODE_ENV;
 		delete env[PACK_DIR_ENV];
@@ -80,9 +104,17 @@ describe('npm start on a fresh clone', () => {
 
 	/** `npm start` in its own process group, as a terminal runs it; resolves once it prints the editor URL. */
 	async function start(): Promise<Run> {
-		const child = spawn('npm', ['start'], { cwd: clone, env: startEnv(), detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+		const child = spawn('npm', ['start'], {
+			cwd: clone,
+			env: startEnv(),
+			detached: true,
+			stdio: ['ignore', 'pipe', 'pipe'],
+		});
 		let output = '';
-		const exited = once(child, 'exit').then(([code, signal]) => ({ code: code as number | null, signal: signal as NodeJS.Signals | null }));
+		const exited = once(child, 'exit').then(([code, signal]) => ({
+			code: code as number | null,
+			signal: signal as NodeJS.Signals | null,
+		}));
 		const ready = new Promise<void>((resolve, reject) => {
 			const onData = (chunk: Buffer) => {
 				output += chunk.toString();
@@ -90,7 +122,9 @@ describe('npm start on a fresh clone', () => {
 			};
 			child.stdout?.on('data', onData);
 			child.stderr?.on('data', onData);
-			void exited.then(({ code, signal }) => reject(new Error(`npm start exited (${signal ?? code}) before it was ready:\n${output}`)));
+			void exited.then(({ code, signal }) =>
+				reject(new Error(`npm start exited (${signal ?? code}) before it was ready:\n${output}`)),
+			);
 		});
 		run = { child, output: () => output, exited };
 		await ready;
@@ -102,7 +136,10 @@ describe('npm start on a fresh clone', () => {
 		const response = await fetch(`http://127.0.0.1:${ports.n8n}/rest/login`, {
 			method: 'POST',
 			headers: { 'content-type': 'application/json' },
-			body: JSON.stringify({ emailOrLdapLoginId: 'owner@example.com', password: 'Durable-Triggers-1' }),
+			body: JSON.stringify({
+				emailOrLdapLoginId: 'owner@example.com',
+				password: 'Durable-Triggers-1',
+			}),
 		});
 		expect(response.status).toBe(200);
 		return response.headers
@@ -112,7 +149,9 @@ describe('npm start on a fresh clone', () => {
 	}
 
 	async function rest<T>(cookie: string, path: string): Promise<T> {
-		const response = await fetch(`http://127.0.0.1:${ports.n8n}${path}`, { headers: { cookie, 'browser-id': 'start-test' } });
+		const response = await fetch(`http://127.0.0.1:${ports.n8n}${path}`, {
+			headers: { cookie, 'browser-id': 'start-test' },
+		});
 		expect(response.status).toBe(200);
 		return (await response.json()) as T;
 	}
@@ -123,7 +162,10 @@ describe('npm start on a fresh clone', () => {
 	}
 
 	async function connectorDescription(cookie: string): Promise<string | undefined> {
-		const types = await rest<Array<{ name: string; description: string }>>(cookie, '/types/nodes.json');
+		const types = await rest<Array<{ name: string; description: string }>>(
+			cookie,
+			'/types/nodes.json',
+		);
 		return types.find((type) => type.name === 'n8n-nodes-durable-triggers.connector')?.description;
 	}
 
@@ -133,7 +175,10 @@ describe('npm start on a fresh clone', () => {
 	 * are in the process groups n8n and Dovecot lead.
 	 */
 	async function expectEverythingStopped(pids: number[]): Promise<void> {
-		for (const port of withMailbox ? [ports.n8n, ports.source, ports.imap] : [ports.n8n, ports.source]) expect([port, await portIsFree(port)]).toEqual([port, true]);
+		for (const port of withMailbox
+			? [ports.n8n, ports.source, ports.imap]
+			: [ports.n8n, ports.source])
+			expect([port, await portIsFree(port)]).toEqual([port, true]);
 		expect(pids.filter(isAlive)).toEqual([]);
 		expect(processesInGroups([...pids, run!.child.pid!])).toEqual([]);
 		expect(runState()).toBeUndefined();
@@ -142,7 +187,9 @@ describe('npm start on a fresh clone', () => {
 	/** The processes of the running start: npm start itself, n8n and Dovecot. */
 	function runningPids(): number[] {
 		const state = runState();
-		expect(state?.children.map((child) => child.name).sort()).toEqual(withMailbox ? ['dovecot', 'n8n'] : ['n8n']);
+		expect(state?.children.map((child) => child.name).sort()).toEqual(
+			withMailbox ? ['dovecot', 'n8n'] : ['n8n'],
+		);
 		return [state!.start.pid, ...state!.children.map((child) => child.pid)];
 	}
 
@@ -150,20 +197,28 @@ describe('npm start on a fresh clone', () => {
 		const { exited, output } = await start();
 		const cookie = await login();
 		firstWorkflowIds = await workflowIds(cookie);
-		const setup = JSON.parse(readFileSync(join(clone, '.n8n-dev', 'demo-setup.json'), 'utf8')) as { workflows: Record<string, string> };
+		const setup = JSON.parse(readFileSync(join(clone, '.n8n-dev', 'demo-setup.json'), 'utf8')) as {
+			workflows: Record<string, string>;
+		};
 		expect(firstWorkflowIds).toEqual(Object.values(setup.workflows).sort());
 		expect(firstWorkflowIds.length).toBeGreaterThanOrEqual(5);
 		expect(await connectorDescription(cookie)).toBe(CONNECTOR_DESCRIPTION);
 		const pids = runningPids();
 
 		// A second npm start on the same folder is refused, and leaves the running one alone.
-		const second = spawn('npm', ['start'], { cwd: clone, env: startEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+		const second = spawn('npm', ['start'], {
+			cwd: clone,
+			env: startEnv(),
+			stdio: ['ignore', 'pipe', 'pipe'],
+		});
 		let secondOutput = '';
 		second.stdout?.on('data', (chunk: Buffer) => (secondOutput += chunk.toString()));
 		second.stderr?.on('data', (chunk: Buffer) => (secondOutput += chunk.toString()));
 		const [secondCode] = (await once(second, 'exit')) as [number | null];
 		expect(secondCode).not.toBe(0);
-		expect(secondOutput).toContain(`npm start is already running on ${join(clone, '.n8n-dev')} (pid ${pids[0]})`);
+		expect(secondOutput).toContain(
+			`npm start is already running on ${join(clone, '.n8n-dev')} (pid ${pids[0]})`,
+		);
 		expect(runningPids()).toEqual(pids);
 		expect(await workflowIds(await login())).toEqual(firstWorkflowIds);
 
@@ -175,7 +230,13 @@ describe('npm start on a fresh clone', () => {
 
 	test('a second start after a code change loads the new code, with the same data; a SIGKILLed n8n stops npm start and everything with it', async () => {
 		const connectorFile = join(clone, 'nodes', 'Connector', 'Connector.node.ts');
-		writeFileSync(connectorFile, readFileSync(connectorFile, 'utf8').replace(`'${CONNECTOR_DESCRIPTION}'`, `'${CHANGED_DESCRIPTION}'`));
+		writeFileSync(
+			connectorFile,
+			readFileSync(connectorFile, 'utf8').replace(
+				`'${CONNECTOR_DESCRIPTION}'`,
+				`'${CHANGED_DESCRIPTION}'`,
+			),
+		);
 		const { exited, output } = await start();
 		const cookie = await login();
 		expect(await workflowIds(cookie)).toEqual(firstWorkflowIds);
@@ -198,10 +259,15 @@ describe('npm start on a fresh clone', () => {
 		// A killed terminal: npm start dies at once; n8n and Dovecot, in their own process groups, run on.
 		signalGroup(afterCrash.child.pid!, 'SIGKILL');
 		await afterCrash.exited;
-		expect(leftBehind.map((child) => child.pid).filter(isAlive)).toEqual(leftBehind.map((child) => child.pid));
+		expect(leftBehind.map((child) => child.pid).filter(isAlive)).toEqual(
+			leftBehind.map((child) => child.pid),
+		);
 
 		const { exited, output } = await start();
-		for (const child of leftBehind) expect(output()).toContain(`stopping the ${child.name} (pid ${child.pid}) an earlier npm start left running`);
+		for (const child of leftBehind)
+			expect(output()).toContain(
+				`stopping the ${child.name} (pid ${child.pid}) an earlier npm start left running`,
+			);
 		expect(leftBehind.map((child) => child.pid).filter(isAlive)).toEqual([]);
 		expect(processesInGroups(leftBehind.map((child) => child.pid))).toEqual([]);
 		for (const child of leftBehind) if (child.dir) expect(existsSync(child.dir)).toBe(false);
@@ -242,7 +308,10 @@ function processesInGroups(groups: number[]): string[] {
 		try {
 			const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
 			const [state, , group] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-			if (state !== 'Z' && groups.includes(Number(group))) found.push(`${entry}: ${readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0').join(' ')}`);
+			if (state !== 'Z' && groups.includes(Number(group)))
+				found.push(
+					`${entry}: ${readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0').join(' ')}`,
+				);
 		} catch {
 			// ended while we looked
 		}

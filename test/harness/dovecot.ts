@@ -1,5 +1,16 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { accessSync, chmodSync, chownSync, constants, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+	accessSync,
+	chmodSync,
+	chownSync,
+	constants,
+	existsSync,
+	mkdirSync,
+	mkdtempSync,
+	readFileSync,
+	rmSync,
+	writeFileSync,
+} from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir, userInfo } from 'node:os';
 import { delimiter, join } from 'node:path';
@@ -44,9 +55,17 @@ export class Dovecot {
 		password = 'test-password',
 		port,
 		ownProcessGroup = false,
-	}: { user?: string; password?: string; port?: number; ownProcessGroup?: boolean } = {}): Promise<Dovecot> {
+	}: {
+		user?: string;
+		password?: string;
+		port?: number;
+		ownProcessGroup?: boolean;
+	} = {}): Promise<Dovecot> {
 		const binary = dovecotBinary();
-		if (!binary) throw new Error('No Dovecot server binary was found: install it with `apt-get install dovecot-imapd` (CI\'s .ci/run does).');
+		if (!binary)
+			throw new Error(
+				"No Dovecot server binary was found: install it with `apt-get install dovecot-imapd` (CI's .ci/run does).",
+			);
 		port ??= await freePort();
 		const dir = mkdtempSync(join(tmpdir(), 'dovecot-test-'));
 		// Dovecot's unprivileged processes (when started as root) must reach the users file and mail dir.
@@ -59,16 +78,31 @@ export class Dovecot {
 		const configPath = join(dir, 'dovecot.conf');
 		writeFileSync(configPath, dovecotConfig(dir, port, accounts));
 
-		const child = spawn(binary, ['-F', '-c', configPath], { stdio: ['ignore', 'pipe', 'pipe'], detached: ownProcessGroup });
+		const child = spawn(binary, ['-F', '-c', configPath], {
+			stdio: ['ignore', 'pipe', 'pipe'],
+			detached: ownProcessGroup,
+		});
 		let output = '';
 		child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
 		child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
 		const dovecot = new Dovecot(child, dir, port, user, password);
 		const exited = new Promise<never>((_, reject) =>
-			child.once('exit', (code, signal) => reject(new Error(`dovecot exited (${signal ?? code}) before it was ready:\n${output}\n${dovecot.log()}`))),
+			child.once('exit', (code, signal) =>
+				reject(
+					new Error(
+						`dovecot exited (${signal ?? code}) before it was ready:\n${output}\n${dovecot.log()}`,
+					),
+				),
+			),
 		);
 		try {
-			await Promise.race([waitFor(`Dovecot's IMAP greeting on port ${port}`, () => imapGreeting(port), { timeoutMs: 30_000, intervalMs: 100 }), exited]);
+			await Promise.race([
+				waitFor(`Dovecot's IMAP greeting on port ${port}`, () => imapGreeting(port), {
+					timeoutMs: 30_000,
+					intervalMs: 100,
+				}),
+				exited,
+			]);
 		} catch (error) {
 			await dovecot.stop();
 			throw error;
@@ -82,7 +116,9 @@ export class Dovecot {
 	 * changes at most once a second, so a user appended to a shared file could not log in right away.
 	 */
 	addUser(user: string, password: string): MailAccount {
-		writeFileSync(join(this.dir, 'users', user), `${user}:{PLAIN}${password}::::::\n`, { mode: 0o644 });
+		writeFileSync(join(this.dir, 'users', user), `${user}:{PLAIN}${password}::::::\n`, {
+			mode: 0o644,
+		});
 		return new MailAccount({ host: this.host, port: this.port, secure: false, user, password });
 	}
 
@@ -98,7 +134,9 @@ export class Dovecot {
 
 	/** How many times `user` has logged in so far: each connector op call (a poll, a markSeen) is one login. */
 	logins(user: string): number {
-		return this.log().split('\n').filter((line) => line.includes(`imap-login: Info: Login: user=<${user}>,`)).length;
+		return this.log()
+			.split('\n')
+			.filter((line) => line.includes(`imap-login: Info: Login: user=<${user}>,`)).length;
 	}
 
 	/** Dovecot's log, for failure messages. */
@@ -126,10 +164,14 @@ export class MailAccount {
 	) {}
 
 	/** Appends a raw RFC 822 message (unread unless `flags` says otherwise) and returns its UID. */
-	async append(message: string, { mailbox = 'INBOX', flags = [] as string[] }: { mailbox?: string; flags?: string[] } = {}): Promise<number> {
+	async append(
+		message: string,
+		{ mailbox = 'INBOX', flags = [] as string[] }: { mailbox?: string; flags?: string[] } = {},
+	): Promise<number> {
 		return await this.withClient(async (client) => {
 			const result = await client.append(mailbox, message, flags);
-			if (!result || result.uid === undefined) throw new Error(`Dovecot did not report a UID for the message appended to ${mailbox}`);
+			if (!result || result.uid === undefined)
+				throw new Error(`Dovecot did not report a UID for the message appended to ${mailbox}`);
 			return result.uid;
 		});
 	}
@@ -144,7 +186,9 @@ export class MailAccount {
 
 	/** Every UID in a mailbox, ascending. */
 	async uids(mailbox = 'INBOX'): Promise<number[]> {
-		return await this.inMailbox(mailbox, async (client) => ((await client.search({ all: true }, { uid: true })) || []).sort((a, b) => a - b));
+		return await this.inMailbox(mailbox, async (client) =>
+			((await client.search({ all: true }, { uid: true })) || []).sort((a, b) => a - b),
+		);
 	}
 
 	private async inMailbox<T>(mailbox: string, work: (client: ImapFlow) => Promise<T>): Promise<T> {
@@ -160,7 +204,14 @@ export class MailAccount {
 
 	private async withClient<T>(work: (client: ImapFlow) => Promise<T>): Promise<T> {
 		const { host, port, secure, user, password } = this.connection;
-		const client = new ImapFlow({ host, port, secure, auth: { user, pass: password }, logger: false, disableAutoIdle: true });
+		const client = new ImapFlow({
+			host,
+			port,
+			secure,
+			auth: { user, pass: password },
+			logger: false,
+			disableAutoIdle: true,
+		});
 		await client.connect();
 		try {
 			return await work(client);
@@ -180,8 +231,14 @@ interface RunAccounts {
 
 function runAccounts(): RunAccounts {
 	if (process.getuid?.() === 0) {
-		const id = (flag: string, name: string) => Number(execFileSync('id', [flag, name], { encoding: 'utf8' }).trim());
-		const mailOwner = { name: 'dovecot', group: 'dovecot', uid: id('-u', 'dovecot'), gid: id('-g', 'dovecot') };
+		const id = (flag: string, name: string) =>
+			Number(execFileSync('id', [flag, name], { encoding: 'utf8' }).trim());
+		const mailOwner = {
+			name: 'dovecot',
+			group: 'dovecot',
+			uid: id('-u', 'dovecot'),
+			gid: id('-g', 'dovecot'),
+		};
 		return { internalUser: 'dovecot', internalGroup: 'dovecot', loginUser: 'dovenull', mailOwner };
 	}
 	const me = userInfo().username;
@@ -190,7 +247,9 @@ function runAccounts(): RunAccounts {
 }
 
 function dovecotConfig(dir: string, port: number, accounts: RunAccounts): string {
-	const mailOwner = accounts.mailOwner ? `mail_uid = ${accounts.mailOwner.name}\nmail_gid = ${accounts.mailOwner.group}\n` : '';
+	const mailOwner = accounts.mailOwner
+		? `mail_uid = ${accounts.mailOwner.name}\nmail_gid = ${accounts.mailOwner.group}\n`
+		: '';
 	return `# Written by test/harness/dovecot.ts for one test run.
 instance_name = durable-triggers-test-${port}
 base_dir = ${dir}/run
@@ -240,7 +299,11 @@ service anvil {
 
 /** The Dovecot server binary, or undefined when it is not installed. It lives in /usr/sbin, which a non-root user's PATH often lacks. */
 export function dovecotBinary(): string | undefined {
-	const directories = [...(process.env.PATH ?? '').split(delimiter), '/usr/sbin', '/usr/local/sbin'];
+	const directories = [
+		...(process.env.PATH ?? '').split(delimiter),
+		'/usr/sbin',
+		'/usr/local/sbin',
+	];
 	for (const directory of directories) {
 		const candidate = join(directory, 'dovecot');
 		try {
@@ -263,7 +326,9 @@ async function imapGreeting(port: number): Promise<true | undefined> {
 		};
 		socket.setTimeout(2_000, () => done(undefined));
 		socket.once('error', () => done(undefined));
-		socket.once('data', (chunk: Buffer) => done(chunk.toString().startsWith('* OK') ? true : undefined));
+		socket.once('data', (chunk: Buffer) =>
+			done(chunk.toString().startsWith('* OK') ? true : undefined),
+		);
 	});
 }
 
@@ -291,10 +356,23 @@ export function buildMessage(message: TestMessage): string {
 		`Date: ${(message.date ?? new Date()).toUTCString()}`,
 		'MIME-Version: 1.0',
 	];
-	const textPart = ['Content-Type: text/plain; charset=utf-8', 'Content-Transfer-Encoding: 8bit', '', message.text];
+	const textPart = [
+		'Content-Type: text/plain; charset=utf-8',
+		'Content-Transfer-Encoding: 8bit',
+		'',
+		message.text,
+	];
 	let body: string[] = textPart;
 	if (message.html !== undefined) {
-		body = multipart('alternative', 'alt-boundary', [textPart, ['Content-Type: text/html; charset=utf-8', 'Content-Transfer-Encoding: 8bit', '', message.html]]);
+		body = multipart('alternative', 'alt-boundary', [
+			textPart,
+			[
+				'Content-Type: text/html; charset=utf-8',
+				'Content-Transfer-Encoding: 8bit',
+				'',
+				message.html,
+			],
+		]);
 	}
 	if (message.attachment) {
 		const { filename, contentType, content } = message.attachment;

@@ -26,7 +26,9 @@ export interface ScriptedResponse {
 	lastModified?: Date;
 }
 
-export type Responder = ScriptedResponse | ((request: RecordedRequest) => ScriptedResponse | Promise<ScriptedResponse>);
+export type Responder =
+	| ScriptedResponse
+	| ((request: RecordedRequest) => ScriptedResponse | Promise<ScriptedResponse>);
 
 /**
  * A scriptable external system on loopback: JSON endpoints whose responses, status codes, validators,
@@ -35,7 +37,10 @@ export type Responder = ScriptedResponse | ((request: RecordedRequest) => Script
 export class FakeSystem {
 	private readonly routes = new Map<string, Responder>();
 	private readonly received: RecordedRequest[] = [];
-	private readonly waiters: Array<{ match: (r: RecordedRequest) => boolean; resolve: (r: RecordedRequest) => void }> = [];
+	private readonly waiters: Array<{
+		match: (r: RecordedRequest) => boolean;
+		resolve: (r: RecordedRequest) => void;
+	}> = [];
 
 	private constructor(private readonly server: Server) {}
 
@@ -73,11 +78,17 @@ export class FakeSystem {
 	}
 
 	/** Resolves with the first request (already received or future) that matches. */
-	async nextRequest(match: (request: RecordedRequest) => boolean, timeoutMs = 60_000): Promise<RecordedRequest> {
+	async nextRequest(
+		match: (request: RecordedRequest) => boolean,
+		timeoutMs = 60_000,
+	): Promise<RecordedRequest> {
 		const seen = this.received.find(match);
 		if (seen) return seen;
 		return await new Promise((resolve, reject) => {
-			const timer = setTimeout(() => reject(new Error(`no matching request within ${timeoutMs} ms`)), timeoutMs);
+			const timer = setTimeout(
+				() => reject(new Error(`no matching request within ${timeoutMs} ms`)),
+				timeoutMs,
+			);
 			this.waiters.push({
 				match,
 				resolve: (request) => {
@@ -100,7 +111,11 @@ export class FakeSystem {
 	/** Calls back: sends a request as the external system would. */
 	async send(
 		url: string,
-		{ method = 'POST', headers = {}, body }: { method?: string; headers?: Record<string, string>; body?: string | unknown } = {},
+		{
+			method = 'POST',
+			headers = {},
+			body,
+		}: { method?: string; headers?: Record<string, string>; body?: string | unknown } = {},
 	): Promise<{ status: number; body: string; json?: unknown }> {
 		const raw = body === undefined || typeof body === 'string' ? body : JSON.stringify(body);
 		const response = await fetch(url, {
@@ -146,7 +161,9 @@ export class FakeSystem {
 		}
 		const responder = this.routes.get(`${request.method} ${request.path}`);
 		if (!responder) {
-			res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ error: `no route ${request.method} ${request.path}` }));
+			res
+				.writeHead(404, { 'content-type': 'application/json' })
+				.end(JSON.stringify({ error: `no route ${request.method} ${request.path}` }));
 			return;
 		}
 		const scripted = typeof responder === 'function' ? await responder(request) : responder;
@@ -158,7 +175,8 @@ export class FakeSystem {
 			if (!res.destroyed) res.writeHead(304, headers).end();
 			return;
 		}
-		const body = scripted.rawBody ?? (scripted.body === undefined ? '' : JSON.stringify(scripted.body));
+		const body =
+			scripted.rawBody ?? (scripted.body === undefined ? '' : JSON.stringify(scripted.body));
 		headers['content-type'] = scripted.contentType ?? 'application/json';
 		if (!res.destroyed) res.writeHead(scripted.status ?? 200, headers).end(body);
 	}
@@ -169,7 +187,10 @@ function isNotModified(request: RecordedRequest, scripted: ScriptedResponse): bo
 	if (scripted.etag && typeof ifNoneMatch === 'string') return ifNoneMatch === scripted.etag;
 	const ifModifiedSince = request.headers['if-modified-since'];
 	if (scripted.lastModified && typeof ifModifiedSince === 'string') {
-		return Math.floor(scripted.lastModified.getTime() / 1000) <= Math.floor(Date.parse(ifModifiedSince) / 1000);
+		return (
+			Math.floor(scripted.lastModified.getTime() / 1000) <=
+			Math.floor(Date.parse(ifModifiedSince) / 1000)
+		);
 	}
 	return false;
 }

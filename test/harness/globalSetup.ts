@@ -1,7 +1,11 @@
 import { existsSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 
-import { ensureN8nInstalled, packAndPrepareNodesFolder, removeFoldersOfEndedProcesses } from './install';
+import {
+	ensureN8nInstalled,
+	packAndPrepareNodesFolder,
+	removeFoldersOfEndedProcesses,
+} from './install';
 import { topologyFromEnv } from './n8nInstance';
 import { cacheDir, instancesDir } from './paths';
 import { SERVICES_ENV, startQueueServices, stopQueueServices } from './queueServices';
@@ -25,7 +29,9 @@ export default async function globalSetup(): Promise<void> {
 			rmSync(join(cacheDir, entry), { recursive: true, force: true });
 		}
 	}
-	const services = await startQueueServices(join(cacheDir, `queue-services-${process.pid}`), { throwaway: true });
+	const services = await startQueueServices(join(cacheDir, `queue-services-${process.pid}`), {
+		throwaway: true,
+	});
 	process.env[SERVICES_ENV.dir] = services.dir;
 	process.env[SERVICES_ENV.postgres] = String(services.postgresPort);
 	process.env[SERVICES_ENV.redis] = String(services.redisPort);

@@ -7,7 +7,9 @@ import { cacheDir, n8nBin, nodesTemplateDir, packDir, packageName, repoRoot } fr
 /** Installs the pinned n8n once into the git-ignored cache (no-op when it is already there). */
 export function ensureN8nInstalled(): void {
 	if (existsSync(n8nBin) && existsSync(join(n8nBin, '..', '..', '..', '..', '.ready'))) return;
-	execFileSync('bash', [join(repoRoot, 'scripts', 'install-n8n.sh')], { stdio: ['ignore', 'ignore', 'inherit'] });
+	execFileSync('bash', [join(repoRoot, 'scripts', 'install-n8n.sh')], {
+		stdio: ['ignore', 'ignore', 'inherit'],
+	});
 }
 
 /**
@@ -19,13 +21,28 @@ export function packAndPrepareNodesFolder(): string {
 	removeFoldersOfEndedProcesses(cacheDir, /^pack-(\d+)$/);
 	rmSync(packDir(), { recursive: true, force: true });
 	mkdirSync(nodesTemplateDir(), { recursive: true });
-	execFileSync('npm', ['pack', '--silent', '--pack-destination', packDir()], { cwd: repoRoot, stdio: ['ignore', 'ignore', 'inherit'] });
-	const tarball = readdirSync(packDir()).find((f) => f.startsWith(packageName) && f.endsWith('.tgz'));
+	execFileSync('npm', ['pack', '--silent', '--pack-destination', packDir()], {
+		cwd: repoRoot,
+		stdio: ['ignore', 'ignore', 'inherit'],
+	});
+	const tarball = readdirSync(packDir()).find(
+		(f) => f.startsWith(packageName) && f.endsWith('.tgz'),
+	);
 	if (!tarball) throw new Error(`npm pack produced no ${packageName} tarball in ${packDir()}`);
-	writeFileSync(join(nodesTemplateDir(), 'package.json'), JSON.stringify({ name: 'installed-nodes', private: true }));
+	writeFileSync(
+		join(nodesTemplateDir(), 'package.json'),
+		JSON.stringify({ name: 'installed-nodes', private: true }),
+	);
 	execFileSync(
 		'npm',
-		['install', '--no-package-lock', '--legacy-peer-deps', '--ignore-scripts', '--loglevel=error', join(packDir(), tarball)],
+		[
+			'install',
+			'--no-package-lock',
+			'--legacy-peer-deps',
+			'--ignore-scripts',
+			'--loglevel=error',
+			join(packDir(), tarball),
+		],
 		{ cwd: nodesTemplateDir(), stdio: ['ignore', 'ignore', 'inherit'] },
 	);
 	return join(packDir(), tarball);

@@ -17,7 +17,8 @@ export type Topology = 'single' | 'queue';
 export const TOPOLOGY_ENV = 'E2E_TOPOLOGY';
 export function topologyFromEnv(): Topology {
 	const value = process.env[TOPOLOGY_ENV] ?? 'single';
-	if (value !== 'single' && value !== 'queue') throw new Error(`${TOPOLOGY_ENV} must be "single" or "queue", not "${value}"`);
+	if (value !== 'single' && value !== 'queue')
+		throw new Error(`${TOPOLOGY_ENV} must be "single" or "queue", not "${value}"`);
 	return value;
 }
 
@@ -94,10 +95,20 @@ export class N8nHelperProcess {
 		const log = createWriteStream(this.logFile, { flags: 'a' });
 		const roleEnv: Record<string, string> =
 			this.role === 'worker'
-				? { QUEUE_HEALTH_CHECK_ACTIVE: 'true', QUEUE_HEALTH_CHECK_PORT: String(this.port), N8N_WORKER_SERVER_ADDRESS: '127.0.0.1' }
+				? {
+						QUEUE_HEALTH_CHECK_ACTIVE: 'true',
+						QUEUE_HEALTH_CHECK_PORT: String(this.port),
+						N8N_WORKER_SERVER_ADDRESS: '127.0.0.1',
+					}
 				: { N8N_PORT: String(this.port) };
 		const child = spawn(process.execPath, [n8nBin, this.role, ...this.args], {
-			env: { ...process.env, ...this.env(), ...roleEnv, N8N_USER_FOLDER: this.userFolder, N8N_RUNNERS_BROKER_PORT: String(this.brokerPort) },
+			env: {
+				...process.env,
+				...this.env(),
+				...roleEnv,
+				N8N_USER_FOLDER: this.userFolder,
+				N8N_RUNNERS_BROKER_PORT: String(this.brokerPort),
+			},
 			stdio: ['ignore', 'pipe', 'pipe'],
 			detached: this.ownProcessGroup,
 		});
@@ -106,7 +117,9 @@ export class N8nHelperProcess {
 		this.process = child;
 		this.exited = new Promise((resolve) => child.once('exit', (code) => resolve(code)));
 		const startupFailed = this.exited.then((code) => {
-			throw new Error(`n8n ${this.name} exited with code ${code} during start; see ${this.logFile}`);
+			throw new Error(
+				`n8n ${this.name} exited with code ${code} during start; see ${this.logFile}`,
+			);
 		});
 		await Promise.race([
 			startupFailed,
@@ -157,7 +170,13 @@ export interface Execution {
 	deduplicationKey?: string | null;
 	data?: {
 		resultData: {
-			runData: Record<string, Array<{ data?: { main: Array<Array<{ json: Record<string, unknown> }> | null> }; error?: unknown }>>;
+			runData: Record<
+				string,
+				Array<{
+					data?: { main: Array<Array<{ json: Record<string, unknown> }> | null> };
+					error?: unknown;
+				}>
+			>;
 			error?: { message: string; description?: string };
 			lastNodeExecuted?: string;
 		};
@@ -172,7 +191,12 @@ export interface WorkflowJson {
 	[key: string]: unknown;
 }
 
-const OWNER = { email: 'owner@example.com', password: 'Durable-Triggers-1', firstName: 'Test', lastName: 'Owner' };
+const OWNER = {
+	email: 'owner@example.com',
+	password: 'Durable-Triggers-1',
+	firstName: 'Test',
+	lastName: 'Owner',
+};
 
 /**
  * One real n8n, started from the pinned install with its own user folder, SQLite database and ports,
@@ -183,7 +207,9 @@ export class N8nInstance {
 	private process?: ChildProcess;
 	private exited?: Promise<number | null>;
 	private terminating = false;
-	private readonly exitListeners: Array<(code: number | null, signal: NodeJS.Signals | null) => void> = [];
+	private readonly exitListeners: Array<
+		(code: number | null, signal: NodeJS.Signals | null) => void
+	> = [];
 	private apiKey?: string;
 	private cookie?: string;
 	readonly logFile: string;
@@ -214,14 +240,26 @@ export class N8nInstance {
 	 * the Postgres and Redis the e2e global setup started, with a database of its own. Given `services`,
 	 * a queue-mode stack on them whatever the environment says (benchmarks).
 	 */
-	static async launch(name: string, env: Record<string, string> = {}, queueOptions: Partial<QueueStackOptions> = {}): Promise<N8nInstance> {
+	static async launch(
+		name: string,
+		env: Record<string, string> = {},
+		queueOptions: Partial<QueueStackOptions> = {},
+	): Promise<N8nInstance> {
 		const stamp = `${Date.now()}-${process.pid}`;
 		const userFolder = join(instancesDir, `${name}-${stamp}`);
 		let queue: QueueStackOptions | undefined;
 		if (queueOptions.services || topologyFromEnv() === 'queue') {
 			const services = queueOptions.services ?? servicesFromEnv();
-			if (!services) throw new Error(`${TOPOLOGY_ENV}=queue, but no Postgres and Redis were started (the e2e global setup starts them)`);
-			queue = { ...queueOptions, services, database: `n8n_${name.replace(/[^a-z0-9]/gi, '_')}_${stamp.replace('-', '_')}`.toLowerCase() };
+			if (!services)
+				throw new Error(
+					`${TOPOLOGY_ENV}=queue, but no Postgres and Redis were started (the e2e global setup starts them)`,
+				);
+			queue = {
+				...queueOptions,
+				services,
+				database:
+					`n8n_${name.replace(/[^a-z0-9]/gi, '_')}_${stamp.replace('-', '_')}`.toLowerCase(),
+			};
 		}
 		return await N8nInstance.open({ name, userFolder, port: await freePort(), env, queue });
 	}
@@ -258,16 +296,47 @@ export class N8nInstance {
 		let stack: Required<QueueStackOptions> | undefined;
 		if (queue) {
 			createDatabase(queue.services, queue.database);
-			stack = { workers: 2, concurrency: 10, ...queue, webhookPort: queue.webhookPort ?? (await freePort()) };
+			stack = {
+				workers: 2,
+				concurrency: 10,
+				...queue,
+				webhookPort: queue.webhookPort ?? (await freePort()),
+			};
 		}
-		const instance = new N8nInstance(name, userFolder, port, await freePort(), env, ownProcessGroup, stack);
+		const instance = new N8nInstance(
+			name,
+			userFolder,
+			port,
+			await freePort(),
+			env,
+			ownProcessGroup,
+			stack,
+		);
 		if (stack) {
 			for (let i = 1; i <= stack.workers; i++) {
 				instance.workers.push(
-					new N8nHelperProcess('worker', `${name} worker ${i}`, join(userFolder, `worker-${i}`), await freePort(), await freePort(), [`--concurrency=${stack.concurrency}`], () => instance.environment(), ownProcessGroup),
+					new N8nHelperProcess(
+						'worker',
+						`${name} worker ${i}`,
+						join(userFolder, `worker-${i}`),
+						await freePort(),
+						await freePort(),
+						[`--concurrency=${stack.concurrency}`],
+						() => instance.environment(),
+						ownProcessGroup,
+					),
 				);
 			}
-			instance.webhookProcessor = new N8nHelperProcess('webhook', `${name} webhook processor`, join(userFolder, 'webhook'), stack.webhookPort, await freePort(), [], () => instance.environment(), ownProcessGroup);
+			instance.webhookProcessor = new N8nHelperProcess(
+				'webhook',
+				`${name} webhook processor`,
+				join(userFolder, 'webhook'),
+				stack.webhookPort,
+				await freePort(),
+				[],
+				() => instance.environment(),
+				ownProcessGroup,
+			);
 		}
 		if (onStarted) instance.onSpawn = onStarted;
 		await instance.start();
@@ -354,7 +423,9 @@ export class N8nInstance {
 			}),
 		);
 		const startupFailed = this.exited.then((code) => {
-			throw new Error(`n8n ${this.name} exited with code ${code} during start; see ${this.logFile}`);
+			throw new Error(
+				`n8n ${this.name} exited with code ${code} during start; see ${this.logFile}`,
+			);
 		});
 		await Promise.race([
 			startupFailed,
@@ -367,9 +438,13 @@ export class N8nInstance {
 		// n8n 1.x answers readiness before its REST API is mounted (a 404 for POST /rest/owner/setup).
 		await Promise.race([
 			startupFailed,
-			waitFor(`n8n ${this.name} to serve its REST API`, async () => ((await fetch(`${this.baseUrl}/rest/settings`)).ok ? true : undefined), {
-				timeoutMs: 180_000,
-			}),
+			waitFor(
+				`n8n ${this.name} to serve its REST API`,
+				async () => ((await fetch(`${this.baseUrl}/rest/settings`)).ok ? true : undefined),
+				{
+					timeoutMs: 180_000,
+				},
+			),
 		]);
 		startupFailed.catch(() => undefined);
 	}
@@ -489,7 +564,11 @@ export class N8nInstance {
 		if (!this.cookie) await this.login();
 		const response = await fetch(`${this.baseUrl}${path}`, {
 			method,
-			headers: { 'content-type': 'application/json', cookie: this.cookie ?? '', 'browser-id': 'e2e' },
+			headers: {
+				'content-type': 'application/json',
+				cookie: this.cookie ?? '',
+				'browser-id': 'e2e',
+			},
 			body: body === undefined ? undefined : JSON.stringify(body),
 		});
 		const text = await response.text();
@@ -509,11 +588,19 @@ export class N8nInstance {
 		return (text ? JSON.parse(text) : undefined) as T;
 	}
 
-	async createCredential(name: string, type: string, data: Record<string, unknown>): Promise<string> {
+	async createCredential(
+		name: string,
+		type: string,
+		data: Record<string, unknown>,
+	): Promise<string> {
 		if (isN8n1) {
 			// n8n 1.x's public API requires every field of the type's schema, also those another choice
 			// hides (e.g. the token of a signature credential); the editor's API stores what it gets.
-			const created = await this.rest<{ data: { id: string } }>('POST', '/rest/credentials', { name, type, data });
+			const created = await this.rest<{ data: { id: string } }>('POST', '/rest/credentials', {
+				name,
+				type,
+				data,
+			});
 			return created.data.id;
 		}
 		const created = await this.api<{ id: string }>('POST', '/credentials', { name, type, data });
@@ -534,12 +621,20 @@ export class N8nInstance {
 
 	/** Publishes the workflow (n8n 2.x); n8n 1.x activates it instead (`/activate`). */
 	async publish(workflowId: string): Promise<void> {
-		await this.api('POST', `/workflows/${workflowId}/${isN8n1 ? 'activate' : 'publish'}`, isN8n1 ? undefined : {});
+		await this.api(
+			'POST',
+			`/workflows/${workflowId}/${isN8n1 ? 'activate' : 'publish'}`,
+			isN8n1 ? undefined : {},
+		);
 	}
 
 	/** Unpublishes (n8n 2.x) or deactivates (n8n 1.x) the workflow. */
 	async unpublish(workflowId: string): Promise<void> {
-		await this.api('POST', `/workflows/${workflowId}/${isN8n1 ? 'deactivate' : 'unpublish'}`, isN8n1 ? undefined : {});
+		await this.api(
+			'POST',
+			`/workflows/${workflowId}/${isN8n1 ? 'deactivate' : 'unpublish'}`,
+			isN8n1 ? undefined : {},
+		);
 	}
 
 	/**
@@ -552,7 +647,8 @@ export class N8nInstance {
 			try {
 				await this.publish(workflowId);
 			} catch (error) {
-				if (error instanceof ApiError && error.status === 400) return (JSON.parse(error.body) as { message: string }).message;
+				if (error instanceof ApiError && error.status === 400)
+					return (JSON.parse(error.body) as { message: string }).message;
 				throw error;
 			}
 			throw new Error(`workflow ${workflowId} was activated; its trigger was expected to refuse`);
@@ -561,7 +657,9 @@ export class N8nInstance {
 		const status = await waitFor(
 			`the publication of ${workflowId} to fail`,
 			async () => {
-				const { data } = await this.rest<{ data: { status: string; triggers: Array<{ status: string; errorMessage?: string }> } }>('GET', `/rest/workflows/${workflowId}/publication-status`);
+				const { data } = await this.rest<{
+					data: { status: string; triggers: Array<{ status: string; errorMessage?: string }> };
+				}>('GET', `/rest/workflows/${workflowId}/publication-status`);
 				return data.status === 'failed' ? data : undefined;
 			},
 			{ timeoutMs, intervalMs: 1_000 },
@@ -569,7 +667,9 @@ export class N8nInstance {
 		return status.triggers[0].errorMessage ?? '';
 	}
 
-	async getWorkflow(workflowId: string): Promise<{ id: string; active: boolean; staticData?: unknown; nodes: unknown[] }> {
+	async getWorkflow(
+		workflowId: string,
+	): Promise<{ id: string; active: boolean; staticData?: unknown; nodes: unknown[] }> {
 		return await this.api('GET', `/workflows/${workflowId}`);
 	}
 
@@ -580,7 +680,10 @@ export class N8nInstance {
 		do {
 			const query = new URLSearchParams({ workflowId, includeData: 'true', limit: '250' });
 			if (cursor) query.set('cursor', cursor);
-			const page = await this.api<{ data: Execution[]; nextCursor?: string | null }>('GET', `/executions?${query}`);
+			const page = await this.api<{ data: Execution[]; nextCursor?: string | null }>(
+				'GET',
+				`/executions?${query}`,
+			);
 			all.push(...page.data);
 			cursor = page.nextCursor ?? undefined;
 		} while (cursor);
@@ -589,7 +692,10 @@ export class N8nInstance {
 			// the editor's list names them, and the public API returns each by id.
 			const listed = new Set(all.map((execution) => execution.id));
 			const filter = encodeURIComponent(JSON.stringify({ workflowId }));
-			const summary = await this.rest<{ data: { results: Array<{ id: string; status: string }> } }>('GET', `/rest/executions?filter=${filter}&limit=5000`);
+			const summary = await this.rest<{ data: { results: Array<{ id: string; status: string }> } }>(
+				'GET',
+				`/rest/executions?filter=${filter}&limit=5000`,
+			);
 			for (const { id } of summary.data.results) {
 				if (listed.has(id)) continue;
 				const execution = await this.execution(id).catch((error: unknown) => {
@@ -625,7 +731,11 @@ export class N8nInstance {
 	}
 
 	/** Waits until `count` executions of the workflow have ended (any final status). */
-	async waitForFinishedExecutions(workflowId: string, count: number, timeoutMs?: number): Promise<Execution[]> {
+	async waitForFinishedExecutions(
+		workflowId: string,
+		count: number,
+		timeoutMs?: number,
+	): Promise<Execution[]> {
 		const executions = await this.waitForExecutions(
 			workflowId,
 			(all) => all.filter(isFinal).length >= count,
@@ -641,7 +751,11 @@ export function isFinal(execution: Execution): boolean {
 }
 
 /** The JSON items a node produced on one output in its last run of an execution. */
-export function nodeOutput(execution: Execution, nodeName: string, outputIndex = 0): Array<Record<string, unknown>> {
+export function nodeOutput(
+	execution: Execution,
+	nodeName: string,
+	outputIndex = 0,
+): Array<Record<string, unknown>> {
 	const runs = execution.data?.resultData.runData[nodeName];
 	if (!runs?.length) return [];
 	const output = runs[runs.length - 1].data?.main[outputIndex] ?? [];

@@ -11,7 +11,9 @@ export interface TokenEvent {
 	accessToken?: string;
 }
 
-export type TokenCheck = { ok: true; token: string; clientId: string } | { ok: false; reason: 'missing' | 'invalid' | 'expired' };
+export type TokenCheck =
+	| { ok: true; token: string; clientId: string }
+	| { ok: false; reason: 'missing' | 'invalid' | 'expired' };
 
 /**
  * A real OAuth2 authorization server on loopback (oauth2-mock-server in a child process,
@@ -33,7 +35,9 @@ export class OAuth2AuthServer {
 	) {}
 
 	static async start(): Promise<OAuth2AuthServer> {
-		const child = spawn(process.execPath, [path.join(__dirname, 'oauth2Server.mjs')], { stdio: ['pipe', 'pipe', 'pipe'] });
+		const child = spawn(process.execPath, [path.join(__dirname, 'oauth2Server.mjs')], {
+			stdio: ['pipe', 'pipe', 'pipe'],
+		});
 		let stderr = '';
 		child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
 		const lines = createInterface({ input: child.stdout });
@@ -43,8 +47,12 @@ export class OAuth2AuthServer {
 		});
 		const server = new OAuth2AuthServer(child, issuer);
 		lines.on('line', (line) => server.onMessage(JSON.parse(line) as Record<string, unknown>));
-		const jwks = (await (await fetch(`${issuer}/jwks`)).json()) as { keys: Array<JsonWebKey & { kid: string }> };
-		server.keys = new Map(jwks.keys.map((jwk) => [jwk.kid, createPublicKey({ key: jwk, format: 'jwk' })]));
+		const jwks = (await (await fetch(`${issuer}/jwks`)).json()) as {
+			keys: Array<JsonWebKey & { kid: string }>;
+		};
+		server.keys = new Map(
+			jwks.keys.map((jwk) => [jwk.kid, createPublicKey({ key: jwk, format: 'jwk' })]),
+		);
 		return server;
 	}
 
@@ -76,7 +84,10 @@ export class OAuth2AuthServer {
 		const mine = () => this.tokenEvents.filter((e) => e.clientId === clientId);
 		const deadline = Date.now() + timeoutMs;
 		while (mine().length < count) {
-			if (Date.now() > deadline) throw new Error(`timed out waiting for ${count} token requests of ${clientId}; got ${mine().length}`);
+			if (Date.now() > deadline)
+				throw new Error(
+					`timed out waiting for ${count} token requests of ${clientId}; got ${mine().length}`,
+				);
 			await new Promise<void>((resolve) => {
 				const timer = setTimeout(resolve, Math.max(0, deadline - Date.now()));
 				this.waiters.push(() => {
@@ -98,8 +109,21 @@ export class OAuth2AuthServer {
 		try {
 			const { kid } = JSON.parse(Buffer.from(head, 'base64url').toString()) as { kid: string };
 			const key = this.keys.get(kid);
-			if (!key || !verify('RSA-SHA256', Buffer.from(`${head}.${payload}`), key, Buffer.from(signature, 'base64url'))) return { ok: false, reason: 'invalid' };
-			const claims = JSON.parse(Buffer.from(payload, 'base64url').toString()) as { exp: number; client_id?: string; sub?: string };
+			if (
+				!key ||
+				!verify(
+					'RSA-SHA256',
+					Buffer.from(`${head}.${payload}`),
+					key,
+					Buffer.from(signature, 'base64url'),
+				)
+			)
+				return { ok: false, reason: 'invalid' };
+			const claims = JSON.parse(Buffer.from(payload, 'base64url').toString()) as {
+				exp: number;
+				client_id?: string;
+				sub?: string;
+			};
 			if (claims.exp * 1000 <= Date.now()) return { ok: false, reason: 'expired' };
 			return { ok: true, token, clientId: String(claims.client_id ?? claims.sub ?? '') };
 		} catch {

@@ -18,7 +18,8 @@ const send = (message) => process.stdout.write(`${JSON.stringify(message)}\n`);
 
 function clientIdOf(req) {
 	const header = req.headers.authorization ?? '';
-	if (header.startsWith('Basic ')) return Buffer.from(header.slice(6), 'base64').toString('utf8').split(':')[0];
+	if (header.startsWith('Basic '))
+		return Buffer.from(header.slice(6), 'base64').toString('utf8').split(':')[0];
 	return req.body?.client_id;
 }
 
@@ -39,10 +40,20 @@ server.service.on('beforeResponse', (response, req) => {
 	} else if (revoked.has(clientId)) {
 		response.statusCode = 401;
 		response.body = { error: 'invalid_client', error_description: `client ${clientId} is revoked` };
-	} else if (response.body && typeof response.body === 'object' && 'access_token' in response.body) {
+	} else if (
+		response.body &&
+		typeof response.body === 'object' &&
+		'access_token' in response.body
+	) {
 		response.body.expires_in = lifetimeSec;
 	}
-	send({ event: 'token', clientId, grant, status: response.statusCode ?? 200, accessToken: response.body?.access_token });
+	send({
+		event: 'token',
+		clientId,
+		grant,
+		status: response.statusCode ?? 200,
+		accessToken: response.body?.access_token,
+	});
 });
 
 createInterface({ input: process.stdin }).on('line', (line) => {

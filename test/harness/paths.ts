@@ -13,7 +13,9 @@ export const n8nBin = join(n8nInstallDir, 'node_modules', 'n8n', 'bin', 'n8n');
  * The Node.js that runs this n8n: n8n 1.x gets Node 22 installed beside it (its isolated-vm@6.2.0 has
  * prebuilds for Node 22 and 24, and n8n 1.123 supports Node 20 to 22); n8n 2.x runs on the harness's Node 24.
  */
-export const n8nNodeBin = isN8n1 ? join(n8nInstallDir, 'node_modules', 'node', 'bin', 'node') : process.execPath;
+export const n8nNodeBin = isN8n1
+	? join(n8nInstallDir, 'node_modules', 'node', 'bin', 'node')
+	: process.execPath;
 /**
  * `npm pack` output and the community-nodes folder built from it, shared by every instance of a run.
  * One folder per packing process (named in PACK_DIR_ENV, which jest workers and n8n launches inherit),

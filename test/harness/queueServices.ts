@@ -20,13 +20,26 @@ export const POSTGRES_BIN = process.env.POSTGRES_BIN ?? '/usr/lib/postgresql/15/
 export const REDIS_SERVER = process.env.REDIS_SERVER ?? 'redis-server';
 
 /** The environment variables tests read the services from (set by the e2e global setup). */
-export const SERVICES_ENV = { dir: 'DT_QUEUE_SERVICES_DIR', postgres: 'DT_QUEUE_POSTGRES_PORT', redis: 'DT_QUEUE_REDIS_PORT' } as const;
+export const SERVICES_ENV = {
+	dir: 'DT_QUEUE_SERVICES_DIR',
+	postgres: 'DT_QUEUE_POSTGRES_PORT',
+	redis: 'DT_QUEUE_REDIS_PORT',
+} as const;
 
 const isRoot = process.getuid?.() === 0;
 
-function asPostgres(command: string, args: string[], options: { stdio?: 'ignore' | 'inherit' } = {}): string {
-	const [file, argv] = isRoot ? ['runuser', ['-u', 'postgres', '--', command, ...args]] : [command, args];
-	return execFileSync(file, argv, { stdio: options.stdio === 'inherit' ? 'inherit' : ['ignore', 'pipe', 'pipe'], encoding: 'utf8' });
+function asPostgres(
+	command: string,
+	args: string[],
+	options: { stdio?: 'ignore' | 'inherit' } = {},
+): string {
+	const [file, argv] = isRoot
+		? ['runuser', ['-u', 'postgres', '--', command, ...args]]
+		: [command, args];
+	return execFileSync(file, argv, {
+		stdio: options.stdio === 'inherit' ? 'inherit' : ['ignore', 'pipe', 'pipe'],
+		encoding: 'utf8',
+	});
 }
 
 /** Whether this machine has both (CI installs them; see .ci/run). */
@@ -46,10 +59,15 @@ export function queueServicesInstalled(): boolean {
  */
 export async function startQueueServices(
 	dir: string,
-	{ ports = {}, throwaway = false }: { ports?: { postgres?: number; redis?: number }; throwaway?: boolean } = {},
+	{
+		ports = {},
+		throwaway = false,
+	}: { ports?: { postgres?: number; redis?: number }; throwaway?: boolean } = {},
 ): Promise<QueueServices> {
 	if (!queueServicesInstalled()) {
-		throw new Error(`queue mode needs PostgreSQL 15 (${POSTGRES_BIN}) and redis-server: apt-get install postgresql redis-server`);
+		throw new Error(
+			`queue mode needs PostgreSQL 15 (${POSTGRES_BIN}) and redis-server: apt-get install postgresql redis-server`,
+		);
 	}
 	const postgresPort = ports.postgres ?? (await freePort());
 	const redisPort = ports.redis ?? (await freePort());
@@ -60,30 +78,54 @@ export async function startQueueServices(
 	// The postgres user must reach its folder through the checkout's folders.
 	chmodSync(dir, 0o755);
 	if (!existsSync(join(pgData, 'PG_VERSION'))) {
-		asPostgres(join(POSTGRES_BIN, 'initdb'), ['-D', pgData, '-U', 'postgres', '--auth=trust', '--no-sync']);
+		asPostgres(join(POSTGRES_BIN, 'initdb'), [
+			'-D',
+			pgData,
+			'-U',
+			'postgres',
+			'--auth=trust',
+			'--no-sync',
+		]);
 	}
 	stopPostgresIfRunning(pgDir);
 	asPostgres(join(POSTGRES_BIN, 'pg_ctl'), [
-		'-D', pgData,
-		'-o', `-p ${postgresPort} -k ${pgDir} -c listen_addresses=127.0.0.1 -c max_connections=300${throwaway ? ' -c fsync=off' : ''}`,
-		'-l', join(pgDir, 'log'),
-		'-w', '-t', '60',
+		'-D',
+		pgData,
+		'-o',
+		`-p ${postgresPort} -k ${pgDir} -c listen_addresses=127.0.0.1 -c max_connections=300${throwaway ? ' -c fsync=off' : ''}`,
+		'-l',
+		join(pgDir, 'log'),
+		'-w',
+		'-t',
+		'60',
 		'start',
 	]);
 	const redisDir = join(dir, 'redis');
 	mkdirSync(redisDir, { recursive: true });
 	stopRedisIfRunning(redisDir);
 	execFileSync(REDIS_SERVER, [
-		'--port', String(redisPort),
-		'--bind', '127.0.0.1',
-		'--dir', redisDir,
-		'--appendonly', 'yes',
-		'--save', '',
-		'--daemonize', 'yes',
-		'--pidfile', join(redisDir, 'redis.pid'),
-		'--logfile', join(redisDir, 'log'),
+		'--port',
+		String(redisPort),
+		'--bind',
+		'127.0.0.1',
+		'--dir',
+		redisDir,
+		'--appendonly',
+		'yes',
+		'--save',
+		'',
+		'--daemonize',
+		'yes',
+		'--pidfile',
+		join(redisDir, 'redis.pid'),
+		'--logfile',
+		join(redisDir, 'log'),
 	]);
-	await waitFor('redis to answer PING', async () => (redisCli(redisPort, 'PING').trim() === 'PONG' ? true : undefined), { timeoutMs: 30_000 });
+	await waitFor(
+		'redis to answer PING',
+		async () => (redisCli(redisPort, 'PING').trim() === 'PONG' ? true : undefined),
+		{ timeoutMs: 30_000 },
+	);
 	return { dir, postgresPort, redisPort };
 }
 
@@ -95,7 +137,14 @@ export function stopQueueServices(dir: string): void {
 function stopPostgresIfRunning(pgDir: string): void {
 	if (!existsSync(join(pgDir, 'data', 'postmaster.pid'))) return;
 	try {
-		asPostgres(join(POSTGRES_BIN, 'pg_ctl'), ['-D', join(pgDir, 'data'), '-m', 'fast', '-w', 'stop']);
+		asPostgres(join(POSTGRES_BIN, 'pg_ctl'), [
+			'-D',
+			join(pgDir, 'data'),
+			'-m',
+			'fast',
+			'-w',
+			'stop',
+		]);
 	} catch {
 		// Not running (a stale pid file): pg_ctl start copes with it.
 	}
@@ -123,19 +172,43 @@ function stopRedisIfRunning(redisDir: string): void {
 }
 
 function redisCli(port: number, ...args: string[]): string {
-	return execFileSync('redis-cli', ['-h', '127.0.0.1', '-p', String(port), ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+	return execFileSync('redis-cli', ['-h', '127.0.0.1', '-p', String(port), ...args], {
+		encoding: 'utf8',
+		stdio: ['ignore', 'pipe', 'ignore'],
+	});
 }
 
 /** Creates a database for one n8n stack (each e2e stack gets its own, like its own SQLite file). */
 export function createDatabase(services: Pick<QueueServices, 'postgresPort'>, name: string): void {
-	const exists = asPostgres(join(POSTGRES_BIN, 'psql'), ['-h', '127.0.0.1', '-p', String(services.postgresPort), '-U', 'postgres', '-tAc', `SELECT 1 FROM pg_database WHERE datname = '${name}'`]);
+	const exists = asPostgres(join(POSTGRES_BIN, 'psql'), [
+		'-h',
+		'127.0.0.1',
+		'-p',
+		String(services.postgresPort),
+		'-U',
+		'postgres',
+		'-tAc',
+		`SELECT 1 FROM pg_database WHERE datname = '${name}'`,
+	]);
 	if (exists.trim() === '1') return;
-	asPostgres(join(POSTGRES_BIN, 'createdb'), ['-h', '127.0.0.1', '-p', String(services.postgresPort), '-U', 'postgres', name]);
+	asPostgres(join(POSTGRES_BIN, 'createdb'), [
+		'-h',
+		'127.0.0.1',
+		'-p',
+		String(services.postgresPort),
+		'-U',
+		'postgres',
+		name,
+	]);
 }
 
 /** The services the e2e global setup started, if the run is in queue mode. */
 export function servicesFromEnv(): QueueServices | undefined {
 	const dir = process.env[SERVICES_ENV.dir];
 	if (!dir) return undefined;
-	return { dir, postgresPort: Number(process.env[SERVICES_ENV.postgres]), redisPort: Number(process.env[SERVICES_ENV.redis]) };
+	return {
+		dir,
+		postgresPort: Number(process.env[SERVICES_ENV.postgres]),
+		redisPort: Number(process.env[SERVICES_ENV.redis]),
+	};
 }
