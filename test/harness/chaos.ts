@@ -205,11 +205,19 @@ export async function runPollChaos(
 
 /** The workflow's executions; n8n answers 503 while its database is busy (a large burst), so ask again. */
 async function executionsOf(n8n: N8nInstance, workflowId: string): Promise<Execution[]> {
-	return await waitFor(
-		`the executions of workflow ${workflowId}`,
-		async () => await n8n.executions(workflowId),
-		{ timeoutMs: 300_000, intervalMs: 2_000 },
-	);
+	// Running and just-created ones too: a burst over a large history can take minutes to run.
+	const list = async () => {
+		const byId = new Map<string, Execution>();
+		for (const status of [undefined, 'running', 'new'] as const) {
+			for (const execution of await n8n.executions(workflowId, { status }))
+				byId.set(execution.id, execution);
+		}
+		return [...byId.values()];
+	};
+	return await waitFor(`the executions of workflow ${workflowId}`, list, {
+		timeoutMs: 300_000,
+		intervalMs: 2_000,
+	});
 }
 
 async function countStarts(

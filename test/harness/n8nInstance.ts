@@ -674,11 +674,20 @@ export class N8nInstance {
 	}
 
 	/** Executions of a workflow with their data, oldest first. */
-	async executions(workflowId: string): Promise<Execution[]> {
+	async executions(
+		workflowId: string,
+		{ status }: { status?: 'running' | 'new' } = {},
+	): Promise<Execution[]> {
 		const all: Execution[] = [];
 		let cursor: string | undefined;
 		do {
-			const query = new URLSearchParams({ workflowId, includeData: 'true', limit: '250' });
+			// Without a status, n8n's public API lists every execution but running ones.
+			const query = new URLSearchParams({
+				workflowId,
+				includeData: 'true',
+				limit: '250',
+				...(status && { status }),
+			});
 			if (cursor) query.set('cursor', cursor);
 			const page = await this.api<{ data: Execution[]; nextCursor?: string | null }>(
 				'GET',
@@ -687,7 +696,7 @@ export class N8nInstance {
 			all.push(...page.data);
 			cursor = page.nextCursor ?? undefined;
 		} while (cursor);
-		if (isN8n1) {
+		if (isN8n1 && !status) {
 			// n8n 1.x's public list leaves out executions it holds in memory, waiting ones included:
 			// the editor's list names them, and the public API returns each by id.
 			const listed = new Set(all.map((execution) => execution.id));
