@@ -358,7 +358,7 @@ export async function runScheduleChaos(
 				const counted = await countWindows(n8n, id);
 				return expected.every((window) => counted.has(window)) ? counted : undefined;
 			},
-			{ timeoutMs: 120_000, intervalMs: 1_000 },
+			{ timeoutMs: 300_000, intervalMs: 1_000 },
 		).catch(async () => await countWindows(n8n, id));
 		const starts = await countWindows(n8n, id, true);
 		// A kill mid-burst: some run had started less than its 3 s before (it was going, or being created).
@@ -575,7 +575,7 @@ export async function runWorkerKillChaos(
 				const counted = await count();
 				return expected.every((key) => counted.has(key)) ? counted : undefined;
 			},
-			{ timeoutMs: 120_000, intervalMs: 1_000 },
+			{ timeoutMs: 300_000, intervalMs: 1_000 },
 		).catch(count);
 		// Two more polls (or windows): a late repeat would show now.
 		if (source) await source.requestCount(POLL_PATH, source.requests(POLL_PATH).length + 2, 60_000);
