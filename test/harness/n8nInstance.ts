@@ -116,19 +116,12 @@ export class N8nHelperProcess {
 		child.stderr?.pipe(log);
 		this.process = child;
 		this.exited = new Promise((resolve) => child.once('exit', (code) => resolve(code)));
-		const startupFailed = this.exited.then((code) => {
-			throw new Error(
-				`n8n ${this.name} exited with code ${code} during start; see ${this.logFile}`,
-			);
-		});
-		await Promise.race([
-			startupFailed,
-			waitFor(
-				`n8n ${this.name} to answer /healthz/readiness`,
-				async () => ((await fetch(`${this.baseUrl}/healthz/readiness`)).ok ? true : undefined),
-				{ timeoutMs: 180_000 },
-			),
-		]);
+		const startupFailed = failureOnExit(
+			this.name,
+			this.exited as Promise<number | null>,
+			this.logFile,
+		);
+		await Promise.race([startupFailed, readiness(this.name, this.baseUrl)]);
 		startupFailed.catch(() => undefined);
 	}
 
@@ -156,6 +149,26 @@ export class N8nHelperProcess {
 	executionsStarted(): string[] {
 		return [...this.log().matchAll(/Worker started execution (\d+)/g)].map((match) => match[1]);
 	}
+}
+
+/** Rejects when an n8n process exits while it is being started. */
+function failureOnExit(
+	name: string,
+	exited: Promise<number | null>,
+	logFile: string,
+): Promise<never> {
+	return exited.then((code) => {
+		throw new Error(`n8n ${name} exited with code ${code} during start; see ${logFile}`);
+	});
+}
+
+/** Resolves once an n8n process answers /healthz/readiness. */
+async function readiness(name: string, baseUrl: string): Promise<void> {
+	await waitFor(
+		`n8n ${name} to answer /healthz/readiness`,
+		async () => ((await fetch(`${baseUrl}/healthz/readiness`)).ok ? true : undefined),
+		{ timeoutMs: 180_000 },
+	);
 }
 
 export interface Execution {
@@ -422,19 +435,12 @@ export class N8nInstance {
 				resolve(code);
 			}),
 		);
-		const startupFailed = this.exited.then((code) => {
-			throw new Error(
-				`n8n ${this.name} exited with code ${code} during start; see ${this.logFile}`,
-			);
-		});
-		await Promise.race([
-			startupFailed,
-			waitFor(
-				`n8n ${this.name} to answer /healthz/readiness`,
-				async () => ((await fetch(`${this.baseUrl}/healthz/readiness`)).ok ? true : undefined),
-				{ timeoutMs: 180_000 },
-			),
-		]);
+		const startupFailed = failureOnExit(
+			this.name,
+			this.exited as Promise<number | null>,
+			this.logFile,
+		);
+		await Promise.race([startupFailed, readiness(this.name, this.baseUrl)]);
 		// n8n 1.x answers readiness before its REST API is mounted (a 404 for POST /rest/owner/setup).
 		await Promise.race([
 			startupFailed,
