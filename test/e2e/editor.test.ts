@@ -636,10 +636,10 @@ describe('the nodes in the n8n editor (Chromium)', () => {
 			await page.getByTestId('parameter-input-baseUrl').waitFor();
 
 			await page.getByTestId('parameter-input-authentication').click();
-			const offered = await page
-				.getByTestId('parameter-input-item')
-				.filter({ visible: true })
-				.allInnerTexts();
+			// The dropdown opens asynchronously: read its options once the last one is shown.
+			const options = page.getByTestId('parameter-input-item').filter({ visible: true });
+			await options.filter({ hasText: 'OAuth2 API' }).waitFor();
+			const offered = await options.allInnerTexts();
 			expect(offered.map((text) => text.split('\n')[0].trim())).toEqual([
 				'None',
 				'Basic Auth',
