@@ -1,17 +1,22 @@
 import { type INode, type ITriggerFunctions, NodeOperationError } from 'n8n-workflow';
 
+import { ConfigError } from '../../core/configError';
+
 /**
- * Turns an error from the core into the error n8n shows and records. Core errors already say what
- * went wrong in terms of the user's fields ("Invalid JSONata in \"id\": ..."); the description carries
- * the details a core error attaches (a response snippet, the field name).
+ * Turns an error from the core into the error n8n shows and records, for every node. Core errors
+ * already say what went wrong in terms of the user's parameters; a ConfigError (a setting to fix)
+ * also points at its parameter (or credential field) as the editor labels it, and other errors
+ * carry their details (a response snippet) in the description.
  */
 export function toNodeError(node: INode, error: unknown, itemIndex?: number): NodeOperationError {
 	if (error instanceof NodeOperationError) return error;
 	const cause = error instanceof Error ? error : new Error(String(error));
-	const details = cause as Error & { field?: string; details?: { description?: string } };
 	const description =
-		details.details?.description ??
-		(details.field ? `Check the "${details.field}" field.` : undefined);
+		cause instanceof ConfigError
+			? cause.credential
+				? `Check the "${cause.label}" field of the ${cause.credential}.`
+				: `Check the "${cause.label}" parameter.`
+			: (cause as Error & { details?: { description?: string } }).details?.description;
 	return new NodeOperationError(node, cause, { message: cause.message, description, itemIndex });
 }
 
