@@ -1,7 +1,7 @@
 import { COALESCED_LIST_LIMIT, planCatchUp } from './catchUp';
 import type { CatchUpInput } from './catchUp';
 import { CronSchedule } from './cron';
-import { ScheduleConfigError } from './errors';
+import { ConfigError } from '../configError';
 import { runKey } from './fire';
 import { IntervalSchedule } from './interval';
 import { DAY_MS, HOUR_MS, MINUTE_MS } from '../units';
@@ -126,11 +126,15 @@ describe('planCatchUp', () => {
 
 	it('rejects invalid options naming the field', () => {
 		expect(() => plan({ policy: 'sometimes' as never })).toThrow(
-			expect.objectContaining({ field: 'catchUp' }),
+			'Invalid value "sometimes" for "Catch-Up": use skip, coalesce, run-all',
 		);
-		expect(() => plan({ policy: 'run-all', runAllLimit: 0 })).toThrow(ScheduleConfigError);
+		expect(() => plan({ policy: 'run-all', runAllLimit: 0 })).toThrow(ConfigError);
 		expect(() => plan({ policy: 'run-all', runAllLimit: 0 })).toThrow(
-			expect.objectContaining({ field: 'runAllLimit' }),
+			expect.objectContaining({
+				field: 'runAllLimit',
+				label: 'Run-All Limit',
+				message: 'Invalid value 0 for "Run-All Limit": must be a whole number from 1 to 1000',
+			}),
 		);
 	});
 

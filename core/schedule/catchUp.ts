@@ -1,4 +1,5 @@
-import { fieldLabel, requireIntegerInRange, ScheduleConfigError } from './errors';
+import { checkRange, ConfigError } from '../configError';
+import { FIELD_LABELS } from './errors';
 import type { Fire } from './fire';
 import { runKey } from './fire';
 import type { FireRecord } from './history';
@@ -19,15 +20,21 @@ export const MAX_RUN_ALL_LIMIT = 1000;
 /** Windows listed in a coalesced run; the run also carries their count, first and last. */
 export const COALESCED_LIST_LIMIT = 100;
 
-/** Throws ScheduleConfigError naming `catchUp` or `runAllLimit`. */
+/** Throws a ConfigError naming `catchUp` or `runAllLimit`. */
 export function checkCatchUpOptions(policy: CatchUpPolicy, runAllLimit: number): void {
 	if (!CATCH_UP_POLICIES.includes(policy)) {
-		throw new ScheduleConfigError(
+		throw new ConfigError(
 			'catchUp',
-			`Invalid catch-up policy ${JSON.stringify(policy)} for "${fieldLabel('catchUp')}": use ${CATCH_UP_POLICIES.join(', ')}`,
+			FIELD_LABELS.catchUp,
+			policy,
+			`use ${CATCH_UP_POLICIES.join(', ')}`,
 		);
 	}
-	requireIntegerInRange('runAllLimit', runAllLimit, 1, MAX_RUN_ALL_LIMIT);
+	checkRange('runAllLimit', FIELD_LABELS.runAllLimit, runAllLimit, {
+		min: 1,
+		max: MAX_RUN_ALL_LIMIT,
+		whole: true,
+	});
 }
 
 export interface CatchUpInput {

@@ -2,7 +2,7 @@ import { Cron } from 'croner';
 import { IANAZone } from 'luxon';
 
 import { CronSchedule } from './cron';
-import { ScheduleConfigError } from './errors';
+import { ConfigError } from '../configError';
 
 /*
  * Differential test of the cron planner against croner (a devDependency, used only here): thousands
@@ -318,7 +318,7 @@ describe('cron planner vs croner (differential)', () => {
 				try {
 					ours = new CronSchedule(expression, zone);
 				} catch (error) {
-					if (!(error instanceof ScheduleConfigError)) throw error;
+					if (!(error instanceof ConfigError)) throw error;
 					if (error.message.includes('at least 10 seconds apart')) {
 						counts.refusedByMinimum++;
 						continue;

@@ -1,6 +1,7 @@
 import { IANAZone } from 'luxon';
 
-import { configError, ScheduleConfigError } from './errors';
+import { ConfigError } from '../configError';
+import { FIELD_LABELS } from './errors';
 import { MIN_INTERVAL_MS } from './interval';
 import type { Schedule, WindowSpan } from './schedule';
 import { DAY_MS, isoTime, SECOND_MS } from '../units';
@@ -90,9 +91,9 @@ export interface CronFields {
 	dayRule: 'and' | 'or';
 }
 
-/** Parses a cron expression, throwing ScheduleConfigError (field `cron`) that says what is wrong. */
+/** Parses a cron expression, throwing a ConfigError (field `cron`) that says what is wrong. */
 export function parseCron(expression: string): CronFields {
-	const fail = (problem: string) => configError('cron', 'cron expression', expression, problem);
+	const fail = (problem: string) => cronError(expression, problem);
 	if (typeof expression !== 'string' || expression.trim() === '') throw fail('it is empty');
 	const trimmed = expression.trim();
 	const text = trimmed.startsWith('@') ? MACROS[trimmed.toLowerCase()] : trimmed;
@@ -122,7 +123,7 @@ export function parseCron(expression: string): CronFields {
 function parseField(
 	text: string,
 	spec: FieldSpec,
-	fail: (problem: string) => ScheduleConfigError,
+	fail: (problem: string) => ConfigError,
 ): boolean[] {
 	const allowed = new Array<boolean>(spec.max + 1).fill(false);
 	for (const item of text.split(',')) {
@@ -151,11 +152,7 @@ function parseField(
 	return allowed;
 }
 
-function parseValue(
-	text: string,
-	spec: FieldSpec,
-	fail: (problem: string) => ScheduleConfigError,
-): number {
+function parseValue(text: string, spec: FieldSpec, fail: (problem: string) => ConfigError): number {
 	if (/^\d+$/.test(text)) {
 		const value = Number(text);
 		if (value < spec.min || value > spec.max)
@@ -172,12 +169,16 @@ function parseValue(
 	return spec.min + index;
 }
 
-/** Resolves an IANA zone name, throwing ScheduleConfigError (field `timezone`) for one luxon does not know. */
+function cronError(expression: unknown, problem: string): ConfigError {
+	return new ConfigError('cron', FIELD_LABELS.cron, expression, problem);
+}
+
+/** Resolves an IANA zone name, throwing a ConfigError (field `timezone`) for one luxon does not know. */
 export function resolveZone(timezone: string): IANAZone {
 	if (typeof timezone !== 'string' || !IANAZone.isValidZone(timezone)) {
-		throw configError(
+		throw new ConfigError(
 			'timezone',
-			'timezone',
+			FIELD_LABELS.timezone,
 			timezone,
 			'not a known IANA time zone (e.g. "Europe/Berlin")',
 		);
@@ -215,9 +216,7 @@ export class CronSchedule implements Schedule {
 		this.firstMatchingDay(0);
 		const tooClose = this.wallClockGapProblem() ?? this.dstGapProblem();
 		if (tooClose)
-			throw configError(
-				'cron',
-				'cron expression',
+			throw cronError(
 				expression,
 				`${tooClose}; fires must be at least ${MIN_CRON_GAP_MS / SECOND_MS} seconds apart (e.g. "*/10 * * * * *")`,
 			);
@@ -323,9 +322,7 @@ export class CronSchedule implements Schedule {
 			if (this.dayMatches(day)) return day;
 			day++;
 		}
-		throw configError(
-			'cron',
-			'cron expression',
+		throw cronError(
 			this.expression,
 			'it never fires: no date matches its day-of-month, month and day-of-week',
 		);

@@ -183,7 +183,10 @@ describe('ScheduleEngine', () => {
 	it('refuses a maximum run duration below a minute, naming the field', () => {
 		const { engineWith } = setup();
 		expect(() => engineWith({ maxRunMs: 1_000 })).toThrow(
-			expect.objectContaining({ field: 'maxRunDuration' }),
+			expect.objectContaining({
+				field: 'maxRunMinutes',
+				message: 'Invalid value 1s for "Max Run Duration (Minutes)": must be from 1min to 30d',
+			}),
 		);
 	});
 

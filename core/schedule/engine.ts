@@ -1,7 +1,8 @@
 import type { Clock, TimerHandle } from '../clock';
 import type { CatchUpPolicy } from './catchUp';
 import { checkCatchUpOptions, DEFAULT_RUN_ALL_LIMIT, planCatchUp } from './catchUp';
-import { configError, requireIntegerInRange, ScheduleConfigError } from './errors';
+import { checkRange, ConfigError } from '../configError';
+import { FIELD_LABELS } from './errors';
 import { Outbox } from '../outbox';
 import type { Fire, StartedFire } from './fire';
 import { jitterFor, runKey, startFire } from './fire';
@@ -135,12 +136,15 @@ export class ScheduleEngine {
 	private active = false;
 	private serial: Promise<unknown> = Promise.resolve();
 
-	/** Validates every option up front, throwing ScheduleConfigError naming the field. */
+	/** Validates every option up front, throwing a ConfigError naming the field. */
 	constructor(private readonly options: ScheduleEngineOptions) {
+		// Not a parameter: the node makes it from the workflow and the node.
 		if (typeof options.scheduleId !== 'string' || options.scheduleId === '') {
-			throw new ScheduleConfigError(
+			throw new ConfigError(
 				'scheduleId',
-				'Invalid schedule id for "scheduleId": must be a non-empty string',
+				'scheduleId',
+				options.scheduleId,
+				'must be a non-empty string',
 			);
 		}
 		this.catchUp = options.catchUp ?? 'skip';
@@ -148,34 +152,34 @@ export class ScheduleEngine {
 		checkCatchUpOptions(this.catchUp, this.runAllLimit);
 		this.overlapPolicy = options.overlap ?? DEFAULT_OVERLAP_POLICY;
 		checkOverlapPolicy(this.overlapPolicy);
-		this.jitterMs = requireIntegerInRange('jitter', options.jitterMs ?? 0, 0, MAX_JITTER_MS);
-		this.lateGraceMs = requireIntegerInRange(
+		const duration = { duration: true };
+		this.jitterMs = checkRange(
+			'jitter',
+			FIELD_LABELS.jitter,
+			options.jitterMs ?? 0,
+			{ min: 0, max: MAX_JITTER_MS, whole: true },
+			duration,
+		);
+		this.lateGraceMs = checkRange(
 			'lateGrace',
+			FIELD_LABELS.lateGrace,
 			options.lateGraceMs ?? DEFAULT_LATE_GRACE_MS,
-			0,
-			DAY_MS,
+			{ min: 0, max: DAY_MS, whole: true },
+			duration,
 		);
-		this.historyLimit = requireIntegerInRange(
+		this.historyLimit = checkRange(
 			'historyLimit',
+			FIELD_LABELS.historyLimit,
 			options.historyLimit ?? HISTORY_LIMIT,
-			1,
-			10 * HISTORY_LIMIT,
+			{ min: 1, max: 10 * HISTORY_LIMIT, whole: true },
 		);
-		this.maxRunMs = options.maxRunMs ?? DEFAULT_MAX_RUN_MS;
-		if (
-			!(
-				Number.isFinite(this.maxRunMs) &&
-				this.maxRunMs >= MINUTE_MS &&
-				this.maxRunMs <= MAX_MAX_RUN_MS
-			)
-		) {
-			throw configError(
-				'maxRunDuration',
-				'duration',
-				this.maxRunMs / MINUTE_MS,
-				`must be from 1 to ${MAX_MAX_RUN_MS / MINUTE_MS} minutes`,
-			);
-		}
+		this.maxRunMs = checkRange(
+			'maxRunMinutes',
+			FIELD_LABELS.maxRunMinutes,
+			options.maxRunMs ?? DEFAULT_MAX_RUN_MS,
+			{ min: MINUTE_MS, max: MAX_MAX_RUN_MS },
+			duration,
+		);
 		this.overlap = new OverlapController(this.overlapPolicy);
 	}
 

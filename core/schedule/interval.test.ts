@@ -1,4 +1,4 @@
-import { ScheduleConfigError } from './errors';
+import { ConfigError } from '../configError';
 import { IntervalSchedule, MAX_INTERVAL_MS, MIN_INTERVAL_MS } from './interval';
 import { createSchedule } from './schedule';
 import { DAY_MS, HOUR_MS, MINUTE_MS } from '../units';
@@ -23,15 +23,18 @@ describe('interval schedules', () => {
 		expect(schedule.nextAfter(at('2025-12-31T22:30:00Z'))).toBe(at('2025-12-31T23:00:07Z'));
 	});
 
-	it.each([0, MIN_INTERVAL_MS - 1, MAX_INTERVAL_MS + 1, 15_000.5, Number.NaN])(
-		'rejects interval %p naming the field and value',
-		(intervalMs) => {
-			expect(() => new IntervalSchedule(intervalMs)).toThrow(ScheduleConfigError);
-			expect(() => new IntervalSchedule(intervalMs)).toThrow(
-				`Invalid interval ${JSON.stringify(intervalMs)} for "Interval"`,
-			);
-		},
-	);
+	it.each([
+		[0, '0ms'],
+		[MIN_INTERVAL_MS - 1, '9.999s'],
+		[MAX_INTERVAL_MS + 1, '31622400.001s'],
+		[15_000.5, '15.0005s'],
+		[Number.NaN, 'NaN'],
+	])('rejects interval %p naming the field and value (%s)', (intervalMs, shown) => {
+		expect(() => new IntervalSchedule(intervalMs)).toThrow(ConfigError);
+		expect(() => new IntervalSchedule(intervalMs)).toThrow(
+			`Invalid value ${shown} for "Interval": must be a whole number of milliseconds from 10s to 366d`,
+		);
+	});
 
 	it('accepts the bounds themselves', () => {
 		expect(new IntervalSchedule(MIN_INTERVAL_MS).intervalMs).toBe(10_000);

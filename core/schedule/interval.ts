@@ -1,4 +1,5 @@
-import { configError } from './errors';
+import { checkRange, ConfigError } from '../configError';
+import { FIELD_LABELS } from './errors';
 import type { Schedule, WindowSpan } from './schedule';
 import { DAY_MS, SECOND_MS } from '../units';
 
@@ -19,20 +20,16 @@ export class IntervalSchedule implements Schedule {
 		readonly intervalMs: number,
 		readonly anchorMs = 0,
 	) {
-		if (
-			!Number.isInteger(intervalMs) ||
-			intervalMs < MIN_INTERVAL_MS ||
-			intervalMs > MAX_INTERVAL_MS
-		) {
-			throw configError(
-				'interval',
-				'interval',
-				intervalMs,
-				`must be a whole number of milliseconds from ${MIN_INTERVAL_MS} (10 seconds) to ${MAX_INTERVAL_MS} (366 days)`,
-			);
-		}
+		checkRange(
+			'interval',
+			FIELD_LABELS.interval,
+			intervalMs,
+			{ min: MIN_INTERVAL_MS, max: MAX_INTERVAL_MS, whole: true },
+			{ duration: true },
+		);
+		// Not a parameter: the node leaves it at the epoch.
 		if (!Number.isInteger(anchorMs))
-			throw configError(
+			throw new ConfigError(
 				'anchor',
 				'anchor',
 				anchorMs,

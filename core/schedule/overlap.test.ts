@@ -64,12 +64,24 @@ describe('OverlapController', () => {
 	});
 
 	it.each([
-		[{ kind: 'queue', queueLimit: 0 }, 'queueLimit'],
-		[{ kind: 'allow-parallel', maxParallel: 1.5 }, 'maxParallel'],
-		[{ kind: 'whenever' }, 'overlap'],
-	])('rejects %j naming %s', (policy, field) => {
+		[
+			{ kind: 'queue', queueLimit: 0 },
+			'queueLimit',
+			'Invalid value 0 for "Queue Limit": must be a whole number from 1 to 1000',
+		],
+		[
+			{ kind: 'allow-parallel', maxParallel: 1.5 },
+			'maxParallel',
+			'Invalid value 1.5 for "Max Parallel Runs": must be a whole number from 1 to 100',
+		],
+		[
+			{ kind: 'whenever' },
+			'overlap',
+			'Invalid value "whenever" for "Overlap": use skip-if-running, queue or allow-parallel',
+		],
+	])('rejects %j naming %s', (policy, field, message) => {
 		expect(() => new OverlapController(policy as never)).toThrow(
-			expect.objectContaining({ field }),
+			expect.objectContaining({ field, message }),
 		);
 	});
 });

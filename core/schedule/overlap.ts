@@ -1,4 +1,5 @@
-import { fieldLabel, requireIntegerInRange, ScheduleConfigError } from './errors';
+import { checkRange, ConfigError } from '../configError';
+import { FIELD_LABELS } from './errors';
 import type { Fire } from './fire';
 
 export type OverlapPolicy =
@@ -10,21 +11,31 @@ export const DEFAULT_OVERLAP_POLICY: OverlapPolicy = { kind: 'skip-if-running' }
 export const MAX_QUEUE_LIMIT = 1000;
 export const MAX_PARALLEL_RUNS = 100;
 
-/** Throws ScheduleConfigError naming the offending field (`overlap`, `queueLimit` or `maxParallel`). */
+/** Throws a ConfigError naming the offending field (`overlap`, `queueLimit` or `maxParallel`). */
 export function checkOverlapPolicy(policy: OverlapPolicy): void {
 	switch (policy?.kind) {
 		case 'skip-if-running':
 			return;
 		case 'queue':
-			requireIntegerInRange('queueLimit', policy.queueLimit, 1, MAX_QUEUE_LIMIT);
+			checkRange('queueLimit', FIELD_LABELS.queueLimit, policy.queueLimit, {
+				min: 1,
+				max: MAX_QUEUE_LIMIT,
+				whole: true,
+			});
 			return;
 		case 'allow-parallel':
-			requireIntegerInRange('maxParallel', policy.maxParallel, 1, MAX_PARALLEL_RUNS);
+			checkRange('maxParallel', FIELD_LABELS.maxParallel, policy.maxParallel, {
+				min: 1,
+				max: MAX_PARALLEL_RUNS,
+				whole: true,
+			});
 			return;
 		default:
-			throw new ScheduleConfigError(
+			throw new ConfigError(
 				'overlap',
-				`Invalid overlap policy ${JSON.stringify(policy)} for "${fieldLabel('overlap')}": use skip-if-running, queue or allow-parallel`,
+				FIELD_LABELS.overlap,
+				(policy as { kind?: unknown } | undefined)?.kind,
+				'use skip-if-running, queue or allow-parallel',
 			);
 	}
 }

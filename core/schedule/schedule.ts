@@ -32,7 +32,7 @@ export type ScheduleDefinition =
 	| { kind: 'cron'; expression: string; timezone: string }
 	| { kind: 'interval'; intervalMs: number; anchorMs?: number };
 
-/** Builds a schedule, throwing ScheduleConfigError for an invalid definition. */
+/** Builds a schedule, throwing a ConfigError for an invalid definition. */
 export function createSchedule(definition: ScheduleDefinition): Schedule {
 	return definition.kind === 'cron'
 		? new CronSchedule(definition.expression, definition.timezone)

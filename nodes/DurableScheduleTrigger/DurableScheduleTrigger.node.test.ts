@@ -110,6 +110,7 @@ describe('Durable Schedule Trigger node', () => {
 		[{ catchUp: 'run-all', runAllLimit: 0 }, 'Run-All Limit'],
 		[{ overlap: 'allow-parallel', maxParallel: 500 }, 'Max Parallel Runs'],
 		[{ options: { jitter: -1 } }, 'Jitter (Seconds)'],
+		[{ options: { maxRunMinutes: 0 } }, 'Max Run Duration (Minutes)'],
 	])(
 		'refuses %j at activation, naming the parameter as the editor labels it',
 		async (parameters, label) => {

@@ -1,23 +1,19 @@
 import {
 	type IDataObject,
-	type INode,
 	type INodeType,
 	type INodeTypeDescription,
 	type ITriggerFunctions,
 	type ITriggerResponse,
 	NodeConnectionTypes,
-	NodeOperationError,
 } from 'n8n-workflow';
 
 import { systemClock } from '../../core/clock';
 import {
 	type CatchUpPolicy,
 	createSchedule,
-	fieldLabel,
 	fireItem,
 	type OverlapPolicy,
 	previewItem,
-	ScheduleConfigError,
 	ScheduleEngine,
 	type ScheduleEngineOptions,
 	startedRecord,
@@ -44,7 +40,7 @@ type Settings = Pick<
 	| 'maxRunMs'
 >;
 
-/** Reads the parameters into engine options; the core validates them (ScheduleConfigError naming the field). */
+/** Reads the parameters into engine options; the core validates them (a ConfigError naming the field). */
 function settingsFrom(context: ITriggerFunctions): Settings {
 	const parameter = (name: string, fallback?: unknown) => context.getNodeParameter(name, fallback);
 	const options = parameter('options', {}) as IDataObject;
@@ -84,13 +80,6 @@ function settingsFrom(context: ITriggerFunctions): Settings {
 				? undefined
 				: Math.round(Number(options.maxRunMinutes) * 60_000),
 	};
-}
-
-function parameterError(node: INode, error: unknown): NodeOperationError {
-	if (!(error instanceof ScheduleConfigError)) return toNodeError(node, error);
-	return new NodeOperationError(node, error.message, {
-		description: `Check the "${fieldLabel(error.field)}" parameter.`,
-	});
 }
 
 export class DurableScheduleTrigger implements INodeType {
@@ -347,7 +336,7 @@ export class DurableScheduleTrigger implements INodeType {
 				onError,
 			});
 		} catch (error) {
-			throw parameterError(node, error);
+			throw toNodeError(node, error);
 		}
 		const closeFunction = async () => engine.deactivate();
 

@@ -211,7 +211,7 @@ describe('Durable Schedule Trigger in a real n8n', () => {
 
 	test('an invalid cron expression is refused at activation, naming the parameter', async () => {
 		expect(await invalidActivation).toBe(
-			'There was a problem activating the workflow: "Invalid cron expression "61 * * * *" for "Cron Expression": minute 61 is out of range 0-59"',
+			'There was a problem activating the workflow: "Invalid value "61 * * * *" for "Cron Expression": minute 61 is out of range 0-59"',
 		);
 		expect(await n8n.executions(ids.invalid)).toEqual([]);
 	}, 120_000);

@@ -114,7 +114,7 @@ describe('first edges in a real n8n', () => {
 		expect(statuses.map((status) => status.triggers[0].errorMessage)).toEqual(
 			cases.map(
 				({ cron, problem }) =>
-					`There was a problem activating the workflow: "Invalid cron expression "${cron}" for "Cron Expression": ${problem}; fires must be at least 10 seconds apart (e.g. "*/10 * * * * *")"`,
+					`There was a problem activating the workflow: "Invalid value "${cron}" for "Cron Expression": ${problem}; fires must be at least 10 seconds apart (e.g. "*/10 * * * * *")"`,
 			),
 		);
 		for (const id of ids) expect(await n8n.executions(id)).toEqual([]);
