@@ -1,4 +1,5 @@
-import { ConnectorConfigError } from './types';
+import { ConfigError } from '../configError';
+import { FIELD_LABELS } from './types';
 
 /** The `with` parameter: the op's arguments as a JSON object, given as text or already parsed. */
 export function parseWith(value: unknown): Record<string, unknown> {
@@ -8,17 +9,26 @@ export function parseWith(value: unknown): Record<string, unknown> {
 		try {
 			parsed = JSON.parse(value);
 		} catch (error) {
-			throw new ConnectorConfigError(
+			throw new ConfigError(
 				'with',
-				`"with" is not valid JSON: ${(error as Error).message}`,
+				FIELD_LABELS.with,
+				value,
+				`not valid JSON: ${(error as Error).message}`,
 			);
 		}
 	}
 	if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
-		throw new ConnectorConfigError(
+		throw new ConfigError(
 			'with',
-			`"with" must be a JSON object of the op's arguments; got ${JSON.stringify(parsed)}`,
+			FIELD_LABELS.with,
+			parsed,
+			"must be a JSON object of the op's arguments",
 		);
 	}
 	return parsed as Record<string, unknown>;
+}
+
+/** A ConfigError for the argument `key` in "With", showing the argument's value. */
+export function argumentError(key: string, value: unknown, problem: string): ConfigError {
+	return new ConfigError('with', FIELD_LABELS.with, value, problem, { key });
 }

@@ -1,6 +1,7 @@
 import { httpRequestOp, parseRetryAfter } from './http';
 import type { HttpRequest, HttpResponse } from './types';
-import { ConnectorConfigError, ConnectorError } from './types';
+import { ConfigError } from '../configError';
+import { ConnectorError } from './types';
 
 function transport(response: Partial<HttpResponse>) {
 	const requests: HttpRequest[] = [];
@@ -14,13 +15,13 @@ function transport(response: Partial<HttpResponse>) {
 describe('http.request', () => {
 	test('check() refuses arguments that cannot work, naming the argument and its value, without a request', () => {
 		expect(() => httpRequestOp.check({ url: '' })).toThrow(
-			'"with.url" must be a URL or a path relative to the credential\'s base URL; got ""',
+			'Invalid value "" for "With": "url" must be a URL or a path relative to the credential\'s base URL',
 		);
 		expect(() => httpRequestOp.check({ method: 'FETCH', url: '/x' })).toThrow(
-			expect.objectContaining({ field: 'with.method' }),
+			expect.objectContaining({ field: 'with', label: 'With' }),
 		);
 		expect(() => httpRequestOp.check({ url: '/x', headers: 'x-a: 1' })).toThrow(
-			expect.objectContaining({ field: 'with.headers' }),
+			'Invalid value "x-a: 1" for "With": "headers" must be an object of names to values',
 		);
 		expect(() => httpRequestOp.check({ url: '/x', query: { page: 1 } })).not.toThrow();
 	});
@@ -131,15 +132,15 @@ describe('http.request', () => {
 
 	test('bad arguments name the field and the value', async () => {
 		const { http } = transport({});
-		await expect(httpRequestOp.run({ url: '' }, { http, memory: {} })).rejects.toThrow(
-			ConnectorConfigError,
-		);
+		await expect(httpRequestOp.run({ url: '' }, { http, memory: {} })).rejects.toThrow(ConfigError);
 		await expect(
 			httpRequestOp.run({ url: '/x', method: 'FETCH' }, { http, memory: {} }),
-		).rejects.toThrow('Unsupported "with.method" "FETCH"');
+		).rejects.toThrow(
+			'Invalid value "FETCH" for "With": "method" must be one of GET, POST, PUT, PATCH, DELETE, HEAD',
+		);
 		await expect(
 			httpRequestOp.run({ url: '/x', headers: 'nope' }, { http, memory: {} }),
-		).rejects.toThrow('"with.headers" must be an object');
+		).rejects.toThrow('"headers" must be an object');
 	});
 });
 

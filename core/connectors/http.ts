@@ -1,4 +1,5 @@
-import { ConnectorConfigError, ConnectorError, type ConnectorOp, type OpMemory } from './types';
+import { argumentError } from './args';
+import { ConnectorError, type ConnectorOp, type OpMemory } from './types';
 
 const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD'];
 /** Conditional requests only make sense for reads. */
@@ -58,7 +59,7 @@ export const httpRequestOp: ConnectorOp = {
 	},
 };
 
-/** The request `with` describes, or a ConnectorConfigError naming the argument and its value. */
+/** The request `with` describes, or a ConfigError naming the argument and its value. */
 function requestArgs(args: Record<string, unknown>): {
 	method: string;
 	url: string;
@@ -67,23 +68,21 @@ function requestArgs(args: Record<string, unknown>): {
 } {
 	const method = String(args.method ?? 'GET').toUpperCase();
 	if (!METHODS.includes(method)) {
-		throw new ConnectorConfigError(
-			'with.method',
-			`Unsupported "with.method" ${JSON.stringify(args.method)}: use one of ${METHODS.join(', ')}`,
-		);
+		throw argumentError('method', args.method, `must be one of ${METHODS.join(', ')}`);
 	}
 	const url = args.url;
 	if (typeof url !== 'string' || url.trim() === '') {
-		throw new ConnectorConfigError(
-			'with.url',
-			`"with.url" must be a URL or a path relative to the credential's base URL; got ${JSON.stringify(url)}`,
+		throw argumentError(
+			'url',
+			url,
+			"must be a URL or a path relative to the credential's base URL",
 		);
 	}
 	return {
 		method,
 		url,
-		query: stringRecord(args.query, 'with.query'),
-		headers: { ...stringRecord(args.headers, 'with.headers') },
+		query: stringRecord(args.query, 'query'),
+		headers: { ...stringRecord(args.headers, 'headers') },
 	};
 }
 
@@ -115,14 +114,10 @@ export function parseRetryAfter(value: string | undefined, now = Date.now()): nu
 	return Number.isNaN(date) ? undefined : Math.max(0, date - now);
 }
 
-function stringRecord(value: unknown, field: string): Record<string, string> {
+function stringRecord(value: unknown, key: string): Record<string, string> {
 	if (value === undefined || value === null || value === '') return {};
-	if (typeof value !== 'object' || Array.isArray(value)) {
-		throw new ConnectorConfigError(
-			field,
-			`"${field}" must be an object of names to values; got ${JSON.stringify(value)}`,
-		);
-	}
+	if (typeof value !== 'object' || Array.isArray(value))
+		throw argumentError(key, value, 'must be an object of names to values');
 	return Object.fromEntries(
 		Object.entries(value).map(([k, v]) => [k, typeof v === 'string' ? v : JSON.stringify(v)]),
 	);

@@ -1,5 +1,5 @@
 import { applyGenericAuth, resolveHttpAuth, resolveUrl } from './httpAuth';
-import { ConnectorConfigError } from './types';
+import { ConfigError } from '../configError';
 
 const EMPTY = { headers: { accept: 'application/json' }, query: { page: '1' }, body: undefined };
 
@@ -16,18 +16,16 @@ describe('resolveHttpAuth', () => {
 
 	it('names "Authentication" and the value for a type it does not support', () => {
 		expect(() => resolveHttpAuth('httpDigestAuth')).toThrow(
-			'"Authentication" must be one of None, Basic Auth, Bearer Auth, Custom Auth, Header Auth, Query Auth, OAuth2 API; got "httpDigestAuth"',
+			'Invalid value "httpDigestAuth" for "Authentication": must be one of None, Basic Auth, Bearer Auth, Custom Auth, Header Auth, Query Auth, OAuth2 API',
 		);
-		expect(() => resolveHttpAuth('durableHttpApi')).toThrow('got "durableHttpApi"');
+		expect(() => resolveHttpAuth('durableHttpApi')).toThrow('Invalid value "durableHttpApi"');
 		expect(() => resolveHttpAuth('oAuth1Api', { legacy: true })).toThrow(
-			'OAuth2 API, Durable Triggers HTTP API; got "oAuth1Api"',
+			'Invalid value "oAuth1Api" for "Authentication": must be one of None, Basic Auth, Bearer Auth, Custom Auth, Header Auth, Query Auth, OAuth2 API, Durable Triggers HTTP API',
 		);
-		try {
-			resolveHttpAuth(undefined);
-		} catch (error) {
-			expect(error).toBeInstanceOf(ConnectorConfigError);
-			expect((error as ConnectorConfigError).field).toBe('authentication');
-		}
+		expect(() => resolveHttpAuth(undefined)).toThrow(
+			expect.objectContaining({ field: 'authentication', label: 'Authentication' }),
+		);
+		expect(() => resolveHttpAuth(undefined)).toThrow(ConfigError);
 	});
 });
 
@@ -55,7 +53,14 @@ describe('applyGenericAuth', () => {
 	it('a Header or Query Auth credential without a name is refused naming the credential', () => {
 		expect(() =>
 			applyGenericAuth('httpHeaderAuth', { name: ' ', value: 'k' }, EMPTY, 'Partner key'),
-		).toThrow('The Header Auth credential "Partner key" has no "Name"');
+		).toThrow(
+			expect.objectContaining({
+				field: 'name',
+				credential: 'Header Auth credential "Partner key"',
+				message:
+					'Invalid value "" for "Name" in the Header Auth credential "Partner key": must not be empty',
+			}),
+		);
 	});
 
 	it('Custom Auth merges its headers, qs and body', () => {
@@ -72,12 +77,27 @@ describe('applyGenericAuth', () => {
 		});
 	});
 
-	it('Custom Auth with invalid JSON is refused naming the credential', () => {
+	it('Custom Auth with invalid JSON is refused naming the credential, without showing the JSON', () => {
 		expect(() =>
 			applyGenericAuth('httpCustomAuth', { json: '{headers:' }, EMPTY, 'Broken'),
-		).toThrow('The Custom Auth credential "Broken" has invalid JSON');
+		).toThrow(
+			/^Invalid value \(hidden\) for "JSON" in the Custom Auth credential "Broken": not valid JSON: /,
+		);
 		expect(() => applyGenericAuth('httpCustomAuth', { json: '[]' }, EMPTY, 'Broken')).toThrow(
-			'must be a JSON object',
+			'Invalid value (hidden) for "JSON" in the Custom Auth credential "Broken": must be a JSON object with "headers", "qs" or "body"',
+		);
+		expect(() =>
+			applyGenericAuth('httpCustomAuth', { json: '{"qs": "sig=1"}' }, EMPTY, 'Broken'),
+		).toThrow('for "JSON" in the Custom Auth credential "Broken": "qs" must be an object');
+		expect(() =>
+			applyGenericAuth(
+				'httpCustomAuth',
+				{ json: '{"body": {"k": 1}}' },
+				{ ...EMPTY, body: 'x' },
+				'P',
+			),
+		).toThrow(
+			'Invalid value "x" for "With": "body" must be an object: the Custom Auth credential "P" adds fields to it',
 		);
 	});
 });
@@ -95,10 +115,10 @@ describe('resolveUrl', () => {
 
 	it('a relative URL without a Base URL names both fields', () => {
 		expect(() => resolveUrl('/tickets', '')).toThrow(
-			'"with.url" "/tickets" is relative, so "Base URL" must be set; or give an absolute URL',
+			'Invalid value "/tickets" for "With": "url" is relative, so "Base URL" must be set; or give an absolute URL',
 		);
 		expect(() => resolveUrl('/tickets', 'ftp://x')).toThrow(
-			'"Base URL" must start with http:// or https://; got "ftp://x"',
+			'Invalid value "ftp://x" for "Base URL": must start with http:// or https://',
 		);
 	});
 });

@@ -3,7 +3,9 @@
  * types, then the credential) and what each non-OAuth type adds to a request. Plain
  * logic: the node reads the parameters and the stored credential and performs the request.
  */
-import { ConnectorConfigError } from './types';
+import { ConfigError } from '../configError';
+import { argumentError } from './args';
+import { FIELD_LABELS } from './types';
 
 /** n8n's generic credential types the HTTP ops accept, with the names n8n's editor shows. */
 export const GENERIC_AUTH_TYPES = {
@@ -44,9 +46,11 @@ export function resolveHttpAuth(
 		...Object.values(GENERIC_AUTH_TYPES),
 		...(legacy ? ['Durable Triggers HTTP API'] : []),
 	];
-	throw new ConnectorConfigError(
+	throw new ConfigError(
 		'authentication',
-		`"Authentication" must be one of ${choices.join(', ')}; got ${JSON.stringify(authentication)}`,
+		FIELD_LABELS.authentication,
+		authentication,
+		`must be one of ${choices.join(', ')}`,
 	);
 }
 
@@ -75,13 +79,14 @@ export function applyGenericAuth(
 	const query = { ...target.query };
 	const text = (field: string) =>
 		data[field] === undefined || data[field] === null ? '' : String(data[field]);
-	const named = (label: string) => {
+	const credential = `${GENERIC_AUTH_TYPES[type]} credential "${credentialName}"`;
+	// Custom Auth's JSON may hold secrets: its value is not shown.
+	const customAuthError = (problem: string) =>
+		new ConfigError('json', 'JSON', text('json'), problem, { credential, secret: true });
+	const named = () => {
 		const name = text('name').trim();
 		if (name === '')
-			throw new ConnectorConfigError(
-				'name',
-				`The ${label} credential "${credentialName}" has no "Name"`,
-			);
+			throw new ConfigError('name', 'Name', name, 'must not be empty', { credential });
 		return name;
 	};
 	switch (type) {
@@ -96,45 +101,42 @@ export function applyGenericAuth(
 			headers.Authorization = `Bearer ${text('token')}`;
 			return { ...target, headers, query };
 		case 'httpHeaderAuth':
-			headers[named('Header Auth')] = text('value');
+			headers[named()] = text('value');
 			return { ...target, headers, query };
 		case 'httpQueryAuth':
-			query[named('Query Auth')] = text('value');
+			query[named()] = text('value');
 			return { ...target, headers, query };
 		case 'httpCustomAuth': {
 			let custom: unknown;
 			try {
 				custom = JSON.parse(text('json') || '{}');
 			} catch (error) {
-				throw new ConnectorConfigError(
-					'json',
-					`The Custom Auth credential "${credentialName}" has invalid JSON: ${(error as Error).message}`,
-				);
+				throw customAuthError(`not valid JSON: ${(error as Error).message}`);
 			}
-			if (typeof custom !== 'object' || custom === null || Array.isArray(custom)) {
-				throw new ConnectorConfigError(
-					'json',
-					`The Custom Auth credential "${credentialName}" must be a JSON object with "headers", "qs" or "body"`,
-				);
-			}
-			const { headers: extraHeaders, qs, body } = custom as Record<string, unknown>;
-			Object.assign(headers, stringFields(extraHeaders, 'headers', credentialName));
-			Object.assign(query, stringFields(qs, 'qs', credentialName));
+			if (typeof custom !== 'object' || custom === null || Array.isArray(custom))
+				throw customAuthError('must be a JSON object with "headers", "qs" or "body"');
+			const part = (key: 'headers' | 'qs' | 'body') => {
+				const value = (custom as Record<string, unknown>)[key];
+				if (
+					value !== undefined &&
+					(typeof value !== 'object' || value === null || Array.isArray(value))
+				)
+					throw customAuthError(`"${key}" must be an object`);
+				return value as Record<string, unknown> | undefined;
+			};
+			Object.assign(headers, stringFields(part('headers')));
+			Object.assign(query, stringFields(part('qs')));
+			const body = part('body');
 			let merged = target.body;
 			if (body !== undefined) {
-				if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-					throw new ConnectorConfigError(
-						'json',
-						`The Custom Auth credential "${credentialName}": "body" must be an object`,
-					);
-				}
 				if (
 					target.body !== undefined &&
 					(typeof target.body !== 'object' || target.body === null || Array.isArray(target.body))
 				) {
-					throw new ConnectorConfigError(
-						'with.body',
-						`The Custom Auth credential "${credentialName}" adds body fields, so "with.body" must be an object`,
+					throw argumentError(
+						'body',
+						target.body,
+						`must be an object: the ${credential} adds fields to it`,
 					);
 				}
 				merged = { ...(target.body as Record<string, unknown> | undefined), ...body };
@@ -144,18 +146,8 @@ export function applyGenericAuth(
 	}
 }
 
-function stringFields(
-	value: unknown,
-	field: string,
-	credentialName: string,
-): Record<string, string> {
-	if (value === undefined) return {};
-	if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-		throw new ConnectorConfigError(
-			'json',
-			`The Custom Auth credential "${credentialName}": "${field}" must be an object`,
-		);
-	}
+/** Custom Auth's `headers` or `qs`, with text values. */
+function stringFields(value: Record<string, unknown> = {}): Record<string, string> {
 	return Object.fromEntries(
 		Object.entries(value).map(([k, v]) => [k, typeof v === 'string' ? v : JSON.stringify(v)]),
 	);
@@ -165,23 +157,22 @@ function stringFields(
  * A relative URL resolved against a base URL (the node's "Base URL" parameter); an absolute URL is
  * returned as written. A relative URL without a base URL is an error naming both fields.
  */
-export function resolveUrl(
-	url: string,
-	baseUrl: string | undefined,
-	baseLabel = 'Base URL',
-): string {
+export function resolveUrl(url: string, baseUrl: string | undefined): string {
 	if (/^https?:\/\//i.test(url)) return url;
 	const base = (baseUrl ?? '').trim();
 	if (base === '') {
-		throw new ConnectorConfigError(
-			'with.url',
-			`"with.url" ${JSON.stringify(url)} is relative, so "${baseLabel}" must be set; or give an absolute URL`,
+		throw argumentError(
+			'url',
+			url,
+			`is relative, so "${FIELD_LABELS.baseUrl}" must be set; or give an absolute URL`,
 		);
 	}
 	if (!/^https?:\/\//i.test(base))
-		throw new ConnectorConfigError(
+		throw new ConfigError(
 			'baseUrl',
-			`"${baseLabel}" must start with http:// or https://; got ${JSON.stringify(base)}`,
+			FIELD_LABELS.baseUrl,
+			base,
+			'must start with http:// or https://',
 		);
 	return `${base.replace(/\/+$/, '')}/${url.replace(/^\/+/, '')}`;
 }

@@ -1,5 +1,6 @@
 import { createImapOps, describeFailure, type ImapClient } from './imap';
-import { ConnectorConfigError, ConnectorError, type ImapConnection } from './types';
+import { ConfigError } from '../configError';
+import { ConnectorError, type ImapConnection } from './types';
 
 const settings: ImapConnection = {
 	host: 'imap.example.com',
@@ -55,26 +56,32 @@ describe('IMAP ops without a server', () => {
 
 		await expect(
 			op('imap.listUnseen').run({ limit: 501 }, { memory: {}, imap: settings }),
-		).rejects.toMatchObject({ field: 'with.limit' });
+		).rejects.toThrow('Invalid value 501 for "With": "limit" must be a whole number from 1 to 500');
 		await expect(
 			op('imap.markSeen').run({ uid: [1, 'x'] }, { memory: {}, imap: settings }),
-		).rejects.toMatchObject({ field: 'with.uid' });
+		).rejects.toThrow(
+			'Invalid value [1,"x"] for "With": "uid" must be a message UID (a positive whole number) or a list of them',
+		);
 		await expect(op('imap.move').run({ uid: 1 }, { memory: {}, imap: settings })).rejects.toThrow(
-			ConnectorConfigError,
+			ConfigError,
 		);
 		await expect(
 			op('imap.move').run(
 				{ uid: 1, destination: 'Done', create: 'yes' },
 				{ memory: {}, imap: settings },
 			),
-		).rejects.toMatchObject({ field: 'with.create' });
+		).rejects.toThrow('Invalid value "yes" for "With": "create" must be true or false');
 		// The same checks without running, as the Poll Trigger makes them at activation.
 		expect(() => op('imap.listUnseen').check({ mailbox: 42 })).toThrow(
-			expect.objectContaining({ field: 'with.mailbox' }),
+			expect.objectContaining({
+				field: 'with',
+				message:
+					'Invalid value 42 for "With": "mailbox" must be a mailbox name such as "INBOX" or "Archive/2024"',
+			}),
 		);
 		expect(() => op('imap.listUnseen').check({ mailbox: 'INBOX', limit: 10 })).not.toThrow();
 		expect(() => op('imap.move').check({ uid: 1 })).toThrow(
-			expect.objectContaining({ field: 'with.destination' }),
+			'Invalid value (none) for "With": "destination" must be a mailbox name',
 		);
 		expect(opened).toEqual([]);
 	});

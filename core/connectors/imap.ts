@@ -1,10 +1,12 @@
 import { ImapFlow, type FetchMessageObject, type ImapFlowOptions } from 'imapflow';
 import { type AddressObject, simpleParser } from 'mailparser';
 
+import { checkRange } from '../configError';
+import { argumentError } from './args';
 import {
-	ConnectorConfigError,
 	ConnectorError,
 	type ConnectorOp,
+	FIELD_LABELS,
 	type ImapConnection,
 	type OpContext,
 } from './types';
@@ -79,12 +81,12 @@ export interface ImapMessage {
 }
 
 function listUnseenArgs(args: Record<string, unknown>) {
-	return { mailbox: mailboxArg(args.mailbox, 'with.mailbox'), limit: limitArg(args.limit) };
+	return { mailbox: mailboxArg(args.mailbox, 'mailbox'), limit: limitArg(args.limit) };
 }
 
 function markSeenArgs(args: Record<string, unknown>) {
 	return {
-		mailbox: mailboxArg(args.mailbox, 'with.mailbox'),
+		mailbox: mailboxArg(args.mailbox, 'mailbox'),
 		uids: uidsArg(args.uid),
 		expectedValidity: uidValidityArg(args.uidValidity),
 	};
@@ -93,8 +95,8 @@ function markSeenArgs(args: Record<string, unknown>) {
 function moveArgs(args: Record<string, unknown>) {
 	return {
 		...markSeenArgs(args),
-		destination: mailboxArg(args.destination, 'with.destination', false),
-		create: booleanArg(args.create, 'with.create', true),
+		destination: mailboxArg(args.destination, 'destination', false),
+		create: booleanArg(args.create, 'create', true),
 	};
 }
 
@@ -455,27 +457,22 @@ function checkUidValidity(expected: number | undefined, actual: number, mailbox:
 	}
 }
 
-function mailboxArg(value: unknown, field: string, defaultInbox = true): string {
+function mailboxArg(value: unknown, key: string, defaultInbox = true): string {
 	if ((value === undefined || value === null || value === '') && defaultInbox) return 'INBOX';
-	if (typeof value !== 'string' || value.trim() === '') {
-		throw new ConnectorConfigError(
-			field,
-			`"${field}" must be a mailbox name such as "INBOX" or "Archive/2024"; got ${JSON.stringify(value)}`,
-		);
-	}
+	if (typeof value !== 'string' || value.trim() === '')
+		throw argumentError(key, value, 'must be a mailbox name such as "INBOX" or "Archive/2024"');
 	return value;
 }
 
 function limitArg(value: unknown): number {
 	if (value === undefined || value === null || value === '') return DEFAULT_LIMIT;
-	const limit = Number(value);
-	if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT) {
-		throw new ConnectorConfigError(
-			'with.limit',
-			`"with.limit" must be a whole number from 1 to ${MAX_LIMIT}; got ${JSON.stringify(value)}`,
-		);
-	}
-	return limit;
+	return checkRange(
+		'with',
+		FIELD_LABELS.with,
+		positiveInteger(value) ?? value,
+		{ min: 1, max: MAX_LIMIT, whole: true },
+		{ key: 'limit' },
+	);
 }
 
 /** One UID or a list; digit strings are accepted because n8n expressions often produce strings. */
@@ -483,9 +480,10 @@ function uidsArg(value: unknown): number[] {
 	const list = Array.isArray(value) ? value : [value];
 	const uids = list.map(positiveInteger);
 	if (list.length === 0 || uids.some((uid) => uid === undefined)) {
-		throw new ConnectorConfigError(
-			'with.uid',
-			`"with.uid" must be a message UID (a positive whole number) or a list of them; got ${JSON.stringify(value)}`,
+		throw argumentError(
+			'uid',
+			value,
+			'must be a message UID (a positive whole number) or a list of them',
 		);
 	}
 	return [...new Set(uids as number[])];
@@ -495,9 +493,10 @@ function uidValidityArg(value: unknown): number | undefined {
 	if (value === undefined || value === null || value === '') return undefined;
 	const validity = positiveInteger(value);
 	if (validity === undefined) {
-		throw new ConnectorConfigError(
-			'with.uidValidity',
-			`"with.uidValidity" must be the mailbox's UIDVALIDITY from imap.listUnseen (a positive whole number); got ${JSON.stringify(value)}`,
+		throw argumentError(
+			'uidValidity',
+			value,
+			"must be the mailbox's UIDVALIDITY from imap.listUnseen (a positive whole number)",
 		);
 	}
 	return validity;
@@ -510,12 +509,9 @@ function positiveInteger(value: unknown): number | undefined {
 		: undefined;
 }
 
-function booleanArg(value: unknown, field: string, fallback: boolean): boolean {
+function booleanArg(value: unknown, key: string, fallback: boolean): boolean {
 	if (value === undefined || value === null || value === '') return fallback;
 	if (typeof value === 'boolean') return value;
 	if (value === 'true' || value === 'false') return value === 'true';
-	throw new ConnectorConfigError(
-		field,
-		`"${field}" must be true or false; got ${JSON.stringify(value)}`,
-	);
+	throw argumentError(key, value, 'must be true or false');
 }

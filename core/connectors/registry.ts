@@ -1,6 +1,7 @@
 import { httpRequestOp } from './http';
 import { imapOps } from './imap';
-import { ConnectorConfigError, type ConnectorOp } from './types';
+import { ConfigError } from '../configError';
+import { type ConnectorOp, FIELD_LABELS } from './types';
 
 /** Every op the Poll Trigger and the Connector node can call. A new op is one entry here. */
 const ops = new Map<string, ConnectorOp>([httpRequestOp, ...imapOps].map((op) => [op.name, op]));
@@ -8,9 +9,11 @@ const ops = new Map<string, ConnectorOp>([httpRequestOp, ...imapOps].map((op) =>
 export function resolveOp(name: string): ConnectorOp {
 	const op = ops.get(name);
 	if (!op) {
-		throw new ConnectorConfigError(
+		throw new ConfigError(
 			'op',
-			`Unknown "op" ${JSON.stringify(name)}: known ops are ${[...ops.keys()].join(', ')}`,
+			FIELD_LABELS.op,
+			name,
+			`unknown op; known ops are ${[...ops.keys()].join(', ')}`,
 		);
 	}
 	return op;

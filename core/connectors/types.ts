@@ -63,8 +63,8 @@ export interface ConnectorOp {
 	/** Which transport the op needs, so the node knows which credential to ask for. */
 	transport: 'http' | 'imap';
 	/**
-	 * Checks the arguments without calling the system, throwing ConnectorConfigError naming the
-	 * argument (`with.url`) and its value; the Poll Trigger calls it at activation and Execute step.
+	 * Checks the arguments without calling the system, throwing a ConfigError naming the argument
+	 * (`url` in "With") and its value; the Poll Trigger calls it at activation and Execute step.
 	 */
 	check(args: Record<string, unknown>): void;
 	run(args: Record<string, unknown>, context: OpContext): Promise<OpResult>;
@@ -85,13 +85,13 @@ export class ConnectorError extends Error {
 	}
 }
 
-/** A mistake in what the user wrote (an unknown op, a missing argument), naming the field and value. */
-export class ConnectorConfigError extends Error {
-	constructor(
-		readonly field: string,
-		message: string,
-	) {
-		super(message);
-		this.name = 'ConnectorConfigError';
-	}
-}
+/**
+ * The connector parameters of the Poll Trigger and the Connector node (nodes/shared/parameters.ts)
+ * as the editor labels them, by parameter name: the labels their ConfigErrors carry.
+ */
+export const FIELD_LABELS = {
+	op: 'Op',
+	with: 'With',
+	authentication: 'Authentication',
+	baseUrl: 'Base URL',
+} as const;

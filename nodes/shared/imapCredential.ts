@@ -1,6 +1,7 @@
 import type { ICredentialDataDecryptedObject } from 'n8n-workflow';
 
-import { ConnectorConfigError, type ImapConnection } from '../../core/connectors/types';
+import { checkRange, ConfigError } from '../../core/configError';
+import type { ImapConnection } from '../../core/connectors/types';
 
 /** This package's own IMAP credential, used by version 1 nodes. */
 export const IMAP_CREDENTIAL = 'durableImapApi';
@@ -14,15 +15,20 @@ export const N8N_IMAP_CREDENTIAL = 'imap';
  * switch is `allowSelfSigned` in the one and `allowUnauthorizedCerts` in n8n's.
  */
 export function imapConnection(data: ICredentialDataDecryptedObject): ImapConnection {
+	const credential = 'IMAP credential';
 	const host = typeof data.host === 'string' ? data.host.trim() : '';
-	if (host === '') throw new ConnectorConfigError('host', 'The IMAP credential has no "Host"');
-	const port = Number(data.port ?? 993);
-	if (!Number.isInteger(port) || port < 1 || port > 65535) {
-		throw new ConnectorConfigError(
-			'port',
-			`The IMAP credential's "Port" must be a whole number from 1 to 65535; got ${JSON.stringify(data.port)}`,
-		);
-	}
+	if (host === '')
+		throw new ConfigError('host', 'Host', data.host, 'must not be empty', { credential });
+	// A port stored as text (a credential made through the API) counts as its number.
+	const port = checkRange(
+		'port',
+		'Port',
+		typeof data.port === 'string' && /^\d+$/.test(data.port.trim())
+			? Number(data.port)
+			: (data.port ?? 993),
+		{ min: 1, max: 65535, whole: true },
+		{ credential },
+	);
 	return {
 		host,
 		port,

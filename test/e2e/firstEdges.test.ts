@@ -175,7 +175,7 @@ describe('first edges in a real n8n', () => {
 		);
 		await n8n.publish(id);
 		expect((await publication(id, 'failed')).triggers[0].errorMessage).toContain(
-			'Unsupported "with.method" "FETCH": use one of GET, POST, PUT, PATCH, DELETE, HEAD',
+			'Invalid value "FETCH" for "With": "method" must be one of GET, POST, PUT, PATCH, DELETE, HEAD',
 		);
 		expect(source.requests('/never')).toEqual([]);
 	});

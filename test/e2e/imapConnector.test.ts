@@ -1,11 +1,7 @@
 import { resolveOp } from '../../core/connectors/registry';
 import { type ImapMessage, verifyImapLogin } from '../../core/connectors/imap';
-import {
-	ConnectorConfigError,
-	ConnectorError,
-	type ImapConnection,
-	type OpResult,
-} from '../../core/connectors/types';
+import { ConfigError } from '../../core/configError';
+import { ConnectorError, type ImapConnection, type OpResult } from '../../core/connectors/types';
 import { buildMessage, Dovecot, type MailAccount, type TestMessage } from '../harness/dovecot';
 import { freePort } from '../harness/net';
 
@@ -196,9 +192,9 @@ describe('IMAP connector ops against Dovecot', () => {
 
 		expect(result.messages.map((m) => m.uid)).toEqual(uids.slice(0, 2));
 		expect(result.unseen).toBe(5);
-		await expect(listUnseen(imap, { limit: 501 })).rejects.toThrow(ConnectorConfigError);
+		await expect(listUnseen(imap, { limit: 501 })).rejects.toThrow(ConfigError);
 		await expect(listUnseen(imap, { limit: 0 })).rejects.toThrow(
-			/"with.limit" must be a whole number from 1 to 500; got 0/,
+			'Invalid value 0 for "With": "limit" must be a whole number from 1 to 500',
 		);
 	});
 
