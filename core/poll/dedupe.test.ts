@@ -6,7 +6,7 @@ import {
 	type PollPlan,
 	type SavedDedupeState,
 } from './dedupe';
-import { PollConfigError, PollItemError } from './errors';
+import { PollItemError } from './errors';
 import type { ItemKey, KeyedItem } from './expressions';
 import { loadDedupeStore as loadWithNotice } from './kinds';
 
@@ -175,7 +175,11 @@ describe('time_window', () => {
 
 	it('refuses a TTL below a second', () => {
 		expect(() => loadDedupeStore({ dedupe: { kind: 'time_window', ttlMs: 10 } })).toThrow(
-			PollConfigError,
+			expect.objectContaining({
+				name: 'ConfigError',
+				field: 'ttl',
+				message: 'Invalid value 10ms for "TTL": must be from 1s to 3650d',
+			}),
 		);
 	});
 });
@@ -437,7 +441,12 @@ describe('first activation', () => {
 	it('refuses newest without a positive count', () => {
 		expect(() =>
 			loadDedupeStore({ dedupe: { kind: 'unique' }, firstPoll: { mode: 'newest', count: 0 } }),
-		).toThrow(expect.objectContaining({ field: 'newest' }));
+		).toThrow(
+			expect.objectContaining({
+				field: 'newestCount',
+				message: 'Invalid value 0 for "Newest N": must be a whole number of at least 1',
+			}),
+		);
 	});
 });
 

@@ -1,4 +1,5 @@
-import { PollConfigError, showValue } from './errors';
+import { checkRange } from '../configError';
+import { FIELD_LABELS } from './errors';
 import type { ItemKey, KeyedItem } from './expressions';
 import { hash64 } from './hash';
 import { unitsToHex } from './records';
@@ -331,18 +332,17 @@ export const MIN_TTL_MS = 1_000;
 export const MAX_TTL_MS = 10 * 365 * 86_400_000;
 
 export function checkedTtl(ttlMs: number): number {
-	if (Number.isFinite(ttlMs) && ttlMs >= MIN_TTL_MS && ttlMs <= MAX_TTL_MS) return ttlMs;
-	throw new PollConfigError(
+	return checkRange(
 		'ttl',
-		`"TTL" must be between 1 second and 10 years; got ${showValue(ttlMs)} ms.`,
+		FIELD_LABELS.ttl,
+		ttlMs,
+		{ min: MIN_TTL_MS, max: MAX_TTL_MS },
+		{ duration: true },
 	);
 }
 
 export function checkedFirstPoll(policy: FirstPollPolicy): FirstPollPolicy {
-	if (policy.mode !== 'newest' || (Number.isInteger(policy.count) && policy.count >= 1))
-		return policy;
-	throw new PollConfigError(
-		'newest',
-		`"Newest N" must be a whole number of items, at least 1; got ${showValue(policy.count)}.`,
-	);
+	if (policy.mode === 'newest')
+		checkRange('newestCount', FIELD_LABELS.newestCount, policy.count, { min: 1, whole: true });
+	return policy;
 }

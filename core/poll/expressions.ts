@@ -1,9 +1,8 @@
 import { createHash } from 'node:crypto';
 import jsonata from 'jsonata';
 
-import { PollConfigError, PollItemError, showValue } from './errors';
-
-export { PollConfigError, PollItemError } from './errors';
+import { ConfigError, showValue } from '../configError';
+import { FIELD_LABELS, PollItemError } from './errors';
 
 /** The user's JSONata, as typed in the node. */
 export interface PollExpressionSources {
@@ -30,6 +29,10 @@ export interface KeyedItem<T = unknown> {
 
 type ExpressionField = 'items' | 'id' | 'version';
 
+function expressionError(field: ExpressionField, source: string, problem: string): ConfigError {
+	return new ConfigError(field, FIELD_LABELS[field], source, problem);
+}
+
 /** One compiled expression, with a direct reader when it is a plain field path. */
 class CompiledExpression {
 	private readonly expression: jsonata.Expression;
@@ -46,9 +49,10 @@ class CompiledExpression {
 			this.expression = jsonata(source);
 		} catch (error) {
 			const position = typeof error?.position === 'number' ? ` at position ${error.position}` : '';
-			throw new PollConfigError(
+			throw expressionError(
 				field,
-				`Invalid JSONata in "${field}": ${source}\n${error?.message ?? error}${position}`,
+				source,
+				`not valid JSONata: ${error?.message ?? error}${position}`,
 			);
 		}
 		this.fieldPath = plainFieldPath(this.expression.ast());
@@ -153,9 +157,10 @@ export class PollExpressions {
 		const trimmed = (source: string | undefined) => (source?.trim() ? source.trim() : undefined);
 		const id = trimmed(sources.id);
 		if (!id)
-			throw new PollConfigError(
+			throw expressionError(
 				'id',
-				'Set "id" to the expression that gives one item\'s key, for example "id".',
+				sources.id,
+				'set it to the expression that gives one item\'s key, for example "id"',
 			);
 		const items = trimmed(sources.items);
 		const version = trimmed(sources.version);
@@ -168,9 +173,10 @@ export class PollExpressions {
 	async selectItems(result: unknown): Promise<unknown[]> {
 		if (!this.items) {
 			if (Array.isArray(result)) return result;
-			throw new PollConfigError(
+			throw expressionError(
 				'items',
-				`The op returned ${describeShape(result)}, not a list; set "items" to select the list in it (for example "data" or "results").`,
+				'',
+				`the op returned ${describeShape(result)}, not a list; set "${FIELD_LABELS.items}" to select the list in it (for example "data" or "results")`,
 			);
 		}
 		const selected = await this.read(this.items, result);
@@ -181,9 +187,10 @@ export class PollExpressions {
 			if (missing) {
 				const shown =
 					missing.fields.slice(0, 10).join(', ') + (missing.fields.length > 10 ? ', …' : '');
-				throw new PollConfigError(
+				throw expressionError(
 					'items',
-					`"Items" (${this.items.source}) names the field "${missing.name}", which ${missing.at} does not have; its fields are: ${shown || 'none'}.`,
+					this.items.source,
+					`it names the field "${missing.name}", which ${missing.at} does not have; its fields are: ${shown || 'none'}`,
 				);
 			}
 			return [];
@@ -229,10 +236,11 @@ export class PollExpressions {
 		try {
 			return await expression.read(input);
 		} catch (error) {
-			const detail = `"${expression.field}" (${expression.source}) failed: ${error?.message ?? error}`;
+			const failed = `failed: ${error?.message ?? error}`;
+			const { field, source } = expression;
 			throw index === undefined
-				? new PollConfigError(expression.field, `The expression ${detail}`)
-				: new PollItemError(index, detail);
+				? expressionError(field, source, `the expression ${failed}`)
+				: new PollItemError(index, `"${FIELD_LABELS[field]}" (${source}) ${failed}`);
 		}
 	}
 }
@@ -245,13 +253,14 @@ function checkedKey(value: unknown, index: number): ItemKey {
 		return value;
 	throw new PollItemError(
 		index,
-		`"id" must give a non-empty string or a finite number; it gave ${showValue(value)}.`,
+		`"${FIELD_LABELS.id}" must give a non-empty string or a finite number; it gave ${showValue(value)}.`,
 	);
 }
 
 function checkedVersion(value: unknown, index: number): string {
 	// A missing version cannot tell changed from unchanged; guessing either way would be silent.
-	if (value === undefined) throw new PollItemError(index, '"version" gave no value.');
+	if (value === undefined)
+		throw new PollItemError(index, `"${FIELD_LABELS.version}" gave no value.`);
 	return `v:${canonicalJson(value)}`;
 }
 

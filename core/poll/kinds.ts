@@ -10,7 +10,8 @@ import {
 	type SavedDedupeState,
 	type Undo,
 } from './dedupe';
-import { PollConfigError, PollItemError, showValue } from './errors';
+import { ConfigError, showValue } from '../configError';
+import { FIELD_LABELS, PollItemError } from './errors';
 import type { ItemKey, KeyedItem } from './expressions';
 import {
 	hexToUnits,
@@ -191,13 +192,13 @@ export class GreatestStore extends DedupeStore {
 		if (odd) {
 			throw new PollItemError(
 				odd.index,
-				`dedupe "greatest" compares ids, but this poll mixes numbers and strings: item ${first.index} has ${showValue(first.key)}, item ${odd.index} has ${showValue(odd.key)}. Make "id" give one kind (for example $string(id) or $number(id)).`,
+				`dedupe "greatest" compares ids, but this poll mixes numbers and strings: item ${first.index} has ${showValue(first.key)}, item ${odd.index} has ${showValue(odd.key)}. Make "${FIELD_LABELS.id}" give one kind (for example $string(id) or $number(id)).`,
 			);
 		}
 		if (this.watermark !== undefined && typeof this.watermark !== idKind) {
 			throw new PollItemError(
 				first.index,
-				`dedupe "greatest" remembers the ${typeof this.watermark} ${showValue(this.watermark)} as its high-water mark, but this poll's ids are ${idKind}s (${showValue(first.key)}). Make "id" give a ${typeof this.watermark} again, or reset the trigger's state.`,
+				`dedupe "greatest" remembers the ${typeof this.watermark} ${showValue(this.watermark)} as its high-water mark, but this poll's ids are ${idKind}s (${showValue(first.key)}). Make "${FIELD_LABELS.id}" give a ${typeof this.watermark} again, or reset the trigger's state.`,
 			);
 		}
 		// Array.prototype.sort is stable, so equal ids keep list order.
@@ -382,7 +383,7 @@ export function loadDedupeStore(options: DedupeOptions, saved?: unknown): Loaded
 	try {
 		return { store: createStore(dedupe, firstPoll, state), notice };
 	} catch (error) {
-		if (error instanceof PollConfigError) throw error;
+		if (error instanceof ConfigError) throw error;
 		throw new Error(
 			`The trigger's saved dedupe state (${dedupe.kind}) cannot be read: ${(error as Error).message}`,
 		);
@@ -408,8 +409,10 @@ function createStore(
 		case 'changed':
 			return new ChangedStore(firstPoll, state);
 	}
-	throw new PollConfigError(
+	throw new ConfigError(
 		'dedupe',
-		`Unknown "Dedupe" ${showValue((dedupe as { kind: unknown }).kind)}; use none, unique, time_window, greatest, last or changed.`,
+		FIELD_LABELS.dedupe,
+		(dedupe as { kind: unknown }).kind,
+		'use none, unique, time_window, greatest, last or changed',
 	);
 }

@@ -1,5 +1,5 @@
 import { FakeClock, flushPromises } from '../testing/fakeClock';
-import { PollConfigError } from './errors';
+import { ConfigError } from '../configError';
 import {
 	MAX_INTERVAL_MS,
 	MAX_RETRY_AFTER_MS,
@@ -50,15 +50,15 @@ describe('configuration', () => {
 	it('refuses an interval out of range, naming interval and the value', () => {
 		const clock = new FakeClock();
 		const poll = async (): Promise<PollOutcome> => ({ kind: 'unchanged' });
-		expect(() => new PollRunner({ clock, poll, intervalMs: 1_000 })).toThrow(PollConfigError);
+		expect(() => new PollRunner({ clock, poll, intervalMs: 1_000 })).toThrow(ConfigError);
 		expect(() => new PollRunner({ clock, poll, intervalMs: 1_000 })).toThrow(
-			'"Interval" must be between 5s and 7d; got 1s.',
+			'Invalid value 1s for "Interval": must be from 5s to 7d',
 		);
 		expect(() => new PollRunner({ clock, poll, intervalMs: MAX_INTERVAL_MS + 1 })).toThrow(
-			expect.objectContaining({ field: 'Interval' }),
+			expect.objectContaining({ field: 'interval', label: 'Interval' }),
 		);
 		expect(() => new PollRunner({ clock, poll, intervalMs: Number.NaN })).toThrow(
-			expect.objectContaining({ field: 'Interval' }),
+			'Invalid value NaN for "Interval": must be from 5s to 7d',
 		);
 		expect(() => new PollRunner({ clock, poll, intervalMs: MIN_INTERVAL_MS })).not.toThrow();
 	});
@@ -67,11 +67,14 @@ describe('configuration', () => {
 		const clock = new FakeClock();
 		const poll = async (): Promise<PollOutcome> => ({ kind: 'unchanged' });
 		expect(() => new PollRunner({ clock, poll, intervalMs: INTERVAL, jitterMs: INTERVAL })).toThrow(
-			expect.objectContaining({ field: 'Jitter (Seconds)' }),
+			expect.objectContaining({
+				field: 'jitterSec',
+				message: 'Invalid value 5min for "Jitter (Seconds)": must be from 0ms to 299.999s',
+			}),
 		);
 		expect(
 			() => new PollRunner({ clock, poll, intervalMs: INTERVAL, backoff: { factor: 0.5 } }),
-		).toThrow(expect.objectContaining({ field: 'backoff.factor' }));
+		).toThrow('Invalid value 0.5 for "backoff.factor": must be from 1 to 10');
 		expect(
 			() =>
 				new PollRunner({
@@ -80,12 +83,12 @@ describe('configuration', () => {
 					intervalMs: INTERVAL,
 					backoff: { initialMs: 10 * MINUTE, maxMs: MINUTE },
 				}),
-		).toThrow(expect.objectContaining({ field: 'Backoff Cap (Seconds)' }));
+		).toThrow(expect.objectContaining({ field: 'backoffMaxSec', label: 'Backoff Cap (Seconds)' }));
 		expect(() => new PollRunner({ clock, poll, intervalMs: INTERVAL, failureLimit: 0 })).toThrow(
-			expect.objectContaining({ field: 'Failure Limit' }),
+			expect.objectContaining({ field: 'failureLimit', label: 'Failure Limit' }),
 		);
 		expect(() => new PollRunner({ clock, poll, intervalMs: INTERVAL, failureLimit: 2.5 })).toThrow(
-			expect.objectContaining({ field: 'Failure Limit' }),
+			'Invalid value 2.5 for "Failure Limit": must be a whole number from 1 to 1000000',
 		);
 	});
 });
@@ -111,7 +114,7 @@ describe('defaults', () => {
 					intervalMs: 2 * 60 * MINUTE,
 					backoff: { maxMs: 60 * MINUTE },
 				}),
-		).toThrow('"Backoff Cap (Seconds)" must be between 2h and 7d; got 1h.');
+		).toThrow('Invalid value 1h for "Backoff Cap (Seconds)": must be from 2h to 7d');
 	});
 });
 

@@ -1,5 +1,6 @@
 import type { Clock, TimerHandle } from '../clock';
-import { PollConfigError, showDuration, showValue } from './errors';
+import { checkRange, showDuration } from '../configError';
+import { FIELD_LABELS } from './errors';
 import { hash32 } from './hash';
 
 export const MIN_INTERVAL_MS = 5_000;
@@ -116,42 +117,58 @@ export class PollRunner {
 
 	constructor(private readonly options: PollRunnerOptions) {
 		const { intervalMs } = options;
-		// Fields are named as the editor labels them; backoff.initial and factor are not in the editor.
-		this.intervalMs = checkedRange('Interval', intervalMs, MIN_INTERVAL_MS, MAX_INTERVAL_MS);
-		this.jitterMs = checkedRange('Jitter (Seconds)', options.jitterMs ?? 0, 0, intervalMs - 1);
-		this.timeoutMs = checkedRange(
-			'Poll Timeout (Seconds)',
-			options.timeoutMs ?? Math.min(intervalMs, DEFAULT_TIMEOUT_MS),
-			1_000,
-			MAX_INTERVAL_MS,
+		// Durations are milliseconds here, whatever unit the editor shows.
+		const duration = { duration: true };
+		const { interval, jitterSec, timeoutSec, backoffMaxSec, failureLimit } = FIELD_LABELS;
+		this.intervalMs = checkRange(
+			'interval',
+			interval,
+			intervalMs,
+			{ min: MIN_INTERVAL_MS, max: MAX_INTERVAL_MS },
+			duration,
 		);
-		const initialMs = checkedRange(
-			'backoff.initial',
+		this.jitterMs = checkRange(
+			'jitterSec',
+			jitterSec,
+			options.jitterMs ?? 0,
+			{ min: 0, max: intervalMs - 1 },
+			duration,
+		);
+		this.timeoutMs = checkRange(
+			'timeoutSec',
+			timeoutSec,
+			options.timeoutMs ?? Math.min(intervalMs, DEFAULT_TIMEOUT_MS),
+			{ min: 1_000, max: MAX_INTERVAL_MS },
+			duration,
+		);
+		// The initial backoff and the factor are not parameters: the node leaves them at their defaults.
+		const initialMs = checkRange(
+			'backoff.initialMs',
+			'backoff.initialMs',
 			options.backoff?.initialMs ?? intervalMs,
-			1_000,
-			MAX_INTERVAL_MS,
+			{ min: 1_000, max: MAX_INTERVAL_MS },
+			duration,
 		);
 		this.backoff = {
 			initialMs,
-			maxMs: checkedRange(
-				'Backoff Cap (Seconds)',
+			maxMs: checkRange(
+				'backoffMaxSec',
+				backoffMaxSec,
 				options.backoff?.maxMs ?? Math.max(DEFAULT_BACKOFF_MAX_MS, initialMs),
-				initialMs,
-				MAX_INTERVAL_MS,
+				{ min: initialMs, max: MAX_INTERVAL_MS },
+				duration,
 			),
-			factor: checkedRange('backoff.factor', options.backoff?.factor ?? 2, 1, 10),
+			factor: checkRange('backoff.factor', 'backoff.factor', options.backoff?.factor ?? 2, {
+				min: 1,
+				max: 10,
+			}),
 		};
-		this.failureLimit = checkedRange(
-			'Failure Limit',
+		this.failureLimit = checkRange(
+			'failureLimit',
+			failureLimit,
 			options.failureLimit ?? DEFAULT_FAILURE_LIMIT,
-			1,
-			1_000_000,
+			{ min: 1, max: 1_000_000, whole: true },
 		);
-		if (!Number.isInteger(this.failureLimit))
-			throw new PollConfigError(
-				'Failure Limit',
-				`"Failure Limit" must be a whole number; got ${this.failureLimit}.`,
-			);
 		this.observedState = { ...initialObservedState(), ...options.restored };
 	}
 
@@ -318,16 +335,4 @@ export class PollRunner {
 			// A failing failure handler has nowhere left to report to; the runner must keep polling.
 		}
 	}
-}
-
-function checkedRange(field: string, value: number, min: number, max: number): number {
-	if (typeof value === 'number' && Number.isFinite(value) && value >= min && value <= max)
-		return value;
-	const unitless = field === 'backoff.factor' || field === 'Failure Limit';
-	const bounds = unitless ? `${min} and ${max}` : `${showDuration(min)} and ${showDuration(max)}`;
-	const shown =
-		unitless || typeof value !== 'number' || !Number.isFinite(value) || value < 0
-			? showValue(value)
-			: showDuration(value);
-	throw new PollConfigError(field, `"${field}" must be between ${bounds}; got ${shown}.`);
 }

@@ -263,21 +263,25 @@ export class PollTrigger implements INodeType {
 				node,
 				`The Poll Trigger's saved state has format version ${String(saved.v)}, which this version of the node cannot read`,
 			);
-		const { store, notice } = loadDedupeStore(
-			{ dedupe: config.dedupe, firstPoll: config.firstPoll },
-			saved.dedupe,
-		);
 		const op = resolveOp(config.op);
-		// The arguments are passed as written, so they are checked now, at activation and Execute step.
+		// The arguments are passed as written, so they are checked now, at activation and Execute step,
+		// and so are the dedupe settings and an IMAP credential (its host and port).
+		let loaded: ReturnType<typeof loadDedupeStore>;
+		let context: Awaited<ReturnType<typeof opContext>>;
 		try {
+			loaded = loadDedupeStore(
+				{ dedupe: config.dedupe, firstPoll: config.firstPoll },
+				saved.dedupe,
+			);
 			op.check(config.with);
 			// A relative URL needs a Base URL (or, in version 1, this package's credential, which brings its own).
 			if (config.http && config.http.auth.kind !== 'legacy' && typeof config.with.url === 'string')
 				resolveUrl(config.with.url, config.http.baseUrl);
+			context = await opContext(this, op, () => config.http ?? { auth: { kind: 'none' } });
 		} catch (error) {
 			throw toNodeError(node, error);
 		}
-		const context = await opContext(this, op, () => config.http ?? { auth: { kind: 'none' } });
+		const { store, notice } = loaded;
 		const { id: workflowId } = this.getWorkflow();
 
 		if (this.getMode() === 'manual') {
@@ -352,69 +356,74 @@ export class PollTrigger implements INodeType {
 				withoutKeys,
 			);
 
-		const runner = new PollRunner({
-			clock: systemClock,
-			intervalMs: config.intervalMs,
-			jitterMs: config.jitterMs,
-			jitterSeed: `${workflowId}:${node.id}`,
-			timeoutMs: config.timeoutMs,
-			backoff: { maxMs: config.backoffMaxMs },
-			failureLimit: config.failureLimit,
-			restored: observed,
-			persist: (latest) => {
-				observed = latest;
-				writeState();
-			},
-			onFailure: (error, report) =>
-				saveTriggerFailure(
-					this,
-					new NodeOperationError(node, error, {
-						message: error.message,
-						description: `Poll failed (${report.reason === 'first_failure' ? 'first failure after a success' : `${report.consecutiveFailures} failures in a row`}); the trigger keeps polling with backoff.`,
-					}),
-				),
-			poll: async (signal) => {
-				let memory: OpMemory | undefined;
-				const { outcome, runs } = await runPollCycle<unknown>(
-					{
-						expressions: config.expressions,
-						store,
-						clock: systemClock,
-						commit: {
-							keyPrefix: `poll:${workflowId}:${node.id}:`,
-							onePerItem: config.oneRunPerItem,
+		let runner: PollRunner;
+		try {
+			runner = new PollRunner({
+				clock: systemClock,
+				intervalMs: config.intervalMs,
+				jitterMs: config.jitterMs,
+				jitterSeed: `${workflowId}:${node.id}`,
+				timeoutMs: config.timeoutMs,
+				backoff: { maxMs: config.backoffMaxMs },
+				failureLimit: config.failureLimit,
+				restored: observed,
+				persist: (latest) => {
+					observed = latest;
+					writeState();
+				},
+				onFailure: (error, report) =>
+					saveTriggerFailure(
+						this,
+						new NodeOperationError(node, error, {
+							message: error.message,
+							description: `Poll failed (${report.reason === 'first_failure' ? 'first failure after a success' : `${report.consecutiveFailures} failures in a row`}); the trigger keeps polling with backoff.`,
+						}),
+					),
+				poll: async (signal) => {
+					let memory: OpMemory | undefined;
+					const { outcome, runs } = await runPollCycle<unknown>(
+						{
+							expressions: config.expressions,
+							store,
+							clock: systemClock,
+							commit: {
+								keyPrefix: `poll:${workflowId}:${node.id}:`,
+								onePerItem: config.oneRunPerItem,
+							},
+							fetch: async (fetchSignal) => {
+								const result = await op.run(config.with, {
+									...context,
+									memory: opMemory ?? {},
+									signal: fetchSignal,
+									timeoutMs: config.timeoutMs,
+								});
+								if (result.kind === 'not_modified') return { notModified: true };
+								memory = result.memory;
+								return { result: result.data };
+							},
 						},
-						fetch: async (fetchSignal) => {
-							const result = await op.run(config.with, {
-								...context,
-								memory: opMemory ?? {},
-								signal: fetchSignal,
-								timeoutMs: config.timeoutMs,
-							});
-							if (result.kind === 'not_modified') return { notModified: true };
-							memory = result.memory;
-							return { result: result.data };
+						signal,
+					);
+					if (outcome.kind === 'not_modified') return outcome;
+					const toEmit = runs.map(({ key, candidates, undo }) => ({
+						key,
+						run: {
+							items: candidates.map(toRunItem),
+							keys: candidates.map((c) => c.key),
+							...(undo && { undo }),
 						},
-					},
-					signal,
-				);
-				if (outcome.kind === 'not_modified') return outcome;
-				const toEmit = runs.map(({ key, candidates, undo }) => ({
-					key,
-					run: {
-						items: candidates.map(toRunItem),
-						keys: candidates.map((c) => c.key),
-						...(undo && { undo }),
-					},
-				}));
-				outbox.add(toEmit.filter((run): run is OutboxEntry<PollRun> => run.key !== undefined));
-				// Validators are kept with the runs they listed: both are in this one write.
-				opMemory = memory;
-				writeState();
-				await emit(toEmit);
-				return outcome;
-			},
-		});
+					}));
+					outbox.add(toEmit.filter((run): run is OutboxEntry<PollRun> => run.key !== undefined));
+					// Validators are kept with the runs they listed: both are in this one write.
+					opMemory = memory;
+					writeState();
+					await emit(toEmit);
+					return outcome;
+				},
+			});
+		} catch (error) {
+			throw toNodeError(node, error);
+		}
 		// Runs written before the last stop or crash; n8n refuses those it created, by their keys.
 		if (outbox.size > 0) {
 			if (saved.pending) writeState();

@@ -196,7 +196,7 @@ describe('first edges in a real n8n', () => {
 		);
 		const failed = await n8n.execution(failure.id);
 		expect(failed.data?.resultData.error?.message).toBe(
-			`"Items" (tikets) names the field "tikets", which the op's result does not have; its fields are: tickets, total.`,
+			`Invalid value "tikets" for "Items": it names the field "tikets", which the op's result does not have; its fields are: tickets, total`,
 		);
 		await n8n.unpublish(id);
 	});

@@ -324,6 +324,8 @@ describe('Poll Trigger in a real n8n', () => {
 				id: 'id +',
 			}),
 		);
-		expect(await n8n.activationError(id)).toContain('Invalid JSONata in "id"');
+		expect(await n8n.activationError(id)).toContain(
+			'Invalid value "id +" for "ID": not valid JSONata: ',
+		);
 	});
 });
