@@ -2,7 +2,6 @@ import { randomUUID } from 'node:crypto';
 
 import jsonata from 'jsonata';
 
-import { RoundTripConfigError } from './errors';
 import type { ReplayMemory } from './replay';
 import {
 	type CallbackAuth,
@@ -15,8 +14,6 @@ import {
 	verifyCallback,
 } from './signature';
 import { type WaitState, pastDeadline } from './timeout';
-
-export { RoundTripConfigError } from './errors';
 
 /**
  * Correlation of a resume callback with the run waiting for it: the outbound call carried an id,
@@ -81,19 +78,14 @@ export function normalizeCorrelationId(value: unknown): string | undefined {
 	return undefined;
 }
 
-/** Compiles once at setup, so a typo fails the node before the run pauses rather than on every callback. */
+/**
+ * Compiles once at setup, so a typo fails the node before the run pauses rather than on every
+ * callback: JSONata's error for a syntax error, which validateSettings reports naming the parameter.
+ */
 export function compileCorrelationPath(
 	expression: string = DEFAULT_CORRELATION_PATH,
 ): CorrelationPath {
-	let compiled: jsonata.Expression;
-	try {
-		compiled = jsonata(expression);
-	} catch (error) {
-		throw new RoundTripConfigError(
-			'correlationIdPath',
-			`correlationIdPath ${JSON.stringify(expression)} is not a valid JSONata expression: ${error.message}`,
-		);
-	}
+	const compiled = jsonata(expression);
 	return { expression, evaluate: async (parts) => await compiled.evaluate(parts) };
 }
 
@@ -192,12 +184,12 @@ function waitIdentity(wait: WaitState): string {
 	return `${wait.waitId}@${wait.startedAtMs}`;
 }
 
+/** The id the waiting run expects; the node always stores one (a fresh one for an empty Correlation ID). */
 function requireExpectedId(expectedCorrelationId: string): string {
 	const expected = normalizeCorrelationId(expectedCorrelationId);
 	if (expected === undefined) {
-		throw new RoundTripConfigError(
-			'correlationId',
-			'correlationId is empty: the run would wait for a callback nothing can match',
+		throw new Error(
+			'The expected correlation ID is empty: the run would wait for a callback nothing can match',
 		);
 	}
 	return expected;

@@ -3,9 +3,9 @@ import {
 	compileCorrelationPath,
 	normalizeCorrelationId,
 } from './correlation';
-import { RoundTripConfigError } from './errors';
-import { type TimeoutUnit, type WaitTimeout, resumeDeadline } from './timeout';
-import { UNIT_MS } from '../units';
+import { MAX_WAIT_MS, type TimeoutUnit, timeoutMs, type WaitTimeout } from './timeout';
+import { checkRange, ConfigError } from '../configError';
+import { SECOND_MS, UNIT_MS } from '../units';
 import {
 	GENERIC_AUTH_TYPES,
 	type GenericAuthType,
@@ -71,9 +71,8 @@ export interface RoundTripSettings {
 }
 
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
-const MAX_SHOWN = 100;
 
-/** Throws a RoundTripConfigError (field = the parameter name) for the first setting that cannot work. */
+/** Throws a ConfigError (field = the parameter name) for the first setting that cannot work. */
 export function validateSettings(raw: RawSettings): RoundTripSettings {
 	const mode = raw.mode ?? 'sendAndWait';
 	if (mode !== 'sendAndWait' && mode !== 'waitOnly')
@@ -104,7 +103,7 @@ function checkCorrelationId(value: unknown): string | undefined {
 	if (id.length > MAX_CORRELATION_ID_LENGTH) {
 		fail(
 			'correlationId',
-			`is ${id.length} characters long; at most ${MAX_CORRELATION_ID_LENGTH} are supported (n8n's limit for execution custom data)`,
+			`${id.length} characters long; at most ${MAX_CORRELATION_ID_LENGTH} are supported (n8n's limit for execution custom data)`,
 			value,
 		);
 	}
@@ -122,11 +121,11 @@ function checkCorrelationPath(value: unknown): CorrelationPath {
 	try {
 		return compileCorrelationPath(value);
 	} catch (error) {
-		const detail = String((error as Error).message).replace(
-			/^correlationIdPath .*? is not a valid JSONata expression: /,
-			'',
+		return fail(
+			'correlationIdPath',
+			`not a valid JSONata expression (${(error as Error).message})`,
+			value,
 		);
-		return fail('correlationIdPath', `is not a valid JSONata expression (${detail})`, value);
 	}
 }
 
@@ -136,11 +135,13 @@ function checkTimeout(amount: unknown, unit: unknown): WaitTimeout {
 	if (typeof amount !== 'number' || !Number.isFinite(amount))
 		fail('timeoutAmount', 'must be a number', amount);
 	const timeout = { amount, unit: unit as TimeoutUnit };
-	try {
-		resumeDeadline(0, timeout);
-	} catch {
-		fail('timeoutAmount', 'must be between 1 second and 366 days', `${amount} ${unit}`);
-	}
+	checkRange(
+		'timeoutAmount',
+		FIELD_LABELS.timeoutAmount,
+		timeoutMs(timeout),
+		{ min: SECOND_MS, max: MAX_WAIT_MS },
+		{ duration: true },
+	);
 	return timeout;
 }
 
@@ -182,7 +183,7 @@ function checkRequest(raw: RawSettings): OutboundRequest {
 		try {
 			parsed = new URL(url);
 		} catch {
-			fail('url', 'is not a valid URL', url);
+			fail('url', 'not a valid URL', url);
 		}
 		if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')
 			fail('url', 'must be an http:// or https:// URL', url);
@@ -201,11 +202,7 @@ function checkRequest(raw: RawSettings): OutboundRequest {
 	>;
 	for (const [name, value] of Object.entries(headers)) {
 		if (!HEADER_NAME.test(name))
-			fail(
-				'headers',
-				`has ${JSON.stringify(name)}, which is not a valid HTTP header name`,
-				raw.headers,
-			);
+			fail('headers', `${JSON.stringify(name)} is not a valid HTTP header name`, raw.headers);
 		if (typeof value !== 'string')
 			fail(
 				'headers',
@@ -259,7 +256,7 @@ function parseJson(
 			try {
 				parsed = JSON.parse(value);
 			} catch (error) {
-				fail(name, `is not valid JSON (${(error as Error).message})`, value);
+				fail(name, `not valid JSON (${(error as Error).message})`, value);
 			}
 		}
 	}
@@ -270,14 +267,7 @@ function parseJson(
 }
 
 function fail(name: SettingName, problem: string, value: unknown): never {
-	throw new RoundTripConfigError(name, `${FIELD_LABELS[name]} ${problem}; got ${show(value)}`);
-}
-
-function show(value: unknown): string {
-	if (value === undefined) return 'nothing';
-	const text =
-		typeof value === 'string' ? JSON.stringify(value) : (JSON.stringify(value) ?? String(value));
-	return text.length > MAX_SHOWN ? `${text.slice(0, MAX_SHOWN)}…` : text;
+	throw new ConfigError(name, FIELD_LABELS[name], value, problem);
 }
 
 function describe(value: unknown): string {

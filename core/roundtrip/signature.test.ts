@@ -1,4 +1,4 @@
-import { RoundTripConfigError } from './errors';
+import { ConfigError } from '../configError';
 import {
 	type CallbackAuth,
 	type CallbackHeaders,
@@ -528,9 +528,13 @@ describe('verifyCallback: Standard Webhooks', () => {
 		'whsec_%%%',
 		`whsec_${Buffer.alloc(8).toString('base64')}`,
 		`whsec_${Buffer.alloc(65).toString('base64')}`,
-	])('refuses the secret %p', (secret) => {
+	])('refuses the secret %p, without showing it', (secret) => {
 		expect(() => validateCallbackAuth({ scheme: 'standardWebhooks', secret })).toThrow(
-			expect.objectContaining({ field: 'secret', message: expect.stringContaining('whsec_') }),
+			expect.objectContaining({
+				field: 'secret',
+				message:
+					'Invalid value (hidden) for "Secret" in the Round-Trip Callback API credential: must be a Standard Webhooks secret: "whsec_" followed by the base64 of 24 to 64 random bytes',
+			}),
 		);
 	});
 
@@ -688,7 +692,23 @@ describe('validateCallbackAuth', () => {
 		[{ scheme: 'basic', user: 'u', password: '' }, 'password'],
 	])('refuses %o (field %s)', (auth, field) => {
 		expect(() => validateCallbackAuth(auth)).toThrow(
-			expect.objectContaining({ name: 'RoundTripConfigError', field }),
+			expect.objectContaining({
+				name: 'ConfigError',
+				field,
+				credential: 'Round-Trip Callback API credential',
+			}),
+		);
+	});
+
+	it('names the field as the credential labels it, and its value unless it is a secret', () => {
+		expect(() => validateCallbackAuth({ scheme: 'header', token: '' })).toThrow(
+			'Invalid value "" for "Token" in the Round-Trip Callback API credential: must not be empty: an empty token authenticates anyone',
+		);
+		expect(() => validateCallbackAuth({ scheme: 'basic', user: 'a:b', password: 'p' })).toThrow(
+			'Invalid value "a:b" for "User" in the Round-Trip Callback API credential: must not contain ":" (HTTP Basic cannot carry it)',
+		);
+		expect(() => validateCallbackAuth({ scheme: 'hmac', secret: 's', toleranceSec: 0 })).toThrow(
+			'Invalid value 0 for "Tolerance (Seconds)" in the Round-Trip Callback API credential: must be more than 0 and at most 86400 seconds',
 		);
 	});
 
@@ -696,7 +716,7 @@ describe('validateCallbackAuth', () => {
 		const auth: CallbackAuth = { scheme: 'header', token: '' };
 		expect(() =>
 			verifyCallback(auth, { headers: { 'x-callback-token': '' }, rawBody: '' }, NOW_MS, WAIT),
-		).toThrow(RoundTripConfigError);
+		).toThrow(ConfigError);
 	});
 
 	it('accepts sensible settings', () => {

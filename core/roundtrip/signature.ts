@@ -1,6 +1,6 @@
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 
-import { RoundTripConfigError } from './errors';
+import { ConfigError } from '../configError';
 
 /**
  * Authentication of the inbound resume callback. Every comparison of a presented credential
@@ -134,7 +134,7 @@ function requireTimestamp(timestampSec: number): void {
 	}
 }
 
-/** Throws `RoundTripConfigError` for settings under which no callback could be authenticated safely. */
+/** Throws a ConfigError naming the credential's field, for settings under which no callback could be authenticated safely. */
 export function validateCallbackAuth(auth: CallbackAuth): void {
 	switch (auth.scheme) {
 		case 'hmac': {
@@ -146,9 +146,11 @@ export function validateCallbackAuth(auth: CallbackAuth): void {
 		case 'standardWebhooks':
 			requireNonEmpty('secret', auth.secret);
 			if (standardSecretKey(auth.secret) === undefined) {
-				throw new RoundTripConfigError(
+				throw credentialError(
 					'secret',
-					`Secret must be a Standard Webhooks secret: "${STANDARD_SECRET_PREFIX}" followed by the base64 of ${STANDARD_SECRET_BYTES.min} to ${STANDARD_SECRET_BYTES.max} random bytes`,
+					auth.secret,
+					`must be a Standard Webhooks secret: "${STANDARD_SECRET_PREFIX}" followed by the base64 of ${STANDARD_SECRET_BYTES.min} to ${STANDARD_SECRET_BYTES.max} random bytes`,
+					{ secret: true },
 				);
 			}
 			requireTolerance(auth.toleranceSec);
@@ -162,9 +164,10 @@ export function validateCallbackAuth(auth: CallbackAuth): void {
 			requireNonEmpty('password', auth.password);
 			if (auth.user.includes(':')) {
 				// RFC 7617: the first colon separates user from password, so a user name cannot hold one.
-				throw new RoundTripConfigError(
+				throw credentialError(
 					'user',
-					'User must not contain ":" (HTTP Basic cannot carry it)',
+					auth.user,
+					'must not contain ":" (HTTP Basic cannot carry it)',
 				);
 			}
 			return;
@@ -445,9 +448,10 @@ function standardSecretKey(secret: string): Buffer | undefined {
 function requireTolerance(toleranceSec: number | undefined): void {
 	const tolerance = toleranceSec ?? DEFAULT_TOLERANCE_SEC;
 	if (!Number.isFinite(tolerance) || tolerance <= 0 || tolerance > MAX_TOLERANCE_SEC) {
-		throw new RoundTripConfigError(
+		throw credentialError(
 			'toleranceSec',
-			`Tolerance (Seconds) must be more than 0 and at most ${MAX_TOLERANCE_SEC} seconds; got ${tolerance}`,
+			tolerance,
+			`must be more than 0 and at most ${MAX_TOLERANCE_SEC} seconds`,
 		);
 	}
 }
@@ -456,7 +460,7 @@ function sha256(value: string | Buffer): Buffer {
 	return createHash('sha256').update(value).digest();
 }
 
-/** The labels of the Round-Trip Callback API credential's fields, used in messages. */
+/** The labels of the Round-Trip Callback API credential's fields, which its ConfigErrors carry. */
 const CREDENTIAL_LABELS: Record<string, string> = {
 	secret: 'Secret',
 	signatureHeader: 'Signature Header',
@@ -467,21 +471,33 @@ const CREDENTIAL_LABELS: Record<string, string> = {
 	password: 'Password',
 };
 
+function credentialError(
+	field: string,
+	value: unknown,
+	problem: string,
+	options: { secret?: boolean } = {},
+): ConfigError {
+	return new ConfigError(field, CREDENTIAL_LABELS[field], value, problem, {
+		...options,
+		credential: 'Round-Trip Callback API credential',
+	});
+}
+
+/** A secret, token, user or password; the value is shown only as empty. */
 function requireNonEmpty(field: string, value: string): void {
 	if (typeof value !== 'string' || value.length === 0) {
-		throw new RoundTripConfigError(
+		throw credentialError(
 			field,
-			`${CREDENTIAL_LABELS[field]} must not be empty: an empty ${CREDENTIAL_LABELS[field].toLowerCase()} authenticates anyone`,
+			value,
+			`must not be empty: an empty ${CREDENTIAL_LABELS[field].toLowerCase()} authenticates anyone`,
+			{ secret: true },
 		);
 	}
 }
 
 function requireHeaderName(field: string, headerName: string | undefined): void {
 	if (headerName !== undefined && !HEADER_NAME.test(headerName)) {
-		throw new RoundTripConfigError(
-			field,
-			`${CREDENTIAL_LABELS[field]} ${JSON.stringify(headerName)} is not a valid HTTP header name`,
-		);
+		throw credentialError(field, headerName, 'not a valid HTTP header name');
 	}
 }
 

@@ -26,25 +26,6 @@ describe('resumeDeadline', () => {
 			STARTED_MS + MAX_WAIT_MS,
 		);
 	});
-
-	it.each<[number, TimeoutUnit]>([
-		[0, 'minutes'],
-		[-5, 'minutes'],
-		[0.5, 'seconds'],
-		[Number.NaN, 'hours'],
-		[Number.POSITIVE_INFINITY, 'days'],
-		[367, 'days'],
-	])('refuses %p %s with a config error on the timeout field', (amount, unit) => {
-		expect(() => resumeDeadline(STARTED_MS, { amount, unit })).toThrow(
-			expect.objectContaining({ name: 'RoundTripConfigError', field: 'timeout' }),
-		);
-	});
-
-	it('refuses an unknown unit', () => {
-		expect(() => resumeDeadline(STARTED_MS, { amount: 1, unit: 'weeks' as TimeoutUnit })).toThrow(
-			expect.objectContaining({ field: 'timeout', message: expect.stringContaining('"weeks"') }),
-		);
-	});
 });
 
 describe('timedOutItem', () => {

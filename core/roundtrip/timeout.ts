@@ -1,5 +1,4 @@
 import { type TimeUnit, UNIT_MS } from '../units';
-import { RoundTripConfigError } from './errors';
 
 /** How long a run waits for its callback before leaving through the "Timed Out" output. */
 
@@ -42,23 +41,14 @@ export function pastDeadline(
 	return `the wait timed out at ${new Date(wait.deadlineMs).toISOString()}; this callback came ${nowMs - wait.deadlineMs} ms after it`;
 }
 
-/** The moment (epoch ms) a wait started at `waitStartedAtMs` gives up. Throws on a nonsensical or unbounded timeout. */
+/** The timeout in milliseconds; validateSettings bounds it (1 second to MAX_WAIT_MS). */
+export function timeoutMs(timeout: WaitTimeout): number {
+	return timeout.amount * UNIT_MS[timeout.unit];
+}
+
+/** The moment (epoch ms) a wait started at `waitStartedAtMs` gives up, for a timeout validateSettings accepted. */
 export function resumeDeadline(waitStartedAtMs: number, timeout: WaitTimeout): number {
-	const unitMs = UNIT_MS[timeout.unit];
-	if (unitMs === undefined) {
-		throw new RoundTripConfigError(
-			'timeout',
-			`timeout unit ${JSON.stringify(timeout.unit)} is not one of ${Object.keys(UNIT_MS).join(', ')}`,
-		);
-	}
-	const waitMs = timeout.amount * unitMs;
-	if (!Number.isFinite(waitMs) || waitMs < UNIT_MS.seconds || waitMs > MAX_WAIT_MS) {
-		throw new RoundTripConfigError(
-			'timeout',
-			`timeout must be between 1 second and ${MAX_WAIT_MS / UNIT_MS.days} days, got ${timeout.amount} ${timeout.unit}`,
-		);
-	}
-	return waitStartedAtMs + Math.round(waitMs);
+	return waitStartedAtMs + Math.round(timeoutMs(timeout));
 }
 
 /** The item emitted on the "Timed Out" output when no accepted callback arrived before the deadline. */

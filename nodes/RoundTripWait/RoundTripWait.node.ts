@@ -4,7 +4,6 @@ import {
 	type ICredentialTestFunctions,
 	type IDataObject,
 	type IExecuteFunctions,
-	type INode,
 	type INodeCredentialTestResult,
 	type INodeExecutionData,
 	type INodeType,
@@ -35,7 +34,6 @@ import {
 	reportFailure,
 	ResumedWaits,
 	resumeDeadline,
-	RoundTripConfigError,
 	sendOutbound,
 	timedOutItem,
 	validateCallbackAuth,
@@ -291,10 +289,7 @@ export class RoundTripWait implements INodeType {
 		}
 		try {
 			const settings = validateSettings(readSettings(this));
-			validateCredential(
-				this.getNode(),
-				callbackAuthFrom(await this.getCredentials(CALLBACK_CREDENTIAL)),
-			);
+			validateCallbackAuth(callbackAuthFrom(await this.getCredentials(CALLBACK_CREDENTIAL)));
 			const correlationId = settings.correlationId ?? newCorrelationId();
 			const waitStartedAt = Date.now();
 			const deadline = resumeDeadline(waitStartedAt, settings.timeout);
@@ -537,23 +532,6 @@ function readSettings(context: IExecuteFunctions): RawSettings {
 		if (raw[name] === MISSING) delete raw[name];
 	}
 	return raw;
-}
-
-function validateCredential(node: INode, auth: CallbackAuth): void {
-	try {
-		validateCallbackAuth(auth);
-	} catch (error) {
-		throw new NodeOperationError(
-			node,
-			`Round-Trip Callback API credential: ${(error as Error).message}`,
-			{
-				description:
-					error instanceof RoundTripConfigError
-						? `Check the credential's "${error.field}" setting.`
-						: undefined,
-			},
-		);
-	}
 }
 
 /** The Response Body, checked before the wait began. */

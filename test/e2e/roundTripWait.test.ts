@@ -557,7 +557,7 @@ describe('Round-Trip Wait in a real n8n', () => {
 		);
 		const execution = await n8n.execution(failed.id);
 		expect(execution.data?.resultData.error?.message).toBe(
-			'Response Code must be a whole number from 200 to 299: it answers the callback that resumed the run, a success; got 999',
+			'Invalid value 999 for "Response Code": must be a whole number from 200 to 299: it answers the callback that resumed the run, a success',
 		);
 		expect(execution.data?.resultData.lastNodeExecuted).toBe('Round-Trip Wait');
 		expect(partner.requests('/jobs-bad-code')).toEqual([]);
