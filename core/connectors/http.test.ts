@@ -116,7 +116,21 @@ describe('http.request', () => {
 		).resolves.toEqual({ kind: 'not_modified' });
 	});
 
-	test('an empty body is still a failure for a GET', async () => {
+	test('204 and 205 have no body whatever the method: the result is the status and the headers', async () => {
+		for (const [method, status] of [
+			['DELETE', 204],
+			['GET', 204],
+			['PUT', 205],
+		] as const) {
+			const headers = { date: 'Mon, 30 Nov 2026 12:00:00 GMT' };
+			const { http } = transport({ status, headers, body: '' });
+			await expect(
+				httpRequestOp.run({ method, url: '/items/1' }, { http, memory: {} }),
+			).resolves.toEqual({ kind: 'data', data: { status, headers }, memory: {} });
+		}
+	});
+
+	test('an empty body is still a failure for a GET answered 200', async () => {
 		const { http } = transport({ status: 200, body: '' });
 		await expect(httpRequestOp.run({ url: '/items' }, { http, memory: {} })).rejects.toThrow(
 			'GET /items answered with an empty body, not JSON',

@@ -4,11 +4,14 @@ import { ConnectorError, type ConnectorOp, type OpMemory } from './types';
 const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD'];
 /** Conditional requests only make sense for reads. */
 const CONDITIONAL_METHODS = ['GET', 'HEAD'];
+/** Answers that carry no content whatever the method. */
+const BODILESS_STATUSES = [204, 205];
 
 /**
  * `http.request`: one HTTP call whose JSON body is the op's result. Keeps the last ETag and
  * Last-Modified and sends them back, so an unchanged source answers 304 and costs nothing.
- * A HEAD response has no body by definition (RFC 9110 §9.3.2): its result is `{ status, headers }`.
+ * A response that has no body by definition (to HEAD, RFC 9110 §9.3.2; 204 No Content and 205 Reset
+ * Content, §15.3.5-6: a DELETE or a PUT often answers so) results in `{ status, headers }`.
  */
 export const httpRequestOp: ConnectorOp = {
 	name: 'http.request',
@@ -52,7 +55,7 @@ export const httpRequestOp: ConnectorOp = {
 			});
 		}
 		const data =
-			method === 'HEAD'
+			method === 'HEAD' || BODILESS_STATUSES.includes(response.status)
 				? { status: response.status, headers: response.headers }
 				: parseJsonBody(response.body, response.headers['content-type'], where);
 		return { kind: 'data', data, memory: validatorsOf(response.headers) };
