@@ -375,10 +375,7 @@ describe('Round-Trip Wait in a real n8n', () => {
 		);
 		expect(accepted.status).toBe(200);
 		expect(accepted.json).toEqual({ received: true });
-		const done = await waitFor('the run to finish', async () => {
-			const execution = await n8n.execution(waiting.id);
-			return execution.status === 'success' ? execution : undefined;
-		});
+		const done = await finished(waiting.id);
 		const [receipt] = nodeOutput(done, 'Accepted');
 		expect(receipt).toMatchObject({
 			correlationId,
