@@ -1,7 +1,7 @@
 import type { Clock } from '../clock';
 import { FakeClock, flushPromises } from '../testing/fakeClock';
 import { CronSchedule } from './cron';
-import { previewItem, ScheduleEngine } from './engine';
+import { previewItem, ScheduleEngine, SETTLE_WAIT_MS } from './engine';
 import type { ScheduleEngineOptions } from './engine';
 import type { StartedFire } from './fire';
 import { jitterFor, runKey } from './fire';
@@ -51,7 +51,12 @@ describe('ScheduleEngine', () => {
 		const { clock, engineWith, started, stored } = setup();
 		const engine = engineWith();
 		const report = await engine.activate();
-		expect(report).toEqual({ missedCount: 0, startedCount: 0, nextFireAt: T0 + HOUR_MS });
+		expect(report).toEqual({
+			settling: 0,
+			missedCount: 0,
+			startedCount: 0,
+			nextFireAt: T0 + HOUR_MS,
+		});
 		expect(stored().lastDeclaredFire).toBe(T0);
 
 		await clock.advance(HOUR_MS);
@@ -121,6 +126,57 @@ describe('ScheduleEngine', () => {
 		expect(stored().outbox.map((entry) => entry.run.declaredAt)).toEqual([T0 + 3 * HOUR_MS]);
 	});
 
+	it('after a quick restart, a window due at activation waits for n8n to settle the re-emitted last run instead of being skipped', async () => {
+		const { clock, engineWith, emit, stored } = setup();
+		const first = engineWith();
+		await first.activate();
+		await clock.advance(HOUR_MS); // 01:00 runs and ends; its end is written, but no save follows
+		await first.fireEnded(runKey('s', T0 + HOUR_MS));
+		first.deactivate();
+		const storedAtStop = {
+			...stored(),
+			outbox: [{ key: runKey('s', T0 + HOUR_MS), run: emit.mock.calls[0][0][0] }],
+		};
+		clock.jumpTo(T0 + 2 * HOUR_MS + 20_000); // n8n was down across 02:00, for less than the late grace
+		const restarted = engineWith({ storedState: storedAtStop });
+		expect(await restarted.activate()).toMatchObject({ settling: 1 });
+		expect(emit.mock.calls.at(-1)?.[0].map((fire: StartedFire) => fire.declaredAt)).toEqual([
+			T0 + HOUR_MS,
+		]);
+		await restarted.fireEnded(runKey('s', T0 + HOUR_MS)); // n8n refuses it: that run exists
+		expect(emit.mock.calls.at(-1)?.[0].map((fire: StartedFire) => fire.declaredAt)).toEqual([
+			T0 + 2 * HOUR_MS,
+		]);
+		expect(stored().history.at(-1)).toMatchObject({
+			outcome: 'fired',
+			declaredAt: T0 + 2 * HOUR_MS,
+		});
+	});
+
+	it('a re-emitted run that n8n creates now (a crash before its creation) holds its slot: after the settle wait, the window due is skipped', async () => {
+		const { clock, engineWith, emit, stored } = setup();
+		await engineWith().activate();
+		await clock.advance(HOUR_MS); // 01:00 written and emitted, then "n8n dies" before creating it
+		clock.jumpTo(T0 + 2 * HOUR_MS + 20_000);
+		const restarted = engineWith();
+		expect(await restarted.activate()).toMatchObject({
+			settling: 1,
+			nextFireAt: clock.now() + SETTLE_WAIT_MS,
+		});
+		await clock.advance(SETTLE_WAIT_MS); // 01:00 is running now: no settlement comes
+		expect(stored().history.at(-1)).toMatchObject({
+			outcome: 'skipped',
+			declaredAt: T0 + 2 * HOUR_MS,
+		});
+		expect(emit).toHaveBeenCalledTimes(2); // 01:00, then 01:00 again; never 02:00
+		await restarted.fireEnded(runKey('s', T0 + HOUR_MS));
+		await clock.advance(HOUR_MS);
+		expect(stored().history.at(-1)).toMatchObject({
+			outcome: 'fired',
+			declaredAt: T0 + 3 * HOUR_MS,
+		});
+	});
+
 	it('a window whose run is still in the outbox is not planned again from stale state: the outbox re-emits it', async () => {
 		const { clock, engineWith, emit } = setup();
 		await engineWith().activate();
@@ -149,14 +205,14 @@ describe('ScheduleEngine', () => {
 			},
 		});
 		await clock.advance(MINUTE_MS);
-		const report = await restarted.activate();
-		expect(report).toMatchObject({ missedCount: 1, startedCount: 0 });
+		expect(await restarted.activate()).toMatchObject({ settling: 1 });
 		expect(
 			emit.mock.calls
 				.slice(1)
 				.map((call) => call[0].map((fire: StartedFire) => `${fire.kind}@${iso(fire.declaredAt)}`)),
 		).toEqual([['scheduled@2026-01-01T01:00:00.000Z']]);
 		await restarted.fireEnded(stale.runKey); // n8n refused the re-emit: the slot is free
+		expect(emit).toHaveBeenCalledTimes(2); // the windows due were decided: 01:00 is not planned again
 		await clock.advance(HOUR_MS);
 		expect(emit.mock.calls.at(-1)?.[0][0].declaredAt).toBe(T0 + 2 * HOUR_MS);
 		expect(written.at(-1)?.history.map((record) => record.outcome)).toEqual(['fired']);
@@ -570,8 +626,7 @@ describe('ScheduleEngine', () => {
 
 		const restarted = engineWith({ overlap: { kind: 'queue', queueLimit: 3 } });
 		expect(restarted.preview(clock.now(), 1).lastDeclaredFire).toBe(T0 + 3 * HOUR_MS);
-		const report = await restarted.activate();
-		expect(report).toMatchObject({ missedCount: 0, startedCount: 0, nextFireAt: T0 + 4 * HOUR_MS });
+		expect(await restarted.activate()).toMatchObject({ settling: 1 });
 		await restarted.fireEnded(runKey('s', T0 + HOUR_MS)); // n8n settles the re-emitted 01:00 run
 		expect(stored().history.slice(0, historyBefore.length)).toEqual(historyBefore);
 		expect(stored().history.at(-1)).toMatchObject({

@@ -34,6 +34,12 @@ export const DEFAULT_LATE_GRACE_MS = MINUTE_MS;
  */
 export const DEFAULT_MAX_RUN_MS = DAY_MS;
 export const MAX_MAX_RUN_MS = 30 * DAY_MS;
+/**
+ * How long an activation that re-emitted outbox runs waits for n8n to settle them before deciding
+ * the windows due. n8n refuses a run that exists within milliseconds; a run it creates now holds
+ * its slot, and the windows are decided under the overlap policy once this has passed.
+ */
+export const SETTLE_WAIT_MS = 10_000;
 
 export interface ScheduleEngineOptions {
 	clock: Clock;
@@ -71,10 +77,16 @@ export interface ActivationReport {
 	/** Why stored progress was discarded, for the node's log. */
 	notice?: string;
 	reset?: LoadedState['reset'];
+	/**
+	 * Outbox runs this activation emitted again. While n8n settles them (at most SETTLE_WAIT_MS) the
+	 * windows due are not decided yet, and the counts below are 0.
+	 */
+	settling: number;
 	/** Windows that passed without a fire while inactive. */
 	missedCount: number;
 	/** Runs started by this activation (catch-up, carried-over queue, late windows). */
 	startedCount: number;
+	/** When the next window fires (while settling: when the windows due will be decided at the latest). */
 	nextFireAt: number;
 }
 
@@ -132,6 +144,11 @@ export class ScheduleEngine {
 	/** Outbox entries this activation emitted and n8n has not settled yet (the others are emitted). */
 	private readonly emitted = new Set<string>();
 	private overlap: OverlapController;
+	/**
+	 * Set while an activation waits for n8n to settle the outbox runs it re-emitted: the windows
+	 * due (and the queue carried over) are decided once none is left, or when `timer` fires.
+	 */
+	private settling: { keys: Set<string>; reEmitted: Set<string>; backlog: Fire[] } | undefined;
 	private timer: TimerHandle | undefined;
 	private active = false;
 	private serial: Promise<unknown> = Promise.resolve();
@@ -198,17 +215,47 @@ export class ScheduleEngine {
 			// Runs written before the stop or crash may still be going (or may never have been
 			// created): they hold their slots until n8n settles them.
 			const now = this.options.clock.now();
-			for (const { run } of this.outbox.pending()) this.overlap.adopt(run.runKey, now);
+			const pending = this.outbox.pending();
+			for (const { run } of pending) this.overlap.adopt(run.runKey, now);
 			this.active = true;
 			const carriedOver = this.state.queued;
-			const { missedCount, startedCount, nextFireAt } = await this.processDue(carriedOver);
-			return { notice: loaded.notice, reset: loaded.reset, missedCount, startedCount, nextFireAt };
+			const report = { notice: loaded.notice, reset: loaded.reset };
+			if (pending.length === 0)
+				return { ...report, settling: 0, ...(await this.processDue(carriedOver)) };
+			// Most of them ended long ago, their end written with no later save (the last run before
+			// a stop always is): deciding a window due now while they hold their slots would skip it.
+			// So they are emitted again first, and the windows decided once n8n has settled them.
+			const keys = pending.map(({ key }) => key);
+			this.settling = { keys: new Set(keys), reEmitted: new Set(keys), backlog: carriedOver };
+			this.timer = this.options.clock.setTimer(() => {
+				this.exclusive(() => this.endSettling()).catch((error: Error) =>
+					this.options.onError(error),
+				);
+			}, SETTLE_WAIT_MS);
+			await this.startAll([]);
+			return {
+				...report,
+				settling: pending.length,
+				missedCount: 0,
+				startedCount: 0,
+				nextFireAt: now + SETTLE_WAIT_MS,
+			};
 		});
+	}
+
+	/** The activation's re-emitted runs are settled (or the wait is over): decides the windows due. */
+	private async endSettling(): Promise<void> {
+		const settling = this.settling;
+		if (!settling || !this.active) return;
+		this.settling = undefined;
+		this.timer?.cancel();
+		await this.processDue(settling.backlog, settling.reEmitted);
 	}
 
 	/** Stops the timer. Runs already started keep running; progress is already persisted. */
 	deactivate(): void {
 		this.active = false;
+		this.settling = undefined;
 		this.timer?.cancel();
 	}
 
@@ -226,6 +273,7 @@ export class ScheduleEngine {
 			// The schedule's state is small (history is capped), so it is written at once.
 			if (next) await this.startAll([next]);
 			else this.write();
+			if (this.settling?.keys.size === 0) await this.endSettling();
 		});
 	}
 
@@ -256,6 +304,7 @@ export class ScheduleEngine {
 			const next = this.overlap.onRunEnded(key, this.options.clock.now());
 			if (next) await this.startAll([next]);
 			else this.write();
+			if (this.settling?.keys.size === 0) await this.endSettling();
 		});
 	}
 
@@ -291,8 +340,12 @@ export class ScheduleEngine {
 	 */
 	private async processDue(
 		backlog: Fire[] = [],
-	): Promise<Omit<ActivationReport, 'notice' | 'reset'>> {
+		reEmitted: ReadonlySet<string> = new Set(),
+	): Promise<Omit<ActivationReport, 'notice' | 'reset' | 'settling'>> {
 		const state = this.requireState();
+		// Its run is written and not yet settled (stale state after a crash), or was just re-emitted:
+		// that run is this window's.
+		const hasRun = (key: string) => this.outbox.has(key) || reEmitted.has(key);
 		const now = this.options.clock.now();
 		const plan = this.planCatchUp(state.lastDeclaredFire, now);
 		const records = [...plan.records];
@@ -323,8 +376,7 @@ export class ScheduleEngine {
 				declaredAt: window,
 				kind: 'scheduled',
 			};
-			// Its run is written and not yet settled (stale state after a crash): that run is this window's.
-			if (this.outbox.has(fire.runKey)) continue;
+			if (hasRun(fire.runKey)) continue;
 			const decision = this.overlap.onFire(fire, now);
 			if (decision === 'start') toStart.push(fire);
 			else if (decision === 'queue') records.push(notStartedRecord(fire, 'queued'));
@@ -334,8 +386,7 @@ export class ScheduleEngine {
 		// is not skipped because of catch-up runs started in the same pass; backlog fires are never
 		// skipped, they wait for a free slot.
 		for (const fire of [...backlog, ...plan.starts]) {
-			if (!this.outbox.has(fire.runKey) && this.overlap.onBacklog(fire, now) === 'start')
-				toStart.push(fire);
+			if (!hasRun(fire.runKey) && this.overlap.onBacklog(fire, now) === 'start') toStart.push(fire);
 		}
 		state.lastDeclaredFire = cursor;
 		this.record(records);
@@ -415,6 +466,7 @@ export class ScheduleEngine {
 	/** The run left n8n's hands: out of the outbox, and emitted again should the window be started again. */
 	private settle(key: string): StartedFire | undefined {
 		this.emitted.delete(key);
+		this.settling?.keys.delete(key);
 		return this.outbox.settle(key);
 	}
 
