@@ -34,7 +34,7 @@ describe('SIGKILL of a queue-mode worker during runs', () => {
 	});
 
 	test.each(['poll', 'schedule'] as const)(
-		'%s: lost = 0, repeated = 0; the killed runs end in error and are not run again',
+		'%s: lost = 0, repeated = 0; the killed runs end, failed or crashed, and are not run again',
 		async (kind) => {
 			const result = await runWorkerKillChaos(n8n, kind);
 			results.push(result);
@@ -42,7 +42,9 @@ describe('SIGKILL of a queue-mode worker during runs', () => {
 			expect(result.killedRuns).toBeGreaterThan(0);
 			// Each item or window the killed runs carried ran exactly once: n8n does not run them again.
 			expect(result.notRerun).toBeGreaterThan(0);
-			expect(result.killedRunOutcomes.every((outcome) => outcome.startsWith('error: '))).toBe(true);
+			// n8n ends them either way: failed by Bull's stalled-job check, or recorded crashed by the
+			// main when it learns the worker's job is gone first (both seen in CI runs).
+			for (const outcome of result.killedRunOutcomes) expect(outcome).toMatch(/^(error|crashed): /);
 		},
 		600_000,
 	);
