@@ -1,7 +1,7 @@
 import { Cron } from 'croner';
 import { IANAZone } from 'luxon';
 
-import { CronSchedule } from './cron';
+import { CronSchedule, MACROS } from './cron';
 import { ConfigError } from '../configError';
 
 /*
@@ -64,7 +64,7 @@ const MONTH_NAMES = [
 	'DEC',
 ];
 const DAY_NAMES = ['SUN', 'MON', 'TUE', 'WED', 'THU', 'FRI', 'SAT'];
-const MACROS = ['@yearly', '@annually', '@monthly', '@weekly', '@daily', '@midnight', '@hourly'];
+const MACRO_NAMES = Object.keys(MACROS);
 
 class ExpressionGenerator {
 	constructor(private readonly random: () => number) {}
@@ -111,7 +111,7 @@ class ExpressionGenerator {
 	}
 
 	expression(): string {
-		if (this.random() < 0.04) return this.pick(MACROS);
+		if (this.random() < 0.04) return this.pick(MACRO_NAMES);
 		// Hours and minutes lean towards the times DST changes happen at (00:00-03:00, :00, :30, :45).
 		const minute = this.field(0, 59, undefined, 0, [0, 0, 30, 45, 59, 15]);
 		const hour = this.field(0, 23, undefined, 0, [0, 1, 2, 3, 23]);
@@ -180,16 +180,7 @@ interface NamedDifference {
 
 /** The fields of an expression, macros expanded as both sides define them, always 6 (with seconds). */
 function fieldsOf(expression: string): string[] {
-	const macro: Record<string, string> = {
-		'@yearly': '0 0 1 1 *',
-		'@annually': '0 0 1 1 *',
-		'@monthly': '0 0 1 * *',
-		'@weekly': '0 0 * * 0',
-		'@daily': '0 0 * * *',
-		'@midnight': '0 0 * * *',
-		'@hourly': '0 * * * *',
-	};
-	const fields = (macro[expression] ?? expression).trim().split(/\s+/);
+	const fields = (MACROS[expression] ?? expression).trim().split(/\s+/);
 	return fields.length === 5 ? ['0', ...fields] : fields;
 }
 

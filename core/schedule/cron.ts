@@ -66,7 +66,8 @@ const DAY_OF_WEEK: FieldSpec = {
 	names: ['SUN', 'MON', 'TUE', 'WED', 'THU', 'FRI', 'SAT'],
 };
 
-const MACROS: Record<string, string> = {
+/** The macros both this planner and croner accept, as the five-field expressions they stand for. */
+export const MACROS: Readonly<Record<string, string>> = {
 	'@yearly': '0 0 1 1 *',
 	'@annually': '0 0 1 1 *',
 	'@monthly': '0 0 1 * *',
