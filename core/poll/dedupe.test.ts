@@ -256,6 +256,7 @@ describe('greatest', () => {
 		expect(store.serialize()).toEqual({
 			v: 1,
 			kind: 'greatest',
+			id: store.id,
 			fresh: false,
 			generation: 1,
 			watermark: 'b',
@@ -475,6 +476,75 @@ describe('one run over all new items', () => {
 		expect(abc.key).not.toBe(ab.key);
 		const [abSame] = commitPoll(loadDedupeStore(options, before), keyed(['a', 'b']), 0, false);
 		expect(abSame.key).toBe(ab.key);
+	});
+});
+
+describe('deduplication keys', () => {
+	const changed: DedupeOptions = { dedupe: { kind: 'changed' } };
+	const versioned = (version: string) => keyed(['x'], [version]);
+
+	it('are never those of another store: switching the kind away and back starts the new version', () => {
+		const first = loadDedupeStore(changed);
+		const old = [
+			...runKeys(commitPoll(first, versioned('1'), 0)),
+			...runKeys(commitPoll(first, versioned('2'), 0)),
+		];
+		// unique and back to changed: a fresh store (its first poll takes x@2 as the baseline here).
+		const again = loadDedupeStore(
+			{ ...changed, firstPoll: { mode: 'none' } },
+			loadDedupeStore({ dedupe: { kind: 'unique' } }).serialize(),
+		);
+		expect(again.id).not.toBe(first.id);
+		commitPoll(again, versioned('2'), 0);
+		const x3 = runKeys(commitPoll(again, versioned('3'), 0));
+		const x4 = runKeys(commitPoll(again, versioned('4'), 0));
+		expect(x3).toHaveLength(1);
+		expect(old).not.toContain(x3[0]);
+		expect(old).not.toContain(x4[0]);
+	});
+
+	it('are the same for the same start planned again after a crash, and differ for a newer version', () => {
+		const store = loadDedupeStore(changed);
+		commitPoll(store, versioned('1'), 0);
+		const saved = JSON.parse(JSON.stringify(store.serialize())) as SavedDedupeState;
+		const [created] = runKeys(commitPoll(loadDedupeStore(changed, saved), versioned('2'), 0));
+		// The state write was lost: the same poll planned again starts the same thing, or a newer one.
+		expect(runKeys(commitPoll(loadDedupeStore(changed, saved), versioned('2'), 0))).toEqual([
+			created,
+		]);
+		expect(runKeys(commitPoll(loadDedupeStore(changed, saved), versioned('3'), 0))).not.toEqual([
+			created,
+		]);
+	});
+
+	it('differ for every start of a key that comes back: A, B, A again', () => {
+		const store = loadDedupeStore(changed);
+		const keys = ['A', 'B', 'A'].flatMap((version) =>
+			runKeys(commitPoll(store, versioned(version), 0)),
+		);
+		expect(new Set(keys).size).toBe(3);
+	});
+
+	it('differ for a time_window key that starts again after it expired, and survive a save and load', () => {
+		const options: DedupeOptions = { dedupe: { kind: 'time_window', ttlMs: HOUR } };
+		const store = loadDedupeStore(options);
+		const first = runKeys(commitPoll(store, keyed(['a']), 0));
+		const second = runKeys(commitPoll(reloaded(store, options), keyed(['a']), 2 * HOUR));
+		expect(second).toHaveLength(1);
+		expect(second).not.toEqual(first);
+		const saved = store.serialize();
+		expect(runKeys(commitPoll(loadDedupeStore(options, saved), keyed(['a']), 2 * HOUR))).toEqual(
+			second,
+		);
+	});
+
+	it('are drawn for a state saved before stores had ids, then kept', () => {
+		const options: DedupeOptions = { dedupe: { kind: 'unique' } };
+		const { id, ...withoutId } = loadDedupeStore(options).serialize();
+		expect(id).toMatch(/^[0-9a-f]{16}$/);
+		const upgraded = loadDedupeStore(options, withoutId);
+		expect(upgraded.id).toMatch(/^[0-9a-f]{16}$/);
+		expect(reloaded(upgraded, options).id).toBe(upgraded.id);
 	});
 });
 

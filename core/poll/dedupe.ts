@@ -1,3 +1,5 @@
+import { randomBytes } from 'node:crypto';
+
 import { checkRange } from '../configError';
 import { FIELD_LABELS } from './errors';
 import type { ItemKey, KeyedItem } from './expressions';
@@ -20,10 +22,15 @@ import { unitsToHex } from './records';
  * 1 and "1" differ). Two different keys share a hash with probability about n²/2^65 for n remembered
  * keys: 3·10⁻⁸ at a million. A collision makes a new item look seen, once.
  *
- * Each run's n8n deduplication key names one logical start, derived from saved state only, so a
- * poll planned again after a crash gets the keys it had: `unique`, `greatest` and `last` start a key
- * at most once (the key's hash); `time_window` and `changed` may start a key again, so their runs
- * also carry the store's poll generation (`generation`, bumped by every poll that starts something).
+ * Each run's n8n deduplication key names one logical start and is never reused for another. It is
+ * a hash of the store's id (random, drawn when the store is created: a new store after a kind
+ * switch, a node rename or a reset never meets the keys of an old one, whose executions n8n may
+ * still hold) and of what the run starts: the item's key hash; for `changed` also its version
+ * hash; for `time_window` and `changed`, which may start a key again, also the store's poll
+ * generation (bumped by every poll that starts something, saved with the store). A batch run hashes
+ * its items' identities in start order. A poll planned again after a crash therefore gets the key
+ * it had only if it starts the same thing: the same item at the same version (refused by n8n if it
+ * was created); a newer version, or another set of batch items, is another start with another key.
  */
 
 export type DedupeKind = 'none' | 'unique' | 'time_window' | 'greatest' | 'last' | 'changed';
@@ -136,6 +143,8 @@ export interface CommitOptions {
 export interface SavedDedupeState {
 	v: 1;
 	kind: DedupeKind;
+	/** The store's id, drawn when it was created; part of every deduplication key. */
+	id?: string;
 	/** No poll has settled yet: the first-poll policy still applies. */
 	fresh: boolean;
 	/** Polls that started something; part of `time_window` and `changed` deduplication keys. */
@@ -168,6 +177,8 @@ export abstract class DedupeStore {
 	protected readonly restartsKeys: boolean = false;
 	protected generation: number;
 	private fresh: boolean;
+	/** Drawn when the store is created (also for a saved state from before ids existed). */
+	readonly id: string;
 
 	protected constructor(
 		private readonly firstPoll: FirstPollPolicy,
@@ -175,6 +186,7 @@ export abstract class DedupeStore {
 	) {
 		this.fresh = saved?.fresh ?? true;
 		this.generation = saved?.generation ?? 0;
+		this.id = typeof saved?.id === 'string' && saved.id !== '' ? saved.id : newStoreId();
 	}
 
 	/** True until a poll commits: the first-poll policy still applies. */
@@ -250,9 +262,12 @@ export abstract class DedupeStore {
 				candidates: [candidate],
 				undo: undefined,
 			}));
-		const identity = (candidate: Candidate) =>
-			this.restartsKeys ? `${candidate.ticket.hash}${generation}` : candidate.ticket.hash;
-		const keyOf = (identities: string) => `${options.keyPrefix}${unitsToHex(hash64(identities))}`;
+		const identity = ({ ticket }: Candidate) =>
+			[ticket.hash, ticket.versionHash ?? '', this.restartsKeys ? String(generation) : ''].join(
+				'\u0001',
+			);
+		const keyOf = (identities: string) =>
+			`${options.keyPrefix}${unitsToHex(hash64(`${this.id}\u0002${identities}`))}`;
 		if (options.onePerItem === false) {
 			const key = keyOf(plan.toStart.map(identity).join('|'));
 			return [{ key, candidates: plan.toStart, undo: mergeUndos(undos) }];
@@ -271,6 +286,7 @@ export abstract class DedupeStore {
 		return {
 			v: 1,
 			kind: this.kind,
+			id: this.id,
 			fresh: this.fresh,
 			generation: this.generation,
 			...this.savedFields(),
@@ -317,6 +333,11 @@ function mergeUndos(undos: Undo[]): Undo | undefined {
 	if ('records' in undos[0])
 		return { records: undos.flatMap((undo) => ('records' in undo ? undo.records : [])) };
 	return undos[0];
+}
+
+/** 64 random bits, hex: two stores never share an id in practice (2⁻⁶⁴ per pair). */
+function newStoreId(): string {
+	return randomBytes(8).toString('hex');
 }
 
 function versionHashOf(keyed: KeyedItem<unknown>): string {
