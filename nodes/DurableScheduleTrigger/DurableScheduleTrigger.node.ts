@@ -16,10 +16,11 @@ import {
 	previewItem,
 	ScheduleEngine,
 	type ScheduleEngineOptions,
+	type StartedFire,
 	startedRecord,
 } from '../../core/schedule';
 import { SECOND_MS, type TimeUnit, UNIT_MS } from '../../core/units';
-import { emitRuns } from '../shared/emitRuns';
+import { RunEmitter } from '../shared/emitRuns';
 import { saveTriggerFailure, toNodeError } from '../shared/errors';
 import { timeUnitOptions } from '../shared/parameters';
 
@@ -301,6 +302,20 @@ export class DurableScheduleTrigger implements INodeType {
 		const onError = (error: unknown) => saveTriggerFailure(this, toNodeError(node, error));
 		let settings: Settings;
 		let engine: ScheduleEngine;
+		// n8n settles `done` when the run ends (success, error, cancelled, or paused in a Wait node)
+		// and at once for a window it already ran (same deduplication key).
+		const emitter = new RunEmitter<StartedFire>(this, {
+			toItems: (fire) => [{ json: { ...fireItem(fire), outcome: startedRecord(fire).outcome } }],
+			settled: async ({ run }, settlement, error) =>
+				await (
+					settlement === 'started'
+						? engine.fireEnded(run.runKey)
+						: engine.fireNotCreated(run.runKey, error ?? new Error('unknown error'))
+				).catch(onError),
+			rewrite: () => engine.rewrite(),
+			// n8n 1.x has no deduplication keys: a window leaves the outbox as soon as n8n created its run.
+			created: ({ run }) => engine.fireCreated(run.runKey),
+		});
 		try {
 			settings = settingsFrom(this);
 			engine = new ScheduleEngine({
@@ -313,32 +328,18 @@ export class DurableScheduleTrigger implements INodeType {
 				write: (state) => {
 					staticData[STATE_KEY] = state;
 				},
-				// n8n settles `done` when the run ends (success, error, cancelled, or paused in a Wait
-				// node) and at once for a window it already ran (same deduplication key).
 				emit: async (fires) =>
-					await emitRuns(
-						this,
-						fires.map((fire) => ({ key: `dst:${fire.runKey}`, run: fire })),
-						(fire) => [{ json: { ...fireItem(fire), outcome: startedRecord(fire).outcome } }],
-						({ run }, settlement, error) =>
-							void (
-								settlement === 'started'
-									? engine.fireEnded(run.runKey)
-									: engine.fireNotCreated(run.runKey, error ?? new Error('unknown error'))
-							).catch(onError),
-						// n8n 1.x has no deduplication keys: a window leaves the outbox as soon as n8n created its run.
-						{
-							created: ({ run }) => engine.fireCreated(run.runKey),
-							rewrite: () => engine.rewrite(),
-						},
-					),
+					await emitter.emit(fires.map((fire) => ({ key: `dst:${fire.runKey}`, run: fire }))),
 				maxRunMs: settings.maxRunMs,
 				onError,
 			});
 		} catch (error) {
 			throw toNodeError(node, error);
 		}
-		const closeFunction = async () => engine.deactivate();
+		const closeFunction = async () => {
+			emitter.stop();
+			engine.deactivate();
+		};
 
 		if (this.getMode() === 'manual') {
 			const manualTriggerFunction = async () => {

@@ -28,7 +28,7 @@ import {
 	type Undo,
 } from '../../core/poll';
 import { type TimeUnit, UNIT_MS } from '../../core/units';
-import { emitRuns, type RunToEmit } from '../shared/emitRuns';
+import { RunEmitter, type RunToEmit } from '../shared/emitRuns';
 import { saveTriggerFailure, toNodeError } from '../shared/errors';
 import type { HttpAuthSettings } from '../shared/httpTransport';
 import { imapCredentialTest } from '../shared/imapCredentialTest';
@@ -342,19 +342,13 @@ export class PollTrigger implements INodeType {
 				),
 			);
 		};
-		// n8n 1.x has no deduplication keys: each entry leaves the outbox as soon as n8n created its run (emitRuns).
-		const withoutKeys = {
-			created: ({ key }: RunToEmit<PollRun>) => void outbox.settle(key as string),
+		const emitter = new RunEmitter<PollRun>(this, {
+			toItems: (run) => run.items.map((json) => ({ json })),
+			settled,
 			rewrite: writeState,
-		};
-		const emit = async (runs: ReadonlyArray<RunToEmit<PollRun>>) =>
-			await emitRuns(
-				this,
-				runs,
-				(run) => run.items.map((json) => ({ json })),
-				settled,
-				withoutKeys,
-			);
+			// n8n 1.x has no deduplication keys: each entry leaves the outbox as soon as n8n created its run.
+			created: ({ key }) => void outbox.settle(key as string),
+		});
 
 		let runner: PollRunner;
 		try {
@@ -417,7 +411,9 @@ export class PollTrigger implements INodeType {
 					// Validators are kept with the runs they listed: both are in this one write.
 					opMemory = memory;
 					writeState();
-					await emit(toEmit);
+					// Not awaited: the poll (and its timeout) ends with the op and this write; the emitter
+					// sends the runs in order, after any still going out from the poll before.
+					void emitter.emit(toEmit);
 					return outcome;
 				},
 			});
@@ -427,7 +423,7 @@ export class PollTrigger implements INodeType {
 		// Runs written before the last stop or crash; n8n refuses those it created, by their keys.
 		if (outbox.size > 0) {
 			if (saved.pending) writeState();
-			await emit(outbox.pending());
+			await emitter.emit(outbox.pending());
 		}
 		// The first poll of a fresh store may only remember what is there (First Poll Starts: nothing),
 		// which emits no run, and n8n writes static data only on emit and at the end of activation. So
@@ -435,7 +431,12 @@ export class PollTrigger implements INodeType {
 		// crash later cannot make a new first poll take items that arrived since as its baseline.
 		const firstPoll = runner.start();
 		if (store.isFresh) await firstPoll;
-		return { closeFunction: async () => runner.stop() };
+		return {
+			closeFunction: async () => {
+				runner.stop();
+				emitter.stop();
+			},
+		};
 	}
 }
 

@@ -1,6 +1,6 @@
 import type { INodeExecutionData, IRun, ITriggerFunctions } from 'n8n-workflow';
 
-import { emitRuns, emitsDeduplicationKeys } from './emitRuns';
+import { emitsDeduplicationKeys, RunEmitter, type RunEmitterOptions } from './emitRuns';
 
 function deferred<T>() {
 	const d = {} as {
@@ -59,19 +59,15 @@ describe('emitRuns without deduplication keys (n8n 1.x)', () => {
 		const settledAt: string[] = [];
 		const runs = ['a', 'b', 'c'].map((name) => ({ key: `k-${name}`, run: name }));
 		staticData.__dataChanged = true; // the caller wrote the state with all three in its outbox
-		await emitRuns(
-			context,
-			runs,
-			(name) => [{ json: { name } }],
-			() => undefined,
-			{
-				created: ({ run }) => settledAt.push(`${run} created`),
-				rewrite: () => {
-					log.push(`rewrite after ${settledAt.join(', ')}`);
-					staticData.__dataChanged = true;
-				},
+		await new RunEmitter<string>(context, {
+			toItems: (name) => [{ json: { name } }],
+			settled: () => undefined,
+			created: ({ run }) => settledAt.push(`${run} created`),
+			rewrite: () => {
+				log.push(`rewrite after ${settledAt.join(', ')}`);
+				staticData.__dataChanged = true;
 			},
-		);
+		}).emit(runs);
 		expect(log).toEqual([
 			'emit a (writes state)',
 			'created a',
@@ -89,14 +85,115 @@ describe('emitRuns without deduplication keys (n8n 1.x)', () => {
 	test('a run n8n ends later is reported started once; an error after creation is still a run that happened', async () => {
 		const { context } = n8n1Context();
 		const settlements: string[] = [];
-		await emitRuns(
-			context,
-			[{ key: 'k', run: 'a' }],
-			(name) => [{ json: { name } }],
-			({ run }, settlement) => settlements.push(`${run} ${settlement}`),
-			{ created: () => undefined, rewrite: () => undefined },
-		);
+		await new RunEmitter<string>(context, {
+			toItems: (name) => [{ json: { name } }],
+			settled: ({ run }, settlement) => void settlements.push(`${run} ${settlement}`),
+			created: () => undefined,
+			rewrite: () => undefined,
+		}).emit([{ key: 'k', run: 'a' }]);
 		await new Promise((resolve) => setTimeout(resolve, 10));
 		expect(settlements).toEqual(['a started']);
+	});
+});
+
+/**
+ * n8n 2.x's trigger emit, as trigger-execution-context.factory.js of n8n 2.41 has it: it starts a
+ * static-data write, then creates the run unless its deduplication key exists, in which case the
+ * done-promise resolves with undefined; a created run's done-promise resolves when the test ends it.
+ */
+function n8n2Context({ writesFinish = true } = {}) {
+	const staticData: { __dataChanged?: boolean } = { __dataChanged: false };
+	const log: string[] = [];
+	const existing = new Set<string>();
+	const running = new Map<string, Done>();
+	const emit = (data: INodeExecutionData[][], _response: unknown, done: Done, key: string) => {
+		const items = data[0].map((item) => String(item.json.name)).join(',') || 'no items';
+		log.push(`emit ${key} (${items})${staticData.__dataChanged ? ' writes state' : ''}`);
+		if (writesFinish) staticData.__dataChanged = false;
+		if (existing.has(key))
+			return void Promise.resolve().then(() => done.resolve(undefined as never));
+		existing.add(key);
+		running.set(key, done);
+	};
+	const context = {
+		emit,
+		helpers: { createDeferredPromise: deferred },
+		workflow: { staticData },
+	} as unknown as ITriggerFunctions;
+	const end = async (key: string) => {
+		running.get(key)!.resolve({} as IRun);
+		await new Promise((resolve) => setImmediate(resolve));
+	};
+	return { context, log, staticData, existing, end };
+}
+
+describe('RunEmitter with deduplication keys (n8n 2.x)', () => {
+	function emitter(
+		context: ITriggerFunctions,
+		log: string[],
+		staticData: { __dataChanged?: boolean },
+	) {
+		const outbox = new Set<string>();
+		const options: RunEmitterOptions<string> = {
+			toItems: (name) => [{ json: { name } }],
+			settled: async ({ key }, settlement) => {
+				await Promise.resolve();
+				outbox.delete(key as string);
+				log.push(`settled ${key} ${settlement}`);
+			},
+			created: () => undefined,
+			rewrite: () => {
+				log.push(`rewrite (outbox: ${[...outbox].join(',') || 'empty'})`);
+				staticData.__dataChanged = true;
+			},
+		};
+		return { emitter: new RunEmitter<string>(context, options), outbox };
+	}
+
+	test('once every run has settled, one empty emit under the last key makes n8n store the settlements', async () => {
+		const { context, log, staticData, end, existing } = n8n2Context();
+		const { emitter: runs, outbox } = emitter(context, log, staticData);
+		['a', 'b'].forEach((name) => outbox.add(`k-${name}`));
+		staticData.__dataChanged = true;
+		await runs.emit(['a', 'b'].map((name) => ({ key: `k-${name}`, run: name })));
+		await end('k-a');
+		expect(log).toEqual(['emit k-a (a) writes state', 'emit k-b (b)', 'settled k-a started']);
+		await end('k-b');
+		expect(log.slice(3)).toEqual([
+			'settled k-b started',
+			'rewrite (outbox: empty)',
+			// n8n writes the state, then refuses the key: its execution exists.
+			'emit k-b (no items) writes state',
+		]);
+		expect(existing.size).toBe(2);
+	});
+
+	test('runs refused as duplicates (re-emitted at activation) are settled and written the same way', async () => {
+		const { context, log, staticData, existing } = n8n2Context();
+		existing.add('k-a');
+		const { emitter: runs, outbox } = emitter(context, log, staticData);
+		outbox.add('k-a');
+		await runs.emit([{ key: 'k-a', run: 'a' }]);
+		await new Promise((resolve) => setImmediate(resolve));
+		expect(log).toEqual([
+			'emit k-a (a)',
+			'settled k-a started',
+			'rewrite (outbox: empty)',
+			'emit k-a (no items) writes state',
+		]);
+	});
+
+	test('after stop() nothing is emitted: neither the rest of a burst nor the write of its settlements', async () => {
+		// n8n's write of the state is still going on when the trigger is closed.
+		const { context, log, staticData, end } = n8n2Context({ writesFinish: false });
+		const { emitter: runs } = emitter(context, log, staticData);
+		staticData.__dataChanged = true;
+		const emitting = runs.emit(['a', 'b'].map((name) => ({ key: `k-${name}`, run: name })));
+		await new Promise((resolve) => setImmediate(resolve));
+		expect(log).toEqual(['emit k-a (a) writes state']); // b waits for the write
+		runs.stop();
+		await emitting;
+		await end('k-a');
+		expect(log).toEqual(['emit k-a (a) writes state', 'settled k-a started']);
 	});
 });

@@ -13,47 +13,119 @@ export interface RunToEmit<R> {
 const STATIC_DATA_WRITE_WAIT_MS = 60_000;
 const STATIC_DATA_CHECK_MS = 5;
 
+/** What a trigger gives its emitter. */
+export interface RunEmitterOptions<R> {
+	toItems: (run: R) => INodeExecutionData[];
+	/**
+	 * Called once per keyed run: `started` when n8n ended it or refused it as a duplicate of one that
+	 * exists, also when it was cancelled or timed out after it began; `not_created` only when n8n
+	 * could not create it. The emitter waits for a returned promise before it writes the state.
+	 */
+	settled: (run: RunToEmit<R>, settlement: Settlement, error?: Error) => void | Promise<void>;
+	/** Reassigns the trigger's state, so that n8n's next write carries the settlements so far. */
+	rewrite: () => void;
+	/** n8n 1.x (no deduplication keys) only: n8n created the run (see emitOneByOne). */
+	created: (run: RunToEmit<R>) => void;
+}
+
 /**
- * Emits runs whose state was just written to the node's static data, so that n8n writes that state
- * once, not once per run.
+ * Emits a trigger's runs, whose state (with each run in its outbox) was just written to the node's
+ * static data, and makes n8n store each settlement while the settled run's execution still exists.
  *
- * What n8n 2.41 does on a trigger's `emit` (trigger-execution-context.factory.ts): it calls
- * `saveStaticData(workflow)` without awaiting it, and that writes the whole static data whenever
- * `workflow.staticData.__dataChanged` is set, clearing the flag only when the write has finished.
- * Emits made while a write is in flight each write everything again, so N runs emitted at once
- * cost N full writes. The first run is therefore emitted alone, and the rest once the flag is clear
- * (the context's `workflow` is n8n-core's public `NodeExecutionContext.workflow`; without it, the
- * runs are emitted at once and cost more writes, never correctness).
+ * What n8n 2.41 does on a trigger's `emit` (trigger-execution-context.factory.js): it calls
+ * `saveStaticData(workflow)` without awaiting it, which writes the whole static data whenever
+ * `workflow.staticData.__dataChanged` is set (clearing the flag once written), then creates the run
+ * unless an execution with the same deduplication key exists; a refused run's done-promise resolves
+ * with `undefined`, an ended one's with the run. Emits made while a write is in flight each write
+ * everything again, so the first run is emitted alone and the rest once the flag is clear.
  *
- * `settled` is called once per keyed run: `started` when n8n ended it or refused it as a duplicate
- * of one that exists, also when it was cancelled or timed out after it began; `not_created` only
- * when n8n could not create it.
+ * Why settlements must be written: an outbox entry n8n stored is emitted again at every activation,
+ * and n8n refuses it only while the execution with its key exists. Executions are pruned (by default
+ * after 14 days or 10,000 executions; a workflow that does not save successful executions has its
+ * ended run's row deleted by the next 15-minute hard-delete pass, at once with pruning off). n8n
+ * writes static data only on emit and after activation, so a quiet trigger would keep its last
+ * burst in the stored outbox for good. So once every run this emitter sent has settled, it writes
+ * the state with an empty emit under the key of the run that settled last, which n8n refuses (the
+ * execution exists: it just ended, or was just refused as a duplicate) after saving the state. In the
+ * rare case that execution was already deleted, n8n creates a run with no items, which executes no
+ * node after the trigger: never a repeat of an item. n8n logs each refusal as a warning ("Scheduled
+ * execution skipped: duplicate deduplication key"): one per burst.
+ *
+ * After `stop()` nothing more is emitted: a run the trigger had not emitted yet stays in the stored
+ * outbox for the next activation.
  */
-export async function emitRuns<R>(
-	context: ITriggerFunctions,
-	runs: ReadonlyArray<RunToEmit<R>>,
-	toItems: (run: R) => INodeExecutionData[],
-	settled: (run: RunToEmit<R>, settlement: Settlement, error?: Error) => void,
-	withoutKeys?: WithoutDeduplicationKeys<R>,
-): Promise<void> {
-	if (withoutKeys && !emitsDeduplicationKeys(context))
-		return await emitOneByOne(context, runs, toItems, settled, withoutKeys);
-	for (let i = 0; i < runs.length; i++) {
-		if (i === 1) await staticDataWritten(context);
-		const entry = runs[i];
-		if (entry.key === undefined) {
-			context.emit([toItems(entry.run)]);
-			continue;
+export class RunEmitter<R> {
+	/** Keys emitted by this emitter whose runs n8n has not settled yet. */
+	private readonly unsettled = new Set<string>();
+	/** The key of the run settled last, while its settlement is not yet written. */
+	private unwrittenSettlement: string | undefined;
+	private emitting: Promise<void> = Promise.resolve();
+	private stopped = false;
+
+	constructor(
+		private readonly context: ITriggerFunctions,
+		private readonly options: RunEmitterOptions<R>,
+	) {}
+
+	/** Emits the runs after those of earlier calls; resolves once they are all emitted. */
+	emit(runs: ReadonlyArray<RunToEmit<R>>): Promise<void> {
+		const emitted = this.emitting.then(async () => await this.emitInOrder(runs));
+		this.emitting = emitted.catch(() => undefined);
+		return emitted;
+	}
+
+	/** Nothing is emitted after this, not even the write of the last settlements. */
+	stop(): void {
+		this.stopped = true;
+	}
+
+	private async emitInOrder(runs: ReadonlyArray<RunToEmit<R>>): Promise<void> {
+		if (!emitsDeduplicationKeys(this.context))
+			return await emitOneByOne(this.context, runs, this.options, () => this.stopped);
+		for (let i = 0; i < runs.length && !this.stopped; i++) {
+			if (i === 1) await staticDataWritten(this.context, () => this.stopped);
+			if (this.stopped) return;
+			const entry = runs[i];
+			if (entry.key === undefined) {
+				this.context.emit([this.options.toItems(entry.run)]);
+				continue;
+			}
+			const key = entry.key;
+			this.unsettled.add(key);
+			const done = this.context.helpers.createDeferredPromise<IRun>();
+			done.promise.then(
+				async () => await this.onSettled(entry, 'started'),
+				async (error: Error) =>
+					await this.onSettled(entry, ranAnyway(error) ? 'started' : 'not_created', error),
+			);
+			try {
+				this.context.emit([this.options.toItems(entry.run)], undefined, done, key);
+			} catch (error) {
+				done.reject(error as Error);
+			}
 		}
-		const done = context.helpers.createDeferredPromise<IRun>();
-		done.promise.then(
-			() => settled(entry, 'started'),
-			(error: Error) => settled(entry, ranAnyway(error) ? 'started' : 'not_created', error),
-		);
+		this.writeSettlementsIfIdle();
+	}
+
+	private async onSettled(entry: RunToEmit<R>, settlement: Settlement, error?: Error) {
+		this.unsettled.delete(entry.key as string);
+		await this.options.settled(entry, settlement, error);
+		this.unwrittenSettlement = entry.key;
+		this.writeSettlementsIfIdle();
+	}
+
+	/** Once every run has settled, one empty emit that n8n refuses makes it write the state. */
+	private writeSettlementsIfIdle(): void {
+		const key = this.unwrittenSettlement;
+		if (this.stopped || key === undefined || this.unsettled.size > 0) return;
+		this.unwrittenSettlement = undefined;
+		this.options.rewrite();
+		const done = this.context.helpers.createDeferredPromise<IRun>();
+		done.promise.catch(() => undefined);
 		try {
-			context.emit([toItems(entry.run)], undefined, done, entry.key);
-		} catch (error) {
-			done.reject(error as Error);
+			this.context.emit([[]], undefined, done, key);
+		} catch {
+			// Not written now: the next emit or activation writes it.
 		}
 	}
 }
@@ -90,12 +162,15 @@ function ranAnyway(error: unknown): boolean {
 }
 
 /** Resolves once n8n has written the workflow's static data changes (see emitRuns). */
-async function staticDataWritten(context: ITriggerFunctions): Promise<void> {
+async function staticDataWritten(
+	context: ITriggerFunctions,
+	stopped: () => boolean = () => false,
+): Promise<void> {
 	const root = (context as unknown as { workflow?: { staticData?: { __dataChanged?: unknown } } })
 		.workflow?.staticData;
 	if (typeof root?.__dataChanged !== 'boolean') return;
 	const deadline = systemClock.now() + STATIC_DATA_WRITE_WAIT_MS;
-	while (root.__dataChanged === true && systemClock.now() < deadline) {
+	while (root.__dataChanged === true && systemClock.now() < deadline && !stopped()) {
 		await new Promise<void>((resolve) => systemClock.setTimer(resolve, STATIC_DATA_CHECK_MS));
 	}
 }
@@ -107,14 +182,6 @@ async function staticDataWritten(context: ITriggerFunctions): Promise<void> {
  */
 export function emitsDeduplicationKeys(context: ITriggerFunctions): boolean {
 	return typeof context.emit === 'function' && context.emit.length >= 4;
-}
-
-/** What the trigger does for an n8n without deduplication keys (see emitOneByOne). */
-export interface WithoutDeduplicationKeys<R> {
-	/** n8n created the run: it leaves the outbox now (in memory; `rewrite` makes n8n see it). */
-	created: (run: RunToEmit<R>) => void;
-	/** Reassigns the trigger's state, so the next write n8n makes carries the settlements so far. */
-	rewrite: () => void;
 }
 
 /** How long the emitter waits for n8n 1.x to confirm one run was created before emitting the next. */
@@ -136,16 +203,15 @@ const CREATION_WAIT_MS = 30_000;
 async function emitOneByOne<R>(
 	context: ITriggerFunctions,
 	runs: ReadonlyArray<RunToEmit<R>>,
-	toItems: (run: R) => INodeExecutionData[],
-	settled: (run: RunToEmit<R>, settlement: Settlement, error?: Error) => void,
-	{ created, rewrite }: WithoutDeduplicationKeys<R>,
+	{ toItems, settled, created, rewrite }: RunEmitterOptions<R>,
+	stopped: () => boolean,
 ): Promise<void> {
-	for (let i = 0; i < runs.length; i++) {
+	for (let i = 0; i < runs.length && !stopped(); i++) {
 		const entry = runs[i];
 		if (i > 0) rewrite();
 		if (entry.key === undefined) {
 			context.emit([toItems(entry.run)]);
-			await staticDataWritten(context);
+			await staticDataWritten(context, stopped);
 			continue;
 		}
 		const done = context.helpers.createDeferredPromise<IRun>();
@@ -166,10 +232,10 @@ async function emitOneByOne<R>(
 			},
 		});
 		done.promise.then(
-			() => settled(entry, 'started'),
+			async () => await settled(entry, 'started'),
 			// Once the run exists, any end is a run that happened.
-			(error: Error) =>
-				settled(entry, exists || ranAnyway(error) ? 'started' : 'not_created', error),
+			async (error: Error) =>
+				await settled(entry, exists || ranAnyway(error) ? 'started' : 'not_created', error),
 		);
 		try {
 			context.emit([toItems(entry.run)], undefined, done);
@@ -183,7 +249,7 @@ async function emitOneByOne<R>(
 			new Promise<void>((resolve) => (timer = systemClock.setTimer(resolve, CREATION_WAIT_MS))),
 		]);
 		timer?.cancel();
-		await staticDataWritten(context);
+		await staticDataWritten(context, stopped);
 	}
 	// The last settlement: written with the next write n8n makes (the next emit, or activation).
 	if (runs.length > 0) rewrite();
