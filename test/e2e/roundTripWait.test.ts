@@ -332,7 +332,7 @@ describe('Round-Trip Wait in a real n8n', () => {
 		await executionWaitingFor(correlationId);
 	});
 
-	test('forged, stale and mismatched callbacks are refused and the run keeps waiting; a valid one resumes it', async () => {
+	test('forged, stale and mismatched callbacks (and one signed for another wait) are refused and the run keeps waiting; a valid one from a partner 2 s behind resumes it', async () => {
 		const { correlationId, callbackUrl } = await startRoundTrip(2);
 		const waiting = await executionWaitingFor(correlationId);
 
@@ -349,18 +349,19 @@ describe('Round-Trip Wait in a real n8n', () => {
 		);
 		expect(stale.status).toBe(403);
 		expect(stale.body).toContain('tolerance');
-		// Within the tolerance, but signed before this wait began: it answers something else.
-		const waitBegan =
-			Date.parse(String(nodeOutput(waiting, 'Round-Trip Wait')[0].deadline)) - 3_600_000;
-		const beforeTheWait = await partner.send(
-			callbackUrl,
-			signed({ correlationId }, callbackUrl, SECRET, Math.floor(waitBegan / 1000) - 5),
-		);
-		expect(beforeTheWait.status).toBe(403);
-		expect(beforeTheWait.json).toEqual({
-			error: expect.stringContaining('before this wait began'),
-			waiting: true,
+		// Signed for another wait (its id in the signature), within the tolerance: refused.
+		const otherWait = await partner.send(callbackUrl, {
+			headers: {
+				'x-signature': signPayload(
+					SECRET,
+					JSON.stringify({ correlationId }),
+					Math.floor(Date.now() / 1000),
+					'another-wait',
+				),
+			},
+			body: JSON.stringify({ correlationId }),
 		});
+		expect(otherWait.status).toBe(403);
 		const mismatched = await partner.send(
 			callbackUrl,
 			signed({ correlationId: 'someone-else' }, callbackUrl),
@@ -369,9 +370,17 @@ describe('Round-Trip Wait in a real n8n', () => {
 		expect(mismatched.body).not.toContain(correlationId);
 		expect(await statusOf(waiting.id)).toBe('waiting');
 
+		// A partner whose clock runs 2 s behind n8n's signs "before" the wait began: within the tolerance, accepted.
+		const waitBegan =
+			Date.parse(String(nodeOutput(waiting, 'Round-Trip Wait')[0].deadline)) - 3_600_000;
 		const accepted = await partner.send(
 			callbackUrl,
-			signed({ correlationId, status: 'approved' }, callbackUrl),
+			signed(
+				{ correlationId, status: 'approved' },
+				callbackUrl,
+				SECRET,
+				Math.floor(waitBegan / 1000) - 2,
+			),
 		);
 		expect(accepted.status).toBe(200);
 		expect(accepted.json).toEqual({ received: true });
