@@ -5,6 +5,7 @@ import {
 	DEFAULT_CORRELATION_PATH,
 	compileCorrelationPath,
 	judgeCallback,
+	judgeNotice,
 	matchCorrelation,
 	newCorrelationId,
 	normalizeCorrelationId,
@@ -12,6 +13,7 @@ import {
 import { ReplayMemory } from './replay';
 import { signPayload, signStandardWebhook } from './signature';
 import type { WaitState } from './timeout';
+import { newWait, signNotice } from './waitRecord';
 
 const NOW_MS = Date.UTC(2026, 0, 1, 12, 0, 0);
 const NOW_SEC = NOW_MS / 1000;
@@ -447,5 +449,77 @@ describe('judgeCallback', () => {
 			ok: true,
 			receipt: { correlationId: '77', query: { cid: '77' } },
 		});
+	});
+});
+
+describe("judgeNotice: the node's own failure notice passes the callback's checks first", () => {
+	const WAIT_ID = 'wait-n';
+	const record = {
+		...newWait(EXPECTED_ID, NOW_MS - 60_000, NOW_MS + 3_600_000, true),
+		waitId: WAIT_ID,
+	};
+	const auth = { scheme: 'hmac' as const, secret: SECRET };
+	const rawBody = JSON.stringify({ requestFailed: 'POST x answered HTTP 500' });
+	const notice = signNotice(record, rawBody);
+	const signedNow = signPayload(SECRET, rawBody, NOW_SEC, WAIT_ID);
+	const request = (headers: Record<string, string>, rtw = WAIT_ID): InboundCallback => ({
+		headers,
+		rawBody,
+		body: JSON.parse(rawBody),
+		query: { rtw },
+	});
+
+	it('accepts a notice signed with the callback credential for this wait, carrying its notice key', () => {
+		expect(
+			judgeNotice({ auth, wait: record }, request({ 'x-signature': signedNow }), notice, NOW_MS),
+		).toEqual({ ok: true });
+	});
+
+	it('refuses the notice key alone, as read from the execution by anyone who can view it (401)', () => {
+		expect(judgeNotice({ auth, wait: record }, request({}), notice, NOW_MS)).toEqual({
+			ok: false,
+			status: 401,
+			reason: 'missing x-signature header',
+		});
+	});
+
+	it('refuses a notice with a forged signature (403)', () => {
+		const forged = signPayload('a-guess', rawBody, NOW_SEC, WAIT_ID);
+		expect(
+			judgeNotice({ auth, wait: record }, request({ 'x-signature': forged }), notice, NOW_MS),
+		).toMatchObject({ ok: false, status: 403 });
+	});
+
+	it('refuses a notice whose URL names another wait (403), and one after the deadline (410)', () => {
+		const tokenAuth = { scheme: 'header' as const, token: 'tok' };
+		expect(
+			judgeNotice(
+				{ auth: tokenAuth, wait: record },
+				request({ 'x-callback-token': 'tok' }, 'wait-other'),
+				notice,
+				NOW_MS,
+			),
+		).toMatchObject({ ok: false, status: 403, reason: expect.stringContaining('rtw') });
+		const late = record.deadlineMs + 1;
+		const lateSigned = signPayload(SECRET, rawBody, Math.floor(late / 1000), WAIT_ID);
+		expect(
+			judgeNotice(
+				{ auth: { ...auth, toleranceSec: 7200 }, wait: record },
+				request({ 'x-signature': lateSigned }),
+				notice,
+				late,
+			),
+		).toMatchObject({ ok: false, status: 410 });
+	});
+
+	it('refuses a properly signed callback that carries a wrong notice key (403)', () => {
+		expect(
+			judgeNotice(
+				{ auth, wait: record },
+				request({ 'x-signature': signedNow }),
+				'f'.repeat(64),
+				NOW_MS,
+			),
+		).toEqual({ ok: false, status: 403, reason: 'x-round-trip-notice does not match this wait' });
 	});
 });

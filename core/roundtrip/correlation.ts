@@ -4,6 +4,7 @@ import jsonata from 'jsonata';
 
 import type { ReplayMemory } from './replay';
 import {
+	type AuthVerdict,
 	type CallbackAuth,
 	type CallbackHeaders,
 	type Refusal,
@@ -14,6 +15,7 @@ import {
 	verifyCallback,
 } from './signature';
 import { type WaitState, pastDeadline } from './timeout';
+import { type WaitRecord, verifyNotice } from './waitRecord';
 
 /**
  * Correlation of a resume callback with the run waiting for it: the outbound call carried an id,
@@ -124,25 +126,8 @@ export async function judgeCallback(
 	callback: InboundCallback,
 	nowMs: number,
 ): Promise<CallbackJudgement> {
-	const authenticated = verifyCallback(run.auth, callback, nowMs, run.wait);
+	const authenticated = checkAuthWaitAndDeadline(run.auth, run.wait, callback, nowMs);
 	if (!authenticated.ok) return authenticated;
-
-	const presentedWaitId = callback.query[WAIT_ID_PARAM];
-	const urlWaitId =
-		typeof presentedWaitId === 'string'
-			? presentedWaitId
-			: presentedWaitId === undefined
-				? ''
-				: undefined;
-	if (urlWaitId === undefined || !constantTimeEqual(urlWaitId, run.wait.waitId)) {
-		return {
-			ok: false,
-			status: 403,
-			reason: `the callback URL's ${WAIT_ID_PARAM} does not name this wait: it belongs to another wait of this execution`,
-		};
-	}
-	const late = pastDeadline(run.wait, nowMs);
-	if (late) return { ok: false, status: 410, reason: late };
 
 	// The credential never reaches the correlation expression, a refusal reason, or the stored receipt.
 	const query = { ...callback.query };
@@ -177,6 +162,56 @@ export async function judgeCallback(
 			receivedAt: new Date(nowMs).toISOString(),
 		},
 	};
+}
+
+/**
+ * Judges the node's own failure notice: it must pass the same authentication, wait and deadline
+ * checks as a callback (the node signs it with the callback credential), and then also carry this
+ * wait's notice key. Knowing the notice key alone (it is in the execution's data, which anyone who
+ * can view executions can read) fails no run.
+ */
+export function judgeNotice(
+	run: Pick<WaitingRun, 'auth'> & { wait: WaitRecord },
+	callback: InboundCallback,
+	presentedNotice: string,
+	nowMs: number,
+): { ok: true } | Refusal<401 | 403 | 410> {
+	const authenticated = checkAuthWaitAndDeadline(run.auth, run.wait, callback, nowMs);
+	if (!authenticated.ok) return authenticated;
+	return verifyNotice(run.wait, presentedNotice, rawText(callback.rawBody));
+}
+
+/** Authentication (401/403), then the wait the URL names (403), then the deadline (410). */
+function checkAuthWaitAndDeadline(
+	auth: CallbackAuth,
+	wait: WaitState,
+	callback: InboundCallback,
+	nowMs: number,
+): AuthVerdict | Refusal<410> {
+	const authenticated = verifyCallback(auth, callback, nowMs, wait);
+	if (!authenticated.ok) return authenticated;
+
+	const presentedWaitId = callback.query[WAIT_ID_PARAM];
+	const urlWaitId =
+		typeof presentedWaitId === 'string'
+			? presentedWaitId
+			: presentedWaitId === undefined
+				? ''
+				: undefined;
+	if (urlWaitId === undefined || !constantTimeEqual(urlWaitId, wait.waitId)) {
+		return {
+			ok: false,
+			status: 403,
+			reason: `the callback URL's ${WAIT_ID_PARAM} does not name this wait: it belongs to another wait of this execution`,
+		};
+	}
+	const late = pastDeadline(wait, nowMs);
+	if (late) return { ok: false, status: 410, reason: late };
+	return authenticated;
+}
+
+function rawText(rawBody: Buffer | string): string {
+	return typeof rawBody === 'string' ? rawBody : rawBody.toString('utf8');
 }
 
 /** One wait: its id, or in Wait Only mode (no id) the moment it began, which differs between waits. */

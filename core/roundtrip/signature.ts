@@ -127,6 +127,34 @@ export function signStandardWebhook(
 	};
 }
 
+/**
+ * The headers that authenticate a callback to `waitId` under `auth`, as a partner would send them:
+ * the node signs its own failure notice this way, so the notice passes the callback's checks.
+ * `messageId` is the Standard Webhooks `webhook-id` (unused by the other schemes).
+ */
+export function callbackHeaders(
+	auth: CallbackAuth,
+	waitId: string,
+	rawBody: Buffer | string,
+	timestampSec: number,
+	messageId: string,
+): Record<string, string> {
+	switch (auth.scheme) {
+		case 'hmac':
+			return {
+				[credentialHeaderName(auth)]: signPayload(auth.secret, rawBody, timestampSec, waitId),
+			};
+		case 'standardWebhooks':
+			return signStandardWebhook(auth.secret, messageId, timestampSec, rawBody);
+		case 'header':
+			return { [credentialHeaderName(auth)]: auth.token };
+		case 'basic':
+			return {
+				authorization: `Basic ${Buffer.from(`${auth.user}:${auth.password}`).toString('base64')}`,
+			};
+	}
+}
+
 function requireTimestamp(timestampSec: number): void {
 	if (!Number.isSafeInteger(timestampSec) || timestampSec < 0) {
 		throw new RangeError(

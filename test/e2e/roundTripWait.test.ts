@@ -27,6 +27,8 @@ describe('Round-Trip Wait in a real n8n', () => {
 	let badResponseCodeWorkflowId: string;
 	let earlyWorkflowId: string;
 	let failingRequestWorkflowId: string;
+	/** Execution Data node saving this many custom-data keys before the Round-Trip Wait, by key count. */
+	const customDataWorkflowIds = new Map<number, string>();
 	/** The partner's answers to the callbacks it sent at once, by order number. */
 	const earlyAnswers = new Map<
 		number,
@@ -195,7 +197,38 @@ describe('Round-Trip Wait in a real n8n', () => {
 		failingRequestWorkflowId = await n8n.importWorkflow(
 			roundTripWorkflow('round trip, request refused', 'rt-fail', sendAndWait('/jobs-fail')),
 		);
+		// A user's own custom data before the wait: n8n keeps at most 10 keys per execution and drops new ones silently.
+		for (const keys of [9, 10]) {
+			const values = Array.from({ length: keys }, (_, i) => ({ key: `user_${i}`, value: `v${i}` }));
+			customDataWorkflowIds.set(
+				keys,
+				await n8n.importWorkflow(
+					workflow(
+						`round trip after ${keys} custom-data keys`,
+						[
+							webhookTrigger('Start', `rt-custom-${keys}`),
+							node(
+								'Save Highlights',
+								'n8n-nodes-base.executionData',
+								{ operation: 'save', dataToSave: { values } },
+								{ typeVersion: 1.1 },
+							),
+							node('Round-Trip Wait', `${PACKAGE}.roundTripWait`, sendAndWait('/jobs'), {
+								credentials,
+							}),
+							marker('Accepted'),
+						],
+						[
+							['Start', 'Save Highlights'],
+							['Save Highlights', 'Round-Trip Wait'],
+							['Round-Trip Wait', 'Accepted', 0],
+						],
+					),
+				),
+			);
+		}
 		for (const id of [
+			...customDataWorkflowIds.values(),
 			workflowId,
 			timeoutWorkflowId,
 			failingTimeoutWorkflowId,
@@ -553,6 +586,36 @@ describe('Round-Trip Wait in a real n8n', () => {
 		expect(receipt.headers).not.toHaveProperty('webhook-signature');
 		expect((await partner.send(callbackUrl, { headers, body })).status).toBe(409);
 	});
+
+	test.each([9, 10])(
+		'after the workflow saved %i custom-data keys of its own, the signed callback still resumes the run',
+		async (keys) => {
+			const order = 100 + keys;
+			await start(`rt-custom-${keys}`, { order });
+			const { correlationId, callbackUrl } = await partnerRequest('/jobs', order);
+			const workflow = customDataWorkflowIds.get(keys)!;
+			const waiting = await executionWaitingFor(correlationId, workflow);
+			const accepted = await partner.send(
+				callbackUrl,
+				signed({ correlationId, status: 'custom-data' }, callbackUrl),
+			);
+			expect({ status: accepted.status, body: accepted.json }).toEqual({
+				status: 200,
+				body: { received: true },
+			});
+			const done = await finished(waiting.id);
+			expect(nodeOutput(done, 'Accepted')[0]).toMatchObject({
+				correlationId,
+				body: { status: 'custom-data' },
+			});
+			// The wait keeps no key of its own; the correlation id takes the tenth key when one is free.
+			const customData = done.data?.resultData.metadata ?? {};
+			const userKeys = Object.fromEntries(
+				Array.from({ length: keys }, (_, i) => [`user_${i}`, `v${i}`]),
+			);
+			expect(customData).toEqual(keys < 10 ? { ...userKeys, correlationId } : userKeys);
+		},
+	);
 
 	test('a bad Response Code fails the node with a message naming the field and value, before anything is sent', async () => {
 		await start('rt-bad-code', { order: 61 });
