@@ -10,7 +10,7 @@ import {
 	newCorrelationId,
 	normalizeCorrelationId,
 } from './correlation';
-import { ReplayMemory } from './replay';
+import { type ExecutionReplayLog, ReplayMemory } from './replay';
 import { signPayload, signStandardWebhook } from './signature';
 import type { WaitState } from './timeout';
 import { newWait, signNotice } from './waitRecord';
@@ -321,6 +321,74 @@ describe('judgeCallback', () => {
 			reason:
 				'this signed callback was already accepted by another wait: a copy is not accepted here',
 		});
+	});
+
+	it("refuses a copy at a later wait of the same execution in another process, by the execution's own log (403)", async () => {
+		// Standard Webhooks, both waits of one run expecting the same id in the body: nothing signed tells them apart.
+		const swSecret = `whsec_${Buffer.alloc(32, 4).toString('base64')}`;
+		const headers = signStandardWebhook(swSecret, 'msg_7', NOW_SEC, rawBody);
+		const waitOf = (id: string, log: ExecutionReplayLog): WaitingRun => ({
+			...run,
+			auth: { scheme: 'standardWebhooks', secret: swSecret },
+			wait: { ...wait, waitId: id },
+			// Each callback lands on another webhook process: a fresh in-process memory every time.
+			replay: new ReplayMemory(100),
+			executionReplay: log,
+		});
+		const log: ExecutionReplayLog = {};
+		expect(
+			await judgeCallback(
+				waitOf('wait-1', log),
+				callback({ headers, query: { rtw: 'wait-1' } }),
+				NOW_MS,
+			),
+		).toMatchObject({ ok: true });
+		// n8n saves the log with the resume; the next wait reads it back from the execution's data.
+		const saved = JSON.parse(JSON.stringify(log)) as ExecutionReplayLog;
+		expect(
+			await judgeCallback(
+				waitOf('wait-2', saved),
+				callback({ headers, query: { rtw: 'wait-2' } }),
+				NOW_MS + 2_000,
+			),
+		).toEqual({
+			ok: false,
+			status: 403,
+			reason:
+				'this signed callback was already accepted by another wait: a copy is not accepted here',
+		});
+		// A copy to the wait that accepted it still goes on to n8n (which resumes a wait once).
+		expect(
+			await judgeCallback(
+				waitOf('wait-1', saved),
+				callback({ headers, query: { rtw: 'wait-1' } }),
+				NOW_MS + 2_000,
+			),
+		).toMatchObject({ ok: true });
+		// Without the log (another execution), only this process's memory could have refused it.
+		expect(
+			await judgeCallback(
+				{ ...waitOf('wait-2', {}), executionReplay: undefined },
+				callback({ headers, query: { rtw: 'wait-2' } }),
+				NOW_MS + 2_000,
+			),
+		).toMatchObject({ ok: true });
+	});
+
+	it("leaves the execution's log alone for a refused callback, and drops entries that could no longer pass", async () => {
+		const log: ExecutionReplayLog = { old: { wait: 'x', until: NOW_MS - 1 } };
+		expect(
+			await judgeCallback(
+				{ ...run, executionReplay: log },
+				callback({ body: { correlationId: 'typo' } }),
+				NOW_MS,
+			),
+		).toMatchObject({ status: 409 });
+		expect(log).toEqual({ old: { wait: 'x', until: NOW_MS - 1 } });
+		expect(await judgeCallback({ ...run, executionReplay: log }, callback(), NOW_MS)).toMatchObject(
+			{ ok: true },
+		);
+		expect(Object.keys(log)).toEqual([expect.stringMatching(/^hmac:/)]);
 	});
 
 	it('does not remember a callback it refused, so the partner can fix and resend it', async () => {

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 
 import jsonata from 'jsonata';
 
-import type { ReplayMemory } from './replay';
+import { type ExecutionReplayLog, type ReplayMemory, claimInExecution } from './replay';
 import {
 	type AuthVerdict,
 	type CallbackAuth,
@@ -21,7 +21,7 @@ import { type WaitRecord, verifyNotice } from './waitRecord';
  * Correlation of a resume callback with the run waiting for it: the outbound call carried an id,
  * the callback must carry the same one back. A callback is judged in a fixed order —
  * authentication (401/403), the wait its URL names (403), the deadline (410), correlation (409),
- * then the replay memory (403) — so an unauthenticated caller learns nothing about the waiting run.
+ * then the replay memories, this process's and the execution's (403) — so an unauthenticated caller learns nothing about the waiting run.
  */
 
 export const DEFAULT_CORRELATION_PATH = 'body.correlationId';
@@ -48,8 +48,10 @@ export interface WaitingRun {
 	correlationPath: CorrelationPath;
 	expectedCorrelationId: string;
 	wait: WaitState;
-	/** Signed callbacks already accepted; a copy is refused. */
+	/** Signed callbacks already accepted in this process; a copy is refused. */
 	replay: ReplayMemory;
+	/** Signed callbacks the execution's earlier waits accepted, kept in its own data (any process); a copy is refused. */
+	executionReplay?: ExecutionReplayLog;
 }
 
 export interface InboundCallback extends SignedRequest, CallbackParts {}
@@ -142,9 +144,13 @@ export async function judgeCallback(
 
 	// Last, so only a callback that would otherwise be accepted is remembered.
 	const { replayKey, replayUntilMs } = authenticated;
+	const identity = waitIdentity(run.wait);
+	const until = replayUntilMs ?? nowMs;
 	if (
 		replayKey !== undefined &&
-		!run.replay.claim(replayKey, waitIdentity(run.wait), replayUntilMs ?? nowMs, nowMs)
+		(!run.replay.claim(replayKey, identity, until, nowMs) ||
+			(run.executionReplay !== undefined &&
+				!claimInExecution(run.executionReplay, replayKey, identity, until, nowMs)))
 	) {
 		return {
 			ok: false,

@@ -23,6 +23,7 @@ import {
 	decodeWaitRecord,
 	DEFAULT_CORRELATION_PATH,
 	encodeWaitRecord,
+	type ExecutionReplayLog,
 	type FailureNotice,
 	FIELD_LABELS,
 	judgeCallback,
@@ -55,7 +56,7 @@ const CALLBACK_CREDENTIAL = 'roundTripCallbackApi';
  * Version-1 waits (saved before the upgrade) kept their id and record there: still read.
  */
 const CORRELATION_KEY = 'correlationId';
-/** Signed callbacks this process has accepted: an exact copy is refused (see core/roundtrip/replay.ts). */
+/** Signed callbacks this process has accepted: a copy at another wait is refused (see core/roundtrip/replay.ts). */
 const REPLAY_MEMORY = new ReplayMemory();
 /** Used where n8n itself may resume a wait twice (n8n 1.x, see core/roundtrip/resumeOnce.ts). */
 const RESUMED_WAITS = new ResumedWaits();
@@ -433,6 +434,7 @@ export class RoundTripWait implements INodeType {
 					expectedCorrelationId: wait.correlationId,
 					wait,
 					replay: REPLAY_MEMORY,
+					executionReplay: executionReplayLogOf(this),
 				},
 				inbound,
 				Date.now(),
@@ -514,6 +516,26 @@ function waitingEntryOf(context: IWebhookFunctions): StackEntry | undefined {
 	).runExecutionData?.executionData?.nodeExecutionStack;
 	const name = context.getNode().name;
 	return stack?.find((entry) => entry.node?.name === name);
+}
+
+/** Where the execution's own replay log lives in its data (saved by n8n with the resume; README). */
+const EXECUTION_REPLAY_KEY = 'roundTripWait:accepted';
+
+/**
+ * The signed callbacks earlier waits of this execution accepted, in the execution's context data
+ * (`executionData.contextData`, saved with the execution). What judgeCallback adds to it is written
+ * by n8n together with the resume (`ActiveExecutions.add`: the conditional update that moves the run
+ * out of "waiting" writes this very data), so only the resume that happened is recorded.
+ */
+function executionReplayLogOf(context: IWebhookFunctions): ExecutionReplayLog | undefined {
+	const executionData = (
+		context as unknown as {
+			runExecutionData?: { executionData?: { contextData?: Record<string, IDataObject> } };
+		}
+	).runExecutionData?.executionData;
+	if (!executionData) return undefined;
+	const contextData = (executionData.contextData ??= {});
+	return (contextData[EXECUTION_REPLAY_KEY] ??= {}) as unknown as ExecutionReplayLog;
 }
 
 /** This wait's record: in the waiting node's stack entry, or (a wait saved by version 1 of the record) in custom data. */

@@ -23,6 +23,7 @@ describe('Round-Trip Wait in a real n8n', () => {
 	let timeoutWorkflowId: string;
 	let failingTimeoutWorkflowId: string;
 	let twoWaitsWorkflowId: string;
+	let twoStandardWaitsWorkflowId: string;
 	let standardWorkflowId: string;
 	let badResponseCodeWorkflowId: string;
 	let earlyWorkflowId: string;
@@ -171,6 +172,39 @@ describe('Round-Trip Wait in a real n8n', () => {
 				],
 			),
 		);
+		// The same with Standard Webhooks, which signs neither the URL nor its wait id.
+		twoStandardWaitsWorkflowId = await n8n.importWorkflow(
+			workflow(
+				'round trip, two standard webhooks waits',
+				[
+					webhookTrigger('Start', 'rt-two-standard'),
+					...[1, 2].map((step) =>
+						node(
+							step === 1 ? 'First Wait' : 'Second Wait',
+							`${PACKAGE}.roundTripWait`,
+							sendAndWait('/jobs-standard', {
+								correlationId: "={{ $('Start').item.json.body.order }}",
+								body: `={{ JSON.stringify({ order: $('Start').item.json.body.order, step: ${step} }) }}`,
+							}),
+							{
+								credentials: {
+									roundTripCallbackApi: {
+										id: standardCredential,
+										name: 'Partner standard webhooks',
+									},
+								},
+							},
+						),
+					),
+					marker('Accepted'),
+				],
+				[
+					['Start', 'First Wait'],
+					['First Wait', 'Second Wait', 0],
+					['Second Wait', 'Accepted', 0],
+				],
+			),
+		);
 		standardWorkflowId = await n8n.importWorkflow(
 			roundTripWorkflow(
 				'round trip, standard webhooks',
@@ -233,6 +267,7 @@ describe('Round-Trip Wait in a real n8n', () => {
 			timeoutWorkflowId,
 			failingTimeoutWorkflowId,
 			twoWaitsWorkflowId,
+			twoStandardWaitsWorkflowId,
 			standardWorkflowId,
 			badResponseCodeWorkflowId,
 			earlyWorkflowId,
@@ -616,6 +651,50 @@ describe('Round-Trip Wait in a real n8n', () => {
 			expect(customData).toEqual(keys < 10 ? { ...userKeys, correlationId } : userKeys);
 		},
 	);
+
+	test("a Standard Webhooks copy accepted by a run's first wait is refused at its second wait by another n8n process (the execution's own log)", async () => {
+		const order = 42;
+		await start('rt-two-standard', { order });
+		const first = await partnerRequest('/jobs-standard', order, 1);
+		if (isN8n1) await executionWaitingFor(String(order), twoStandardWaitsWorkflowId, 'First Wait');
+		const body = JSON.stringify({ correlationId: String(order), status: 'step-1' });
+		const captured = {
+			headers: signStandardWebhook(SW_SECRET, 'msg_once', Math.floor(Date.now() / 1000), body),
+			body,
+		};
+		expect((await partner.send(first.callbackUrl, captured)).status).toBe(200);
+		const second = await partnerRequest('/jobs-standard', order, 2);
+		const waiting = await executionWaitingFor(
+			String(order),
+			twoStandardWaitsWorkflowId,
+			'Second Wait',
+		);
+		// A new process: the memory of the process that accepted the copy is gone (as on another webhook process).
+		await n8n.restart();
+		const copy = await partner.send(second.callbackUrl, captured);
+		expect({ status: copy.status, body: copy.json }).toEqual({
+			status: 403,
+			body: {
+				error:
+					'this signed callback was already accepted by another wait: a copy is not accepted here',
+				waiting: true,
+			},
+		});
+		expect(await statusOf(waiting.id)).toBe('waiting');
+		const secondBody = JSON.stringify({ correlationId: String(order), status: 'step-2' });
+		const accepted = await partner.send(second.callbackUrl, {
+			headers: signStandardWebhook(
+				SW_SECRET,
+				'msg_twice',
+				Math.floor(Date.now() / 1000),
+				secondBody,
+			),
+			body: secondBody,
+		});
+		expect(accepted.status).toBe(200);
+		const done = await finished(waiting.id);
+		expect(nodeOutput(done, 'Accepted')[0]).toMatchObject({ body: { status: 'step-2' } });
+	}, 120_000);
 
 	test('a bad Response Code fails the node with a message naming the field and value, before anything is sent', async () => {
 		await start('rt-bad-code', { order: 61 });
