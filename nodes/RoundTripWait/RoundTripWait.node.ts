@@ -368,7 +368,7 @@ export class RoundTripWait implements INodeType {
 			// For filtering executions only; the wait does not depend on it (it is in the stack entry).
 			const customData = customDataOf(this);
 			customData?.set(CORRELATION_KEY, correlationId);
-			if (customData?.get(CORRELATION_KEY) !== correlationId)
+			if (customData && customData.get(CORRELATION_KEY) !== correlationId)
 				this.logger.warn(
 					`Round-Trip Wait: n8n did not keep the correlation id in the execution's custom data (at most 10 keys per execution, and this one has them): executions cannot be filtered by it; the wait itself is unaffected`,
 				);
