@@ -5,13 +5,15 @@ import {
 	DEFAULT_CORRELATION_PATH,
 	compileCorrelationPath,
 	judgeCallback,
+	judgeNotice,
 	matchCorrelation,
 	newCorrelationId,
 	normalizeCorrelationId,
 } from './correlation';
-import { ReplayMemory } from './replay';
+import { type ExecutionReplayLog, ReplayMemory } from './replay';
 import { signPayload, signStandardWebhook } from './signature';
 import type { WaitState } from './timeout';
+import { newWait, signNotice } from './waitRecord';
 
 const NOW_MS = Date.UTC(2026, 0, 1, 12, 0, 0);
 const NOW_SEC = NOW_MS / 1000;
@@ -321,6 +323,74 @@ describe('judgeCallback', () => {
 		});
 	});
 
+	it("refuses a copy at a later wait of the same execution in another process, by the execution's own log (403)", async () => {
+		// Standard Webhooks, both waits of one run expecting the same id in the body: nothing signed tells them apart.
+		const swSecret = `whsec_${Buffer.alloc(32, 4).toString('base64')}`;
+		const headers = signStandardWebhook(swSecret, 'msg_7', NOW_SEC, rawBody);
+		const waitOf = (id: string, log: ExecutionReplayLog): WaitingRun => ({
+			...run,
+			auth: { scheme: 'standardWebhooks', secret: swSecret },
+			wait: { ...wait, waitId: id },
+			// Each callback lands on another webhook process: a fresh in-process memory every time.
+			replay: new ReplayMemory(100),
+			executionReplay: log,
+		});
+		const log: ExecutionReplayLog = {};
+		expect(
+			await judgeCallback(
+				waitOf('wait-1', log),
+				callback({ headers, query: { rtw: 'wait-1' } }),
+				NOW_MS,
+			),
+		).toMatchObject({ ok: true });
+		// n8n saves the log with the resume; the next wait reads it back from the execution's data.
+		const saved = JSON.parse(JSON.stringify(log)) as ExecutionReplayLog;
+		expect(
+			await judgeCallback(
+				waitOf('wait-2', saved),
+				callback({ headers, query: { rtw: 'wait-2' } }),
+				NOW_MS + 2_000,
+			),
+		).toEqual({
+			ok: false,
+			status: 403,
+			reason:
+				'this signed callback was already accepted by another wait: a copy is not accepted here',
+		});
+		// A copy to the wait that accepted it still goes on to n8n (which resumes a wait once).
+		expect(
+			await judgeCallback(
+				waitOf('wait-1', saved),
+				callback({ headers, query: { rtw: 'wait-1' } }),
+				NOW_MS + 2_000,
+			),
+		).toMatchObject({ ok: true });
+		// Without the log (another execution), only this process's memory could have refused it.
+		expect(
+			await judgeCallback(
+				{ ...waitOf('wait-2', {}), executionReplay: undefined },
+				callback({ headers, query: { rtw: 'wait-2' } }),
+				NOW_MS + 2_000,
+			),
+		).toMatchObject({ ok: true });
+	});
+
+	it("leaves the execution's log alone for a refused callback, and drops entries that could no longer pass", async () => {
+		const log: ExecutionReplayLog = { old: { wait: 'x', until: NOW_MS - 1 } };
+		expect(
+			await judgeCallback(
+				{ ...run, executionReplay: log },
+				callback({ body: { correlationId: 'typo' } }),
+				NOW_MS,
+			),
+		).toMatchObject({ status: 409 });
+		expect(log).toEqual({ old: { wait: 'x', until: NOW_MS - 1 } });
+		expect(await judgeCallback({ ...run, executionReplay: log }, callback(), NOW_MS)).toMatchObject(
+			{ ok: true },
+		);
+		expect(Object.keys(log)).toEqual([expect.stringMatching(/^hmac:/)]);
+	});
+
 	it('does not remember a callback it refused, so the partner can fix and resend it', async () => {
 		expect(
 			await judgeCallback(run, callback({ body: { correlationId: 'typo' } }), NOW_MS),
@@ -447,5 +517,77 @@ describe('judgeCallback', () => {
 			ok: true,
 			receipt: { correlationId: '77', query: { cid: '77' } },
 		});
+	});
+});
+
+describe("judgeNotice: the node's own failure notice passes the callback's checks first", () => {
+	const WAIT_ID = 'wait-n';
+	const record = {
+		...newWait(EXPECTED_ID, NOW_MS - 60_000, NOW_MS + 3_600_000, true),
+		waitId: WAIT_ID,
+	};
+	const auth = { scheme: 'hmac' as const, secret: SECRET };
+	const rawBody = JSON.stringify({ requestFailed: 'POST x answered HTTP 500' });
+	const notice = signNotice(record, rawBody);
+	const signedNow = signPayload(SECRET, rawBody, NOW_SEC, WAIT_ID);
+	const request = (headers: Record<string, string>, rtw = WAIT_ID): InboundCallback => ({
+		headers,
+		rawBody,
+		body: JSON.parse(rawBody),
+		query: { rtw },
+	});
+
+	it('accepts a notice signed with the callback credential for this wait, carrying its notice key', () => {
+		expect(
+			judgeNotice({ auth, wait: record }, request({ 'x-signature': signedNow }), notice, NOW_MS),
+		).toEqual({ ok: true });
+	});
+
+	it('refuses the notice key alone, as read from the execution by anyone who can view it (401)', () => {
+		expect(judgeNotice({ auth, wait: record }, request({}), notice, NOW_MS)).toEqual({
+			ok: false,
+			status: 401,
+			reason: 'missing x-signature header',
+		});
+	});
+
+	it('refuses a notice with a forged signature (403)', () => {
+		const forged = signPayload('a-guess', rawBody, NOW_SEC, WAIT_ID);
+		expect(
+			judgeNotice({ auth, wait: record }, request({ 'x-signature': forged }), notice, NOW_MS),
+		).toMatchObject({ ok: false, status: 403 });
+	});
+
+	it('refuses a notice whose URL names another wait (403), and one after the deadline (410)', () => {
+		const tokenAuth = { scheme: 'header' as const, token: 'tok' };
+		expect(
+			judgeNotice(
+				{ auth: tokenAuth, wait: record },
+				request({ 'x-callback-token': 'tok' }, 'wait-other'),
+				notice,
+				NOW_MS,
+			),
+		).toMatchObject({ ok: false, status: 403, reason: expect.stringContaining('rtw') });
+		const late = record.deadlineMs + 1;
+		const lateSigned = signPayload(SECRET, rawBody, Math.floor(late / 1000), WAIT_ID);
+		expect(
+			judgeNotice(
+				{ auth: { ...auth, toleranceSec: 7200 }, wait: record },
+				request({ 'x-signature': lateSigned }),
+				notice,
+				late,
+			),
+		).toMatchObject({ ok: false, status: 410 });
+	});
+
+	it('refuses a properly signed callback that carries a wrong notice key (403)', () => {
+		expect(
+			judgeNotice(
+				{ auth, wait: record },
+				request({ 'x-signature': signedNow }),
+				'f'.repeat(64),
+				NOW_MS,
+			),
+		).toEqual({ ok: false, status: 403, reason: 'x-round-trip-notice does not match this wait' });
 	});
 });

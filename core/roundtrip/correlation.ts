@@ -2,8 +2,9 @@ import { randomUUID } from 'node:crypto';
 
 import jsonata from 'jsonata';
 
-import type { ReplayMemory } from './replay';
+import { type ExecutionReplayLog, type ReplayMemory, claimInExecution } from './replay';
 import {
+	type AuthVerdict,
 	type CallbackAuth,
 	type CallbackHeaders,
 	type Refusal,
@@ -14,12 +15,13 @@ import {
 	verifyCallback,
 } from './signature';
 import { type WaitState, pastDeadline } from './timeout';
+import { type WaitRecord, verifyNotice } from './waitRecord';
 
 /**
  * Correlation of a resume callback with the run waiting for it: the outbound call carried an id,
  * the callback must carry the same one back. A callback is judged in a fixed order —
  * authentication (401/403), the wait its URL names (403), the deadline (410), correlation (409),
- * then the replay memory (403) — so an unauthenticated caller learns nothing about the waiting run.
+ * then the replay memories, this process's and the execution's (403) — so an unauthenticated caller learns nothing about the waiting run.
  */
 
 export const DEFAULT_CORRELATION_PATH = 'body.correlationId';
@@ -46,8 +48,10 @@ export interface WaitingRun {
 	correlationPath: CorrelationPath;
 	expectedCorrelationId: string;
 	wait: WaitState;
-	/** Signed callbacks already accepted; a copy is refused. */
+	/** Signed callbacks already accepted in this process; a copy is refused. */
 	replay: ReplayMemory;
+	/** Signed callbacks the execution's earlier waits accepted, kept in its own data (any process); a copy is refused. */
+	executionReplay?: ExecutionReplayLog;
 }
 
 export interface InboundCallback extends SignedRequest, CallbackParts {}
@@ -124,25 +128,8 @@ export async function judgeCallback(
 	callback: InboundCallback,
 	nowMs: number,
 ): Promise<CallbackJudgement> {
-	const authenticated = verifyCallback(run.auth, callback, nowMs, run.wait);
+	const authenticated = checkAuthWaitAndDeadline(run.auth, run.wait, callback, nowMs);
 	if (!authenticated.ok) return authenticated;
-
-	const presentedWaitId = callback.query[WAIT_ID_PARAM];
-	const urlWaitId =
-		typeof presentedWaitId === 'string'
-			? presentedWaitId
-			: presentedWaitId === undefined
-				? ''
-				: undefined;
-	if (urlWaitId === undefined || !constantTimeEqual(urlWaitId, run.wait.waitId)) {
-		return {
-			ok: false,
-			status: 403,
-			reason: `the callback URL's ${WAIT_ID_PARAM} does not name this wait: it belongs to another wait of this execution`,
-		};
-	}
-	const late = pastDeadline(run.wait, nowMs);
-	if (late) return { ok: false, status: 410, reason: late };
 
 	// The credential never reaches the correlation expression, a refusal reason, or the stored receipt.
 	const query = { ...callback.query };
@@ -157,9 +144,13 @@ export async function judgeCallback(
 
 	// Last, so only a callback that would otherwise be accepted is remembered.
 	const { replayKey, replayUntilMs } = authenticated;
+	const identity = waitIdentity(run.wait);
+	const until = replayUntilMs ?? nowMs;
 	if (
 		replayKey !== undefined &&
-		!run.replay.claim(replayKey, waitIdentity(run.wait), replayUntilMs ?? nowMs, nowMs)
+		(!run.replay.claim(replayKey, identity, until, nowMs) ||
+			(run.executionReplay !== undefined &&
+				!claimInExecution(run.executionReplay, replayKey, identity, until, nowMs)))
 	) {
 		return {
 			ok: false,
@@ -177,6 +168,56 @@ export async function judgeCallback(
 			receivedAt: new Date(nowMs).toISOString(),
 		},
 	};
+}
+
+/**
+ * Judges the node's own failure notice: it must pass the same authentication, wait and deadline
+ * checks as a callback (the node signs it with the callback credential), and then also carry this
+ * wait's notice key. Knowing the notice key alone (it is in the execution's data, which anyone who
+ * can view executions can read) fails no run.
+ */
+export function judgeNotice(
+	run: Pick<WaitingRun, 'auth'> & { wait: WaitRecord },
+	callback: InboundCallback,
+	presentedNotice: string,
+	nowMs: number,
+): { ok: true } | Refusal<401 | 403 | 410> {
+	const authenticated = checkAuthWaitAndDeadline(run.auth, run.wait, callback, nowMs);
+	if (!authenticated.ok) return authenticated;
+	return verifyNotice(run.wait, presentedNotice, rawText(callback.rawBody));
+}
+
+/** Authentication (401/403), then the wait the URL names (403), then the deadline (410). */
+function checkAuthWaitAndDeadline(
+	auth: CallbackAuth,
+	wait: WaitState,
+	callback: InboundCallback,
+	nowMs: number,
+): AuthVerdict | Refusal<410> {
+	const authenticated = verifyCallback(auth, callback, nowMs, wait);
+	if (!authenticated.ok) return authenticated;
+
+	const presentedWaitId = callback.query[WAIT_ID_PARAM];
+	const urlWaitId =
+		typeof presentedWaitId === 'string'
+			? presentedWaitId
+			: presentedWaitId === undefined
+				? ''
+				: undefined;
+	if (urlWaitId === undefined || !constantTimeEqual(urlWaitId, wait.waitId)) {
+		return {
+			ok: false,
+			status: 403,
+			reason: `the callback URL's ${WAIT_ID_PARAM} does not name this wait: it belongs to another wait of this execution`,
+		};
+	}
+	const late = pastDeadline(wait, nowMs);
+	if (late) return { ok: false, status: 410, reason: late };
+	return authenticated;
+}
+
+function rawText(rawBody: Buffer | string): string {
+	return typeof rawBody === 'string' ? rawBody : rawBody.toString('utf8');
 }
 
 /** One wait: its id, or in Wait Only mode (no id) the moment it began, which differs between waits. */

@@ -7,7 +7,9 @@ import {
 	retryDelayMs,
 	sendOutbound,
 } from './dispatch';
-import { NOTICE_HEADER, newWait, verifyNotice } from './waitRecord';
+import { judgeNotice } from './correlation';
+import type { CallbackAuth } from './signature';
+import { NOTICE_HEADER, newWait } from './waitRecord';
 
 const REQUEST = {
 	method: 'POST' as const,
@@ -104,25 +106,48 @@ describe('retry contract', () => {
 });
 
 describe('reportFailure', () => {
-	const record = newWait(Date.UTC(2026, 0, 1), Date.UTC(2026, 0, 2), true);
+	const record = newWait('c-1', Date.UTC(2026, 0, 1), Date.UTC(2026, 0, 2), true);
+	const AUTH: CallbackAuth = { scheme: 'hmac', secret: 's3cret' };
+	const callbackUrl = `http://n8n.local/webhook-waiting/9?signature=t&rtw=${record.waitId}`;
 
-	it('posts a notice only this wait can sign to the callback URL', async () => {
+	it.each<CallbackAuth>([
+		AUTH,
+		{ scheme: 'standardWebhooks', secret: `whsec_${Buffer.alloc(32, 5).toString('base64')}` },
+		{ scheme: 'header', token: 'tok' },
+		{ scheme: 'basic', user: 'u', password: 'p' },
+	])('posts a notice that passes the callback checks of its wait ($scheme)', async (auth) => {
+		const clock = new FakeClock(Date.UTC(2026, 0, 1, 6));
 		const { http, calls } = transport([{ status: 200, headers: {}, body: '{}' }]);
 		expect(
 			await reportFailure(
 				http,
-				CALLBACK_URL,
+				callbackUrl,
 				record,
 				{ requestFailed: 'POST x answered HTTP 500' },
-				new FakeClock(),
+				auth,
+				clock,
 			),
 		).toBe(200);
 		expect(calls).toHaveLength(1);
 		const [call] = calls;
-		expect(call.url).toBe(CALLBACK_URL);
-		expect(verifyNotice(record, call.headers![NOTICE_HEADER], String(call.body))).toEqual({
+		expect(call.url).toBe(callbackUrl);
+		const headers = call.headers!;
+		const inbound = {
+			headers,
+			rawBody: String(call.body),
+			body: JSON.parse(String(call.body)),
+			query: { rtw: record.waitId },
+		};
+		expect(
+			judgeNotice({ auth, wait: record }, inbound, headers[NOTICE_HEADER], clock.now()),
+		).toEqual({
 			ok: true,
 		});
+		// Without the credential's headers, the same notice fails no run.
+		const bare = { ...inbound, headers: { [NOTICE_HEADER]: headers[NOTICE_HEADER] } };
+		expect(
+			judgeNotice({ auth, wait: record }, bare, headers[NOTICE_HEADER], clock.now()),
+		).toMatchObject({ ok: false, status: 401 });
 	});
 
 	it('retries while n8n is still saving the wait, with the contract backoff', async () => {
@@ -134,7 +159,7 @@ describe('reportFailure', () => {
 			{ status: 200, headers: {}, body: '' },
 		]);
 		let result: number | undefined | 'pending' = 'pending';
-		void reportFailure(http, CALLBACK_URL, record, { requestFailed: 'x' }, clock).then(
+		void reportFailure(http, CALLBACK_URL, record, { requestFailed: 'x' }, AUTH, clock).then(
 			(status) => (result = status),
 		);
 		await flushPromises();
@@ -154,7 +179,7 @@ describe('reportFailure', () => {
 			Array.from({ length: 10 }, () => ({ status: 503, headers: {}, body: '' })),
 		);
 		let result: number | undefined | 'pending' = 'pending';
-		void reportFailure(http, CALLBACK_URL, record, { requestFailed: 'x' }, clock, 3).then(
+		void reportFailure(http, CALLBACK_URL, record, { requestFailed: 'x' }, AUTH, clock, 3).then(
 			(status) => (result = status),
 		);
 		await flushPromises();

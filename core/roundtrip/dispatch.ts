@@ -1,6 +1,7 @@
 import type { Clock } from '../clock';
 import type { HttpRequest, HttpTransport } from '../connectors/types';
 import type { OutboundRequest } from './settings';
+import { type CallbackAuth, callbackHeaders } from './signature';
 import { NOTICE_HEADER, type WaitRecord, signNotice } from './waitRecord';
 
 /**
@@ -87,14 +88,17 @@ export interface FailureNotice {
 }
 
 /**
- * Tells the waiting run that its request failed, retrying retryable answers. Resolves with the
- * final status, or undefined when every attempt failed at the transport.
+ * Tells the waiting run that its request failed, retrying retryable answers. The notice is signed
+ * like a partner's callback, with the callback credential (`auth`), for this wait and at this moment,
+ * so it passes the checks every callback must pass, and carries this wait's notice key on top.
+ * Resolves with the final status, or undefined when every attempt failed at the transport.
  */
 export async function reportFailure(
 	http: HttpTransport,
 	callbackUrl: string,
 	record: WaitRecord,
 	failure: FailureNotice,
+	auth: CallbackAuth,
 	clock: Clock,
 	attempts = 6,
 ): Promise<number | undefined> {
@@ -107,7 +111,17 @@ export async function reportFailure(
 			const response = await http({
 				method: 'POST',
 				url: callbackUrl,
-				headers: { 'content-type': 'application/json', [NOTICE_HEADER]: signNotice(record, body) },
+				headers: {
+					'content-type': 'application/json',
+					...callbackHeaders(
+						auth,
+						record.waitId,
+						body,
+						Math.floor(clock.now() / 1000),
+						`notice_${record.waitId}_${attempt}`,
+					),
+					[NOTICE_HEADER]: signNotice(record, body),
+				},
 				body,
 			});
 			status = response.status;

@@ -6,8 +6,9 @@
  * exactly one of them resume the run. Bounded: entries leave when their timestamp could no longer pass
  * anyway, and beyond `maxEntries` the oldest leave first.
  *
- * It lives in one process's memory. Across processes and restarts the other checks carry the load:
- * n8n resumes a wait once, and a signature made before a wait began is refused by that wait.
+ * It lives in one process's memory, and is what refuses a copy presented to a wait of **another
+ * execution**. Within one execution, `ExecutionReplayLog` below holds the same claims in the
+ * execution's own data, which n8n saves with the resume: every process sees it.
  */
 
 export const DEFAULT_REPLAY_MEMORY_ENTRIES = 10_000;
@@ -54,4 +55,30 @@ export class ReplayMemory {
 			if (entry.until <= nowMs) this.entries.delete(key);
 		}
 	}
+}
+
+/**
+ * The signed callbacks the waits of **one execution** accepted: key → the wait and until when a copy
+ * could pass. A plain object, so it can live in the execution's own data; the node keeps it there
+ * and n8n writes it in the same conditional update that moves the run out of "waiting" (only the
+ * resume that happened is recorded). A later wait of the same execution, in any process and after
+ * any restart, reads it back and refuses a copy accepted by an earlier wait.
+ */
+export type ExecutionReplayLog = Record<string, { wait: string; until: number }>;
+
+/** Like ReplayMemory.claim, on an execution's log: false when another wait of the execution accepted `key`. */
+export function claimInExecution(
+	log: ExecutionReplayLog,
+	key: string,
+	wait: string,
+	untilMs: number,
+	nowMs: number,
+): boolean {
+	for (const [held, entry] of Object.entries(log)) {
+		if (!(entry?.until > nowMs)) delete log[held];
+	}
+	const held = log[key];
+	if (held !== undefined && held.wait !== wait) return false;
+	log[key] = { wait, until: Math.max(untilMs, held?.until ?? 0) };
+	return true;
 }

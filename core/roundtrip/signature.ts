@@ -6,9 +6,10 @@ import { ConfigError } from '../configError';
  * Authentication of the inbound resume callback. Every comparison of a presented credential
  * with the configured one runs in constant time, and no refusal reason ever carries a secret.
  *
- * The signed schemes are bound to one wait: a signature made before the wait began is refused,
- * and the HMAC scheme signs this wait's id (the `rtw` query parameter of its callback URL), so a
- * callback captured from an earlier wait of the same execution does not verify on a later one.
+ * The HMAC scheme signs this wait's id (the `rtw` query parameter of its callback URL), so a
+ * callback captured from another wait, of this execution or another, does not verify on this one.
+ * Timestamps have a tolerance (clock skew) around now and around the wait's start, so time alone
+ * binds a callback to no wait; see checkTimestamp.
  */
 
 export const DEFAULT_SIGNATURE_HEADER = 'x-signature';
@@ -56,7 +57,7 @@ export interface SignedRequest {
 export interface WaitBinding {
 	/** The per-wait id carried in the callback URL (`rtw`); empty in Wait Only mode, where n8n's plain resume URL was sent. */
 	waitId: string;
-	/** When the wait began (epoch ms): a callback signed before it answers something else. */
+	/** When the wait began (epoch ms): a callback signed more than the tolerance before it answers something else. */
 	startedAtMs: number;
 }
 
@@ -124,6 +125,34 @@ export function signStandardWebhook(
 		[STANDARD_WEBHOOK_HEADERS.timestamp]: String(timestampSec),
 		[STANDARD_WEBHOOK_HEADERS.signature]: `v1,${signature}`,
 	};
+}
+
+/**
+ * The headers that authenticate a callback to `waitId` under `auth`, as a partner would send them:
+ * the node signs its own failure notice this way, so the notice passes the callback's checks.
+ * `messageId` is the Standard Webhooks `webhook-id` (unused by the other schemes).
+ */
+export function callbackHeaders(
+	auth: CallbackAuth,
+	waitId: string,
+	rawBody: Buffer | string,
+	timestampSec: number,
+	messageId: string,
+): Record<string, string> {
+	switch (auth.scheme) {
+		case 'hmac':
+			return {
+				[credentialHeaderName(auth)]: signPayload(auth.secret, rawBody, timestampSec, waitId),
+			};
+		case 'standardWebhooks':
+			return signStandardWebhook(auth.secret, messageId, timestampSec, rawBody);
+		case 'header':
+			return { [credentialHeaderName(auth)]: auth.token };
+		case 'basic':
+			return {
+				authorization: `Basic ${Buffer.from(`${auth.user}:${auth.password}`).toString('base64')}`,
+			};
+	}
 }
 
 function requireTimestamp(timestampSec: number): void {
@@ -299,8 +328,13 @@ function verifyStandardWebhook(
 }
 
 /**
- * A genuine signature is still refused when its timestamp is outside the tolerance of now, or
- * earlier than the second in which this wait began: such a callback answers something else.
+ * A genuine signature is still refused when its timestamp is outside the tolerance of now, or more
+ * than the tolerance before this wait began. The tolerance is there for clock skew: a partner whose
+ * clock runs behind n8n's signs a callback sent at once with a second earlier than the wait's start,
+ * so the start gets the same slack as now. (Now is never before the start on one clock, so the second
+ * check bites only when the process judging the callback runs behind the one that began the wait.)
+ * What binds a callback to its wait is therefore not its time: HMAC v2 signs the wait id; Standard
+ * Webhooks signs the body with its correlation id, and the replay memory holds its webhook-id (README).
  */
 function checkTimestamp(
 	headerName: string,
@@ -317,10 +351,10 @@ function checkTimestamp(
 			`${headerName} timestamp is stale: ${Math.abs(skewSec)} s ${direction}, ${beyond} s outside the ${toleranceSec} s tolerance`,
 		);
 	}
-	const waitStartedSec = Math.floor(wait.startedAtMs / 1000);
-	if (timestampSec < waitStartedSec) {
+	const beforeStartSec = Math.floor(wait.startedAtMs / 1000) - timestampSec;
+	if (beforeStartSec > toleranceSec) {
 		return forbidden(
-			`${headerName} timestamp is ${waitStartedSec - timestampSec} s before this wait began: the callback was signed for an earlier wait`,
+			`${headerName} timestamp is ${beforeStartSec} s before this wait began, more than the ${toleranceSec} s tolerance: the callback was signed for something else`,
 		);
 	}
 	return undefined;

@@ -10,6 +10,7 @@ import {
 	type INodeTypeDescription,
 	type IWebhookFunctions,
 	type IWebhookResponseData,
+	type IExecuteData,
 	NodeConnectionTypes,
 	NodeOperationError,
 } from 'n8n-workflow';
@@ -22,9 +23,11 @@ import {
 	decodeWaitRecord,
 	DEFAULT_CORRELATION_PATH,
 	encodeWaitRecord,
+	type ExecutionReplayLog,
 	type FailureNotice,
 	FIELD_LABELS,
 	judgeCallback,
+	judgeNotice,
 	newCorrelationId,
 	newWait,
 	NOTICE_HEADER,
@@ -38,7 +41,8 @@ import {
 	timedOutItem,
 	validateCallbackAuth,
 	validateSettings,
-	verifyNotice,
+	WAIT_RECORD_KEY,
+	type WaitRecord,
 } from '../../core/roundtrip';
 import { customDataOf } from '../shared/customData';
 import { toNodeError } from '../shared/errors';
@@ -46,11 +50,13 @@ import { HTTP_CREDENTIAL, n8nHttpTransport } from '../shared/httpTransport';
 import { genericCredentials, httpAuthProperties, timeUnitOptions } from '../shared/parameters';
 
 const CALLBACK_CREDENTIAL = 'roundTripCallbackApi';
-/** The waiting run's correlation id lives in the execution's custom data, where the resume webhook reads it (and users can filter executions by it). */
+/**
+ * The correlation id is also written to the execution's custom data, so users can filter executions
+ * by it; the wait does not read it (n8n drops it silently when the execution already has 10 keys).
+ * Version-1 waits (saved before the upgrade) kept their id and record there: still read.
+ */
 const CORRELATION_KEY = 'correlationId';
-/** The wait's id, start, deadline and notice key, also in custom data (one value, at most 255 characters). */
-const WAIT_KEY = 'roundTripWait';
-/** Signed callbacks this process has accepted: an exact copy is refused (see core/roundtrip/replay.ts). */
+/** Signed callbacks this process has accepted: a copy at another wait is refused (see core/roundtrip/replay.ts). */
 const REPLAY_MEMORY = new ReplayMemory();
 /** Used where n8n itself may resume a wait twice (n8n 1.x, see core/roundtrip/resumeOnce.ts). */
 const RESUMED_WAITS = new ResumedWaits();
@@ -289,11 +295,16 @@ export class RoundTripWait implements INodeType {
 		}
 		try {
 			const settings = validateSettings(readSettings(this));
-			validateCallbackAuth(callbackAuthFrom(await this.getCredentials(CALLBACK_CREDENTIAL)));
+			const callbackAuth = callbackAuthFrom(await this.getCredentials(CALLBACK_CREDENTIAL));
+			validateCallbackAuth(callbackAuth);
 			const correlationId = settings.correlationId ?? newCorrelationId();
 			const waitStartedAt = Date.now();
 			const deadline = resumeDeadline(waitStartedAt, settings.timeout);
-			const wait = newWait(waitStartedAt, deadline, settings.mode === 'sendAndWait');
+			const wait = newWait(correlationId, waitStartedAt, deadline, settings.mode === 'sendAndWait');
+			// The wait is kept with this node's entry of the execution's stack (see keepWaitRecord): checked
+			// before anything is sent, so a wait that could not be kept fails here instead of waiting in vain.
+			const executeData = this.getExecuteData();
+			keepWaitRecord(this, executeData, wait);
 			const callbackUrl = callbackUrlFor(
 				this.evaluateExpression('{{ $execution.resumeUrl }}', 0) as string,
 				wait.waitId,
@@ -324,6 +335,7 @@ export class RoundTripWait implements INodeType {
 						callbackUrl,
 						wait,
 						notice,
+						callbackAuth,
 						systemClock,
 					);
 					if (status !== 200)
@@ -353,17 +365,15 @@ export class RoundTripWait implements INodeType {
 				}
 			}
 
+			// For filtering executions only; the wait does not depend on it (it is in the stack entry).
 			const customData = customDataOf(this);
-			if (!customData)
-				throw new NodeOperationError(
-					this.getNode(),
-					'This n8n offers nodes no execution custom data, where the Round-Trip Wait keeps its wait',
+			customData?.set(CORRELATION_KEY, correlationId);
+			if (customData && customData.get(CORRELATION_KEY) !== correlationId)
+				this.logger.warn(
+					`Round-Trip Wait: n8n did not keep the correlation id in the execution's custom data (at most 10 keys per execution, and this one has them): executions cannot be filtered by it; the wait itself is unaffected`,
 				);
-			customData.set(CORRELATION_KEY, correlationId);
-			customData.set(WAIT_KEY, encodeWaitRecord(wait));
 			// n8n runs no node code when a wait times out: it passes the waiting node's stored input on.
 			// Storing the "Timed Out" item as that input, on output 1, makes the timeout land there.
-			const executeData = this.getExecuteData();
 			const timedOut = [
 				{
 					json: { ...timedOutItem(correlationId, waitStartedAt, deadline, deadline) },
@@ -396,31 +406,37 @@ export class RoundTripWait implements INodeType {
 			return { noWebhookResponse: true };
 		};
 		try {
-			const customData = customDataOf(this);
-			const expected = customData?.get(CORRELATION_KEY);
-			const wait = decodeWaitRecord(customData?.get(WAIT_KEY));
-			if (!expected || !wait)
+			const wait = waitRecordOf(this);
+			if (!wait)
 				return refuse(409, 'this execution is not waiting in a Round-Trip Wait node', false);
 			if (request.rawBody === undefined && request.readRawBody) await request.readRawBody();
 			const rawBody = request.rawBody ?? Buffer.alloc(0);
-
-			const notice = request.headers[NOTICE_HEADER];
-			if (notice !== undefined)
-				return failFromNotice(this, wait, String(notice), rawBody.toString('utf8'), refuse);
+			const auth = callbackAuthFrom(await this.getCredentials(CALLBACK_CREDENTIAL));
 
 			const query = { ...(request.query as IDataObject) };
 			delete query.signature; // n8n's resume token: a secret of this run, not callback data
+			const inbound = { headers: request.headers, rawBody, body: request.body, query };
+
+			// The node's own "request failed" notice: the callback's checks first, then this wait's notice key.
+			const notice = request.headers[NOTICE_HEADER];
+			if (notice !== undefined) {
+				const verdict = judgeNotice({ auth, wait }, inbound, String(notice), Date.now());
+				if (!verdict.ok) return refuse(verdict.status, verdict.reason, verdict.status !== 410);
+				return failFromNotice(this, rawBody.toString('utf8'), refuse);
+			}
+
 			const judgement = await judgeCallback(
 				{
-					auth: callbackAuthFrom(await this.getCredentials(CALLBACK_CREDENTIAL)),
+					auth,
 					correlationPath: compileCorrelationPath(
 						this.getNodeParameter('correlationIdPath') as string,
 					),
-					expectedCorrelationId: expected,
+					expectedCorrelationId: wait.correlationId,
 					wait,
 					replay: REPLAY_MEMORY,
+					executionReplay: executionReplayLogOf(this),
 				},
-				{ headers: request.headers, rawBody, body: request.body, query },
+				inbound,
 				Date.now(),
 			);
 			if (!judgement.ok)
@@ -447,26 +463,16 @@ export class RoundTripWait implements INodeType {
 
 type Refuse = (status: number, error: string, waiting?: boolean) => IWebhookResponseData;
 
-/** The node's own notice that its request failed after the wait was saved: the run resumes and fails with that message. */
+/** The node's own notice, checked, that its request failed after the wait was saved: the run resumes and fails with that message. */
 function failFromNotice(
 	context: IWebhookFunctions,
-	wait: NonNullable<ReturnType<typeof decodeWaitRecord>>,
-	presented: string,
 	body: string,
 	refuse: Refuse,
 ): IWebhookResponseData {
-	const verified = verifyNotice(wait, presented, body);
-	if (!verified.ok) return refuse(verified.status, verified.reason);
 	const notice = JSON.parse(body) as FailureNotice;
 	// n8n's resume honours a stack entry's `resumeError` (set by n8n itself for failed sub-workflows):
 	// the resumed node fails with it instead of passing its data on. Not a public API of n8n 2.41 (README).
-	const entry = (
-		context as unknown as {
-			runExecutionData?: {
-				executionData?: { nodeExecutionStack?: Array<{ metadata?: IDataObject }> };
-			};
-		}
-	).runExecutionData?.executionData?.nodeExecutionStack?.[0];
+	const entry = waitingEntryOf(context);
 	if (!entry)
 		return refuse(
 			500,
@@ -477,6 +483,67 @@ function failFromNotice(
 		resumeError: { name: 'Error', message: notice.requestFailed, description: notice.description },
 	};
 	return { workflowData: [[{ json: {} }], []], webhookResponse: { failed: true } };
+}
+
+type StackEntry = { node?: { name?: string }; metadata?: IDataObject };
+
+/**
+ * Keeps the wait record in this node's own entry of the execution's node stack (its `metadata`):
+ * when the node puts the run to wait, n8n puts that very entry back on the stack and saves it with
+ * the waiting execution, and hands it back to the node's webhook (`n8n-core` `WorkflowExecute`,
+ * `WebhookContext`; README). Unlike custom data (10 keys per execution, further ones dropped
+ * silently) nothing there is dropped: it lasts exactly as long as the wait. Fails the node at once
+ * when this n8n offers no such entry, rather than letting the run wait for a callback it would refuse.
+ */
+function keepWaitRecord(context: IExecuteFunctions, executeData: IExecuteData, wait: WaitRecord) {
+	if (typeof executeData !== 'object' || executeData === null)
+		throw new NodeOperationError(
+			context.getNode(),
+			'This n8n gives the node no stack entry to keep its wait in, so no callback could resume the run',
+		);
+	executeData.metadata = {
+		...executeData.metadata,
+		[WAIT_RECORD_KEY]: encodeWaitRecord(wait),
+	} as IExecuteData['metadata'];
+}
+
+/** The waiting node's entry of the run's stack, as n8n hands it to the webhook (internal to n8n-core). */
+function waitingEntryOf(context: IWebhookFunctions): StackEntry | undefined {
+	const stack = (
+		context as unknown as {
+			runExecutionData?: { executionData?: { nodeExecutionStack?: StackEntry[] } };
+		}
+	).runExecutionData?.executionData?.nodeExecutionStack;
+	const name = context.getNode().name;
+	return stack?.find((entry) => entry.node?.name === name);
+}
+
+/** Where the execution's own replay log lives in its data (saved by n8n with the resume; README). */
+const EXECUTION_REPLAY_KEY = 'roundTripWait:accepted';
+
+/**
+ * The signed callbacks earlier waits of this execution accepted, in the execution's context data
+ * (`executionData.contextData`, saved with the execution). What judgeCallback adds to it is written
+ * by n8n together with the resume (`ActiveExecutions.add`: the conditional update that moves the run
+ * out of "waiting" writes this very data), so only the resume that happened is recorded.
+ */
+function executionReplayLogOf(context: IWebhookFunctions): ExecutionReplayLog | undefined {
+	const executionData = (
+		context as unknown as {
+			runExecutionData?: { executionData?: { contextData?: Record<string, IDataObject> } };
+		}
+	).runExecutionData?.executionData;
+	if (!executionData) return undefined;
+	const contextData = (executionData.contextData ??= {});
+	return (contextData[EXECUTION_REPLAY_KEY] ??= {}) as unknown as ExecutionReplayLog;
+}
+
+/** This wait's record: in the waiting node's stack entry, or (a wait saved by version 1 of the record) in custom data. */
+function waitRecordOf(context: IWebhookFunctions): WaitRecord | undefined {
+	const kept = waitingEntryOf(context)?.metadata?.[WAIT_RECORD_KEY];
+	if (kept !== undefined) return decodeWaitRecord(kept);
+	const customData = customDataOf(context);
+	return decodeWaitRecord(customData?.get(WAIT_RECORD_KEY), customData?.get(CORRELATION_KEY));
 }
 
 /**

@@ -23,10 +23,13 @@ describe('Round-Trip Wait in a real n8n', () => {
 	let timeoutWorkflowId: string;
 	let failingTimeoutWorkflowId: string;
 	let twoWaitsWorkflowId: string;
+	let twoStandardWaitsWorkflowId: string;
 	let standardWorkflowId: string;
 	let badResponseCodeWorkflowId: string;
 	let earlyWorkflowId: string;
 	let failingRequestWorkflowId: string;
+	/** Execution Data node saving this many custom-data keys before the Round-Trip Wait, by key count. */
+	const customDataWorkflowIds = new Map<number, string>();
 	/** The partner's answers to the callbacks it sent at once, by order number. */
 	const earlyAnswers = new Map<
 		number,
@@ -169,6 +172,39 @@ describe('Round-Trip Wait in a real n8n', () => {
 				],
 			),
 		);
+		// The same with Standard Webhooks, which signs neither the URL nor its wait id.
+		twoStandardWaitsWorkflowId = await n8n.importWorkflow(
+			workflow(
+				'round trip, two standard webhooks waits',
+				[
+					webhookTrigger('Start', 'rt-two-standard'),
+					...[1, 2].map((step) =>
+						node(
+							step === 1 ? 'First Wait' : 'Second Wait',
+							`${PACKAGE}.roundTripWait`,
+							sendAndWait('/jobs-standard', {
+								correlationId: "={{ $('Start').item.json.body.order }}",
+								body: `={{ JSON.stringify({ order: $('Start').item.json.body.order, step: ${step} }) }}`,
+							}),
+							{
+								credentials: {
+									roundTripCallbackApi: {
+										id: standardCredential,
+										name: 'Partner standard webhooks',
+									},
+								},
+							},
+						),
+					),
+					marker('Accepted'),
+				],
+				[
+					['Start', 'First Wait'],
+					['First Wait', 'Second Wait', 0],
+					['Second Wait', 'Accepted', 0],
+				],
+			),
+		);
 		standardWorkflowId = await n8n.importWorkflow(
 			roundTripWorkflow(
 				'round trip, standard webhooks',
@@ -195,11 +231,43 @@ describe('Round-Trip Wait in a real n8n', () => {
 		failingRequestWorkflowId = await n8n.importWorkflow(
 			roundTripWorkflow('round trip, request refused', 'rt-fail', sendAndWait('/jobs-fail')),
 		);
+		// A user's own custom data before the wait: n8n keeps at most 10 keys per execution and drops new ones silently.
+		for (const keys of [9, 10]) {
+			const values = Array.from({ length: keys }, (_, i) => ({ key: `user_${i}`, value: `v${i}` }));
+			customDataWorkflowIds.set(
+				keys,
+				await n8n.importWorkflow(
+					workflow(
+						`round trip after ${keys} custom-data keys`,
+						[
+							webhookTrigger('Start', `rt-custom-${keys}`),
+							node(
+								'Save Highlights',
+								'n8n-nodes-base.executionData',
+								{ operation: 'save', dataToSave: { values } },
+								{ typeVersion: 1.1 },
+							),
+							node('Round-Trip Wait', `${PACKAGE}.roundTripWait`, sendAndWait('/jobs'), {
+								credentials,
+							}),
+							marker('Accepted'),
+						],
+						[
+							['Start', 'Save Highlights'],
+							['Save Highlights', 'Round-Trip Wait'],
+							['Round-Trip Wait', 'Accepted', 0],
+						],
+					),
+				),
+			);
+		}
 		for (const id of [
+			...customDataWorkflowIds.values(),
 			workflowId,
 			timeoutWorkflowId,
 			failingTimeoutWorkflowId,
 			twoWaitsWorkflowId,
+			twoStandardWaitsWorkflowId,
 			standardWorkflowId,
 			badResponseCodeWorkflowId,
 			earlyWorkflowId,
@@ -332,7 +400,7 @@ describe('Round-Trip Wait in a real n8n', () => {
 		await executionWaitingFor(correlationId);
 	});
 
-	test('forged, stale and mismatched callbacks are refused and the run keeps waiting; a valid one resumes it', async () => {
+	test('forged, stale and mismatched callbacks (and one signed for another wait) are refused and the run keeps waiting; a valid one from a partner 2 s behind resumes it', async () => {
 		const { correlationId, callbackUrl } = await startRoundTrip(2);
 		const waiting = await executionWaitingFor(correlationId);
 
@@ -349,18 +417,19 @@ describe('Round-Trip Wait in a real n8n', () => {
 		);
 		expect(stale.status).toBe(403);
 		expect(stale.body).toContain('tolerance');
-		// Within the tolerance, but signed before this wait began: it answers something else.
-		const waitBegan =
-			Date.parse(String(nodeOutput(waiting, 'Round-Trip Wait')[0].deadline)) - 3_600_000;
-		const beforeTheWait = await partner.send(
-			callbackUrl,
-			signed({ correlationId }, callbackUrl, SECRET, Math.floor(waitBegan / 1000) - 5),
-		);
-		expect(beforeTheWait.status).toBe(403);
-		expect(beforeTheWait.json).toEqual({
-			error: expect.stringContaining('before this wait began'),
-			waiting: true,
+		// Signed for another wait (its id in the signature), within the tolerance: refused.
+		const otherWait = await partner.send(callbackUrl, {
+			headers: {
+				'x-signature': signPayload(
+					SECRET,
+					JSON.stringify({ correlationId }),
+					Math.floor(Date.now() / 1000),
+					'another-wait',
+				),
+			},
+			body: JSON.stringify({ correlationId }),
 		});
+		expect(otherWait.status).toBe(403);
 		const mismatched = await partner.send(
 			callbackUrl,
 			signed({ correlationId: 'someone-else' }, callbackUrl),
@@ -369,9 +438,17 @@ describe('Round-Trip Wait in a real n8n', () => {
 		expect(mismatched.body).not.toContain(correlationId);
 		expect(await statusOf(waiting.id)).toBe('waiting');
 
+		// A partner whose clock runs 2 s behind n8n's signs "before" the wait began: within the tolerance, accepted.
+		const waitBegan =
+			Date.parse(String(nodeOutput(waiting, 'Round-Trip Wait')[0].deadline)) - 3_600_000;
 		const accepted = await partner.send(
 			callbackUrl,
-			signed({ correlationId, status: 'approved' }, callbackUrl),
+			signed(
+				{ correlationId, status: 'approved' },
+				callbackUrl,
+				SECRET,
+				Math.floor(waitBegan / 1000) - 2,
+			),
 		);
 		expect(accepted.status).toBe(200);
 		expect(accepted.json).toEqual({ received: true });
@@ -544,6 +621,80 @@ describe('Round-Trip Wait in a real n8n', () => {
 		expect(receipt.headers).not.toHaveProperty('webhook-signature');
 		expect((await partner.send(callbackUrl, { headers, body })).status).toBe(409);
 	});
+
+	test.each([9, 10])(
+		'after the workflow saved %i custom-data keys of its own, the signed callback still resumes the run',
+		async (keys) => {
+			const order = 100 + keys;
+			await start(`rt-custom-${keys}`, { order });
+			const { correlationId, callbackUrl } = await partnerRequest('/jobs', order);
+			const workflow = customDataWorkflowIds.get(keys)!;
+			const waiting = await executionWaitingFor(correlationId, workflow);
+			const accepted = await partner.send(
+				callbackUrl,
+				signed({ correlationId, status: 'custom-data' }, callbackUrl),
+			);
+			expect({ status: accepted.status, body: accepted.json }).toEqual({
+				status: 200,
+				body: { received: true },
+			});
+			const done = await finished(waiting.id);
+			expect(nodeOutput(done, 'Accepted')[0]).toMatchObject({
+				correlationId,
+				body: { status: 'custom-data' },
+			});
+			// The wait keeps no key of its own; the correlation id takes the tenth key when one is free.
+			const customData = done.data?.resultData.metadata ?? {};
+			const userKeys = Object.fromEntries(
+				Array.from({ length: keys }, (_, i) => [`user_${i}`, `v${i}`]),
+			);
+			expect(customData).toEqual(keys < 10 ? { ...userKeys, correlationId } : userKeys);
+		},
+	);
+
+	test("a Standard Webhooks copy accepted by a run's first wait is refused at its second wait by another n8n process (the execution's own log)", async () => {
+		const order = 42;
+		await start('rt-two-standard', { order });
+		const first = await partnerRequest('/jobs-standard', order, 1);
+		if (isN8n1) await executionWaitingFor(String(order), twoStandardWaitsWorkflowId, 'First Wait');
+		const body = JSON.stringify({ correlationId: String(order), status: 'step-1' });
+		const captured = {
+			headers: signStandardWebhook(SW_SECRET, 'msg_once', Math.floor(Date.now() / 1000), body),
+			body,
+		};
+		expect((await partner.send(first.callbackUrl, captured)).status).toBe(200);
+		const second = await partnerRequest('/jobs-standard', order, 2);
+		const waiting = await executionWaitingFor(
+			String(order),
+			twoStandardWaitsWorkflowId,
+			'Second Wait',
+		);
+		// A new process: the memory of the process that accepted the copy is gone (as on another webhook process).
+		await n8n.restart();
+		const copy = await partner.send(second.callbackUrl, captured);
+		expect({ status: copy.status, body: copy.json }).toEqual({
+			status: 403,
+			body: {
+				error:
+					'this signed callback was already accepted by another wait: a copy is not accepted here',
+				waiting: true,
+			},
+		});
+		expect(await statusOf(waiting.id)).toBe('waiting');
+		const secondBody = JSON.stringify({ correlationId: String(order), status: 'step-2' });
+		const accepted = await partner.send(second.callbackUrl, {
+			headers: signStandardWebhook(
+				SW_SECRET,
+				'msg_twice',
+				Math.floor(Date.now() / 1000),
+				secondBody,
+			),
+			body: secondBody,
+		});
+		expect(accepted.status).toBe(200);
+		const done = await finished(waiting.id);
+		expect(nodeOutput(done, 'Accepted')[0]).toMatchObject({ body: { status: 'step-2' } });
+	}, 120_000);
 
 	test('a bad Response Code fails the node with a message naming the field and value, before anything is sent', async () => {
 		await start('rt-bad-code', { order: 61 });

@@ -192,6 +192,8 @@ export interface Execution {
 			>;
 			error?: { message: string; description?: string };
 			lastNodeExecuted?: string;
+			/** The execution's custom data (`$execution.customData`). */
+			metadata?: Record<string, string>;
 		};
 	};
 }
