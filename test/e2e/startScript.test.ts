@@ -1,6 +1,7 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import {
+	chmodSync,
 	existsSync,
 	mkdtempSync,
 	readdirSync,
@@ -287,6 +288,8 @@ describe('npm start on a fresh clone', () => {
 
 	beforeAll(async () => {
 		clone = makeClone();
+		// Postgres runs as the postgres user, which must reach its data folder inside the clone.
+		chmodSync(clone, 0o755);
 		folder = join(clone, '.n8n-dev-queue');
 		for (const key of Object.keys(ports) as Array<keyof typeof ports>)
 			ports[key] = await freePort();
