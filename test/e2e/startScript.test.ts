@@ -13,7 +13,7 @@ import {
 	utimesSync,
 	writeFileSync,
 } from 'node:fs';
-import { createServer } from 'node:net';
+import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -284,6 +284,7 @@ describe('npm start on a fresh clone', () => {
 	const ports = { n8n: 0, webhook: 0, postgres: 0, redis: 0, source: 0, imap: 0 };
 	const runs: StartRun[] = [];
 	let source: FakeSystem | undefined;
+	let squatter: Server | undefined;
 	const withMailbox = dovecotBinary() !== undefined;
 
 	beforeAll(async () => {
@@ -308,6 +309,7 @@ describe('npm start on a fresh clone', () => {
 			rmSync(clone, { recursive: true, force: true });
 		}
 		await source?.close();
+		if (squatter?.listening) await new Promise((resolve) => squatter!.close(resolve));
 	});
 
 	function startEnv(): NodeJS.ProcessEnv {
@@ -444,8 +446,8 @@ describe('npm start on a fresh clone', () => {
 
 		// 2. A port the start needs is held by a program that is not the demo's: the start says which,
 		// leaves that program alone, and leaves nothing of its own running.
-		const squatter = createServer((socket) => socket.end('squatter\n'));
-		await new Promise<void>((resolve) => squatter.listen(ports.webhook, '127.0.0.1', resolve));
+		squatter = createServer((socket) => socket.end('squatter\n'));
+		await new Promise<void>((resolve) => squatter!.listen(ports.webhook, '127.0.0.1', resolve));
 		const refused = start();
 		const { code: refusedCode } = await refused.exited;
 		expect(refusedCode).not.toBe(0);
@@ -453,7 +455,7 @@ describe('npm start on a fresh clone', () => {
 			`port ${ports.webhook} (N8N_WEBHOOK_PORT) is in use by pid ${process.pid}`,
 		);
 		expect(squatter.listening).toBe(true);
-		await new Promise((resolve) => squatter.close(resolve));
+		await new Promise((resolve) => squatter!.close(resolve));
 		await expectNothingLeft();
 		lap('the refused start ended');
 
