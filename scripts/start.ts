@@ -286,12 +286,19 @@ async function takeOverFolder(): Promise<void> {
 	const children = [...(earlier?.children ?? [])].sort(
 		(a, b) => stopRank(a.name) - stopRank(b.name),
 	);
-	for (const child of children) {
-		if (isRunning(child)) {
-			step(`stopping the ${child.name} (pid ${child.pid}) an earlier npm start left running`);
-			await stopProcess(child.pid, () => isRunning(child));
-		}
-		if (child.dir) rmSync(child.dir, { recursive: true, force: true });
+	// One rank at a time (webhook processor, workers, main, Dovecot), the processes of a rank together.
+	for (const rank of [...new Set(children.map((child) => stopRank(child.name)))]) {
+		await Promise.all(
+			children
+				.filter((child) => stopRank(child.name) === rank)
+				.map(async (child) => {
+					if (isRunning(child)) {
+						step(`stopping the ${child.name} (pid ${child.pid}) an earlier npm start left running`);
+						await stopProcess(child.pid, () => isRunning(child));
+					}
+					if (child.dir) rmSync(child.dir, { recursive: true, force: true });
+				}),
+		);
 	}
 	// Postgres and Redis an earlier, killed queue-mode start left running (by their pid files).
 	if (QUEUE) stopQueueServices(join(userFolder, 'services'));

@@ -215,6 +215,23 @@ describe('npm start on a fresh clone', () => {
 		await exited;
 		expect(output()).toContain('stopping n8n and the demo systems');
 		await expectEverythingStopped(pids);
+
+		// n8n's port held by a program that is not the demo's: the start names it, leaves it alone,
+		// and starts nothing.
+		const squatter = createServer((socket) => socket.end());
+		await new Promise<void>((resolve) => squatter.listen(ports.n8n, '127.0.0.1', resolve));
+		try {
+			const refused = spawnStart(clone, startEnv(), []);
+			expect((await refused.exited).code).not.toBe(0);
+			expect(refused.output()).toContain(
+				`port ${ports.n8n} (N8N_PORT) is in use by pid ${process.pid}`,
+			);
+			expect(squatter.listening).toBe(true);
+			expect(processesOf(clone).map(describeProcess)).toEqual([]);
+			expect(runState()).toBeUndefined();
+		} finally {
+			await new Promise((resolve) => squatter.close(resolve));
+		}
 	}, 600_000);
 
 	test('a second start after a code change loads the new code, with the same data; a SIGKILLed n8n stops npm start and everything with it', async () => {
@@ -490,7 +507,9 @@ describe('npm start on a fresh clone', () => {
 		expect(processesInGroups(leftBehind.map((child) => child.pid))).toEqual([]);
 
 		signalGroup(third.child.pid!, 'SIGINT');
-		expect((await third.exited).code).toBe(0);
+		await third.exited;
+		expect(third.output()).toContain('stopping n8n and the demo systems');
+		expect(third.output()).not.toContain('could not stop everything');
 		await expectNothingLeft();
 		lap('third start stopped with Ctrl-C, nothing left');
 	}, 1_500_000);
