@@ -24,7 +24,7 @@ export default [
 			'scripts/**',
 			'.cache/**',
 			'.toolchain/**',
-			'.n8n-dev/**',
+			'.n8n-dev*/**',
 			'jest.config.js',
 			'gulpfile.js',
 			'**/*.test.ts',

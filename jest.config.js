@@ -3,8 +3,8 @@ const tsJest = ['ts-jest', { tsconfig: 'tsconfig.json' }];
 /** Installed copies of n8n and of this package: not source, and they confuse jest's module map. */
 const modulePathIgnorePatterns = [
 	'<rootDir>/.cache/',
-	'<rootDir>/.n8n-dev/',
-	'<rootDir>/.n8n-dev-queue/',
+	// npm start's folders: .n8n-dev, .n8n-dev-queue, and either with an n8n version appended.
+	'<rootDir>/.n8n-dev',
 	'<rootDir>/.toolchain/',
 	'<rootDir>/dist/',
 ];

@@ -17,7 +17,7 @@ import type { FakeSystem } from '../test/harness/fakeSystem';
 import { ensureN8nInstalled, packAndPrepareNodesFolder } from '../test/harness/install';
 import { N8nInstance } from '../test/harness/n8nInstance';
 import { waitFor } from '../test/harness/net';
-import { repoRoot } from '../test/harness/paths';
+import { n8nVersion, repoRoot } from '../test/harness/paths';
 import {
 	type QueueServices,
 	startQueueServices,
@@ -26,6 +26,14 @@ import {
 import { deliverDemoMail, startDemoMailbox } from './demoMailbox';
 import { type DemoSetup, installExamples } from './demoSetup';
 import { startDemoSource } from './demoSource';
+import {
+	belongsToFolder,
+	DEMO_FOLDER_ENV,
+	describeProcess,
+	isAlive,
+	listeningPids,
+	processGroup,
+} from './leftovers';
 
 const N8N_PORT = Number(process.env.N8N_PORT ?? 5678);
 const DEMO_SOURCE_PORT = Number(process.env.DEMO_SOURCE_PORT ?? 5680);
@@ -35,7 +43,19 @@ const QUEUE = process.argv.slice(2).includes('--queue');
 const WEBHOOK_PORT = Number(process.env.N8N_WEBHOOK_PORT ?? 5679);
 const POSTGRES_PORT = Number(process.env.POSTGRES_PORT ?? 5682);
 const REDIS_PORT = Number(process.env.REDIS_PORT ?? 5683);
-const userFolder = join(repoRoot, QUEUE ? '.n8n-dev-queue' : '.n8n-dev');
+/** The n8n version the demo runs (N8N_VERSION, as for the tests). */
+const DEFAULT_N8N_VERSION = '2.41.1';
+/**
+ * The demo's folder: `.n8n-dev` (`.n8n-dev-queue` in queue mode), with the version appended for any n8n
+ * but the default one (a database n8n 2.x migrated cannot be opened by n8n 1.x, nor the other way).
+ */
+const userFolder = join(
+	repoRoot,
+	`${QUEUE ? '.n8n-dev-queue' : '.n8n-dev'}${n8nVersion === DEFAULT_N8N_VERSION ? '' : `-${n8nVersion}`}`,
+);
+const folderName = userFolder.slice(repoRoot.length + 1);
+// Every process this start starts inherits it, so a later start can tell them from anything else.
+process.env[DEMO_FOLDER_ENV] = userFolder;
 let services: QueueServices | undefined;
 const setupFile = join(userFolder, 'demo-setup.json');
 /**
@@ -58,8 +78,11 @@ interface RunState {
 }
 
 let n8n: N8nInstance | undefined;
+/** The n8n (in queue mode the whole stack) as soon as it exists, before it has started. */
+let n8nStarting: N8nInstance | undefined;
 let n8nOpening: Promise<N8nInstance> | undefined;
-let n8nPid: number | undefined;
+/** Every n8n process started (the main, workers, webhook processor): their process groups. */
+const n8nPids: number[] = [];
 let source: FakeSystem | undefined;
 let mailbox: Dovecot | undefined;
 let mailboxStarting: Promise<Dovecot> | undefined;
@@ -100,17 +123,17 @@ async function main(): Promise<void> {
 	}
 	if (QUEUE) {
 		step(
-			`starting PostgreSQL on 127.0.0.1:${POSTGRES_PORT} and Redis on 127.0.0.1:${REDIS_PORT} (data in .n8n-dev-queue/services)`,
+			`starting PostgreSQL on 127.0.0.1:${POSTGRES_PORT} and Redis on 127.0.0.1:${REDIS_PORT} (data in ${folderName}/services)`,
 		);
 		services = await startQueueServices(join(userFolder, 'services'), {
 			ports: { postgres: POSTGRES_PORT, redis: REDIS_PORT },
 		});
 		step(
-			`starting the n8n main on http://localhost:${N8N_PORT}, two workers and a webhook processor on http://localhost:${WEBHOOK_PORT}`,
+			`starting the n8n ${n8nVersion} main on http://localhost:${N8N_PORT}, two workers and a webhook processor on http://localhost:${WEBHOOK_PORT}`,
 		);
 	} else {
 		step(
-			`starting n8n on http://localhost:${N8N_PORT} (installing the package just built into .n8n-dev/.n8n/nodes)`,
+			`starting n8n ${n8nVersion} on http://localhost:${N8N_PORT} (installing the package just built into ${folderName}/.n8n/nodes)`,
 		);
 	}
 	n8nOpening = N8nInstance.open({
@@ -119,11 +142,16 @@ async function main(): Promise<void> {
 		port: N8N_PORT,
 		env: { N8N_LOG_LEVEL: 'info' },
 		ownProcessGroup: true,
-		onStarted: (pid) => recordChild('n8n', (n8nPid = pid)),
+		onCreated: (instance) => (n8nStarting = instance),
+		// Each n8n process is recorded the moment it exists, so a start killed while it waits for them
+		// leaves nothing the next start does not know of.
+		onStarted: (name, pid) => {
+			n8nPids.push(pid);
+			recordChild(name === 'dev' ? 'n8n' : name, pid);
+		},
 		...(services && { queue: { services, database: 'n8n', webhookPort: WEBHOOK_PORT } }),
 	});
 	n8n = await n8nOpening;
-	for (const helper of n8n.helpers) recordChild(helper.name, helper.pid);
 	n8n.onUnexpectedExit((code, signal) => {
 		void shutdown(
 			1,
@@ -143,24 +171,24 @@ async function main(): Promise<void> {
 	if (QUEUE) {
 		const [first, second] = n8n.workers;
 		console.log(`
-n8n with n8n-nodes-durable-triggers is running in queue mode.
+n8n ${n8nVersion} with n8n-nodes-durable-triggers is running in queue mode.
 
   Editor (main): http://localhost:${N8N_PORT}   (editor, API, triggers: polls and schedules start runs here)
   Login:         ${email}  /  ${password}
   Workers:       2 (they execute every run), health http://127.0.0.1:${first.port}/healthz and http://127.0.0.1:${second.port}/healthz
   Webhooks:      http://localhost:${WEBHOOK_PORT}/webhook/…  and Round-Trip callbacks on /webhook-waiting/… (webhook processor)
-  PostgreSQL:    127.0.0.1:${services?.postgresPort}, database n8n, user postgres  (data: .n8n-dev-queue/services/postgres)
+  PostgreSQL:    127.0.0.1:${services?.postgresPort}, database n8n, user postgres  (data: ${folderName}/services/postgres)
   Redis:         127.0.0.1:${services?.redisPort}  (queue prefix bull-n8n)
   Demo source:   ${source.baseUrl}  (GET /tickets, GET /inventory, POST /jobs)
   Demo mailbox:  ${mailbox ? `imap://127.0.0.1:${DEMO_IMAP_PORT}, user ${mailbox.account.connection.user} (credential "Demo IMAP"), a new mail every minute` : NO_MAILBOX}
-  Logs:          ${n8n.logFile}, ${n8n.helpers.map((helper) => helper.logFile.replace(`${userFolder}/`, '')).join(', ')} (in .n8n-dev-queue)
+  Logs:          ${n8n.logFile}, ${n8n.helpers.map((helper) => helper.logFile.replace(`${userFolder}/`, '')).join(', ')} (in ${folderName})
 
-Publish an example workflow: its runs execute on the workers. Ctrl-C stops everything.
+${GO_LIVE} an example workflow: its runs execute on the workers. Ctrl-C stops everything.
 `);
 		return;
 	}
 	console.log(`
-n8n with n8n-nodes-durable-triggers is running.
+n8n ${n8nVersion} with n8n-nodes-durable-triggers is running.
 
   Editor:       http://localhost:${N8N_PORT}
   Login:        ${email}  /  ${password}
@@ -168,25 +196,31 @@ n8n with n8n-nodes-durable-triggers is running.
   Demo mailbox: ${mailbox ? `imap://127.0.0.1:${DEMO_IMAP_PORT}, user ${mailbox.account.connection.user} (credential "Demo IMAP"), a new mail every minute` : NO_MAILBOX}
   Logs:         ${n8n.logFile}
 
-Open an example workflow, press "Execute step" on its trigger, or publish it. Ctrl-C stops everything.
+Open an example workflow, press "Execute step" on its trigger, or ${GO_LIVE.toLowerCase()} it. Ctrl-C stops everything.
 `);
 }
 
 /**
- * Stops everything this start has started, in order (n8n first, gracefully, so it closes its triggers
- * and database), forgets the run and exits. Runs once however often it is asked.
+ * Stops everything this start has started, in order: n8n (gracefully, so it closes its triggers and
+ * database; in queue mode the webhook processor, then the main and the workers, or after a failed start
+ * the webhook processor, the workers, then the main), then Redis and Postgres, the demo source and the
+ * mailbox; forgets the run and exits. Runs once however often it is asked.
  */
 async function shutdown(code: number, message?: string): Promise<void> {
 	shuttingDown ??= (async () => {
 		if (message) console.log(message);
 		clearInterval(newMail);
 		try {
-			await stopN8n();
-			if (services) stopQueueServices(services.dir);
+			await stopN8n(code !== 0);
+			if (services) {
+				step('stopping Redis and PostgreSQL');
+				stopQueueServices(services.dir);
+			}
 			await source?.close();
 			const box = mailbox ?? (await mailboxStarting?.catch(() => undefined));
 			await box?.stop();
 			if (ownsRunFile) rmSync(runFile, { force: true });
+			if (code !== 0) step('everything this start started has stopped.');
 		} catch (error) {
 			console.error('[start] could not stop everything:', error);
 			code ||= 1;
@@ -196,23 +230,49 @@ async function shutdown(code: number, message?: string): Promise<void> {
 	await shuttingDown;
 }
 
-async function stopN8n(): Promise<void> {
-	if (n8n) {
-		await n8n.stop();
-	} else if (n8nPid !== undefined) {
-		// Still starting: stop it now rather than wait for it to be ready.
-		signal(n8nPid, 'SIGTERM');
-		const opened = await n8nOpening?.catch(() => undefined);
-		await opened?.stop();
+/**
+ * Stops n8n. Ctrl-C (`failed` false), in queue mode: the webhook processor, the main (triggers closed,
+ * nothing more enqueued), then the workers, which finish the runs they hold. After a failure (a start
+ * that failed, or n8n that died): whatever of it runs, in the reverse order of starting: the webhook
+ * processor, the workers, then the main.
+ */
+async function stopN8n(failed: boolean): Promise<void> {
+	const instance = n8n ?? n8nStarting;
+	if (instance) {
+		if (failed || !n8n) {
+			step(
+				QUEUE
+					? 'stopping what runs of n8n: the webhook processor, the workers, then the main'
+					: 'stopping n8n',
+			);
+			await instance.stopStarted();
+			await n8nOpening?.catch(() => undefined);
+		} else {
+			step(
+				QUEUE ? 'stopping the webhook processor, the n8n main, then the workers' : 'stopping n8n',
+			);
+			await instance.stop();
+		}
 	}
-	// Anything n8n started and left behind (its task runner, after a crash) is in its process group.
-	if (n8nPid !== undefined) signal(-n8nPid, 'SIGTERM');
+	// Anything an n8n process started and left behind (its task runner, after a crash) is in its group.
+	for (const pid of n8nPids) signal(-pid, 'SIGTERM');
+}
+
+/** Recorded processes are stopped in the reverse order a start starts them. */
+function stopRank(name: string): number {
+	if (name.includes('webhook')) return 0;
+	if (name.includes('worker')) return 1;
+	if (name === 'n8n') return 2;
+	return 3;
 }
 
 /**
- * Makes this folder ours: refuses when another `npm start` is running on it, and stops the n8n and
- * Dovecot an earlier start left running (it was killed, or its terminal closed), whose ports this
- * start needs. Then records this start.
+ * Makes this folder ours: refuses when another `npm start` is running on it, and stops what an earlier
+ * start left running (it was killed, its terminal closed, or it failed in a way that left something):
+ * first the processes recorded in the run file (webhook processor, workers, main, Dovecot), then
+ * Postgres and Redis by their pid files, then any process still listening on a port this start needs
+ * that belongs to this folder. A port held by anything else is not touched: the start stops, naming it.
+ * Then records this start.
  */
 async function takeOverFolder(): Promise<void> {
 	const earlier: RunState | undefined = existsSync(runFile)
@@ -223,30 +283,77 @@ async function takeOverFolder(): Promise<void> {
 			`npm start is already running on ${userFolder} (pid ${earlier.start.pid}). Stop it first (Ctrl-C in its terminal, or kill ${earlier.start.pid}).`,
 		);
 	}
-	for (const child of earlier?.children ?? []) {
-		if (isRunning(child)) {
-			step(`stopping the ${child.name} (pid ${child.pid}) an earlier npm start left running`);
-			signal(-child.pid, 'SIGTERM');
-			try {
-				await waitFor(
-					`${child.name} (pid ${child.pid}) to stop`,
-					async () => (isRunning(child) ? undefined : true),
-					{ timeoutMs: 30_000, intervalMs: 200 },
-				);
-			} catch {
-				signal(-child.pid, 'SIGKILL');
-			}
-		}
-		if (child.dir) rmSync(child.dir, { recursive: true, force: true });
+	const children = [...(earlier?.children ?? [])].sort(
+		(a, b) => stopRank(a.name) - stopRank(b.name),
+	);
+	// One rank at a time (webhook processor, workers, main, Dovecot), the processes of a rank together.
+	for (const rank of [...new Set(children.map((child) => stopRank(child.name)))]) {
+		await Promise.all(
+			children
+				.filter((child) => stopRank(child.name) === rank)
+				.map(async (child) => {
+					if (isRunning(child)) {
+						step(`stopping the ${child.name} (pid ${child.pid}) an earlier npm start left running`);
+						await stopProcess(child.pid, () => isRunning(child));
+					}
+					if (child.dir) rmSync(child.dir, { recursive: true, force: true });
+				}),
+		);
 	}
 	// Postgres and Redis an earlier, killed queue-mode start left running (by their pid files).
 	if (QUEUE) stopQueueServices(join(userFolder, 'services'));
+	const needed: Array<[number, string]> = [
+		[N8N_PORT, 'N8N_PORT'],
+		[DEMO_SOURCE_PORT, 'DEMO_SOURCE_PORT'],
+		...(dovecotBinary() ? [[DEMO_IMAP_PORT, 'DEMO_IMAP_PORT'] as [number, string]] : []),
+		...(QUEUE
+			? ([
+					[WEBHOOK_PORT, 'N8N_WEBHOOK_PORT'],
+					[POSTGRES_PORT, 'POSTGRES_PORT'],
+					[REDIS_PORT, 'REDIS_PORT'],
+				] as Array<[number, string]>)
+			: []),
+	];
+	const taken: string[] = [];
+	for (const [port, variable] of needed) {
+		for (const pid of listeningPids(port)) {
+			if (pid === process.pid) continue;
+			if (!belongsToFolder(pid, userFolder)) {
+				taken.push(
+					`port ${port} (${variable}) is in use by ${describeProcess(pid)}, which is not this demo's: stop it, or start with another port (${variable}=…)`,
+				);
+				continue;
+			}
+			step(
+				`stopping ${describeProcess(pid)}, left running by an earlier start of ${folderName} on port ${port}`,
+			);
+			await stopProcess(pid, async () => isAlive(pid));
+		}
+	}
+	if (taken.length) throw new Error(`npm start cannot start:\n  ${taken.join('\n  ')}`);
 	mkdirSync(userFolder, { recursive: true });
 	writeRunState({
 		start: { name: 'npm start', pid: process.pid, command: commandLine(process.pid) ?? '' },
 		children: [],
 	});
 	ownsRunFile = true;
+}
+
+/**
+ * SIGTERM to the process (to its whole group when it leads one: n8n's task runner, Dovecot's helpers),
+ * then waits up to 30 s for `running` to say it ended; SIGKILL after that.
+ */
+async function stopProcess(pid: number, running: () => boolean | Promise<boolean>): Promise<void> {
+	const target = processGroup(pid) === pid ? -pid : pid;
+	signal(target, 'SIGTERM');
+	try {
+		await waitFor(`pid ${pid} to stop`, async () => ((await running()) ? undefined : true), {
+			timeoutMs: 30_000,
+			intervalMs: 200,
+		});
+	} catch {
+		signal(target, 'SIGKILL');
+	}
 }
 
 function recordChild(name: string, pid: number | undefined, dir?: string): void {
@@ -294,6 +401,8 @@ function signal(pid: number, name: NodeJS.Signals): void {
 	}
 }
 
+const GO_LIVE = n8nVersion.startsWith('1.') ? 'Activate' : 'Publish';
+
 const NO_MAILBOX = `none: Dovecot is not installed (apt-get install dovecot-imapd, then npm start again).
                 Or run examples/support-triage.json on your own mailbox: create a "Durable Triggers IMAP API"
                 credential for it and select it in the workflow's "New Support Mail" and "Mark Seen" nodes.`;
@@ -304,6 +413,8 @@ function step(message: string): void {
 
 main().catch((error: unknown) => {
 	if (shuttingDown) return;
-	console.error(error);
-	void shutdown(1);
+	void shutdown(
+		1,
+		`\n[start] npm start failed: ${error instanceof Error ? error.message : String(error)}\n[start] stopping everything it started, then exiting; run npm start again once the cause is fixed.`,
+	);
 });

@@ -72,6 +72,8 @@ export class N8nHelperProcess {
 		private readonly args: string[],
 		private readonly env: () => Record<string, string>,
 		private readonly ownProcessGroup: boolean,
+		/** Called as soon as the process exists, before it is ready (npm start records its pid). */
+		private readonly onSpawn?: (name: string, pid: number) => void,
 	) {
 		this.logFile = join(userFolder, 'n8n.log');
 	}
@@ -101,7 +103,8 @@ export class N8nHelperProcess {
 						N8N_WORKER_SERVER_ADDRESS: '127.0.0.1',
 					}
 				: { N8N_PORT: String(this.port) };
-		const child = spawn(process.execPath, [n8nBin, this.role, ...this.args], {
+		// The Node.js this n8n version runs on (n8n 1.x: Node 22), as for the main.
+		const child = spawn(n8nNodeBin, [n8nBin, this.role, ...this.args], {
 			env: {
 				...process.env,
 				...this.env(),
@@ -115,6 +118,7 @@ export class N8nHelperProcess {
 		child.stdout?.pipe(log);
 		child.stderr?.pipe(log);
 		this.process = child;
+		if (child.pid !== undefined) this.onSpawn?.(this.name, child.pid);
 		this.exited = new Promise((resolve) => child.once('exit', (code) => resolve(code)));
 		const startupFailed = failureOnExit(
 			this.name,
@@ -162,7 +166,35 @@ function failureOnExit(
 	});
 }
 
-/** Resolves once an n8n process answers /healthz/readiness. */
+/**
+ * How long a request answered "Database is not ready!" is repeated. n8n (2.x: every 2 s, 5 s timeout)
+ * pings its database while it runs and, while a ping fails, answers every request but /healthz with that
+ * 503: on a busy machine (a burst re-emitted after a crash, on 2 cores) a ping can time out after n8n
+ * was ready, and the next one succeeds.
+ */
+const DATABASE_NOT_READY_WAIT_MS = 120_000;
+
+/** A request to n8n, repeated while n8n answers 503 "Database is not ready!" (for a bounded time). */
+async function whenDatabaseReady(
+	url: string,
+	init: RequestInit,
+): Promise<{ response: Response; text: string }> {
+	const deadline = Date.now() + DATABASE_NOT_READY_WAIT_MS;
+	for (;;) {
+		const response = await fetch(url, init);
+		const text = await response.text();
+		if (response.status !== 503 || !text.includes('Database is not ready') || Date.now() > deadline)
+			return { response, text };
+		// The monitor pings every 2 s: ask again at that cadence, not at once.
+		await new Promise((resolve) => setTimeout(resolve, 1_000));
+	}
+}
+
+/**
+ * Resolves once an n8n process answers /healthz/readiness: its database connected and migrated (and on
+ * n8n 2.x its server fully started). `/healthz` alone answers as soon as the HTTP server listens, before
+ * the database is.
+ */
 async function readiness(name: string, baseUrl: string): Promise<void> {
 	await waitFor(
 		`n8n ${name} to answer /healthz/readiness`,
@@ -290,6 +322,7 @@ export class N8nInstance {
 		env = {},
 		ownProcessGroup = false,
 		onStarted,
+		onCreated,
 		queue,
 	}: {
 		name: string;
@@ -301,8 +334,13 @@ export class N8nInstance {
 		 * process that owns it (npm start), which then stops n8n once, gracefully.
 		 */
 		ownProcessGroup?: boolean;
-		/** Called as soon as the n8n process exists, before it is ready (to record its pid). */
-		onStarted?: (pid: number) => void;
+		/**
+		 * Called as soon as each n8n process exists, before it is ready (to record its pid): the main
+		 * (`name`), then in queue mode each worker and the webhook processor (their names).
+		 */
+		onStarted?: (name: string, pid: number) => void;
+		/** Called with the instance before anything is started, so a caller can stop it mid-start. */
+		onCreated?: (instance: N8nInstance) => void;
 		/** Queue mode: the stack to start around the main. */
 		queue?: QueueStackOptions;
 	}): Promise<N8nInstance> {
@@ -339,6 +377,7 @@ export class N8nInstance {
 						[`--concurrency=${stack.concurrency}`],
 						() => instance.environment(),
 						ownProcessGroup,
+						onStarted,
 					),
 				);
 			}
@@ -351,11 +390,19 @@ export class N8nInstance {
 				[],
 				() => instance.environment(),
 				ownProcessGroup,
+				onStarted,
 			);
 		}
-		if (onStarted) instance.onSpawn = onStarted;
-		await instance.start();
-		await instance.ensureOwnerAndApiKey();
+		if (onStarted) instance.onSpawn = (pid) => onStarted(name, pid);
+		onCreated?.(instance);
+		try {
+			await instance.start();
+			await instance.ensureOwnerAndApiKey();
+		} catch (error) {
+			// A failed start leaves nothing running: whatever of the stack did start is stopped.
+			await instance.stopStarted();
+			throw error;
+		}
 		return instance;
 	}
 
@@ -410,8 +457,30 @@ export class N8nInstance {
 	 * workers and the webhook processor.
 	 */
 	async start(): Promise<void> {
+		if (this.abandoned) throw new Error(`n8n ${this.name} is being stopped`);
 		if (!this.process) await this.startMain();
-		await Promise.all(this.helpers.map(async (helper) => await helper.start()));
+		if (this.abandoned) throw new Error(`n8n ${this.name} is being stopped`);
+		// Every helper has started or failed before this returns, so a failure leaves none half-started.
+		const started = await Promise.allSettled(
+			this.helpers.map(async (helper) => await helper.start()),
+		);
+		const failed = started.find((result) => result.status === 'rejected');
+		if (failed) throw failed.reason;
+	}
+
+	/** Set by stopStarted(): nothing more is started. */
+	private abandoned = false;
+
+	/**
+	 * Stops whatever of this instance runs, in the reverse order of starting: the webhook processor,
+	 * the workers, then the main. For a start that failed, or was interrupted, midway (a main that is
+	 * still starting is stopped too); nothing is started after it. Waits for each to exit.
+	 */
+	async stopStarted(): Promise<void> {
+		this.abandoned = true;
+		await this.webhookProcessor?.stop();
+		await Promise.all(this.workers.map(async (worker) => await worker.stop()));
+		await this.terminate('SIGTERM');
 	}
 
 	private async startMain(): Promise<void> {
@@ -530,12 +599,12 @@ export class N8nInstance {
 			await this.login();
 			return;
 		}
-		const setup = await fetch(`${this.baseUrl}/rest/owner/setup`, {
+		const { response: setup, text } = await whenDatabaseReady(`${this.baseUrl}/rest/owner/setup`, {
 			method: 'POST',
 			headers: { 'content-type': 'application/json' },
 			body: JSON.stringify(OWNER),
 		});
-		if (!setup.ok) throw new Error(`owner setup failed: ${setup.status} ${await setup.text()}`);
+		if (!setup.ok) throw new Error(`owner setup failed: ${setup.status} ${text}`);
 		this.cookie = cookieFrom(setup);
 		const scopes = (await this.rest<{ data: string[] }>('GET', '/rest/api-keys/scopes')).data;
 		const created = await this.rest<{ data: { rawApiKey: string } }>('POST', '/rest/api-keys', {
@@ -552,12 +621,12 @@ export class N8nInstance {
 	}
 
 	async login(): Promise<void> {
-		const response = await fetch(`${this.baseUrl}/rest/login`, {
+		const { response, text } = await whenDatabaseReady(`${this.baseUrl}/rest/login`, {
 			method: 'POST',
 			headers: { 'content-type': 'application/json' },
 			body: JSON.stringify({ emailOrLdapLoginId: OWNER.email, password: OWNER.password }),
 		});
-		if (!response.ok) throw new Error(`login failed: ${response.status} ${await response.text()}`);
+		if (!response.ok) throw new Error(`login failed: ${response.status} ${text}`);
 		this.cookie = cookieFrom(response);
 	}
 
@@ -570,7 +639,7 @@ export class N8nInstance {
 	/** A call to the editor's internal REST API with the owner's session. */
 	async rest<T>(method: string, path: string, body?: unknown): Promise<T> {
 		if (!this.cookie) await this.login();
-		const response = await fetch(`${this.baseUrl}${path}`, {
+		const { response, text } = await whenDatabaseReady(`${this.baseUrl}${path}`, {
 			method,
 			headers: {
 				'content-type': 'application/json',
@@ -579,19 +648,17 @@ export class N8nInstance {
 			},
 			body: body === undefined ? undefined : JSON.stringify(body),
 		});
-		const text = await response.text();
 		if (!response.ok) throw new ApiError(method, path, response.status, text);
 		return (text ? JSON.parse(text) : undefined) as T;
 	}
 
 	/** A call to n8n's public API (`/api/v1`) with the owner's API key. */
 	async api<T>(method: string, path: string, body?: unknown): Promise<T> {
-		const response = await fetch(`${this.baseUrl}/api/v1${path}`, {
+		const { response, text } = await whenDatabaseReady(`${this.baseUrl}/api/v1${path}`, {
 			method,
 			headers: { 'content-type': 'application/json', 'x-n8n-api-key': this.apiKey ?? '' },
 			body: body === undefined ? undefined : JSON.stringify(body),
 		});
-		const text = await response.text();
 		if (!response.ok) throw new ApiError(method, path, response.status, text);
 		return (text ? JSON.parse(text) : undefined) as T;
 	}
