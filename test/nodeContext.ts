@@ -131,6 +131,7 @@ function additionalData(
 			return structuredClone(found);
 		},
 		getParentTypes: () => [],
+		isCredentialUsableByNode: () => true,
 		authenticate: async (_credentials: unknown, _type: string, options: unknown) => options,
 		preAuthentication: async () => undefined,
 		getCredentialsProperties: () => [],
@@ -376,4 +377,3 @@ export async function callWebhook(
 	const result = await Class.prototype.webhook!.call(context);
 	return { result, ...answer };
 }
-
