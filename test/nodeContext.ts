@@ -237,6 +237,29 @@ export async function activateTrigger(
 	};
 }
 
+/**
+ * A bare `TriggerContext` for the node, with the given `emit` (e.g. n8n 1.x's three-parameter one)
+ * and failures dropped: for tests of helpers the node files share (nodes/shared/emitRuns.ts).
+ */
+export function triggerContext(
+	Class: NodeClass,
+	setup: NodeSetup,
+	emit: ITriggerFunctions['emit'],
+): ITriggerFunctions & { workflow: Workflow } {
+	const { workflow, node } = makeWorkflow(Class, setup);
+	const ignore = () => undefined;
+	return new core.TriggerContext(
+		workflow,
+		node,
+		additionalData(setup),
+		'trigger',
+		'activate',
+		emit,
+		ignore,
+		ignore,
+	);
+}
+
 /** The static data without n8n's change flag, as plain JSON (what n8n writes). */
 function snapshot(data: IDataObject): IDataObject {
 	return JSON.parse(JSON.stringify(data)) as IDataObject;
