@@ -278,6 +278,28 @@ export class N8nInstance {
 	}
 
 	/**
+	 * A handle on an n8n another object started (the run's shared instance, test/harness/shared.ts):
+	 * the same API, but it owns no process, so `stop()` leaves that n8n running and `kill()`,
+	 * `start()` and `restart()` are refused.
+	 */
+	static async attach(name: string, userFolder: string, port: number): Promise<N8nInstance> {
+		const instance = new N8nInstance(name, userFolder, port, 0, {}, false);
+		instance.attached = true;
+		await instance.ensureOwnerAndApiKey();
+		return instance;
+	}
+
+	/** Set on a handle made by `attach`: the process belongs to someone else. */
+	private attached = false;
+
+	private refuseIfAttached(what: string): void {
+		if (this.attached)
+			throw new Error(
+				`${what} on the shared n8n is refused: a test that stops or kills n8n launches its own (N8nInstance.launch)`,
+			);
+	}
+
+	/**
 	 * Starts n8n on `userFolder` with the packed package (re)installed into it. A folder that already has
 	 * an owner is logged into; a new one gets the owner and an API key.
 	 */
@@ -408,6 +430,7 @@ export class N8nInstance {
 	 * workers and the webhook processor.
 	 */
 	async start(): Promise<void> {
+		this.refuseIfAttached('start()');
 		if (!this.process) await this.startMain();
 		await Promise.all(this.helpers.map(async (helper) => await helper.start()));
 	}
@@ -483,10 +506,12 @@ export class N8nInstance {
 	 * and the webhook processor go on (`start()` brings the main back).
 	 */
 	async kill(): Promise<void> {
+		this.refuseIfAttached('kill()');
 		await this.terminate('SIGKILL');
 	}
 
 	async restart(): Promise<void> {
+		this.refuseIfAttached('restart()');
 		await this.stop();
 		await this.start();
 		await this.login();
