@@ -84,6 +84,8 @@ export interface NodeSetup {
 	typeVersion?: number;
 	/** Credentials by type: the node gets a reference to each, `getCredentials` returns the data. */
 	credentials?: Record<string, ICredentialDataDecryptedObject>;
+	/** The names the node's credential references carry (by type); default `My <type>`. */
+	credentialNames?: Record<string, string>;
 	/** The workflow's static data as n8n loaded it (kept by reference: the test can read it after). */
 	staticData?: IDataObject;
 	timezone?: string;
@@ -102,7 +104,10 @@ function makeWorkflow(Class: NodeClass, setup: NodeSetup): { workflow: Workflow;
 		credentials: Object.fromEntries(
 			Object.keys(setup.credentials ?? {}).map((credentialType) => [
 				credentialType,
-				{ id: `cred-${credentialType}`, name: `My ${credentialType}` },
+				{
+					id: `cred-${credentialType}`,
+					name: setup.credentialNames?.[credentialType] ?? `My ${credentialType}`,
+				},
 			]),
 		),
 	};
