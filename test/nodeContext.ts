@@ -12,7 +12,7 @@
  * executions, applies deduplication keys, saves to a database or resumes runs: those are n8n's, and
  * are tested end to end in `test/e2e/`.
  */
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -44,7 +44,12 @@ type Response = ReturnType<IWebhookFunctions['getResponseObject']>;
 
 // n8n-core's InstanceSettings reads (and creates) `<N8N_USER_FOLDER>/.n8n/config` on first use:
 // a folder of this test process's own, never the user's home. Quiet logs unless asked for.
-process.env.N8N_USER_FOLDER ??= mkdtempSync(join(tmpdir(), 'durable-triggers-n8n-core-'));
+if (process.env.N8N_USER_FOLDER === undefined) {
+	const folder = mkdtempSync(join(tmpdir(), 'durable-triggers-n8n-core-'));
+	process.env.N8N_USER_FOLDER = folder;
+	// Loaded from a test file: removed when that file's tests have run.
+	afterAll(() => rmSync(folder, { recursive: true, force: true }));
+}
 process.env.N8N_LOG_LEVEL ??= 'silent';
 process.env.N8N_ENFORCE_SETTINGS_FILE_PERMISSIONS ??= 'false';
 
