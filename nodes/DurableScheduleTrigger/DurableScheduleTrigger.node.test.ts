@@ -1,79 +1,44 @@
-import type {
-	IDataObject,
-	INodeExecutionData,
-	ITriggerFunctions,
-	ITriggerResponse,
-} from 'n8n-workflow';
+import type { IDataObject } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
 
 import { flushPromises } from '../../core/testing/fakeClock';
 import { type ScheduleState, STATE_VERSION } from '../../core/schedule';
+import { activateTrigger, type TriggerRun } from '../../test/nodeContext';
 import { DurableScheduleTrigger } from './DurableScheduleTrigger.node';
 
-const NODE = {
-	id: 'node-1',
-	name: 'Every 10s',
-	type: 'n8n-nodes-durable-triggers.durableScheduleTrigger',
-	typeVersion: 1,
-	position: [0, 0] as [number, number],
-	parameters: {},
-};
-const DEFAULTS: IDataObject = {
-	scheduleType: 'interval',
-	interval: 10,
-	intervalUnit: 'seconds',
-	cron: '0 * * * *',
-	timezone: '',
-	catchUp: 'skip',
-	runAllLimit: 10,
-	overlap: 'skip-if-running',
-	queueLimit: 10,
-	maxParallel: 2,
-	options: {},
-};
+/*
+ * The Durable Schedule Trigger run in-process through n8n-core's TriggerContext (test/nodeContext.ts):
+ * a real n8n-workflow Workflow (parameter defaults, static data), emits recorded with the static data
+ * n8n would save for each. What needs n8n itself (runs ending, overlap with real runs, restarts,
+ * deduplication keys refused) is in test/e2e/durableScheduleTrigger.test.ts.
+ */
 
-function deferred<T>() {
-	let resolve!: (value: T) => void;
-	let reject!: (error: Error) => void;
-	const promise = new Promise<T>((res, rej) => ((resolve = res), (reject = rej)));
-	return { promise, resolve, reject };
-}
+const NODE_NAME = 'Every 10s';
 
-/** The parts of n8n's trigger context the node uses, recording what it emits. */
-function context(
+async function activate(
 	parameters: IDataObject,
-	{ mode = 'trigger', staticData = {} as IDataObject } = {},
-) {
-	const emitted: Array<{
-		items: INodeExecutionData[][];
-		done?: ReturnType<typeof deferred>;
-		key?: string;
-		stateAtEmit: unknown;
-	}> = [];
-	const failures: Error[] = [];
-	const params = { ...DEFAULTS, ...parameters };
-	const ctx = {
-		getNode: () => NODE,
-		getWorkflow: () => ({ id: 'wf-1', name: 'wf', active: true }),
-		getWorkflowStaticData: () => staticData,
-		getNodeParameter: (name: string, fallback?: unknown) => params[name] ?? fallback,
-		getTimezone: () => 'Europe/Berlin',
-		getMode: () => mode,
-		helpers: { createDeferredPromise: deferred },
-		emit: (
-			items: INodeExecutionData[][],
-			_response?: unknown,
-			done?: ReturnType<typeof deferred>,
-			key?: string,
-		) => emitted.push({ items, done, key, stateAtEmit: structuredClone(staticData.schedule) }),
-		saveFailedExecution: (error: Error) => failures.push(error),
-		logger: { warn: jest.fn(), debug: jest.fn() },
-	};
-	return { ctx: ctx as unknown as ITriggerFunctions, emitted, failures, staticData };
+	{ mode = 'trigger', staticData }: { mode?: 'trigger' | 'manual'; staticData?: IDataObject } = {},
+): Promise<TriggerRun> {
+	return await activateTrigger(
+		DurableScheduleTrigger,
+		{
+			name: NODE_NAME,
+			parameters: {
+				scheduleType: 'interval',
+				interval: 10,
+				intervalUnit: 'seconds',
+				...parameters,
+			},
+			timezone: 'Europe/Berlin',
+			staticData,
+		},
+		{ mode },
+	);
 }
 
-async function run(ctx: ITriggerFunctions): Promise<ITriggerResponse> {
-	return await new DurableScheduleTrigger().trigger.call(ctx);
+/** The node's own state in the workflow's static data (`node:<name>`). */
+function stateIn(staticData: IDataObject | undefined): ScheduleState {
+	return (staticData?.[`node:${NODE_NAME}`] as { schedule: ScheduleState }).schedule;
 }
 
 const NOW = Date.UTC(2026, 0, 1, 0, 0, 5);
@@ -114,12 +79,39 @@ describe('Durable Schedule Trigger node', () => {
 	])(
 		'refuses %j at activation, naming the parameter as the editor labels it',
 		async (parameters, label) => {
-			const { ctx, emitted } = context(parameters);
-			const error = await run(ctx).catch((e: unknown) => e);
+			const error = await activate(parameters).catch((e: unknown) => e);
 			expect(error).toBeInstanceOf(NodeOperationError);
 			expect((error as NodeOperationError).message).toContain(`for "${label}"`);
 			expect((error as NodeOperationError).description).toBe(`Check the "${label}" parameter.`);
-			expect(emitted).toEqual([]);
+		},
+	);
+
+	it('an invalid cron expression is refused at activation, naming the parameter', async () => {
+		const error = await activate({ scheduleType: 'cron', cron: '61 * * * *' }).catch(
+			(e: unknown) => e,
+		);
+		expect((error as Error).message).toBe(
+			'Invalid value "61 * * * *" for "Cron Expression": minute 61 is out of range 0-59',
+		);
+	});
+
+	it.each([
+		['*/5 * * * * *', '', 'it fires 5 seconds apart (at 00:00:00 and 00:00:05)'],
+		['0-30 * * * * *', '', 'it fires 1 second apart (at 00:00:00 and 00:00:01)'],
+		[
+			'55 59 1,2 * * *',
+			'Europe/Berlin',
+			'it fires 5 seconds apart when the clocks change in Europe/Berlin (for example at 2000-03-26T00:59:55.000Z and 2000-03-26T01:00:00.000Z)',
+		],
+	])(
+		'a cron that fires more often than every 10 s (%s, time zone "%s") is refused, naming "Cron Expression" and the value',
+		async (cron, timezone, problem) => {
+			const error = await activate({ scheduleType: 'cron', cron, timezone }).catch(
+				(e: unknown) => e,
+			);
+			expect((error as Error).message).toBe(
+				`Invalid value "${cron}" for "Cron Expression": ${problem}; fires must be at least 10 seconds apart (e.g. "*/10 * * * * *")`,
+			);
 		},
 	);
 
@@ -134,11 +126,11 @@ describe('Durable Schedule Trigger node', () => {
 				outcome: 'fired',
 			},
 		];
-		const { ctx, emitted, staticData } = context(
+		const run = await activate(
 			{ ...GRACE, catchUp: 'run-all', runAllLimit: 2 },
-			{ mode: 'manual', staticData: { schedule: stored } },
+			{ mode: 'manual', staticData: { [`node:${NODE_NAME}`]: { schedule: stored } } },
 		);
-		const response = await run(ctx);
+		const { emitted, response } = run;
 		expect(emitted).toEqual([]);
 		await response.manualTriggerFunction?.();
 		expect(emitted).toHaveLength(1);
@@ -160,16 +152,18 @@ describe('Durable Schedule Trigger node', () => {
 				declaredAt: new Date(stored.lastDeclaredFire ?? 0).toISOString(),
 			}),
 		]);
-		expect(staticData.schedule).toBe(stored);
-		await response.closeFunction?.();
+		// Nothing for n8n to save: the stored state is as it was.
+		expect(emitted[0].saved).toBeUndefined();
+		expect(stateIn(run.staticData)).toEqual(stored);
+		await run.close();
 	});
 
 	it('emits each catch-up run with its entry, a namespaced deduplication key and the state saved with it', async () => {
-		const { ctx, emitted, staticData, failures } = context(
+		const run = await activate(
 			{ ...GRACE, catchUp: 'run-all', runAllLimit: 3, overlap: 'allow-parallel', maxParallel: 2 },
-			{ staticData: { schedule: storedBehind(3) } },
+			{ staticData: { [`node:${NODE_NAME}`]: { schedule: storedBehind(3) } } },
 		);
-		const response = await run(ctx);
+		const { emitted, failures } = run;
 		expect(emitted).toHaveLength(2); // two slots; the third catch-up window waits for one
 		const [first, second] = emitted.map((e) => e.items[0][0].json);
 		expect([first.declaredAt, second.declaredAt]).toEqual([
@@ -184,9 +178,9 @@ describe('Durable Schedule Trigger node', () => {
 			systemTime: first.actualAt,
 		});
 		expect(first.runKey).toBe(`wf-1:node-1@${String(first.declaredAt)}`);
-		expect(emitted[0].key).toBe(`dst:${String(first.runKey)}`);
+		expect(emitted[0].deduplicationKey).toBe(`dst:${String(first.runKey)}`);
 		// What n8n saves on the first emit already records both runs, in the history and the outbox.
-		const written = emitted[0].stateAtEmit as ScheduleState;
+		const written = stateIn(emitted[0].saved);
 		expect(written.history.slice(-2)).toMatchObject([
 			{ runKey: first.runKey, outcome: 'caught_up' },
 			{ runKey: second.runKey, outcome: 'caught_up' },
@@ -199,13 +193,13 @@ describe('Durable Schedule Trigger node', () => {
 		expect(emitted[2].items[0][0].json.declaredAt).toBe('2026-01-01T00:00:00.000Z');
 		emitted[1].done?.reject(new ExecutionCancelledError()); // a cancelled run ran: it frees its slot, and is no miss
 		await flushPromises();
-		expect((staticData.schedule as ScheduleState).queued).toEqual([]);
-		expect((staticData.schedule as ScheduleState).history.map((r) => r.outcome)).toEqual([
+		expect(stateIn(run.staticData).queued).toEqual([]);
+		expect(stateIn(run.staticData).history.map((r) => r.outcome)).toEqual([
 			'caught_up',
 			'caught_up',
 			'caught_up',
 		]);
 		expect(failures).toEqual([]);
-		await response.closeFunction?.();
+		await run.close();
 	});
 });

@@ -311,7 +311,7 @@ export class PollTrigger implements INodeType {
 		if (saved.pending)
 			outbox.add([{ key: saved.pending.dedupeKey, run: { items: saved.pending.items, keys: [] } }]);
 		let { observed, opMemory } = saved;
-		// The trigger's one write: n8n stores it with the next emit (emitRuns) or after activation.
+		// The trigger's one write: n8n stores it with the next emit (RunEmitter) or after activation.
 		// n8n only notices a reassigned top-level key, so the whole state object is replaced.
 		const writeState = () => {
 			const state: PollTriggerState = {

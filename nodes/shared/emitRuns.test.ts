@@ -1,28 +1,30 @@
 import type { INodeExecutionData, IRun, ITriggerFunctions } from 'n8n-workflow';
 
+import { triggerContext } from '../../test/nodeContext';
+import { PollTrigger } from '../PollTrigger/PollTrigger.node';
 import { emitsDeduplicationKeys, RunEmitter, type RunEmitterOptions } from './emitRuns';
 
-function deferred<T>() {
-	const d = {} as {
-		promise: Promise<T>;
-		resolve: (value: T) => void;
-		reject: (error: Error) => void;
-	};
-	d.promise = new Promise<T>((resolve, reject) => Object.assign(d, { resolve, reject }));
-	return d;
-}
+/** A deferred promise as n8n-core's `helpers.createDeferredPromise` makes it. */
+type Done = {
+	promise: Promise<IRun>;
+	resolve: (run: IRun) => void;
+	reject: (error: Error) => void;
+};
 
-type Done = ReturnType<typeof deferred<IRun>>;
+const POLL = {
+	parameters: { op: 'http.request', with: '{}', interval: 5, intervalUnit: 'seconds' },
+};
 
 /**
- * n8n 1.x's trigger emit, as active-workflow-manager.js of n8n 1.123 has it: three parameters; it
- * starts a static-data write (set `__dataChanged` means a write, which clears the flag when done)
- * and creates the run; once the run exists it reads the done-promise's `resolve` and `reject`.
+ * n8n-core's TriggerContext (a real Workflow and its observable static data) with n8n 1.x's trigger
+ * emit, as active-workflow-manager.js of n8n 1.123 has it: three parameters; it starts a static-data
+ * write (set `__dataChanged` means a write, which clears the flag when done) and creates the run;
+ * once the run exists it reads the done-promise's `resolve` and `reject`.
  */
 function n8n1Context() {
-	const staticData: { __dataChanged?: boolean; state?: unknown } = { __dataChanged: false };
 	const log: string[] = [];
 	const dones: Done[] = [];
+	let staticData!: { __dataChanged?: boolean };
 	const emit = (data: INodeExecutionData[][], _response?: unknown, done?: Done) => {
 		const name = String(data[0][0].json.name);
 		log.push(`emit ${name}${staticData.__dataChanged ? ' (writes state)' : ''}`);
@@ -37,20 +39,20 @@ function n8n1Context() {
 			}
 		}, 2);
 	};
-	const context = {
-		emit,
-		helpers: { createDeferredPromise: deferred },
-		workflow: { staticData },
-	} as unknown as ITriggerFunctions;
+	const context = triggerContext(PollTrigger, POLL, emit as unknown as ITriggerFunctions['emit']);
+	staticData = context.workflow.staticData as { __dataChanged?: boolean };
+	staticData.__dataChanged = false;
 	return { context, log, dones, staticData };
 }
 
-describe('emitRuns without deduplication keys (n8n 1.x)', () => {
+describe('RunEmitter without deduplication keys (n8n 1.x)', () => {
 	test('the emit n8n 1.x hands over has no key parameter; 2.x has one', () => {
 		expect(emitsDeduplicationKeys(n8n1Context().context)).toBe(false);
-		const modern = {
-			emit: (_d: unknown, _r: unknown, _p: unknown, _k: unknown) => undefined,
-		} as unknown as ITriggerFunctions;
+		const modern = triggerContext(
+			PollTrigger,
+			POLL,
+			(_d: unknown, _r: unknown, _p: unknown, _k: unknown) => undefined,
+		);
 		expect(emitsDeduplicationKeys(modern)).toBe(true);
 	});
 
@@ -95,6 +97,17 @@ describe('emitRuns without deduplication keys (n8n 1.x)', () => {
 		expect(settlements).toEqual(['a started']);
 	});
 });
+
+/** A deferred promise, as n8n-core's `createDeferredPromise` makes it. */
+function deferred<T>() {
+	const d = {} as {
+		promise: Promise<T>;
+		resolve: (value: T) => void;
+		reject: (error: Error) => void;
+	};
+	d.promise = new Promise<T>((resolve, reject) => Object.assign(d, { resolve, reject }));
+	return d;
+}
 
 /**
  * n8n 2.x's trigger emit, as trigger-execution-context.factory.js of n8n 2.41 has it: it starts a

@@ -1,56 +1,57 @@
-import type { ICredentialDataDecryptedObject, IHttpRequestOptions, INode } from 'n8n-workflow';
+import type { IHttpRequestOptions } from 'n8n-workflow';
 
-import { type HttpHelpers, n8nHttpTransport, type OAuth2RequestOptions } from './httpTransport';
+import { FakeSystem } from '../../test/harness/fakeSystem';
+import { type NodeSetup, triggerContext } from '../../test/nodeContext';
+import { PollTrigger } from '../PollTrigger/PollTrigger.node';
+import { n8nHttpTransport } from './httpTransport';
 
-/** n8n's helpers as the transport sees them, recording what it asked for. */
-function fakeContext(
-	credentials: Record<string, ICredentialDataDecryptedObject>,
-	answers: { oauth2?: () => Promise<unknown> } = {},
-) {
-	const calls: Array<{ helper: string; type?: string; options: unknown; oAuth2Options?: unknown }> =
-		[];
-	const node = {
-		name: 'Poll',
-		credentials: {
-			oAuth2Api: { id: '1', name: 'Partner OAuth2' },
-			httpBasicAuth: { id: '2', name: 'Partner login' },
+/*
+ * The HTTP transport on n8n-core's TriggerContext (test/nodeContext.ts): its own request helpers
+ * (`httpRequest`, `httpRequestWithAuthentication`) make real requests to a fake system on loopback.
+ * n8n's OAuth2 flow (`requestOAuth2`: tokens, refresh, saving them) needs n8n's credentials service,
+ * so there the test records what the transport asks of it; the flow itself is tested end to end in
+ * test/e2e/credentials.test.ts.
+ */
+
+const ignoreEmits = () => undefined;
+
+/**
+ * A Poll Trigger set up as the editor would for the credential: n8n-core hands a node only the
+ * credentials its description shows for its parameters (version 1: this package's own credential;
+ * 1.1: "Authentication" names one of n8n's generic types).
+ */
+function context(setup: Omit<NodeSetup, 'parameters'>) {
+	const [type] = Object.keys(setup.credentials ?? {});
+	const legacy = type === 'durableHttpApi';
+	return triggerContext(
+		PollTrigger,
+		{
+			parameters: {
+				op: 'http.request',
+				with: '{}',
+				...(legacy ? {} : { authentication: type ?? 'none' }),
+			},
+			typeVersion: legacy ? 1 : 1.1,
+			...setup,
 		},
-	} as unknown as INode;
-	const context: HttpHelpers = {
-		getNode: () => node,
-		getCredentials: async (type) => credentials[type] ?? {},
-		helpers: {
-			httpRequest: async (options: IHttpRequestOptions) => {
-				calls.push({ helper: 'httpRequest', options });
-				return {
-					statusCode: 200,
-					headers: { 'Content-Type': 'application/json' },
-					body: '{"ok":true}',
-				};
-			},
-			httpRequestWithAuthentication: async (type: string, options: IHttpRequestOptions) => {
-				calls.push({ helper: 'httpRequestWithAuthentication', type, options });
-				return { statusCode: 200, headers: {}, body: '[]' };
-			},
-			requestOAuth2: async (
-				type: string,
-				options: OAuth2RequestOptions,
-				oAuth2Options?: unknown,
-			) => {
-				calls.push({ helper: 'requestOAuth2', type, options, oAuth2Options });
-				return answers.oauth2
-					? await answers.oauth2()
-					: { statusCode: 304, headers: { ETag: '"v1"' }, body: undefined };
-			},
-		},
-	};
-	return { context, calls };
+		ignoreEmits,
+	);
 }
 
-describe('n8nHttpTransport', () => {
+describe('n8nHttpTransport (n8n-core TriggerContext)', () => {
+	let api: FakeSystem;
+
+	beforeAll(async () => {
+		api = await FakeSystem.start();
+	});
+	afterAll(async () => await api.close());
+
 	it("OAuth2 goes through n8n's requestOAuth2 with every status answered (so a 401 still makes n8n refresh), the URL joined to the Base URL", async () => {
-		const { context, calls } = fakeContext({});
-		const http = n8nHttpTransport(context, {
+		const ctx = context({ credentials: { oAuth2Api: {} } });
+		const requestOAuth2 = jest
+			.spyOn(ctx.helpers, 'requestOAuth2')
+			.mockResolvedValue({ statusCode: 304, headers: { ETag: '"v1"' }, body: undefined });
+		const http = n8nHttpTransport(ctx, {
 			auth: { kind: 'generic', type: 'oAuth2Api' },
 			baseUrl: 'https://api.example.com/v2/',
 		});
@@ -62,11 +63,10 @@ describe('n8nHttpTransport', () => {
 			timeoutMs: 5000,
 		});
 		expect(response).toEqual({ status: 304, headers: { etag: '"v1"' }, body: '' });
-		expect(calls).toEqual([
-			{
-				helper: 'requestOAuth2',
-				type: 'oAuth2Api',
-				options: {
+		expect(requestOAuth2.mock.calls).toEqual([
+			[
+				'oAuth2Api',
+				{
 					method: 'POST',
 					url: 'https://api.example.com/v2/tickets',
 					qs: { page: '2' },
@@ -77,58 +77,55 @@ describe('n8nHttpTransport', () => {
 					simple: false,
 					resolveWithFullResponse: true,
 				},
-				oAuth2Options: { tokenType: 'Bearer' },
-			},
+				{ tokenType: 'Bearer' },
+			],
 		]);
 	});
 
 	it('a failed OAuth2 request names the credential and what the authorization server answered', async () => {
+		const ctx = context({
+			credentials: { oAuth2Api: {} },
+			credentialNames: { oAuth2Api: 'Partner OAuth2' },
+		});
 		const refused = Object.assign(new Error('Client authentication failed'), {
 			body: { error: 'invalid_client' },
 		});
-		const { context } = fakeContext({}, { oauth2: async () => await Promise.reject(refused) });
-		const http = n8nHttpTransport(context, { auth: { kind: 'generic', type: 'oAuth2Api' } });
+		jest.spyOn(ctx.helpers, 'requestOAuth2').mockRejectedValue(refused);
+		const http = n8nHttpTransport(ctx, { auth: { kind: 'generic', type: 'oAuth2Api' } });
 		await expect(http({ method: 'GET', url: 'https://api.example.com/x' })).rejects.toThrow(
 			'OAuth2 API credential "Partner OAuth2": Client authentication failed (the authorization server answered "invalid_client")',
 		);
 	});
 
-	it("Basic Auth becomes the request's auth for n8n's httpRequest; None sends nothing extra", async () => {
-		const { context, calls } = fakeContext({ httpBasicAuth: { user: 'ann', password: 'pw' } });
-		await n8nHttpTransport(context, { auth: { kind: 'generic', type: 'httpBasicAuth' } })({
+	it("Basic Auth reaches the API through n8n's httpRequest; None sends nothing extra", async () => {
+		api.on('GET', '/x', { body: { ok: true } }).on('GET', '/y', { body: { ok: true } });
+		const ctx = context({ credentials: { httpBasicAuth: { user: 'ann', password: 'pw' } } });
+		const httpRequest = jest.spyOn(ctx.helpers, 'httpRequest');
+		await n8nHttpTransport(ctx, { auth: { kind: 'generic', type: 'httpBasicAuth' } })({
 			method: 'GET',
-			url: 'https://api.example.com/x',
+			url: api.url('/x'),
 		});
-		await n8nHttpTransport(context, { auth: { kind: 'none' } })({
-			method: 'GET',
-			url: 'https://api.example.com/y',
-		});
-		expect(
-			calls.map((c) => [
-				c.helper,
-				(c.options as IHttpRequestOptions).url,
-				(c.options as IHttpRequestOptions).auth,
-			]),
-		).toEqual([
-			['httpRequest', 'https://api.example.com/x', { username: 'ann', password: 'pw' }],
-			['httpRequest', 'https://api.example.com/y', undefined],
+		await n8nHttpTransport(ctx, { auth: { kind: 'none' } })({ method: 'GET', url: api.url('/y') });
+		expect(httpRequest).toHaveBeenCalledTimes(2);
+		expect(api.requests('/x').map((request) => request.headers.authorization)).toEqual([
+			`Basic ${Buffer.from('ann:pw').toString('base64')}`,
 		]);
+		expect(api.requests('/y').map((request) => request.headers.authorization)).toEqual([undefined]);
+		expect((httpRequest.mock.calls[1][0] as IHttpRequestOptions).auth).toBeUndefined();
 	});
 
 	it("this package's own credential still goes through httpRequestWithAuthentication with its base URL", async () => {
-		const { context, calls } = fakeContext({
-			durableHttpApi: { baseUrl: 'https://legacy.example.com' },
-		});
-		await n8nHttpTransport(context, { auth: { kind: 'legacy', required: false } })({
+		api.on('GET', '/items', { body: [] });
+		const ctx = context({ credentials: { durableHttpApi: { baseUrl: api.baseUrl } } });
+		const withAuthentication = jest.spyOn(ctx.helpers, 'httpRequestWithAuthentication');
+		const response = await n8nHttpTransport(ctx, { auth: { kind: 'legacy', required: false } })({
 			method: 'GET',
 			url: '/items',
 		});
-		expect(calls).toMatchObject([
-			{
-				helper: 'httpRequestWithAuthentication',
-				type: 'durableHttpApi',
-				options: { url: '/items', baseURL: 'https://legacy.example.com' },
-			},
+		expect(withAuthentication.mock.calls).toMatchObject([
+			['durableHttpApi', { url: '/items', baseURL: api.baseUrl }],
 		]);
+		expect(response).toMatchObject({ status: 200, body: '[]' });
+		expect(api.requests('/items')).toHaveLength(1);
 	});
 });

@@ -2,6 +2,7 @@ import { signPayload, waitIdOf } from '../../core/roundtrip/signature';
 import { buildMessage, Dovecot } from '../harness/dovecot';
 import { FakeSystem, type RecordedRequest, type ScriptedResponse } from '../harness/fakeSystem';
 import { type Execution, N8nInstance, nodeOutput } from '../harness/n8nInstance';
+import { sharedN8n } from '../harness/shared';
 import { waitFor } from '../harness/net';
 import { OAuth2AuthServer } from '../harness/oauth2';
 import { marker, node, PACKAGE, webhookTrigger, workflow } from './workflowBuilder';
@@ -32,7 +33,7 @@ describe('n8n credential types in a real n8n', () => {
 			OAuth2AuthServer.start(),
 			FakeSystem.start(),
 			Dovecot.start(),
-			N8nInstance.launch('credentials'),
+			sharedN8n('credentials'),
 		]);
 	});
 

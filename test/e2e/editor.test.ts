@@ -7,6 +7,7 @@ import { type BrowserContext, chromium, type Locator, type Page, selectors } fro
 import { signPayload, waitIdOf } from '../../core/roundtrip/signature';
 import { FakeSystem } from '../harness/fakeSystem';
 import { type Execution, isFinal, N8nInstance, nodeOutput } from '../harness/n8nInstance';
+import { sharedN8n } from '../harness/shared';
 import { waitFor } from '../harness/net';
 import { artifactsDir, isN8n1, repoRoot } from '../harness/paths';
 import { marker, node, PACKAGE, workflow } from './workflowBuilder';
@@ -70,7 +71,7 @@ describe('the nodes in the n8n editor (Chromium)', () => {
 		source = await FakeSystem.start();
 		source.on('GET', '/tickets', () => ({ body: { data: { tickets } } }));
 		source.on('POST', '/jobs', { status: 202, body: { accepted: true, jobId: 'job-42' } });
-		n8n = await N8nInstance.launch('editor');
+		n8n = await sharedN8n('editor');
 		trace('n8n started');
 		callbackCredential = {
 			id: await n8n.createCredential('Partner signature', 'roundTripCallbackApi', {

@@ -4,6 +4,7 @@ import { startDemoSource } from '../../scripts/demoSource';
 import type { Dovecot } from '../harness/dovecot';
 import type { FakeSystem } from '../harness/fakeSystem';
 import { N8nInstance } from '../harness/n8nInstance';
+import { sharedN8n } from '../harness/shared';
 import { freePort } from '../harness/net';
 
 /** Every example imports cleanly, keeps its parameters through n8n, and runs against the demo source (or the demo mailbox). */
@@ -15,7 +16,7 @@ describe('examples/', () => {
 
 	beforeAll(async () => {
 		[source, mailbox] = await Promise.all([startDemoSource(await freePort()), startDemoMailbox()]);
-		n8n = await N8nInstance.launch('examples');
+		n8n = await sharedN8n('examples');
 		({ workflows } = await installExamples(n8n, { source, imap: mailbox.account.connection }));
 	});
 

@@ -231,64 +231,6 @@ describe('Poll Trigger in a real n8n', () => {
 		await n8n.unpublish(id);
 	});
 
-	test('changed: a ticket at version 1, then 2, then 1 again (reopened) starts three runs', async () => {
-		let version = 1;
-		source.on('GET', '/reopened', () => ({ body: [{ id: 't-1', version }] }));
-		const id = await n8n.importWorkflow(
-			pollWorkflow('poll changed A-B-A', {
-				with: JSON.stringify({ url: source.url('/reopened') }),
-				dedupe: 'changed',
-				version: 'version',
-			}),
-		);
-		await n8n.publish(id);
-		await n8n.waitForFinishedExecutions(id, 1);
-		version = 2;
-		await n8n.waitForFinishedExecutions(id, 2);
-		version = 1;
-		const all = await n8n.waitForFinishedExecutions(id, 3);
-		expect(all.map((execution) => nodeOutput(execution, 'Poll')[0])).toEqual([
-			{ id: 't-1', version: 1 },
-			{ id: 't-1', version: 2 },
-			{ id: 't-1', version: 1 },
-		]);
-		await polls('/reopened', 2);
-		expect(await n8n.executions(id)).toHaveLength(3);
-		await n8n.unpublish(id);
-	});
-
-	test('time_window: an item that ran, left the list and comes back after its TTL runs again', async () => {
-		let listed = true;
-		source.on('GET', '/returning', () => ({ body: listed ? [{ id: 'r-1' }] : [] }));
-		const id = await n8n.importWorkflow(
-			pollWorkflow('poll time window return', {
-				with: JSON.stringify({ url: source.url('/returning') }),
-				dedupe: 'time_window',
-				ttl: 1,
-				ttlUnit: 'minutes',
-			}),
-		);
-		await n8n.publish(id);
-		const [first] = await n8n.waitForFinishedExecutions(id, 1);
-		listed = false;
-		// Gone from the list until its entry has expired (and been pruned) a minute after it ran.
-		const ranAt = Date.parse(first.startedAt);
-		await waitFor('the TTL to pass', async () => (Date.now() > ranAt + 61_000 ? true : undefined), {
-			timeoutMs: 90_000,
-			intervalMs: 1_000,
-		});
-		await polls('/returning', 1);
-		listed = true;
-		const both = await n8n.waitForFinishedExecutions(id, 2);
-		expect(both.map((execution) => nodeOutput(execution, 'Poll')[0])).toEqual([
-			{ id: 'r-1' },
-			{ id: 'r-1' },
-		]);
-		await polls('/returning', 2);
-		expect(await n8n.executions(id)).toHaveLength(2);
-		await n8n.unpublish(id);
-	}, 180_000);
-
 	test('a failing API backs off, records a failed execution, and recovers', async () => {
 		let failing = true;
 		source.on('GET', '/flaky', () =>
@@ -332,17 +274,5 @@ describe('Poll Trigger in a real n8n', () => {
 		expect(recovered.filter((e) => e.status === 'error')).toHaveLength(isN8n1 ? 0 : 1);
 		expect(runs(recovered.filter((e) => e.status === 'success'))).toEqual([[{ id: 'x1' }]]);
 		await n8n.unpublish(id);
-	});
-
-	test('an invalid JSONata expression refuses activation with a message naming the field', async () => {
-		const id = await n8n.importWorkflow(
-			pollWorkflow('poll invalid', {
-				with: JSON.stringify({ url: source.url('/tickets') }),
-				id: 'id +',
-			}),
-		);
-		expect(await n8n.activationError(id)).toContain(
-			'Invalid value "id +" for "ID": not valid JSONata: ',
-		);
 	});
 });

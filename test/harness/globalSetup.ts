@@ -9,17 +9,21 @@ import {
 import { topologyFromEnv } from './n8nInstance';
 import { cacheDir, instancesDir } from './paths';
 import { SERVICES_ENV, startQueueServices, stopQueueServices } from './queueServices';
+import { SHARED_DIR_ENV, sharedFolderFor } from './shared';
 
 /**
  * Once per e2e run: the pinned n8n is installed, the freshly built package is packed, and instance
  * folders of earlier runs (kept until now for their logs) are removed. With E2E_TOPOLOGY=queue,
  * Postgres and Redis are started for the run (each test's stack gets its own database and Redis
- * prefix); the global teardown stops them.
+ * prefix); the global teardown stops them. The folder where suites find the run's shared n8n is
+ * named (test/harness/shared.ts).
  */
 export default async function globalSetup(): Promise<void> {
 	ensureN8nInstalled();
 	packAndPrepareNodesFolder();
 	removeFoldersOfEndedProcesses(instancesDir, /-(\d+)$/);
+	// Where the suites that share one n8n find it (test/harness/shared.ts); started by the first that asks.
+	process.env[SHARED_DIR_ENV] = sharedFolderFor(process.pid);
 	if (topologyFromEnv() !== 'queue') return;
 	// Services a killed run left behind.
 	for (const entry of existsSync(cacheDir) ? readdirSync(cacheDir) : []) {

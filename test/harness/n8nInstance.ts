@@ -312,6 +312,28 @@ export class N8nInstance {
 	}
 
 	/**
+	 * A handle on an n8n another object started (the run's shared instance, test/harness/shared.ts):
+	 * the same API, but it owns no process, so `stop()` leaves that n8n running and `kill()`,
+	 * `start()` and `restart()` are refused.
+	 */
+	static async attach(name: string, userFolder: string, port: number): Promise<N8nInstance> {
+		const instance = new N8nInstance(name, userFolder, port, 0, {}, false);
+		instance.attached = true;
+		await instance.ensureOwnerAndApiKey();
+		return instance;
+	}
+
+	/** Set on a handle made by `attach`: the process belongs to someone else. */
+	private attached = false;
+
+	private refuseIfAttached(what: string): void {
+		if (this.attached)
+			throw new Error(
+				`${what} on the shared n8n is refused: a test that stops or kills n8n launches its own (N8nInstance.launch)`,
+			);
+	}
+
+	/**
 	 * Starts n8n on `userFolder` with the packed package (re)installed into it. A folder that already has
 	 * an owner is logged into; a new one gets the owner and an API key.
 	 */
@@ -457,6 +479,7 @@ export class N8nInstance {
 	 * workers and the webhook processor.
 	 */
 	async start(): Promise<void> {
+		this.refuseIfAttached('start()');
 		if (this.abandoned) throw new Error(`n8n ${this.name} is being stopped`);
 		if (!this.process) await this.startMain();
 		if (this.abandoned) throw new Error(`n8n ${this.name} is being stopped`);
@@ -554,10 +577,12 @@ export class N8nInstance {
 	 * and the webhook processor go on (`start()` brings the main back).
 	 */
 	async kill(): Promise<void> {
+		this.refuseIfAttached('kill()');
 		await this.terminate('SIGKILL');
 	}
 
 	async restart(): Promise<void> {
+		this.refuseIfAttached('restart()');
 		await this.stop();
 		await this.start();
 		await this.login();

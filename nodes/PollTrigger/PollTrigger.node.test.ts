@@ -1,0 +1,181 @@
+import type { IDataObject } from 'n8n-workflow';
+
+import { FakeSystem } from '../../test/harness/fakeSystem';
+import { activateTrigger, type TriggerRun } from '../../test/nodeContext';
+import { PollTrigger } from './PollTrigger.node';
+
+/*
+ * What the Poll Trigger decides on its own, run in-process through n8n-core's TriggerContext (see
+ * test/nodeContext.ts): parameter checks at activation, which items each poll starts, what it reports
+ * as a failure. Its HTTP goes through n8n-core's request helpers to a fake system on loopback. Time is
+ * jest's fake clock (the poll interval and TTLs pass at once); sockets stay real. What needs n8n
+ * itself (static data saved, deduplication keys, restarts and crashes) is in test/e2e/pollTrigger.test.ts.
+ */
+
+const START = Date.UTC(2026, 0, 1, 12, 0, 0);
+
+function pollParameters(url: string, parameters: IDataObject = {}): IDataObject {
+	return {
+		op: 'http.request',
+		with: JSON.stringify({ url }),
+		interval: 5,
+		intervalUnit: 'seconds',
+		id: 'id',
+		dedupe: 'unique',
+		...parameters,
+	};
+}
+
+/** The items of each run the trigger emitted, in order. */
+function runs(run: TriggerRun): IDataObject[][] {
+	return run.emitted.map((emit) => emit.items[0].map((item) => item.json));
+}
+
+/** Lets real I/O (the loopback HTTP) and promise turns proceed until `condition` holds (real time, at most 10 s). */
+async function until(description: string, condition: () => boolean): Promise<void> {
+	const deadline = performance.now() + 10_000;
+	while (!condition()) {
+		if (performance.now() > deadline) throw new Error(`timed out waiting for ${description}`);
+		await new Promise((resolve) => setImmediate(resolve));
+	}
+}
+
+describe('Poll Trigger node (n8n-core TriggerContext)', () => {
+	let source: FakeSystem;
+	let active: TriggerRun | undefined;
+
+	beforeAll(async () => {
+		source = await FakeSystem.start();
+	});
+	afterAll(async () => await source.close());
+	beforeEach(() =>
+		jest.useFakeTimers({
+			now: START,
+			// Sockets, promise turns and the real-time bound of `until` stay real.
+			doNotFake: ['setImmediate', 'nextTick', 'queueMicrotask', 'performance', 'hrtime'],
+		}),
+	);
+	afterEach(async () => {
+		await active?.close();
+		active = undefined;
+		jest.useRealTimers();
+	});
+
+	/** When the trigger last recorded a poll (its observed state, in the workflow's static data). */
+	function lastPollAt(): number | null | undefined {
+		const state = active?.staticData['node:Poll Trigger'] as
+			| { pollTrigger?: { observed?: { lastPollAt: number | null } } }
+			| undefined;
+		return state?.pollTrigger?.observed?.lastPollAt;
+	}
+
+	/** Moves the fake clock to the next poll and waits until the trigger has handled that poll's answer. */
+	async function nextPoll(path: string): Promise<void> {
+		const before = source.requests(path).length;
+		await jest.advanceTimersByTimeAsync(5_000);
+		const at = Date.now();
+		await until(`a poll of ${path}`, () => source.requests(path).length > before);
+		await until('the poll to be recorded', () => lastPollAt() === at);
+	}
+
+	it('an invalid JSONata expression refuses activation with a message naming the field', async () => {
+		const error = await activateTrigger(PollTrigger, {
+			parameters: pollParameters(source.url('/tickets'), { id: 'id +' }),
+		}).catch((e: unknown) => e);
+		expect((error as Error).message).toContain(
+			'Invalid value "id +" for "ID": not valid JSONata: ',
+		);
+		expect(source.requests('/tickets')).toEqual([]);
+	});
+
+	it('a Poll Trigger whose "With" arguments cannot work is refused at activation, naming the argument and the value, before any request', async () => {
+		const error = await activateTrigger(PollTrigger, {
+			parameters: {
+				...pollParameters(source.url('/never')),
+				with: JSON.stringify({ method: 'FETCH', url: source.url('/never') }),
+			},
+		}).catch((e: unknown) => e);
+		expect((error as Error).message).toContain(
+			'Invalid value "FETCH" for "With": "method" must be one of GET, POST, PUT, PATCH, DELETE, HEAD',
+		);
+		expect(source.requests('/never')).toEqual([]);
+	});
+
+	it('a Poll Trigger every 2 hours activates with default options and polls', async () => {
+		source.on('GET', '/every-two-hours', { body: [{ id: 'e-1' }] });
+		active = await activateTrigger(PollTrigger, {
+			parameters: pollParameters(source.url('/every-two-hours'), {
+				interval: 2,
+				intervalUnit: 'hours',
+			}),
+		});
+		// A fresh trigger's first poll runs before activation ends.
+		expect(runs(active)).toEqual([[{ id: 'e-1' }]]);
+		expect(active.emitted[0].deduplicationKey).toMatch(/^poll:wf-1:node-1:/);
+		expect(active.failures).toEqual([]);
+	});
+
+	it('an "Items" path that does not exist fails the poll naming the path and the fields that are there', async () => {
+		source.on('GET', '/typo', { body: { tickets: [{ id: 1 }], total: 1 } });
+		active = await activateTrigger(PollTrigger, {
+			parameters: pollParameters(source.url('/typo'), { items: 'tikets' }),
+		});
+		expect(active.failures.map((failure) => failure.message)).toEqual([
+			`Invalid value "tikets" for "Items": it names the field "tikets", which the op's result does not have; its fields are: tickets, total`,
+		]);
+		expect(active.emitted).toEqual([]);
+	});
+
+	it('changed: a ticket at version 1, then 2, then 1 again (reopened) starts three runs', async () => {
+		let version = 1;
+		source.on('GET', '/reopened', () => ({ body: [{ id: 't-1', version }] }));
+		active = await activateTrigger(PollTrigger, {
+			parameters: pollParameters(source.url('/reopened'), {
+				dedupe: 'changed',
+				version: 'version',
+			}),
+		});
+		expect(runs(active)).toEqual([[{ id: 't-1', version: 1 }]]);
+		version = 2;
+		await nextPoll('/reopened');
+		version = 1;
+		await nextPoll('/reopened');
+		expect(runs(active)).toEqual([
+			[{ id: 't-1', version: 1 }],
+			[{ id: 't-1', version: 2 }],
+			[{ id: 't-1', version: 1 }],
+		]);
+		// Two more polls of the same list start nothing.
+		await nextPoll('/reopened');
+		await nextPoll('/reopened');
+		expect(active.emitted).toHaveLength(3);
+		// Each run carries its own deduplication key: the same item at another version is another run.
+		expect(new Set(active.emitted.map((emit) => emit.deduplicationKey)).size).toBe(3);
+	});
+
+	it('time_window: an item that ran, left the list and comes back after its TTL runs again', async () => {
+		let listed = true;
+		source.on('GET', '/returning', () => ({ body: listed ? [{ id: 'r-1' }] : [] }));
+		active = await activateTrigger(PollTrigger, {
+			parameters: pollParameters(source.url('/returning'), {
+				dedupe: 'time_window',
+				ttl: 1,
+				ttlUnit: 'minutes',
+			}),
+		});
+		expect(runs(active)).toEqual([[{ id: 'r-1' }]]);
+		// Still listed within the TTL: not started again.
+		await nextPoll('/returning');
+		expect(active.emitted).toHaveLength(1);
+		listed = false;
+		// Gone from the list until its entry has expired (and been pruned) a minute after it ran.
+		while (Date.now() < START + 61_000) await nextPoll('/returning');
+		listed = true;
+		await nextPoll('/returning');
+		expect(runs(active)).toEqual([[{ id: 'r-1' }], [{ id: 'r-1' }]]);
+		await nextPoll('/returning');
+		await nextPoll('/returning');
+		expect(active.emitted).toHaveLength(2);
+		expect(active.failures).toEqual([]);
+	});
+});

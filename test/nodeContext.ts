@@ -1,0 +1,412 @@
+/**
+ * Runs this package's node files in-process through n8n-core's real execution contexts
+ * (`TriggerContext`, `ExecuteContext`, `WebhookContext`) on a real n8n-workflow `Workflow`: parameters
+ * are read as n8n reads them (defaults filled in by `Workflow`, expressions resolved, values checked
+ * against the node's description), static data is the workflow's observable static data, HTTP goes
+ * through n8n-core's request helpers, custom data through its execution custom data.
+ *
+ * What stands in for the rest of n8n is small and named here: the trigger's `emit` and
+ * `saveFailedExecution` (n8n's are in its CLI package, not in n8n-core) are recorded; on emit the
+ * static data n8n would save is snapshotted and its change flag cleared, as n8n 2.41's emit does
+ * (README, "What the triggers rely on in n8n"); credentials come from a map. Nothing here creates
+ * executions, applies deduplication keys, saves to a database or resumes runs: those are n8n's, and
+ * are tested end to end in `test/e2e/`.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+import {
+	type ICredentialDataDecryptedObject,
+	type IDataObject,
+	type IExecuteData,
+	type INode,
+	type INodeExecutionData,
+	type INodeType,
+	type INodeTypes,
+	type IRun,
+	type IRunExecutionData,
+	type ITriggerFunctions,
+	type ITriggerResponse,
+	type IWebhookFunctions,
+	type IWebhookResponseData,
+	type IWorkflowExecuteAdditionalData,
+	type WorkflowExecuteMode,
+	Workflow,
+} from 'n8n-workflow';
+
+/** n8n's deferred promise, as `helpers.createDeferredPromise` makes it. */
+type IDeferredPromise<T> = ReturnType<ITriggerFunctions['helpers']['createDeferredPromise']> & {
+	promise: Promise<T>;
+};
+type Request = ReturnType<IWebhookFunctions['getRequestObject']>;
+type Response = ReturnType<IWebhookFunctions['getResponseObject']>;
+
+// n8n-core's InstanceSettings reads (and creates) `<N8N_USER_FOLDER>/.n8n/config` on first use:
+// a folder of this test process's own, never the user's home. Quiet logs unless asked for.
+if (process.env.N8N_USER_FOLDER === undefined) {
+	const folder = mkdtempSync(join(tmpdir(), 'durable-triggers-n8n-core-'));
+	process.env.N8N_USER_FOLDER = folder;
+	// Loaded from a test file: removed when that file's tests have run.
+	afterAll(() => rmSync(folder, { recursive: true, force: true }));
+}
+process.env.N8N_LOG_LEVEL ??= 'silent';
+process.env.N8N_ENFORCE_SETTINGS_FILE_PERMISSIONS ??= 'false';
+
+// Loaded after the environment above is set (n8n-core reads it when its services are first created).
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const core = require('n8n-core') as typeof import('n8n-core');
+
+export const PACKAGE = 'n8n-nodes-durable-triggers';
+export const WORKFLOW_ID = 'wf-1';
+const NODE_ID = 'node-1';
+
+type NodeClass = new () => INodeType;
+
+/** The node types n8n would load from this package (and nothing else). */
+function nodeTypesOf(...classes: NodeClass[]): INodeTypes {
+	const byName = new Map<string, INodeType>();
+	for (const Class of classes) {
+		const instance = new Class();
+		byName.set(`${PACKAGE}.${instance.description.name}`, instance);
+	}
+	const get = (name: string) => {
+		const type = byName.get(name);
+		if (!type) throw new Error(`unknown node type ${name}`);
+		return type;
+	};
+	return {
+		getByName: get,
+		getByNameAndVersion: get,
+		getKnownTypes: () => ({}),
+	};
+}
+
+export interface NodeSetup {
+	/** The node's parameters as the editor stores them; `Workflow` fills in the defaults. */
+	parameters: IDataObject;
+	name?: string;
+	typeVersion?: number;
+	/** Credentials by type: the node gets a reference to each, `getCredentials` returns the data. */
+	credentials?: Record<string, ICredentialDataDecryptedObject>;
+	/** The names the node's credential references carry (by type); default `My <type>`. */
+	credentialNames?: Record<string, string>;
+	/** The workflow's static data as n8n loaded it (kept by reference: the test can read it after). */
+	staticData?: IDataObject;
+	timezone?: string;
+}
+
+function makeWorkflow(Class: NodeClass, setup: NodeSetup): { workflow: Workflow; node: INode } {
+	const type = new Class().description;
+	const versions = Array.isArray(type.version) ? type.version : [type.version];
+	const node: INode = {
+		id: NODE_ID,
+		name: setup.name ?? type.defaults.name ?? type.displayName,
+		type: `${PACKAGE}.${type.name}`,
+		typeVersion: setup.typeVersion ?? type.defaultVersion ?? versions[versions.length - 1],
+		position: [0, 0],
+		parameters: structuredClone(setup.parameters) as INode['parameters'],
+		credentials: Object.fromEntries(
+			Object.keys(setup.credentials ?? {}).map((credentialType) => [
+				credentialType,
+				{
+					id: `cred-${credentialType}`,
+					name: setup.credentialNames?.[credentialType] ?? `My ${credentialType}`,
+				},
+			]),
+		),
+	};
+	const workflow = new Workflow({
+		id: WORKFLOW_ID,
+		name: 'in-process',
+		nodes: [node],
+		connections: {},
+		active: true,
+		nodeTypes: nodeTypesOf(Class),
+		staticData: setup.staticData,
+		settings: { executionOrder: 'v1', ...(setup.timezone && { timezone: setup.timezone }) },
+	});
+	return { workflow, node: workflow.getNode(node.name)! };
+}
+
+/** The parts of n8n's per-run data the contexts read; credentials come from the setup's map. */
+function additionalData(
+	setup: NodeSetup,
+	extra: Partial<IWorkflowExecuteAdditionalData> = {},
+): IWorkflowExecuteAdditionalData {
+	const credentialsHelper = {
+		getDecrypted: async (_data: unknown, _node: unknown, type: string) => {
+			const found = setup.credentials?.[type];
+			if (!found) throw new Error(`no credential of type ${type} in the test`);
+			return structuredClone(found);
+		},
+		getParentTypes: () => [],
+		isCredentialUsableByNode: () => true,
+		authenticate: async (_credentials: unknown, _type: string, options: unknown) => options,
+		preAuthentication: async () => undefined,
+		getCredentialsProperties: () => [],
+		updateCredentials: async () => undefined,
+		updateCredentialsOauthTokenData: async () => undefined,
+	};
+	return {
+		executionId: 'exec-1',
+		credentialsHelper,
+		restApiUrl: 'http://127.0.0.1:5678/rest',
+		instanceBaseUrl: 'http://127.0.0.1:5678/',
+		formWaitingBaseUrl: 'http://127.0.0.1:5678/form-waiting',
+		webhookBaseUrl: 'http://127.0.0.1:5678/webhook',
+		webhookWaitingBaseUrl: 'http://127.0.0.1:5678/webhook-waiting',
+		webhookTestBaseUrl: 'http://127.0.0.1:5678/webhook-test',
+		variables: {},
+		...extra,
+	} as unknown as IWorkflowExecuteAdditionalData;
+}
+
+// ---- Triggers ----
+
+/** One `emit` as n8n received it, with the static data its save would have written. */
+export interface Emitted {
+	items: INodeExecutionData[][];
+	done?: IDeferredPromise<IRun>;
+	deduplicationKey?: string;
+	/** A copy of the workflow's static data when n8n would have saved it for this emit; undefined: no change to save. */
+	saved?: IDataObject;
+}
+
+export interface TriggerRun {
+	response: ITriggerResponse;
+	emitted: Emitted[];
+	failures: Error[];
+	staticData: IDataObject;
+	workflow: Workflow;
+	/** What the node logged as warnings. */
+	warnings: string[];
+	close(): Promise<void>;
+}
+
+/**
+ * Activates a trigger node (`mode` trigger, or manual for "Execute step") through n8n-core's
+ * `TriggerContext` and resolves with what it returned; its emits keep being recorded until closed.
+ * Rejects with the node's activation error.
+ */
+export async function activateTrigger(
+	Class: NodeClass,
+	setup: NodeSetup,
+	{ mode = 'trigger' }: { mode?: WorkflowExecuteMode } = {},
+): Promise<TriggerRun> {
+	const { workflow, node } = makeWorkflow(Class, setup);
+	const emitted: Emitted[] = [];
+	const failures: Error[] = [];
+	const warnings: string[] = [];
+	const root = workflow.staticData as IDataObject & { __dataChanged?: boolean };
+	// n8n 2.41's emit takes four parameters (the fourth, the deduplication key); the node reads that arity.
+	const emit = (
+		items: INodeExecutionData[][],
+		_responsePromise?: unknown,
+		done?: IDeferredPromise<IRun>,
+		deduplicationKey?: string,
+	) => {
+		let saved: IDataObject | undefined;
+		if (root.__dataChanged === true) {
+			saved = snapshot(root);
+			root.__dataChanged = false;
+		}
+		emitted.push({ items, done, deduplicationKey, saved });
+	};
+	const context = new core.TriggerContext(
+		workflow,
+		node,
+		additionalData(setup),
+		mode,
+		mode === 'manual' ? 'manual' : 'activate',
+		emit,
+		(error: Error) => failures.push(error),
+		(error: Error) => failures.push(error),
+	);
+	const warn = jest.spyOn(context.logger, 'warn').mockImplementation((message: string) => {
+		warnings.push(message);
+	});
+	let response: ITriggerResponse;
+	try {
+		response = (await Class.prototype.trigger!.call(context)) ?? {};
+	} catch (error) {
+		warn.mockRestore();
+		throw error;
+	}
+	return {
+		response,
+		emitted,
+		failures,
+		staticData: workflow.staticData,
+		workflow,
+		warnings,
+		async close() {
+			await response.closeFunction?.();
+			warn.mockRestore();
+		},
+	};
+}
+
+/**
+ * A bare `TriggerContext` for the node, with the given `emit` (e.g. n8n 1.x's three-parameter one)
+ * and failures dropped: for tests of helpers the node files share (nodes/shared/emitRuns.ts).
+ */
+export function triggerContext(
+	Class: NodeClass,
+	setup: NodeSetup,
+	emit: ITriggerFunctions['emit'],
+): ITriggerFunctions & { workflow: Workflow } {
+	const { workflow, node } = makeWorkflow(Class, setup);
+	const ignore = () => undefined;
+	return new core.TriggerContext(
+		workflow,
+		node,
+		additionalData(setup),
+		'trigger',
+		'activate',
+		emit,
+		ignore,
+		ignore,
+	);
+}
+
+/** The static data without n8n's change flag, as plain JSON (what n8n writes). */
+function snapshot(data: IDataObject): IDataObject {
+	return JSON.parse(JSON.stringify(data)) as IDataObject;
+}
+
+// ---- Actions ----
+
+export interface ExecuteRun {
+	output: INodeExecutionData[][];
+	/** The run's custom data after the node ran (`$execution.customData`). */
+	customData: Record<string, string>;
+	/** The node's own `executeData`, as n8n would keep it for a waiting node. */
+	executeData: IExecuteData;
+	/** When the node put the run to wait: until when. */
+	waitTill?: Date;
+}
+
+/** Runs a node's `execute` through n8n-core's `ExecuteContext` on `input`. Rejects with the node's error. */
+export async function executeNode(
+	Class: NodeClass,
+	setup: NodeSetup,
+	input: INodeExecutionData[] = [{ json: {} }],
+): Promise<ExecuteRun> {
+	const { workflow, node } = makeWorkflow(Class, setup);
+	const runExecutionData = newRunExecutionData();
+	const executeData: IExecuteData = { node, data: { main: [input] }, source: null };
+	let waitTill: Date | undefined;
+	const context = new core.ExecuteContext(
+		workflow,
+		node,
+		additionalData(setup, {
+			setExecutionStatus: () => undefined,
+			sendDataToUI: () => undefined,
+		}),
+		'manual',
+		runExecutionData,
+		0,
+		input,
+		{ main: [input] },
+		executeData,
+		[],
+	);
+	// n8n's WorkflowExecute records this for the run; here it is recorded for the test.
+	context.putExecutionToWait = async (until: Date) => {
+		waitTill = until;
+	};
+	const output = (await Class.prototype.execute!.call(context)) as INodeExecutionData[][];
+	return {
+		output,
+		customData: { ...(runExecutionData.resultData.metadata ?? {}) } as Record<string, string>,
+		executeData,
+		waitTill,
+	};
+}
+
+function newRunExecutionData(customData: Record<string, string> = {}): IRunExecutionData {
+	return {
+		version: 1,
+		startData: {},
+		resultData: { runData: {}, metadata: { ...customData } },
+		executionData: {
+			contextData: {},
+			nodeExecutionStack: [],
+			metadata: {},
+			waitingExecution: {},
+			waitingExecutionSource: {},
+		},
+	} as unknown as IRunExecutionData;
+}
+
+// ---- Webhooks (a waiting node's resume call) ----
+
+export interface WebhookCall {
+	method?: string;
+	headers?: Record<string, string>;
+	query?: Record<string, string>;
+	/** The raw body as sent; parsed as JSON for `body` when it is JSON. */
+	rawBody?: string;
+}
+
+export interface WebhookAnswer {
+	/** What the node returned to n8n. */
+	result: IWebhookResponseData;
+	/** What the node answered itself (status and JSON body), if it did. */
+	status?: number;
+	body?: unknown;
+}
+
+/**
+ * Calls a waiting node's `webhook` through n8n-core's `WebhookContext`, as n8n's resume URL does, on
+ * a run whose custom data is `customData` (what the node stored when it began waiting).
+ */
+export async function callWebhook(
+	Class: NodeClass,
+	setup: NodeSetup,
+	call: WebhookCall,
+	customData: Record<string, string>,
+): Promise<WebhookAnswer> {
+	const { workflow, node } = makeWorkflow(Class, setup);
+	const rawBody = Buffer.from(call.rawBody ?? '');
+	let body: unknown = {};
+	try {
+		body = call.rawBody ? JSON.parse(call.rawBody) : {};
+	} catch {
+		body = {};
+	}
+	const request = {
+		method: call.method ?? 'POST',
+		headers: Object.fromEntries(
+			Object.entries(call.headers ?? {}).map(([name, value]) => [name.toLowerCase(), value]),
+		),
+		query: call.query ?? {},
+		params: {},
+		body,
+		rawBody,
+	} as unknown as Request;
+	const answer: { status?: number; body?: unknown } = {};
+	const response = {
+		status(code: number) {
+			answer.status = code;
+			return this;
+		},
+		json(value: unknown) {
+			answer.body = value;
+			return this;
+		},
+	} as unknown as Response;
+	const runExecutionData = newRunExecutionData(customData);
+	const context = new core.WebhookContext(
+		workflow,
+		node,
+		additionalData(setup, { httpRequest: request, httpResponse: response }),
+		'webhook',
+		{ httpMethod: 'POST', node: node.name, path: '', webhookDescription: {} } as never,
+		[],
+		runExecutionData,
+	);
+	const result = await Class.prototype.webhook!.call(context);
+	return { result, ...answer };
+}
