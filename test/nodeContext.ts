@@ -360,13 +360,14 @@ export interface WebhookAnswer {
 
 /**
  * Calls a waiting node's `webhook` through n8n-core's `WebhookContext`, as n8n's resume URL does, on
- * a run whose custom data is `customData` (what the node stored when it began waiting).
+ * the run `waiting` left (its custom data, and the node's own stack entry, which n8n saves with a
+ * waiting run and hands to the webhook).
  */
 export async function callWebhook(
 	Class: NodeClass,
 	setup: NodeSetup,
 	call: WebhookCall,
-	customData: Record<string, string>,
+	waiting: Pick<ExecuteRun, 'customData' | 'executeData'>,
 ): Promise<WebhookAnswer> {
 	const { workflow, node } = makeWorkflow(Class, setup);
 	const rawBody = Buffer.from(call.rawBody ?? '');
@@ -397,7 +398,8 @@ export async function callWebhook(
 			return this;
 		},
 	} as unknown as Response;
-	const runExecutionData = newRunExecutionData(customData);
+	const runExecutionData = newRunExecutionData(waiting.customData);
+	runExecutionData.executionData!.nodeExecutionStack.push(waiting.executeData);
 	const context = new core.WebhookContext(
 		workflow,
 		node,

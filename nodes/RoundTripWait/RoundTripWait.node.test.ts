@@ -39,7 +39,7 @@ describe('Round-Trip Wait node (n8n-core ExecuteContext and WebhookContext)', ()
 					query: Object.fromEntries(url.searchParams),
 					rawBody: JSON.stringify(body),
 				},
-				run.customData,
+				run,
 			);
 		const signature = (body: unknown, secret = SECRET, at = Math.floor(Date.now() / 1000)) => ({
 			'x-signature': signPayload(secret, JSON.stringify(body), at, waitIdOf(waiting.callbackUrl)),
