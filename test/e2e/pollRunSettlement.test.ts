@@ -158,4 +158,31 @@ module.exports = { workflow: { preExecute: [async function () {
 		]);
 		await n8n.unpublish(id);
 	});
+
+	test('after n8n pruned the executions, a re-publish on a quiet source starts nothing again', async () => {
+		source.on('GET', '/pruned', () => ({ body: [{ id: 'p-1' }, { id: 'p-2' }, { id: 'p-3' }] }));
+		const id = await n8n.importWorkflow(pollWorkflow('poll pruned', '/pruned'));
+		await n8n.publish(id);
+		const ran = await n8n.waitForExecutions(
+			id,
+			(all) => all.filter((e) => e.status === 'success').length === 3,
+			'the three items to run',
+		);
+		// The trigger stores its settlements once every run has settled: nothing left to re-emit.
+		await waitFor('the stored outbox to be empty', async () => {
+			const { staticData } = await n8n.getWorkflow(id);
+			const state = (staticData as Record<string, { pollTrigger?: { outbox?: unknown[] } }>)?.[
+				'node:Poll'
+			]?.pollTrigger;
+			return state && (state.outbox ?? []).length === 0 ? true : undefined;
+		});
+		// What n8n's pruning does (after 14 days, 10,000 executions, or at once for a workflow that
+		// does not save successful executions): the rows, and their deduplication keys, are gone.
+		for (const execution of ran) await n8n.api('DELETE', `/executions/${execution.id}`);
+		await n8n.unpublish(id);
+		await n8n.publish(id);
+		await polls('/pruned', 2);
+		expect(ids(await n8n.executions(id))).toEqual([]);
+		await n8n.unpublish(id);
+	});
 });
