@@ -132,6 +132,7 @@ function n8n2Context({ writesFinish = true } = {}) {
 		emit,
 		helpers: { createDeferredPromise: deferred },
 		workflow: { staticData },
+		running,
 	} as unknown as ITriggerFunctions;
 	const end = async (key: string) => {
 		running.get(key)!.resolve({} as IRun);
@@ -208,5 +209,25 @@ describe('RunEmitter with deduplication keys (n8n 2.x)', () => {
 		await emitting;
 		await end('k-a');
 		expect(log).toEqual(['emit k-a (a) writes state', 'settled k-a started']);
+	});
+
+	test('the write never goes under the key of a run n8n could not create: that item comes back under it', async () => {
+		const { context, log, staticData, end } = n8n2Context();
+		const { emitter: runs } = emitter(context, log, staticData);
+		await runs.emit(['a', 'b'].map((name) => ({ key: `k-${name}`, run: name })));
+		await end('k-a');
+		// n8n could not create b: its done-promise rejects before any execution existed.
+		await rejectRun('k-b');
+		expect(log.slice(-2)).toEqual(['rewrite (outbox: empty)', 'emit k-a (no items) writes state']);
+
+		async function rejectRun(key: string) {
+			const pending = (runs as unknown as { unsettled: Set<string> }).unsettled;
+			expect(pending.has(key)).toBe(true);
+			await runningDone(key).reject(new Error('refused by a hook'));
+			await new Promise((resolve) => setImmediate(resolve));
+		}
+		function runningDone(key: string) {
+			return (context as unknown as { running: Map<string, Done> }).running.get(key)!;
+		}
 	});
 });

@@ -45,7 +45,8 @@ export interface RunEmitterOptions<R> {
  * ended run's row deleted by the next 15-minute hard-delete pass, at once with pruning off). n8n
  * writes static data only on emit and after activation, so a quiet trigger would keep its last
  * burst in the stored outbox for good. So once every run this emitter sent has settled, it writes
- * the state with an empty emit under the key of the run that settled last, which n8n refuses (the
+ * the state with an empty emit under the key of the run that settled last as existing (never that
+ * of a run n8n could not create: its item comes back under that key), which n8n refuses (the
  * execution exists: it just ended, or was just refused as a duplicate) after saving the state. In the
  * rare case that execution was already deleted, n8n creates a run with no items, which executes no
  * node after the trigger: never a repeat of an item. n8n logs each refusal as a warning ("Scheduled
@@ -57,8 +58,10 @@ export interface RunEmitterOptions<R> {
 export class RunEmitter<R> {
 	/** Keys emitted by this emitter whose runs n8n has not settled yet. */
 	private readonly unsettled = new Set<string>();
-	/** The key of the run settled last, while its settlement is not yet written. */
-	private unwrittenSettlement: string | undefined;
+	/** Settlements n8n has not written yet. */
+	private unwritten = false;
+	/** The key of the run n8n last settled as existing: the write's empty emit goes under it. */
+	private existingKey: string | undefined;
 	private emitting: Promise<void> = Promise.resolve();
 	private stopped = false;
 
@@ -110,15 +113,17 @@ export class RunEmitter<R> {
 	private async onSettled(entry: RunToEmit<R>, settlement: Settlement, error?: Error) {
 		this.unsettled.delete(entry.key as string);
 		await this.options.settled(entry, settlement, error);
-		this.unwrittenSettlement = entry.key;
+		this.unwritten = true;
+		// A run n8n could not create has no execution to refuse the empty emit: its key must stay free.
+		if (settlement === 'started') this.existingKey = entry.key;
 		this.writeSettlementsIfIdle();
 	}
 
 	/** Once every run has settled, one empty emit that n8n refuses makes it write the state. */
 	private writeSettlementsIfIdle(): void {
-		const key = this.unwrittenSettlement;
-		if (this.stopped || key === undefined || this.unsettled.size > 0) return;
-		this.unwrittenSettlement = undefined;
+		const key = this.existingKey;
+		if (this.stopped || !this.unwritten || key === undefined || this.unsettled.size > 0) return;
+		this.unwritten = false;
 		this.options.rewrite();
 		const done = this.context.helpers.createDeferredPromise<IRun>();
 		done.promise.catch(() => undefined);

@@ -193,12 +193,19 @@ describe('Poll Trigger in a real n8n', () => {
 			{ sku: 'b', qty: 7 },
 			{ sku: 'c', qty: 3 },
 		]);
-		// The emit that started that run saved the state the 304 polls before it left.
-		const { staticData } = await n8n.getWorkflow(id);
-		const state = (
-			staticData as Record<string, { pollTrigger: { observed: { lastOutcome: string } } }>
-		)['node:Poll'].pollTrigger;
-		expect(state.observed.lastOutcome).toBe('not_modified');
+		// Once that run settled, the trigger stored its state (nodes/shared/emitRuns.ts): the poll that
+		// started it, and an empty outbox.
+		const state = await waitFor('the settled state to be stored', async () => {
+			const { staticData } = await n8n.getWorkflow(id);
+			const stored = (
+				staticData as Record<
+					string,
+					{ pollTrigger: { observed: { lastOutcome: string }; outbox?: unknown[] } }
+				>
+			)['node:Poll'].pollTrigger;
+			return (stored.outbox ?? []).length === 0 ? stored : undefined;
+		});
+		expect(state.observed.lastOutcome).toBe('new_items');
 		await n8n.unpublish(id);
 	});
 
