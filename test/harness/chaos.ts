@@ -505,9 +505,17 @@ export async function runWorkerKillChaos(
 		// What each execution carries, read now: when n8n fails a killed run it replaces the execution's
 		// data with the error (no trigger output left), so its item is known from this snapshot.
 		// Failing that, by the deduplication key: a window's is `dst:…@<window>`; a poll item's
-		// (dedupe unique) `poll:<workflow>:<node>:<hash of the item's key>`, computed as the core does.
+		// (dedupe unique) `poll:<workflow>:<node>:<hash of the store's id and the item's key>`, computed as
+		// the core does with the trigger's own store id.
 		const itemOfHash = new Map<string, string>();
-		const { store } = loadDedupeStore({ dedupe: { kind: 'unique' }, firstPoll: { mode: 'all' } });
+		const { staticData } = await n8n.getWorkflow(id);
+		const storeId = (
+			staticData as Record<string, { pollTrigger?: { dedupe?: { id?: string } } }> | undefined
+		)?.[`node:${triggerName}`]?.pollTrigger?.dedupe?.id;
+		const { store } = loadDedupeStore(
+			{ dedupe: { kind: 'unique' }, firstPoll: { mode: 'all' } },
+			storeId ? { v: 1, kind: 'unique', id: storeId, fresh: true } : undefined,
+		);
 		const planned = store.plan(
 			ids.map((itemId, index) => ({ item: { id: itemId }, key: itemId, index })),
 			Date.now(),
