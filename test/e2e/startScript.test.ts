@@ -17,6 +17,7 @@ import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
+import { isAlive } from '../../scripts/leftovers';
 import { dovecotBinary } from '../harness/dovecot';
 import { FakeSystem } from '../harness/fakeSystem';
 import { freePort, waitFor } from '../harness/net';
@@ -654,16 +655,6 @@ function signalGroup(pid: number, signal: NodeJS.Signals): void {
 		process.kill(-pid, signal);
 	} catch {
 		// the group is gone already
-	}
-}
-
-/** Whether the process runs: a zombie (ended, not yet reaped by its parent) does not. */
-function isAlive(pid: number): boolean {
-	try {
-		const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-		return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
-	} catch {
-		return false;
 	}
 }
 

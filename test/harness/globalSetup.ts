@@ -6,6 +6,7 @@ import {
 	packAndPrepareNodesFolder,
 	removeFoldersOfEndedProcesses,
 } from './install';
+import { isAlive } from './install';
 import { topologyFromEnv } from './n8nInstance';
 import { cacheDir, instancesDir } from './paths';
 import { SERVICES_ENV, startQueueServices, stopQueueServices } from './queueServices';
@@ -39,13 +40,4 @@ export default async function globalSetup(): Promise<void> {
 	process.env[SERVICES_ENV.dir] = services.dir;
 	process.env[SERVICES_ENV.postgres] = String(services.postgresPort);
 	process.env[SERVICES_ENV.redis] = String(services.redisPort);
-}
-
-function isAlive(pid: number): boolean {
-	try {
-		process.kill(pid, 0);
-		return true;
-	} catch {
-		return false;
-	}
 }

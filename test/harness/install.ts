@@ -69,7 +69,8 @@ export function removeFoldersOfEndedProcesses(dir: string, pattern: RegExp): voi
 	}
 }
 
-function isAlive(pid: number): boolean {
+/** Whether a process with this pid exists (signal 0 checks without sending). */
+export function isAlive(pid: number): boolean {
 	try {
 		process.kill(pid, 0);
 		return true;

@@ -1,6 +1,7 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
+import { isAlive } from './install';
 import { N8nInstance, topologyFromEnv } from './n8nInstance';
 import { waitFor } from './net';
 import { instancesDir } from './paths';
@@ -85,13 +86,4 @@ export async function stopSharedN8n(dir: string): Promise<void> {
 		{ timeoutMs: 60_000, intervalMs: 250 },
 	).catch(() => false);
 	if (!ended && isAlive(pid)) process.kill(pid, 'SIGKILL');
-}
-
-function isAlive(pid: number): boolean {
-	try {
-		process.kill(pid, 0);
-		return true;
-	} catch {
-		return false;
-	}
 }
