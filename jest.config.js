@@ -9,6 +9,8 @@ const modulePathIgnorePatterns = [
 	'<rootDir>/dist/',
 ];
 module.exports = {
+	// Longest e2e suites first (npm test runs them on two workers).
+	testSequencer: '<rootDir>/test/harness/sequencer.js',
 	projects: [
 		{
 			displayName: 'unit',

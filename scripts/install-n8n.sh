@@ -13,6 +13,12 @@ version="${N8N_VERSION:-2.41.1}"
 major="${version%%.*}"
 dir="$root/.cache/n8n-$version"
 if [ -f "$dir/.ready" ]; then echo "$dir"; exit 0; fi
+# One install at a time per version: CI starts them in the background while the e2e setup of a run
+# that needs the same version waits here, then finds it ready.
+mkdir -p "$root/.cache"
+exec 9> "$root/.cache/n8n-$version.lock"
+flock 9
+if [ -f "$dir/.ready" ]; then echo "$dir"; exit 0; fi
 echo "[n8n] installing n8n@$version into $dir (one time, ~5 minutes)" >&2
 mkdir -p "$dir"
 cd "$dir"

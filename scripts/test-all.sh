@@ -1,42 +1,71 @@
 #!/usr/bin/env bash
-# `npm test` (package.json test:all, run through scripts/toolchain.sh): every phase CI runs, in order,
-# each printed with its wall time as it ends, and a summary at the end. Stops at the first phase that
-# fails (the summary says which).
+# `npm test` (package.json test:all, run through scripts/toolchain.sh): every phase CI runs, each printed
+# with its wall time as it ends, and a summary at the end.
+#
+# Build, lint, format and unit run one after the other (a failure stops there). The real-n8n phases then
+# run in two lanes side by side, since most of their time is spent waiting (for a poll interval, a
+# schedule window, an n8n start), not computing:
+#   lane "2.41":  the n8n 2.41 e2e suites on two jest workers, longest first (test/harness/sequencer.js);
+#   lane "queue+1.x": the queue-mode subset, then the n8n 1.123 subset.
+# Each lane's lines are prefixed with its name. A failed phase fails the run; the other lane still ends,
+# so its figures are printed too.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
-phases=(
-  "build|npm run build"
-  "lint|npm run lint"
-  "format|npm run format:check"
-  "unit|jest --selectProjects unit"
-  "e2e n8n 2.41|jest --selectProjects e2e --runInBand"
-  "queue mode|npm run test:queue-ci"
-  "n8n 1.123|bash scripts/test-n8n1.sh"
-)
-
-summary=()
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
 total_start=$(date +%s)
-status=0
-for phase in "${phases[@]}"; do
-  name="${phase%%|*}"
-  command="${phase#*|}"
+
+# Runs one phase, prints its time and appends it to the summary; returns the phase's exit status.
+phase() {
+  local name="$1" command="$2" start status seconds line
   echo "[test] ${name}: ${command}"
   start=$(date +%s)
   bash -c "$command"
   status=$?
   seconds=$(($(date +%s) - start))
   line="$(printf '%-14s %4d min %02d s' "$name" $((seconds / 60)) $((seconds % 60)))"
-  if [ "$status" -ne 0 ]; then
-    line="$line  FAILED (exit $status)"
-  fi
-  summary+=("$line")
+  [ "$status" -eq 0 ] || line="$line  FAILED (exit $status)"
+  echo "$line" >> "$work/summary"
   echo "[test] ${line}"
-  [ "$status" -eq 0 ] || break
+  return "$status"
+}
+
+# Runs phases one after the other in the background, stopping at the first that fails; its lines are
+# prefixed with the lane's name and its status is left in $work/<lane>.status.
+lane() {
+  local name="$1"
+  shift
+  (
+    status=0
+    for spec in "$@"; do
+      phase "${spec%%|*}" "${spec#*|}" || { status=$?; break; }
+    done
+    echo "$status" > "$work/$name.status"
+  ) 2>&1 | sed -u "s/^/[$name] /" &
+}
+
+status=0
+for spec in \
+  "build|npm run build" \
+  "lint|npm run lint" \
+  "format|npm run format:check" \
+  "unit|jest --selectProjects unit"; do
+  phase "${spec%%|*}" "${spec#*|}" || { status=$?; break; }
 done
 
+if [ "$status" -eq 0 ]; then
+  lane "2.41" "e2e n8n 2.41|jest --selectProjects e2e --maxWorkers=2"
+  lane "queue+1.x" "queue mode|npm run test:queue-ci" "n8n 1.123|bash scripts/test-n8n1.sh"
+  wait
+  for name in "2.41" "queue+1.x"; do
+    lane_status="$(cat "$work/$name.status" 2>/dev/null || echo 1)"
+    [ "$lane_status" -eq 0 ] || status="$lane_status"
+  done
+fi
+
 seconds=$(($(date +%s) - total_start))
-echo "[test] phases:"
-printf '[test]   %s\n' "${summary[@]}"
+echo "[test] phases (the last three side by side: 2.41 beside queue mode then 1.123):"
+sed 's/^/[test]   /' "$work/summary"
 echo "[test] total: $((seconds / 60)) min $((seconds % 60)) s"
 exit "$status"

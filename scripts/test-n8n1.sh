@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # `npm run test:n8n1`: the e2e scenarios CI runs on the 1.x line (n8n 1.123, on Node 22), after `npm test`
-# has run everything on n8n 2.41.1. Run through scripts/toolchain.sh (Node 24 for jest and the build).
+# has run everything on n8n 2.41.1. Run through scripts/toolchain.sh (Node 24 for jest), after a build
+# (`npm run test:n8n1` builds first; `npm test` builds once for all its phases).
 # Which scenarios, and why (README, Compatibility): the suites of the three nodes, the examples and the
 # browser test; that fits CI's hour beside the 2.41.1 and queue-mode runs. The chaos run on 1.x is
 # `N8N_VERSION=1.123.81 npm run chaos` (measured, README). Left out on 1.x:
@@ -9,7 +10,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export N8N_VERSION="${N8N1_VERSION:-1.123.81}"
-npm run build
 exec jest --selectProjects e2e --runInBand \
   --testNamePattern '^(?!.*re-publishing never runs a window twice).*$' \
   test/e2e/pollTrigger.test.ts test/e2e/durableScheduleTrigger.test.ts test/e2e/roundTripWait.test.ts \
