@@ -123,19 +123,7 @@ describe('npm start on a fresh clone', () => {
 	}
 
 	async function login(): Promise<string> {
-		const response = await fetch(`http://127.0.0.1:${ports.n8n}/rest/login`, {
-			method: 'POST',
-			headers: { 'content-type': 'application/json' },
-			body: JSON.stringify({
-				emailOrLdapLoginId: 'owner@example.com',
-				password: 'Durable-Triggers-1',
-			}),
-		});
-		expect(response.status).toBe(200);
-		return response.headers
-			.getSetCookie()
-			.map((cookie) => cookie.split(';')[0])
-			.join('; ');
+		return await loginCookie(`http://127.0.0.1:${ports.n8n}`);
 	}
 
 	async function rest<T>(cookie: string, path: string): Promise<T> {
