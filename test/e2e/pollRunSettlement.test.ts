@@ -227,6 +227,23 @@ module.exports = { workflow: { preExecute: [async function () {
 		});
 	}
 
+	/**
+	 * Waits until n8n has stored the first poll of the trigger's `kind` store (publishing returns
+	 * before n8n activates the trigger; that poll runs during activation, and n8n saves it after) and
+	 * returns that store's id.
+	 */
+	async function firstPollStored(id: string, nodeName: string, kind: string): Promise<string> {
+		return await waitFor(`the first ${kind} poll of ${nodeName} to be stored`, async () => {
+			const dedupe = (
+				await stored<{ pollTrigger?: { dedupe?: { kind: string; fresh: boolean; id: string } } }>(
+					id,
+					`node:${nodeName}`,
+				)
+			)?.pollTrigger?.dedupe;
+			return dedupe?.kind === kind && !dedupe.fresh ? dedupe.id : undefined;
+		});
+	}
+
 	/** A Poll Trigger on `path` of the fake source, polling every 5 s. */
 	function pollNode(name: string, path: string, parameters: Record<string, unknown> = {}) {
 		return node(name, `${PACKAGE}.pollTrigger`, {
@@ -412,6 +429,7 @@ module.exports = { workflow: { preExecute: [async function () {
 		const trigger = definition.nodes[0] as NodeJson;
 		const id = await n8n.importWorkflow(definition);
 		await n8n.publish(id);
+		const stores = [await firstPollStored(id, 'Poll', 'changed')];
 		const ranVersions = async (count: number) =>
 			versions(
 				(
@@ -433,8 +451,11 @@ module.exports = { workflow: { preExecute: [async function () {
 			trigger.parameters.dedupe = dedupe;
 			await update(id, definition);
 			await n8n.publish(id);
-			await polls('/switch', 2);
+			stores.push(await firstPollStored(id, 'Poll', dedupe));
 		}
+		// Each kind change started a new store (the README's "first poll"), which ran nothing it found.
+		expect(new Set(stores).size).toBe(3);
+		await polls('/switch', 1);
 		expect(versions(await n8n.executions(id), 'Poll')).toEqual(['x@1', 'x@2']);
 
 		list = [{ id: 'x', v: 3 }];
@@ -468,6 +489,7 @@ module.exports = { workflow: { preExecute: [async function () {
 		);
 		const id = await n8n.importWorkflow(definition);
 		await n8n.publish(id);
+		const before = await firstPollStored(id, 'Poll', 'changed');
 		const ran = async (count: number) => {
 			const executions = await n8n.waitForExecutions(
 				id,
@@ -492,7 +514,8 @@ module.exports = { workflow: { preExecute: [async function () {
 		);
 		await update(id, renamed);
 		await n8n.publish(id);
-		await polls('/rename', 2);
+		expect(await firstPollStored(id, 'Poll renamed', 'changed')).not.toBe(before);
+		await polls('/rename', 1);
 		expect(await ran(2)).toEqual(['a@1', 'b@1']);
 
 		list = [
