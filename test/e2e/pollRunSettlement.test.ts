@@ -278,7 +278,8 @@ module.exports = { workflow: { preExecute: [async function () {
 		// Before session 4 (RunEmitter's settlement write), the window's run stayed in the stored
 		// outbox: a catch-up is emitted during activation, and n8n saves static data after activation,
 		// before the run had ended. With the execution deleted, the next activation re-emitted the
-		// window and n8n ran it again (a month's report twice). This case catches that.
+		// window and n8n ran it again (a month's report twice). This case catches that: run on that
+		// code (core/ and nodes/ of 6f779e0), it fails waiting for the settled window to be stored.
 		const TRIGGER = 'Monthly';
 		const definition = workflow(
 			'schedule monthly pruned',
@@ -352,7 +353,8 @@ module.exports = { workflow: { preExecute: [async function () {
 	test('a workflow that saves no successful executions: after n8n hard-deleted their rows, a re-publish starts nothing again', async () => {
 		// Before session 4 (RunEmitter's settlement write), the last burst stayed in the stored outbox
 		// of a quiet trigger; once n8n had hard-deleted the rows (and so their deduplication keys), a
-		// re-publish re-emitted the items and n8n ran them again. This case catches that.
+		// re-publish re-emitted the items and n8n ran them again. This case catches that: run on that
+		// code (core/ and nodes/ of 6f779e0), it fails waiting for the stored outbox to be empty.
 		source.on('GET', '/nosave', () => ({ body: [{ id: 'a' }, { id: 'b' }, { id: 'c' }] }));
 		// n8n keeps nothing of a successful run here: each run tells the fake source it ran.
 		source.on('GET', '/nosave-ran', () => ({ body: { ok: true } }));
@@ -410,7 +412,7 @@ module.exports = { workflow: { preExecute: [async function () {
 		// Before session 4 (dedupe keys hash the store's random id and the version), a `changed` key
 		// was the item plus the store's generation, which a new store starts again from 0: after the
 		// switch back, x@3 got x@1's key and x@4 x@2's, and n8n refused both as duplicates (lost).
-		// This case catches that.
+		// This case catches that: run on that code (core/ and nodes/ of 6f779e0), x@3 never runs.
 		let list: Array<{ id: string; v: number }> = [];
 		source.on('GET', '/switch', () => ({ body: list }));
 		const definition = workflow(
@@ -470,7 +472,7 @@ module.exports = { workflow: { preExecute: [async function () {
 	test('a renamed Poll Trigger repeats nothing it ran and runs each new item and version once', async () => {
 		// Before session 4 (dedupe keys hash the store's random id), the renamed node's new store
 		// counted its generations from 0 again: a@2, its first start, got a@1's key and n8n refused it
-		// (lost). This case catches that.
+		// (lost). This case catches that: run on that code (core/ and nodes/ of 6f779e0), a@2 never runs.
 		let list: Array<{ id: string; v: number }> = [];
 		source.on('GET', '/rename', () => ({ body: list }));
 		const definition = workflow(
@@ -538,7 +540,8 @@ module.exports = { workflow: { preExecute: [async function () {
 		// (execution-persistence.js reclaimTombstone), while the queued run stays in the concurrency
 		// queue and executes when released, unsaved. Before the fix, the re-published trigger re-emitted
 		// its whole outbox, so every queued item ran twice (seen: ten items, eighteen runs, only ten
-		// saved). Each run tells the fake source it ran, so unsaved runs count too.
+		// saved: this case's first run, before nodes/shared/emitRuns.ts kept runs in flight across
+		// activations). Each run tells the fake source it ran, so unsaved runs count too.
 		const items = Array.from({ length: 10 }, (_, i) => `q-${String(i + 1).padStart(2, '0')}`);
 		source.on('GET', '/backlog', () => ({ body: items.map((id) => ({ id })) }));
 		source.on('GET', '/backlog-ran', () => ({ body: { ok: true } }));
