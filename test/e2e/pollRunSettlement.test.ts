@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import type { ScheduleState } from '../../core/schedule';
@@ -33,16 +33,21 @@ module.exports = { workflow: { preExecute: [async function () {
 }] } };`,
 		);
 		source = await FakeSystem.start();
-		n8n = await N8nInstance.launch('poll-settlement', {
-			EXTERNAL_HOOK_FILES: hooks,
-			// The backlog case: at most 2 production runs at once, the rest queued by n8n (status
-			// "new"). A limit users set; the other cases start at most 3 runs at a time, and end them.
-			N8N_CONCURRENCY_PRODUCTION_LIMIT: '2',
-			// n8n's hard-delete pass (executions-pruning.service.js) runs every 15 minutes by default; here
-			// every 6 s, so the case about a workflow that does not save successful executions sees n8n
-			// itself delete their rows. Pruning stays on, and with the default it does the same, later.
-			EXECUTIONS_DATA_PRUNE_HARD_DELETE_INTERVAL: '0.1',
-		});
+		n8n = await N8nInstance.launch(
+			'poll-settlement',
+			{
+				EXTERNAL_HOOK_FILES: hooks,
+				// The backlog case: at most 2 production runs at once, the rest queued by n8n (status
+				// "new"). A limit users set; the other cases start at most 3 runs at a time, and end them.
+				N8N_CONCURRENCY_PRODUCTION_LIMIT: '2',
+				// n8n's hard-delete pass (executions-pruning.service.js) runs every 15 minutes by default; here
+				// every 6 s, so the case about a workflow that does not save successful executions sees n8n
+				// itself delete their rows. Pruning stays on, and with the default it does the same, later.
+				EXECUTIONS_DATA_PRUNE_HARD_DELETE_INTERVAL: '0.1',
+			},
+			// Queue mode (npm run test:queue): the workers' concurrency is the limit, 2 slots in all.
+			{ concurrency: 1 },
+		);
 	});
 
 	afterAll(async () => {
@@ -382,9 +387,21 @@ module.exports = { workflow: { preExecute: [async function () {
 		await pollOutboxEmptied(id, 'Poll');
 		// n8n marks each ended run's row deleted (execution-persistence.js deleteInFlightExecution, with
 		// pruning on) and removes it in its next hard-delete pass: wait for that pass to name all three.
+		// The runs' hooks are logged by the process that ran them (in queue mode, a worker).
+		const hooks = () =>
+			[n8n.logFile, ...n8n.workers.map((worker) => worker.logFile)]
+				.flatMap((file) => readFileSync(file, 'utf8').split('\n'))
+				.filter((line) => line.includes(' | Executing hook (hookFunctionsSave) {'))
+				.map(
+					(line) =>
+						JSON.parse(line.slice(line.indexOf('{'))) as {
+							executionId: string;
+							workflowId: string;
+						},
+				);
 		const executionIds = () => [
 			...new Set(
-				logged('Executing hook (hookFunctionsSave)', from)
+				hooks()
 					.filter((hook) => hook.workflowId === id)
 					.map((hook) => String(hook.executionId)),
 			),
