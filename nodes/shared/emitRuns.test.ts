@@ -197,6 +197,31 @@ describe('RunEmitter with deduplication keys (n8n 2.x)', () => {
 		]);
 	});
 
+	test('a run an earlier activation in this process emitted and n8n has not settled is not emitted again: it settles with that run', async () => {
+		// n8n 2.41 would take the row of a run its concurrency limit still holds back (status "new")
+		// for a tombstone: an emit under its key creates a second run, and the queued one runs too.
+		const n8n = n8n2Context();
+		const before = emitter(n8n.context, n8n.log, n8n.staticData);
+		await before.emitter.emit([{ key: 'k-queued', run: 'q' }]);
+		before.emitter.stop(); // unpublished while the run waits for a slot
+		const after = emitter(n8n.context, n8n.log, n8n.staticData);
+		['k-queued', 'k-next'].forEach((key) => after.outbox.add(key));
+		await after.emitter.emit([
+			{ key: 'k-queued', run: 'q' },
+			{ key: 'k-next', run: 'n' },
+		]);
+		expect(n8n.log).toEqual(['emit k-queued (q)', 'emit k-next (n)']);
+		await n8n.end('k-next');
+		await n8n.end('k-queued');
+		expect(n8n.log.slice(2)).toEqual([
+			'settled k-next started',
+			'settled k-queued started',
+			'settled k-queued started',
+			'rewrite (outbox: empty)',
+			'emit k-queued (no items) writes state',
+		]);
+	});
+
 	test('after stop() nothing is emitted: neither the rest of a burst nor the write of its settlements', async () => {
 		// n8n's write of the state is still going on when the trigger is closed.
 		const { context, log, staticData, end } = n8n2Context({ writesFinish: false });

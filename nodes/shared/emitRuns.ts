@@ -28,6 +28,26 @@ export interface RunEmitterOptions<R> {
 	created: (run: RunToEmit<R>) => void;
 }
 
+/** How n8n settled a run's done-promise. */
+interface Outcome {
+	settlement: Settlement;
+	error?: Error;
+}
+
+/**
+ * Keyed runs emitted in this n8n process whose done-promise n8n has not settled yet, by deduplication
+ * key (keys name the workflow and node), across activations of their trigger. An activation's outbox
+ * holds the runs of the activation before it that had not settled (an unpublish and publish, a saved
+ * change, keeps the process); those are not emitted again but settled with their runs. Emitting
+ * them again is not safe while n8n's production concurrency limit holds a run back: n8n 2.41 keeps
+ * the queued run's row with status `new` and takes such a row for a tombstone of a run that never
+ * started, so an emit under its key deletes the row and creates another run, while the queued run
+ * still executes when its turn comes (execution-persistence.js `reclaimTombstone`,
+ * active-executions.js `add`): the item would run twice. After a restart nothing is held here; a
+ * `new` row left by the previous process is then n8n's to resume or replace, once.
+ */
+const inFlight = new Map<string, Promise<Outcome>>();
+
 /**
  * Emits a trigger's runs, whose state (with each run in its outbox) was just written to the node's
  * static data, and makes n8n store each settlement while the settled run's execution still exists.
@@ -85,10 +105,22 @@ export class RunEmitter<R> {
 	private async emitInOrder(runs: ReadonlyArray<RunToEmit<R>>): Promise<void> {
 		if (!emitsDeduplicationKeys(this.context))
 			return await emitOneByOne(this.context, runs, this.options, () => this.stopped);
+		let emitted = 0;
 		for (let i = 0; i < runs.length && !this.stopped; i++) {
-			if (i === 1) await staticDataWritten(this.context, () => this.stopped);
-			if (this.stopped) return;
 			const entry = runs[i];
+			const earlier = entry.key === undefined ? undefined : inFlight.get(entry.key);
+			if (earlier) {
+				// Emitted by an earlier activation in this process and not settled by n8n yet: it exists
+				// (or is being created). Not emitted again: settled when that run is.
+				this.unsettled.add(entry.key as string);
+				void earlier.then(
+					async ({ settlement, error }) => await this.onSettled(entry, settlement, error),
+				);
+				continue;
+			}
+			if (emitted === 1) await staticDataWritten(this.context, () => this.stopped);
+			if (this.stopped) return;
+			emitted++;
 			if (entry.key === undefined) {
 				this.context.emit([this.options.toItems(entry.run)]);
 				continue;
@@ -96,11 +128,18 @@ export class RunEmitter<R> {
 			const key = entry.key;
 			this.unsettled.add(key);
 			const done = this.context.helpers.createDeferredPromise<IRun>();
-			done.promise.then(
-				async () => await this.onSettled(entry, 'started'),
-				async (error: Error) =>
-					await this.onSettled(entry, ranAnyway(error) ? 'started' : 'not_created', error),
+			const outcome = done.promise.then(
+				(): Outcome => ({ settlement: 'started' }),
+				(error: Error): Outcome => ({
+					settlement: ranAnyway(error) ? 'started' : 'not_created',
+					error,
+				}),
 			);
+			inFlight.set(key, outcome);
+			void outcome.then(async ({ settlement, error }) => {
+				if (inFlight.get(key) === outcome) inFlight.delete(key);
+				await this.onSettled(entry, settlement, error);
+			});
 			try {
 				this.context.emit([this.options.toItems(entry.run)], undefined, done, key);
 			} catch (error) {
