@@ -21,7 +21,13 @@ export interface RunEmitterOptions<R> {
 	 * exists, also when it was cancelled or timed out after it began; `not_created` only when n8n
 	 * could not create it. The emitter waits for a returned promise before it writes the state.
 	 */
-	settled: (run: RunToEmit<R>, settlement: Settlement, error?: Error) => void | Promise<void>;
+	settled: (
+		run: RunToEmit<R>,
+		settlement: Settlement,
+		error?: Error,
+		/** The ended run n8n resolved the done-promise with; undefined when it refused a duplicate. */
+		result?: IRun,
+	) => void | Promise<void>;
 	/** Reassigns the trigger's state, so that n8n's next write carries the settlements so far. */
 	rewrite: () => void;
 	/** n8n 1.x (no deduplication keys) only: n8n created the run (see emitOneByOne). */
@@ -97,7 +103,7 @@ export class RunEmitter<R> {
 			this.unsettled.add(key);
 			const done = this.context.helpers.createDeferredPromise<IRun>();
 			done.promise.then(
-				async () => await this.onSettled(entry, 'started'),
+				async (result) => await this.onSettled(entry, 'started', undefined, result),
 				async (error: Error) =>
 					await this.onSettled(entry, ranAnyway(error) ? 'started' : 'not_created', error),
 			);
@@ -110,9 +116,14 @@ export class RunEmitter<R> {
 		this.writeSettlementsIfIdle();
 	}
 
-	private async onSettled(entry: RunToEmit<R>, settlement: Settlement, error?: Error) {
+	private async onSettled(
+		entry: RunToEmit<R>,
+		settlement: Settlement,
+		error?: Error,
+		result?: IRun,
+	) {
 		this.unsettled.delete(entry.key as string);
-		await this.options.settled(entry, settlement, error);
+		await this.options.settled(entry, settlement, error, result);
 		this.unwritten = true;
 		// A run n8n could not create has no execution to refuse the empty emit: its key must stay free.
 		if (settlement === 'started') this.existingKey = entry.key;
@@ -237,7 +248,7 @@ async function emitOneByOne<R>(
 			},
 		});
 		done.promise.then(
-			async () => await settled(entry, 'started'),
+			async (result) => await settled(entry, 'started', undefined, result),
 			// Once the run exists, any end is a run that happened.
 			async (error: Error) =>
 				await settled(entry, exists || ranAnyway(error) ? 'started' : 'not_created', error),
