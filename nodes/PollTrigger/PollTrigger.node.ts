@@ -34,7 +34,7 @@ import {
 	type Undo,
 } from '../../core/poll';
 import { type TimeUnit, UNIT_MS } from '../../core/units';
-import { RunEmitter, type RunToEmit } from '../shared/emitRuns';
+import { BUSY_WRITE_INTERVAL_MS, RunEmitter, type RunToEmit } from '../shared/emitRuns';
 import { saveTriggerFailure, toNodeError } from '../shared/errors';
 import type { HttpAuthSettings } from '../shared/httpTransport';
 import { imapCredentialTest } from '../shared/imapCredentialTest';
@@ -410,6 +410,8 @@ export class PollTrigger implements INodeType {
 			rewrite: writeState,
 			// n8n 1.x has no deduplication keys: each entry leaves the outbox as soon as n8n created its run.
 			created: ({ key }) => void outbox.settle(key as string),
+			// So that after a crash the ledger tells the runs that had ended from those cut short.
+			busyWriteIntervalMs: BUSY_WRITE_INTERVAL_MS,
 		});
 
 		let runner: PollRunner;

@@ -12,6 +12,8 @@ export interface RunToEmit<R> {
 /** The longest the emitter waits for n8n to write the static data before emitting the rest anyway. */
 const STATIC_DATA_WRITE_WAIT_MS = 60_000;
 const STATIC_DATA_CHECK_MS = 5;
+/** The Poll Trigger's busyWriteIntervalMs (see RunEmitterOptions). */
+export const BUSY_WRITE_INTERVAL_MS = 10_000;
 
 /** What a trigger gives its emitter. */
 export interface RunEmitterOptions<R> {
@@ -32,6 +34,13 @@ export interface RunEmitterOptions<R> {
 	rewrite: () => void;
 	/** n8n 1.x (no deduplication keys) only: n8n created the run (see emitOneByOne). */
 	created: (run: RunToEmit<R>) => void;
+	/**
+	 * Set: while runs of a burst are still unsettled, their settlements so far are written too, at
+	 * most once per this many ms (the first at once). A crash mid-burst then leaves the runs that
+	 * had ended before it recorded as ended, so the Poll Trigger's ledger of recent starts can tell
+	 * them from the runs the crash cut short. Unset: written only once every run has settled.
+	 */
+	busyWriteIntervalMs?: number;
 }
 
 /**
@@ -70,6 +79,8 @@ export class RunEmitter<R> {
 	private existingKey: string | undefined;
 	private emitting: Promise<void> = Promise.resolve();
 	private stopped = false;
+	/** When a settlement write last went out while runs were still unsettled. */
+	private lastBusyWrite = -Infinity;
 
 	constructor(
 		private readonly context: ITriggerFunctions,
@@ -130,10 +141,19 @@ export class RunEmitter<R> {
 		this.writeSettlementsIfIdle();
 	}
 
-	/** Once every run has settled, one empty emit that n8n refuses makes it write the state. */
+	/**
+	 * Once every run has settled, one empty emit that n8n refuses makes it write the state; while
+	 * runs are still unsettled, at most one every BUSY_WRITE_INTERVAL_MS.
+	 */
 	private writeSettlementsIfIdle(): void {
 		const key = this.existingKey;
-		if (this.stopped || !this.unwritten || key === undefined || this.unsettled.size > 0) return;
+		if (this.stopped || !this.unwritten || key === undefined) return;
+		if (this.unsettled.size > 0) {
+			const interval = this.options.busyWriteIntervalMs;
+			const now = systemClock.now();
+			if (interval === undefined || now - this.lastBusyWrite < interval) return;
+			this.lastBusyWrite = now;
+		}
 		this.unwritten = false;
 		this.options.rewrite();
 		const done = this.context.helpers.createDeferredPromise<IRun>();
