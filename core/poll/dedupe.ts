@@ -31,6 +31,11 @@ import { hexToUnits, unitsToHex } from './records';
  * its items' identities in start order. A poll planned again after a crash therefore gets the key
  * it had only if it starts the same thing: the same item at the same version (refused by n8n if it
  * was created); a newer version, or another set of batch items, is another start with another key.
+ *
+ * An item whose run was rolled back (n8n did not run it, but may hold a failed execution under its
+ * key: queue mode, Redis refused the job) or that the user asked to start again gets an attempt
+ * number, saved with the store, which its keys carry from then on; items without one keep the keys
+ * above. It is marked `again`: the next poll that lists it starts it whatever its verdict.
  */
 
 export type DedupeKind = 'none' | 'unique' | 'time_window' | 'greatest' | 'last' | 'changed';

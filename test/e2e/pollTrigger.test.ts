@@ -260,8 +260,13 @@ describe('Poll Trigger in a real n8n', () => {
 			[['j-1'], 'existed at activation'],
 			[['j-2'], 'existed at activation'],
 		]);
-		const carried = crashed.flatMap(
-			(e) => rows.find((row) => row.deduplicationKey === e.deduplicationKey)?.itemKeys ?? [],
+		// Each execution read by id: that answer has its deduplication key.
+		const crashedKeys = await Promise.all(
+			crashed.map(async (e) => (await n8n.execution(e.id)).deduplicationKey),
+		);
+		console.log(`crashed runs' deduplication keys: ${JSON.stringify(crashedKeys)}`);
+		const carried = crashedKeys.flatMap(
+			(key) => rows.find((row) => row.deduplicationKey === key)?.itemKeys ?? [],
 		);
 		expect(carried.sort()).toEqual(['j-1', 'j-2']);
 
