@@ -106,7 +106,7 @@ describe('SIGKILL of a queue-mode worker during runs; Redis stopped or refusing 
 		return { id, items, burst, handled };
 	}
 
-	test('Redis stopped during a burst (n8n 2.41: the enqueues wait, for less than QUEUE_BULL_REDIS_TIMEOUT_THRESHOLD) and started again: every item runs once', async () => {
+	test('Redis stopped during a burst (n8n 2.41: its Redis calls wait; restarted under QUEUE_BULL_REDIS_TIMEOUT_THRESHOLD): every item runs once', async () => {
 		const services = servicesFromEnv()!;
 		let redisStopped = () => {};
 		const stopped = new Promise<void>((resolve) => (redisStopped = resolve));
