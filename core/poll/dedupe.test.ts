@@ -93,10 +93,13 @@ describe('unique', () => {
 	it('a run n8n could not create is rolled back alone: its key comes back, keys of other runs stay remembered', () => {
 		const store = loadDedupeStore(options);
 		const runs = commitPoll(store, keyed(['a', 'b', 'c']), 0);
-		store.rollback(runs[1].undo!);
+		store.rollback(runs[1].undo!, ['b']);
 		expect(verdicts(store.plan(keyed(['a', 'b', 'c']), 0))).toEqual(['a:seen', 'b:new', 'c:seen']);
-		// The same logical start: the key it gets again is the one n8n never created.
-		expect(runKeys(commitPoll(store, keyed(['a', 'b', 'c']), 0))).toEqual([runs[1].key]);
+		// n8n may hold a failed execution under the rolled-back key (queue mode, Redis refused the
+		// job): the item's next start has another key.
+		const again = runKeys(commitPoll(store, keyed(['a', 'b', 'c']), 0));
+		expect(again).toHaveLength(1);
+		expect(again[0]).not.toBe(runs[1].key);
 	});
 
 	it('a poll planned again on the state before it (a crash before the write) gets the same keys', () => {
@@ -234,11 +237,13 @@ describe('greatest', () => {
 		const store = loadDedupeStore(options);
 		commitPoll(store, keyed([1]), 0);
 		const runs = commitPoll(store, keyed([2, 3, 4]), 0);
-		store.rollback(runs[1].undo!);
+		store.rollback(runs[1].undo!, [3]);
 		store.rollback(runs[1].undo!); // settling twice changes nothing more
 		const again = commitPoll(store, keyed([2, 3, 4]), 0);
 		expect(again.map((run) => run.candidates[0].key)).toEqual([3, 4]);
-		expect(runKeys(again)).toEqual(runKeys(runs).slice(1));
+		// The rolled-back item has a new key; the later one the key it had (n8n refuses it).
+		expect(runKeys(again)[0]).not.toBe(runs[1].key);
+		expect(runKeys(again)[1]).toBe(runs[2].key);
 	});
 
 	it('a rollback of an earlier run moves the mark back past later ones', () => {
@@ -318,10 +323,10 @@ describe('last', () => {
 		const store = loadDedupeStore(options);
 		commitPoll(store, keyed(['a']), 0);
 		const runs = commitPoll(store, keyed(['a', 'b', 'c']), 0);
-		store.rollback(runs[1].undo!);
+		store.rollback(runs[1].undo!, ['c']);
 		const again = commitPoll(reloaded(store, options), keyed(['a', 'b', 'c']), 0);
 		expect(again.map((run) => run.candidates[0].key)).toEqual(['c']);
-		expect(runKeys(again)).toEqual([runs[1].key]);
+		expect(runKeys(again)[0]).not.toBe(runs[1].key);
 	});
 });
 
@@ -659,5 +664,114 @@ describe('none', () => {
 				JSON.parse(JSON.stringify(store.serialize())),
 			).plan(keyed([1, 2]), 0).toStart,
 		).toHaveLength(2);
+	});
+});
+
+describe('rolled back and started again: fresh deduplication keys, bounded', () => {
+	const kinds: DedupeOptions[] = [
+		{ dedupe: { kind: 'unique' } },
+		{ dedupe: { kind: 'time_window', ttlMs: HOUR } },
+		{ dedupe: { kind: 'changed' } },
+		{ dedupe: { kind: 'greatest' } },
+		{ dedupe: { kind: 'last' } },
+	];
+	const items = (ids: number[]) =>
+		keyed(
+			ids,
+			ids.map(() => 'v1'),
+		);
+
+	it.each(kinds)(
+		'$dedupe.kind: a rolled-back item starts once more, each time under a key none of its starts had; the others keep theirs',
+		(options) => {
+			const cursor = ['greatest', 'last'].includes(options.dedupe.kind);
+			let store = loadDedupeStore(options);
+			const first = commitPoll(store, items([1, 2, 3]), 0);
+			const seen = new Set(runKeys(first));
+			let failed = first[1];
+			for (let round = 0; round < 3; round++) {
+				store.rollback(failed.undo, [2]);
+				store = reloaded(store, options);
+				const again = commitPoll(store, items([1, 2, 3]), 0);
+				// Cursor kinds (greatest, last) also bring back 3, with the key it had: n8n refuses it.
+				expect(again.map((run) => run.candidates[0].key)).toEqual(cursor ? [2, 3] : [2]);
+				expect(seen.has(again[0].key as string)).toBe(false);
+				if (cursor) expect(again[1].key).toBe(first[2].key);
+				seen.add(again[0].key as string);
+				failed = again[0];
+			}
+			expect(commitPoll(store, items([1, 2, 3]), 0)).toEqual([]);
+		},
+	);
+
+	it('keys of items never rolled back are the keys they had before attempts existed', () => {
+		const options: DedupeOptions = { dedupe: { kind: 'unique' } };
+		const saved = JSON.parse(JSON.stringify(loadDedupeStore(options).serialize()));
+		const a = runKeys(commitPoll(loadDedupeStore(options, saved), keyed(['x', 'y']), 0));
+		const store = loadDedupeStore(options, saved);
+		store.startAgain(['zzz']);
+		expect(runKeys(commitPoll(store, keyed(['x', 'y']), 0))).toEqual(a);
+	});
+
+	it('a poll planned again after a crash (same saved state) gets the same key for the same start again', () => {
+		const options: DedupeOptions = { dedupe: { kind: 'greatest' } };
+		const store = loadDedupeStore(options);
+		const [, run2] = commitPoll(store, keyed([1, 2]), 0);
+		store.rollback(run2.undo, [2]);
+		const before = JSON.parse(JSON.stringify(store.serialize()));
+		const once = runKeys(commitPoll(loadDedupeStore(options, before), keyed([1, 2]), 0));
+		const twice = runKeys(commitPoll(loadDedupeStore(options, before), keyed([1, 2]), 0));
+		expect(once).toEqual(twice);
+		expect(once[0]).not.toBe(run2.key);
+	});
+
+	it.each(kinds)(
+		'$dedupe.kind: startAgain starts a seen item once more under a fresh key, changes nothing else, and only once',
+		(options) => {
+			const store = loadDedupeStore(options);
+			const first = commitPoll(store, items([1, 2, 3]), 0);
+			store.startAgain([2, 99]);
+			expect(store.againCount).toBe(2);
+			const again = commitPoll(reloaded(store, options), items([1, 2, 3]), 0);
+			expect(again.map((run) => [run.candidates[0].key, run.candidates[0].verdict])).toEqual([
+				[2, 'again'],
+			]);
+			expect(runKeys(first)).not.toContain(again[0].key);
+			const restored = reloaded(store, options);
+			commitPoll(restored, items([1, 2, 3]), 0);
+			expect(commitPoll(restored, items([1, 2, 3]), 0)).toEqual([]);
+			// 99 was not listed: it stays marked until a poll lists it.
+			expect(restored.againCount).toBe(1);
+		},
+	);
+
+	it('a start again n8n could not create is marked again, under yet another key', () => {
+		const options: DedupeOptions = { dedupe: { kind: 'last' } };
+		const store = loadDedupeStore(options);
+		const first = commitPoll(store, keyed(['a', 'b']), 0);
+		store.startAgain(['a']);
+		const [again] = commitPoll(store, keyed(['a', 'b']), 0);
+		expect(again.undo).toBeUndefined();
+		store.rollback(again.undo, ['a']);
+		const [third] = commitPoll(store, keyed(['a', 'b']), 0);
+		expect(third.candidates[0].key).toBe('a');
+		expect(new Set([first[0].key, again.key, third.key]).size).toBe(3);
+		expect(commitPoll(store, keyed(['a', 'b', 'c']), 0).map((r) => r.candidates[0].key)).toEqual([
+			'c',
+		]);
+	});
+
+	it('keeps at most MAX_ATTEMPTS_KEPT attempt numbers and MAX_AGAIN_KEPT marks, newest kept', () => {
+		const store = loadDedupeStore({ dedupe: { kind: 'unique' } });
+		store.startAgain(Array.from({ length: 1500 }, (_, i) => i));
+		const saved = store.serialize();
+		expect(saved.attempts).toHaveLength(1000);
+		expect(saved.again).toHaveLength(1000);
+		expect(store.plan(keyed([0, 499, 500, 1499]), 0).toStart.map((c) => c.key)).toEqual([
+			0, 499, 500, 1499,
+		]);
+		// Started on a fresh store the keys are all new; a seen store shows which are marked.
+		commitPoll(store, keyed([0, 499, 500, 1499]), 0);
+		expect(store.againCount).toBe(998);
 	});
 });

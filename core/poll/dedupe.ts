@@ -4,7 +4,7 @@ import { checkRange } from '../configError';
 import { FIELD_LABELS } from './errors';
 import type { ItemKey, KeyedItem } from './expressions';
 import { hash64 } from './hash';
-import { unitsToHex } from './records';
+import { hexToUnits, unitsToHex } from './records';
 
 /**
  * "What is new?" as a declared enum over compact persisted state (ADR-0050), and the protocol that
@@ -31,6 +31,11 @@ import { unitsToHex } from './records';
  * its items' identities in start order. A poll planned again after a crash therefore gets the key
  * it had only if it starts the same thing: the same item at the same version (refused by n8n if it
  * was created); a newer version, or another set of batch items, is another start with another key.
+ *
+ * An item whose run was rolled back (n8n did not run it, but may hold a failed execution under its
+ * key: queue mode, Redis refused the job) or that the user asked to start again gets an attempt
+ * number, saved with the store, which its keys carry from then on; items without one keep the keys
+ * above. It is marked `again`: the next poll that lists it starts it whatever its verdict.
  */
 
 export type DedupeKind = 'none' | 'unique' | 'time_window' | 'greatest' | 'last' | 'changed';
@@ -69,9 +74,30 @@ export type Verdict =
 	/** Its key starts earlier in this same poll. */
 	| 'duplicate'
 	/** First activation: remembered without starting, per the first-poll policy. */
-	| 'baseline';
+	| 'baseline'
+	/**
+	 * Would not start, but was marked to start again (a rolled-back run's item, or one the user
+	 * asked to start again): starts, under a fresh deduplication key, without changing what is
+	 * remembered.
+	 */
+	| 'again';
 
-const STARTING_VERDICTS: ReadonlySet<Verdict> = new Set<Verdict>(['new', 'expired', 'changed']);
+const STARTING_VERDICTS: ReadonlySet<Verdict> = new Set<Verdict>([
+	'new',
+	'expired',
+	'changed',
+	'again',
+]);
+
+/**
+ * How many items' attempt numbers a store keeps (newest kept). An item gets one when a run of it is
+ * rolled back or the user asks to start it again; its deduplication keys then carry it, so the next
+ * start is not refused as the earlier one's duplicate. Past this bound the oldest is forgotten: an
+ * item whose number was forgotten would be started again under a key n8n may still hold.
+ */
+export const MAX_ATTEMPTS_KEPT = 1000;
+/** How many items a store keeps marked to start again (oldest dropped first). */
+export const MAX_AGAIN_KEPT = 1000;
 
 export function startsRun(verdict: Verdict): boolean {
 	return STARTING_VERDICTS.has(verdict);
@@ -157,6 +183,10 @@ export interface SavedDedupeState {
 	tail?: string;
 	/** `last`: [generation, position] of the start that set the tail. */
 	tailFrom?: [number, number];
+	/** Items rolled back or started again: [key hash (hex), attempt ≥ 1], oldest first. */
+	attempts?: Array<[string, number]>;
+	/** Key hashes (hex) to start at the next poll that lists them, whatever their verdict. */
+	again?: string[];
 }
 
 export interface Judgement {
@@ -179,6 +209,10 @@ export abstract class DedupeStore {
 	private fresh: boolean;
 	/** Drawn when the store is created (also for a saved state from before ids existed). */
 	readonly id: string;
+	/** Key hash → attempt (≥ 1), oldest first; part of that item's deduplication keys. */
+	private readonly attempts = new Map<string, number>();
+	/** Key hashes to start at the next poll that lists them. */
+	private readonly again = new Set<string>();
 
 	protected constructor(
 		private readonly firstPoll: FirstPollPolicy,
@@ -187,6 +221,12 @@ export abstract class DedupeStore {
 		this.fresh = saved?.fresh ?? true;
 		this.generation = saved?.generation ?? 0;
 		this.id = typeof saved?.id === 'string' && saved.id !== '' ? saved.id : newStoreId();
+		for (const entry of saved?.attempts ?? []) {
+			if (!Array.isArray(entry) || typeof entry[0] !== 'string' || !Number.isInteger(entry[1]))
+				throw new Error(`an attempt entry must be [hash, number], not ${JSON.stringify(entry)}`);
+			this.attempts.set(hexToUnits(entry[0]), entry[1]);
+		}
+		for (const hex of saved?.again ?? []) this.again.add(hexToUnits(hex));
 	}
 
 	/** True until a poll commits: the first-poll policy still applies. */
@@ -211,6 +251,19 @@ export abstract class DedupeStore {
 			else startingKeys.add(pollHashes[i]);
 		}
 		if (this.fresh) this.applyFirstPollPolicy(judgements);
+		// Marked to start again: the first occurrence of such a key that would not start does.
+		for (let i = 0; i < ordered.length && this.again.size > 0; i++) {
+			const { verdict } = judgements[i];
+			if (
+				this.again.has(pollHashes[i]) &&
+				!startingKeys.has(pollHashes[i]) &&
+				verdict !== 'baseline' &&
+				verdict !== 'duplicate'
+			) {
+				judgements[i] = { ...judgements[i], verdict: 'again' };
+				startingKeys.add(pollHashes[i]);
+			}
+		}
 
 		const candidates: Array<Candidate<T>> = ordered.map((keyed, position) => {
 			const { verdict, seenAt } = judgements[position];
@@ -251,7 +304,12 @@ export abstract class DedupeStore {
 			for (const candidate of plan.candidates)
 				if (candidate.verdict === 'baseline') this.remember(candidate, now, generation);
 		}
-		const undos = plan.toStart.map((candidate) => this.remember(candidate, now, generation));
+		// A start again changes nothing remembered (the item already counts as started), so its
+		// rollback has nothing to undo.
+		const undos = plan.toStart.map((candidate) =>
+			candidate.verdict === 'again' ? undefined : this.remember(candidate, now, generation),
+		);
+		for (const candidate of plan.toStart) this.again.delete(candidate.ticket.hash);
 		this.fresh = false;
 		this.prune?.(now);
 		if (plan.toStart.length === 0) return [];
@@ -262,10 +320,17 @@ export abstract class DedupeStore {
 				candidates: [candidate],
 				undo: undefined,
 			}));
-		const identity = ({ ticket }: Candidate) =>
-			[ticket.hash, ticket.versionHash ?? '', this.restartsKeys ? String(generation) : ''].join(
-				'\u0001',
-			);
+		// The attempt is part of the identity only once an item has one, so other keys are unchanged.
+		const identity = ({ ticket }: Candidate) => {
+			const parts = [
+				ticket.hash,
+				ticket.versionHash ?? '',
+				this.restartsKeys ? String(generation) : '',
+			];
+			const attempt = this.attempts.get(ticket.hash);
+			if (attempt !== undefined) parts.push(`a${attempt}`);
+			return parts.join('\u0001');
+		};
 		const keyOf = (identities: string) =>
 			`${options.keyPrefix}${unitsToHex(hash64(`${this.id}\u0002${identities}`))}`;
 		if (options.onePerItem === false) {
@@ -279,8 +344,38 @@ export abstract class DedupeStore {
 		}));
 	}
 
-	/** n8n could not create the run: forget what its commit remembered, so its items come back next poll. */
-	abstract rollback(undo: Undo): void;
+	/**
+	 * n8n did not run the run: forget what its commit remembered, and mark its items (`keys`) to
+	 * start at the next poll that lists them, under a new attempt. n8n may have saved the run's
+	 * execution, failed, under its deduplication key before it gave up (queue mode, when Redis
+	 * refuses the job): the item's next start must not carry that key.
+	 */
+	rollback(undo: Undo | undefined, keys: readonly ItemKey[] = []): void {
+		if (undo) this.undo(undo);
+		this.startAgain(keys);
+	}
+
+	/**
+	 * The items with these keys start at the next poll that lists them, whatever their verdict, each
+	 * under a deduplication key none of its earlier starts had. Nothing else changes.
+	 */
+	startAgain(keys: readonly ItemKey[]): void {
+		for (const key of keys) {
+			const hash = hash64(canonicalKey(key));
+			const attempt = (this.attempts.get(hash) ?? 0) + 1;
+			this.attempts.delete(hash);
+			this.attempts.set(hash, attempt);
+			this.again.delete(hash);
+			this.again.add(hash);
+		}
+		dropOldest(this.attempts, MAX_ATTEMPTS_KEPT);
+		dropOldest(this.again, MAX_AGAIN_KEPT);
+	}
+
+	/** How many items are marked to start again. */
+	get againCount(): number {
+		return this.again.size;
+	}
 
 	serialize(): SavedDedupeState {
 		return {
@@ -290,8 +385,15 @@ export abstract class DedupeStore {
 			fresh: this.fresh,
 			generation: this.generation,
 			...this.savedFields(),
+			...(this.attempts.size > 0 && {
+				attempts: [...this.attempts].map(([hash, n]): [string, number] => [unitsToHex(hash), n]),
+			}),
+			...(this.again.size > 0 && { again: [...this.again].map(unitsToHex) }),
 		};
 	}
+
+	/** Puts back what a commit remembered for one run. */
+	protected abstract undo(undo: Undo): void;
 
 	/** Items in the order they start; the list order unless a kind says otherwise. */
 	protected startOrder<T>(items: ReadonlyArray<KeyedItem<T>>): ReadonlyArray<KeyedItem<T>> {
@@ -327,8 +429,16 @@ export abstract class DedupeStore {
 	}
 }
 
+function dropOldest(collection: Map<string, unknown> | Set<string>, max: number): void {
+	for (const key of collection.keys()) {
+		if (collection.size <= max) return;
+		collection.delete(key);
+	}
+}
+
 /** One batch run's undo: all records, or the cursor as it was before the batch's first item. */
-function mergeUndos(undos: Undo[]): Undo | undefined {
+function mergeUndos(all: Array<Undo | undefined>): Undo | undefined {
+	const undos = all.filter((undo): undo is Undo => undo !== undefined);
 	if (undos.length === 0) return undefined;
 	if ('records' in undos[0])
 		return { records: undos.flatMap((undo) => ('records' in undo ? undo.records : [])) };

@@ -18,6 +18,7 @@ export const FIELD_LABELS = {
 	jitterSec: 'Jitter (Seconds)',
 	newestCount: 'Newest N',
 	timeoutSec: 'Poll Timeout (Seconds)',
+	startAgain: 'Start Again (Item Keys)',
 } as const;
 
 /** One item of the op's result that the settings cannot handle; `index` is its 0-based position. */

@@ -5,3 +5,4 @@ export * from './dedupe';
 export * from './kinds';
 export * from './start';
 export * from './runner';
+export * from './ledger';

@@ -31,7 +31,7 @@ abstract class KeyedStore extends DedupeStore {
 		return this.records.size;
 	}
 
-	rollback(undo: Undo): void {
+	protected undo(undo: Undo): void {
 		if (!('records' in undo))
 			throw new Error(`dedupe "${this.kind}" cannot undo ${showValue(undo)}`);
 		for (const [hash, previous] of undo.records) {
@@ -171,7 +171,7 @@ export class GreatestStore extends DedupeStore {
 		return this.watermark === undefined ? 0 : 1;
 	}
 
-	rollback(undo: Undo): void {
+	protected undo(undo: Undo): void {
 		if (!('watermark' in undo)) throw new Error(`dedupe "greatest" cannot undo ${showValue(undo)}`);
 		const before = undo.watermark ?? undefined;
 		// Only ever back: runs after the failed one come back and are refused by n8n by their keys.
@@ -256,7 +256,7 @@ export class LastStore extends DedupeStore {
 		return this.tail.length;
 	}
 
-	rollback(undo: Undo): void {
+	protected undo(undo: Undo): void {
 		if (!('tail' in undo)) throw new Error(`dedupe "last" cannot undo ${showValue(undo)}`);
 		// Only ever back, as for greatest: the tail is reset if it was set by this start or a later one.
 		if (
@@ -325,7 +325,7 @@ export class NoDedupeStore extends DedupeStore {
 		return 0;
 	}
 
-	rollback(): void {}
+	protected undo(): void {}
 
 	protected judge(ordered: ReadonlyArray<KeyedItem<unknown>>): Judgement[] {
 		return ordered.map(() => ({ verdict: 'new' }));

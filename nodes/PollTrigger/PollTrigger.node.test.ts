@@ -178,4 +178,97 @@ describe('Poll Trigger node (n8n-core TriggerContext)', () => {
 		expect(active.emitted).toHaveLength(2);
 		expect(active.failures).toEqual([]);
 	});
+
+	/** The emits that carried items (not the empty one that makes n8n write the settlements). */
+	function runEmits(run: TriggerRun) {
+		return run.emitted.filter((emit) => emit.items[0].length > 0);
+	}
+
+	it('a run n8n could not create comes back at the next poll under another deduplication key; Execute step (Recent Starts) shows every start and how it settled', async () => {
+		source.on('GET', '/refused', () => ({ body: [{ id: 'a' }, { id: 'b' }, { id: 'c' }] }));
+		const staticData: IDataObject = {};
+		active = await activateTrigger(PollTrigger, {
+			parameters: pollParameters(source.url('/refused')),
+			staticData,
+		});
+		await until('three runs', () => runEmits(active!).length === 3);
+		const [a, b] = runEmits(active);
+		a.done!.resolve({ status: 'success' } as never);
+		// As n8n 2.41 in queue mode when Redis refuses the job: the execution row, with b's key, is
+		// saved failed, then the done-promise rejects.
+		b.done!.reject(new Error('OOM command not allowed when used memory > maxmemory'));
+		await until('the rollback', () => active!.failures.length === 1);
+		await nextPoll('/refused');
+		const again = runEmits(active).slice(3);
+		expect(again.map((emit) => emit.items[0][0].json)).toEqual([{ id: 'b' }]);
+		expect(again[0].deduplicationKey).not.toBe(b.deduplicationKey);
+		await active.close();
+
+		const shown = await activateTrigger(
+			PollTrigger,
+			{
+				parameters: pollParameters(source.url('/refused'), {
+					options: { executeStepShows: 'recentStarts' },
+				}),
+				staticData: JSON.parse(JSON.stringify(staticData)),
+			},
+			{ mode: 'manual' },
+		);
+		await shown.response.manualTriggerFunction!();
+		const rows = shown.emitted[0].items[0].map((item) => item.json);
+		await shown.close();
+		expect(rows.map(({ itemKeys, outcome }) => ({ itemKeys, outcome }))).toEqual([
+			{ itemKeys: ['b'], outcome: 'emitted' },
+			{ itemKeys: ['c'], outcome: 'emitted' },
+			{ itemKeys: ['b'], outcome: 'not run: rolled back' },
+			{ itemKeys: ['a'], outcome: 'ended: success' },
+		]);
+		expect(rows[2].deduplicationKey).toBe(b.deduplicationKey);
+		expect(rows[0].deduplicationKey).toBe(again[0].deduplicationKey);
+	});
+
+	it('Start Again: the listed keys start once more at the next poll, under new keys, once per list', async () => {
+		source.on('GET', '/again', () => ({ body: [{ id: 'a' }, { id: 'b' }] }));
+		const staticData: IDataObject = {};
+		active = await activateTrigger(PollTrigger, {
+			parameters: pollParameters(source.url('/again')),
+			staticData,
+		});
+		await until('two runs', () => runEmits(active!).length === 2);
+		const first = runEmits(active);
+		for (const emit of first) emit.done!.resolve({ status: 'success' } as never);
+		await until('the settlements written', () =>
+			active!.emitted.some((emit) => emit.items[0].length === 0),
+		);
+		await active.close();
+
+		const withList = pollParameters(source.url('/again'), { options: { startAgain: '["a"]' } });
+		active = await activateTrigger(PollTrigger, { parameters: withList, staticData });
+		await nextPoll('/again');
+		const started = runEmits(active);
+		expect(started.map((emit) => emit.items[0][0].json)).toEqual([{ id: 'a' }]);
+		expect(first.map((emit) => emit.deduplicationKey)).not.toContain(started[0].deduplicationKey);
+		started[0].done!.resolve({ status: 'success' } as never);
+		await until('the settlement written', () =>
+			active!.emitted.some((emit) => emit.items[0].length === 0),
+		);
+		await nextPoll('/again');
+		expect(runEmits(active)).toHaveLength(1);
+		await active.close();
+
+		// Activated again with the same list (a restart): the list was applied, nothing starts.
+		active = await activateTrigger(PollTrigger, { parameters: withList, staticData });
+		await nextPoll('/again');
+		await nextPoll('/again');
+		expect(runEmits(active)).toEqual([]);
+		expect(active.failures).toEqual([]);
+	});
+
+	it('Start Again that is not a JSON list of keys refuses activation, naming the option', async () => {
+		await expect(
+			activateTrigger(PollTrigger, {
+				parameters: pollParameters(source.url('/again'), { options: { startAgain: 'a, b' } }),
+			}),
+		).rejects.toThrow(/"Start Again \(Item Keys\)"/);
+	});
 });

@@ -24,11 +24,17 @@ import {
 	PollExpressions,
 	PollRunner,
 	runPollCycle,
+	type LedgerEntry,
+	type LedgerOutcome,
+	parseStartAgain,
 	type SavedDedupeState,
+	StartLedger,
+	startAgainId,
+	startsRun,
 	type Undo,
 } from '../../core/poll';
 import { type TimeUnit, UNIT_MS } from '../../core/units';
-import { RunEmitter, type RunToEmit } from '../shared/emitRuns';
+import { BUSY_WRITE_INTERVAL_MS, RunEmitter, type RunToEmit } from '../shared/emitRuns';
 import { saveTriggerFailure, toNodeError } from '../shared/errors';
 import type { HttpAuthSettings } from '../shared/httpTransport';
 import { imapCredentialTest } from '../shared/imapCredentialTest';
@@ -56,6 +62,10 @@ interface PollTriggerState {
 	opMemory?: OpMemory;
 	/** Runs written but not yet settled by n8n (core/outbox.ts); emitted again at every activation. */
 	outbox?: Array<OutboxEntry<PollRun>>;
+	/** Recent starts: deduplication key → item keys, when, how n8n settled it (core/poll/ledger.ts). */
+	ledger?: LedgerEntry[];
+	/** The Start Again list last applied (startAgainId), so a list is applied once. */
+	startAgainApplied?: string;
 	/** Before the outbox (0.1.x): the last run emitted. Moved into the outbox on load. */
 	pending?: { items: IDataObject[]; dedupeKey: string };
 }
@@ -205,6 +215,26 @@ export class PollTrigger implements INodeType {
 							'After failures, polls back off exponentially (starting at the interval) up to this; at least the interval. Default: an hour, or the interval when that is longer.',
 					},
 					{
+						displayName: 'Execute Step Shows',
+						name: 'executeStepShows',
+						type: 'options',
+						default: 'nextPoll',
+						options: [
+							{
+								name: 'What the Next Poll Would Start',
+								value: 'nextPoll',
+								description: 'Each item the op returns now, with its key and verdict',
+							},
+							{
+								name: 'Recent Starts',
+								value: 'recentStarts',
+								description:
+									"The published trigger's recent runs: deduplication key, item keys, when, and how n8n settled each; for finding a crashed run's items",
+							},
+						],
+						description: 'What "Execute step" outputs; it starts and remembers nothing either way',
+					},
+					{
 						displayName: 'Failure Limit',
 						name: 'failureLimit',
 						type: 'number',
@@ -246,6 +276,15 @@ export class PollTrigger implements INodeType {
 						default: 60,
 						description: 'A poll that takes longer fails (and backs off)',
 					},
+					{
+						displayName: 'Start Again (Item Keys)',
+						name: 'startAgain',
+						type: 'string',
+						default: '',
+						placeholder: 'e.g. ["INC-101", 42]',
+						description:
+							'JSON list of item keys (as Recent Starts shows them) to start once more, e.g. the items of a crashed run: each starts at the next poll that still lists it, under a new deduplication key. A list is applied once, when the workflow is published with it; change the list to apply it again.',
+					},
 				],
 			},
 		],
@@ -284,9 +323,19 @@ export class PollTrigger implements INodeType {
 		const { store, notice } = loaded;
 		const { id: workflowId } = this.getWorkflow();
 
+		const ledger = new StartLedger(saved.ledger);
 		if (this.getMode() === 'manual') {
 			return {
 				manualTriggerFunction: async () => {
+					if (config.executeStepShows === 'recentStarts') {
+						const entries = ledger.list();
+						this.emit([
+							entries.length === 0
+								? [{ json: { recentStarts: 0, note: 'No start recorded yet' } }]
+								: entries.map((entry) => ({ json: showStart(entry) })),
+						]);
+						return;
+					}
 					const fetched = await op.run(config.with, {
 						...context,
 						memory: {},
@@ -308,6 +357,7 @@ export class PollTrigger implements INodeType {
 		if (notice) this.logger.warn(`Poll Trigger "${node.name}": ${notice}`);
 
 		const outbox = new Outbox<PollRun>(saved.outbox);
+		let startAgainApplied = saved.startAgainApplied;
 		if (saved.pending)
 			outbox.add([{ key: saved.pending.dedupeKey, run: { items: saved.pending.items, keys: [] } }]);
 		let { observed, opMemory } = saved;
@@ -320,15 +370,27 @@ export class PollTrigger implements INodeType {
 				observed,
 				opMemory,
 				outbox: outbox.saved(),
+				ledger: ledger.saved(),
+				...(startAgainApplied !== undefined && { startAgainApplied }),
 			};
 			staticData[STATE_KEY] = state as unknown as IDataObject;
 		};
-		const settled = ({ key, run }: RunToEmit<PollRun>, settlement: Settlement, error?: Error) => {
+		/** Keys emitted again at this activation: a refusal of one says it existed before. */
+		const reEmitted = new Set<string>();
+		const settled = (
+			{ key, run }: RunToEmit<PollRun>,
+			settlement: Settlement,
+			error?: Error,
+			result?: { status?: string },
+		) => {
 			outbox.settle(key as string);
+			ledger.settled(key as string, ledgerOutcome(settlement, result, error, reEmitted.has(key!)));
 			if (settlement === 'started') return;
-			// Only this run's items are forgotten, and the validators with them, so they come back
-			// at the next poll (a 304 would hide them). The change is written with the next poll.
-			if (run.undo) store.rollback(run.undo);
+			// This run's items are forgotten, and the validators with them, so they come back at the
+			// next poll (a 304 would hide them), under a new deduplication key: n8n may have saved the
+			// run's execution, failed, under the old one (queue mode, Redis refused the job). The
+			// change is written with the next poll.
+			store.rollback(run.undo, run.keys);
 			opMemory = undefined;
 			saveTriggerFailure(
 				this,
@@ -348,6 +410,8 @@ export class PollTrigger implements INodeType {
 			rewrite: writeState,
 			// n8n 1.x has no deduplication keys: each entry leaves the outbox as soon as n8n created its run.
 			created: ({ key }) => void outbox.settle(key as string),
+			// So that after a crash the ledger tells the runs that had ended from those cut short.
+			busyWriteIntervalMs: BUSY_WRITE_INTERVAL_MS,
 		});
 
 		let runner: PollRunner;
@@ -407,7 +471,12 @@ export class PollTrigger implements INodeType {
 							...(undo && { undo }),
 						},
 					}));
-					outbox.add(toEmit.filter((run): run is OutboxEntry<PollRun> => run.key !== undefined));
+					const keyedRuns = toEmit.filter(
+						(run): run is OutboxEntry<PollRun> => run.key !== undefined,
+					);
+					outbox.add(keyedRuns);
+					const now = systemClock.now();
+					for (const { key, run } of keyedRuns) ledger.started(key, run.keys, now);
 					// Validators are kept with the runs they listed: both are in this one write.
 					opMemory = memory;
 					writeState();
@@ -420,9 +489,21 @@ export class PollTrigger implements INodeType {
 		} catch (error) {
 			throw toNodeError(node, error);
 		}
+		// Start Again: applied once per list, written with n8n's save at the end of activation (or
+		// the re-emission below); a crash before that applies it again, which starts nothing twice
+		// (the marks are the same, only the attempt moves on).
+		if (config.startAgain.length > 0 && startAgainId(config.startAgain) !== startAgainApplied) {
+			store.startAgain(config.startAgain);
+			startAgainApplied = startAgainId(config.startAgain);
+			writeState();
+			this.logger.info(
+				`Poll Trigger "${node.name}": ${config.startAgain.length} item key(s) marked to start again at the next poll that lists them`,
+			);
+		}
 		// Runs written before the last stop or crash; n8n refuses those it created, by their keys.
 		if (outbox.size > 0) {
 			if (saved.pending) writeState();
+			for (const { key } of outbox.pending()) reEmitted.add(key);
 			await emitter.emit(outbox.pending());
 		}
 		// The first poll of a fresh store may only remember what is there (First Poll Starts: nothing),
@@ -455,6 +536,8 @@ interface PollConfig {
 	/** Unset: an hour, or the interval when that is longer. */
 	backoffMaxMs: number | undefined;
 	failureLimit: number;
+	executeStepShows: 'nextPoll' | 'recentStarts';
+	startAgain: ItemKey[];
 }
 
 /** Reads and checks every parameter up front, so a mistake refuses activation with the field named. */
@@ -504,6 +587,8 @@ function readConfig(context: ITriggerFunctions): PollConfig {
 			backoffMaxMs:
 				options.backoffMaxSec === undefined ? undefined : Number(options.backoffMaxSec) * 1000,
 			failureLimit: Number(options.failureLimit ?? 5),
+			executeStepShows: options.executeStepShows === 'recentStarts' ? 'recentStarts' : 'nextPoll',
+			startAgain: parseStartAgain(String(options.startAgain ?? '')),
 		};
 	} catch (error) {
 		throw toNodeError(context.getNode(), error);
@@ -530,9 +615,33 @@ function preview(candidate: Candidate<unknown>, notModified: boolean): IDataObje
 	const verdict: IDataObject = {
 		key: candidate.key,
 		verdict: candidate.verdict,
-		wouldStart: ['new', 'expired', 'changed'].includes(candidate.verdict),
+		wouldStart: startsRun(candidate.verdict),
 	};
 	if (candidate.seenAt !== undefined) verdict.seenAt = new Date(candidate.seenAt).toISOString();
 	if (notModified) verdict.notModified = true;
 	return { ...verdict, item: candidate.item as IDataObject };
+}
+
+/** How the ledger records a settlement (see LedgerOutcome). */
+function ledgerOutcome(
+	settlement: Settlement,
+	result: { status?: string } | undefined,
+	error: Error | undefined,
+	reEmitted: boolean,
+): LedgerOutcome {
+	if (settlement === 'not_created') return 'not run: rolled back';
+	if (result) return `ended: ${result.status ?? 'unknown'}`;
+	if (error) return `ended: ${error.name}`;
+	return reEmitted ? 'existed at activation' : 'existed';
+}
+
+/** One line of Execute step's Recent Starts. */
+function showStart(entry: LedgerEntry): IDataObject {
+	return {
+		deduplicationKey: entry.key,
+		itemKeys: entry.items,
+		...(entry.itemCount !== undefined && { itemCount: entry.itemCount }),
+		startedAt: new Date(entry.at).toISOString(),
+		outcome: entry.outcome,
+	};
 }

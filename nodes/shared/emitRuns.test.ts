@@ -146,6 +146,7 @@ describe('RunEmitter with deduplication keys (n8n 2.x)', () => {
 		context: ITriggerFunctions,
 		log: string[],
 		staticData: { __dataChanged?: boolean },
+		busyWriteIntervalMs?: number,
 	) {
 		const outbox = new Set<string>();
 		const options: RunEmitterOptions<string> = {
@@ -156,6 +157,7 @@ describe('RunEmitter with deduplication keys (n8n 2.x)', () => {
 				log.push(`settled ${key} ${settlement}`);
 			},
 			created: () => undefined,
+			busyWriteIntervalMs,
 			rewrite: () => {
 				log.push(`rewrite (outbox: ${[...outbox].join(',') || 'empty'})`);
 				staticData.__dataChanged = true;
@@ -180,6 +182,35 @@ describe('RunEmitter with deduplication keys (n8n 2.x)', () => {
 			'emit k-b (no items) writes state',
 		]);
 		expect(existing.size).toBe(2);
+	});
+
+	test('busyWriteIntervalMs: settlements are also written while runs go on, at most one write per interval; the last once all settled', async () => {
+		const { context, log, staticData, end, existing } = n8n2Context();
+		const { emitter: runs, outbox } = emitter(context, log, staticData, 10_000);
+		['a', 'b', 'c'].forEach((name) => outbox.add(`k-${name}`));
+		staticData.__dataChanged = true;
+		await runs.emit(['a', 'b', 'c'].map((name) => ({ key: `k-${name}`, run: name })));
+		await end('k-a');
+		// b and c still run: a's end is written at once (a crash now leaves it recorded as ended).
+		expect(log).toEqual([
+			'emit k-a (a) writes state',
+			'emit k-b (b)',
+			'emit k-c (c)',
+			'settled k-a started',
+			'rewrite (outbox: k-b,k-c)',
+			'emit k-a (no items) writes state',
+		]);
+		await end('k-c');
+		// Within the interval of that write: not written yet.
+		expect(log.slice(6)).toEqual(['settled k-c started']);
+		await end('k-b');
+		expect(log.slice(7)).toEqual([
+			'settled k-b started',
+			'rewrite (outbox: empty)',
+			// n8n writes the state, then refuses the key: its execution exists.
+			'emit k-b (no items) writes state',
+		]);
+		expect(existing.size).toBe(3);
 	});
 
 	test('runs refused as duplicates (re-emitted at activation) are settled and written the same way', async () => {

@@ -12,6 +12,8 @@ export interface RunToEmit<R> {
 /** The longest the emitter waits for n8n to write the static data before emitting the rest anyway. */
 const STATIC_DATA_WRITE_WAIT_MS = 60_000;
 const STATIC_DATA_CHECK_MS = 5;
+/** The Poll Trigger's busyWriteIntervalMs (see RunEmitterOptions). */
+export const BUSY_WRITE_INTERVAL_MS = 10_000;
 
 /** What a trigger gives its emitter. */
 export interface RunEmitterOptions<R> {
@@ -21,17 +23,32 @@ export interface RunEmitterOptions<R> {
 	 * exists, also when it was cancelled or timed out after it began; `not_created` only when n8n
 	 * could not create it. The emitter waits for a returned promise before it writes the state.
 	 */
-	settled: (run: RunToEmit<R>, settlement: Settlement, error?: Error) => void | Promise<void>;
+	settled: (
+		run: RunToEmit<R>,
+		settlement: Settlement,
+		error?: Error,
+		/** The ended run n8n resolved the done-promise with; undefined when it refused a duplicate. */
+		result?: IRun,
+	) => void | Promise<void>;
 	/** Reassigns the trigger's state, so that n8n's next write carries the settlements so far. */
 	rewrite: () => void;
 	/** n8n 1.x (no deduplication keys) only: n8n created the run (see emitOneByOne). */
 	created: (run: RunToEmit<R>) => void;
+	/**
+	 * Set: while runs of a burst are still unsettled, their settlements so far are written too, at
+	 * most once per this many ms (the first at once). A crash mid-burst then leaves the runs that
+	 * had ended before it recorded as ended, so the Poll Trigger's ledger of recent starts can tell
+	 * them from the runs the crash cut short. Unset: written only once every run has settled.
+	 */
+	busyWriteIntervalMs?: number;
 }
 
 /** How n8n settled a run's done-promise. */
 interface Outcome {
 	settlement: Settlement;
 	error?: Error;
+	/** The ended run, when n8n resolved with one (undefined: refused as a duplicate). */
+	result?: IRun;
 }
 
 /**
@@ -84,6 +101,8 @@ export class RunEmitter<R> {
 	private existingKey: string | undefined;
 	private emitting: Promise<void> = Promise.resolve();
 	private stopped = false;
+	/** When a settlement write last went out while runs were still unsettled. */
+	private lastBusyWrite = -Infinity;
 
 	constructor(
 		private readonly context: ITriggerFunctions,
@@ -114,7 +133,8 @@ export class RunEmitter<R> {
 				// (or is being created). Not emitted again: settled when that run is.
 				this.unsettled.add(entry.key as string);
 				void earlier.then(
-					async ({ settlement, error }) => await this.onSettled(entry, settlement, error),
+					async ({ settlement, error, result }) =>
+						await this.onSettled(entry, settlement, error, result),
 				);
 				continue;
 			}
@@ -129,16 +149,16 @@ export class RunEmitter<R> {
 			this.unsettled.add(key);
 			const done = this.context.helpers.createDeferredPromise<IRun>();
 			const outcome = done.promise.then(
-				(): Outcome => ({ settlement: 'started' }),
+				(result): Outcome => ({ settlement: 'started', result }),
 				(error: Error): Outcome => ({
 					settlement: ranAnyway(error) ? 'started' : 'not_created',
 					error,
 				}),
 			);
 			inFlight.set(key, outcome);
-			void outcome.then(async ({ settlement, error }) => {
+			void outcome.then(async ({ settlement, error, result }) => {
 				if (inFlight.get(key) === outcome) inFlight.delete(key);
-				await this.onSettled(entry, settlement, error);
+				await this.onSettled(entry, settlement, error, result);
 			});
 			try {
 				this.context.emit([this.options.toItems(entry.run)], undefined, done, key);
@@ -149,19 +169,33 @@ export class RunEmitter<R> {
 		this.writeSettlementsIfIdle();
 	}
 
-	private async onSettled(entry: RunToEmit<R>, settlement: Settlement, error?: Error) {
+	private async onSettled(
+		entry: RunToEmit<R>,
+		settlement: Settlement,
+		error?: Error,
+		result?: IRun,
+	) {
 		this.unsettled.delete(entry.key as string);
-		await this.options.settled(entry, settlement, error);
+		await this.options.settled(entry, settlement, error, result);
 		this.unwritten = true;
 		// A run n8n could not create has no execution to refuse the empty emit: its key must stay free.
 		if (settlement === 'started') this.existingKey = entry.key;
 		this.writeSettlementsIfIdle();
 	}
 
-	/** Once every run has settled, one empty emit that n8n refuses makes it write the state. */
+	/**
+	 * Once every run has settled, one empty emit that n8n refuses makes it write the state; while
+	 * runs are still unsettled, at most one every BUSY_WRITE_INTERVAL_MS.
+	 */
 	private writeSettlementsIfIdle(): void {
 		const key = this.existingKey;
-		if (this.stopped || !this.unwritten || key === undefined || this.unsettled.size > 0) return;
+		if (this.stopped || !this.unwritten || key === undefined) return;
+		if (this.unsettled.size > 0) {
+			const interval = this.options.busyWriteIntervalMs;
+			const now = systemClock.now();
+			if (interval === undefined || now - this.lastBusyWrite < interval) return;
+			this.lastBusyWrite = now;
+		}
 		this.unwritten = false;
 		this.options.rewrite();
 		const done = this.context.helpers.createDeferredPromise<IRun>();
@@ -276,7 +310,7 @@ async function emitOneByOne<R>(
 			},
 		});
 		done.promise.then(
-			async () => await settled(entry, 'started'),
+			async (result) => await settled(entry, 'started', undefined, result),
 			// Once the run exists, any end is a run that happened.
 			async (error: Error) =>
 				await settled(entry, exists || ranAnyway(error) ? 'started' : 'not_created', error),

@@ -1,3 +1,5 @@
+import { randomUUID } from 'node:crypto';
+
 import { FakeSystem } from '../harness/fakeSystem';
 import { type Execution, isFinal, N8nInstance, nodeOutput } from '../harness/n8nInstance';
 import { waitFor } from '../harness/net';
@@ -155,6 +157,138 @@ describe('Poll Trigger in a real n8n', () => {
 			[[{ id: 'a-1' }], [{ id: 'a-2' }]],
 			[[{ id: 'a-3' }]],
 		);
+		await n8n.unpublish(id);
+	});
+
+	test('a run crashed by SIGKILL mid-run (default recovery): Execute step (Recent Starts) names its items by its deduplication key; Start Again runs each once more and nothing else repeats', async () => {
+		if (isN8n1) return expect(isN8n1).toBe(true); // 1.x: no deduplication keys (README, Compatibility)
+		let jobs: Array<{ id: string; slow: boolean }> = [
+			{ id: 'j-0', slow: false },
+			{ id: 'j-1', slow: true },
+			{ id: 'j-2', slow: true },
+		];
+		source.on('GET', '/jobs', () => ({ body: jobs }));
+		const build = (options: Record<string, unknown>) =>
+			workflow(
+				'poll crash ledger',
+				[
+					node('Poll', `${PACKAGE}.pollTrigger`, {
+						op: 'http.request',
+						with: JSON.stringify({ url: source.url('/jobs') }),
+						interval: 5,
+						intervalUnit: 'seconds',
+						id: 'id',
+						dedupe: 'unique',
+						options,
+					}),
+					// Under 65 s n8n waits in-process: the run is running when n8n is killed.
+					node(
+						'Slow',
+						'n8n-nodes-base.wait',
+						{ amount: '={{ $json.slow ? 40 : 0.5 }}', unit: 'seconds' },
+						{ typeVersion: 1.1, webhookId: randomUUID() },
+					),
+					marker('Handled'),
+				],
+				[
+					['Poll', 'Slow'],
+					['Slow', 'Handled'],
+				],
+			);
+		const update = async (options: Record<string, unknown>) => {
+			const { name, nodes, connections, settings } = build(options);
+			await n8n.api('PUT', `/workflows/${id}`, { name, nodes, connections, settings });
+		};
+		const id = await n8n.importWorkflow(build({}));
+		await n8n.publish(id);
+		type Entry = { key: string; items: unknown[]; outcome: string };
+		const ledger = async () =>
+			(
+				(await n8n.getWorkflow(id)).staticData as
+					| Record<string, { pollTrigger?: { ledger?: Entry[] } }>
+					| undefined
+			)?.['node:Poll']?.pollTrigger?.ledger ?? [];
+		// j-0 has ended and its end is stored (the trigger writes settlements mid-burst); j-1 and j-2 run.
+		await waitFor('j-0 recorded as ended while j-1 and j-2 run', async () =>
+			(await ledger()).some((e) => e.items[0] === 'j-0' && e.outcome === 'ended: success') &&
+			(await n8n.executions(id, { status: 'running' })).length === 2
+				? true
+				: undefined,
+		);
+		await n8n.kill();
+		await n8n.start();
+		await n8n.login();
+		const crashed = (
+			await n8n.waitForExecutions(
+				id,
+				(all) => all.filter((e) => e.status === 'crashed').length === 2,
+				'the two killed runs recorded as crashed',
+			)
+		).filter((e) => e.status === 'crashed');
+		console.log(
+			`crashed runs' trigger output after recovery: ${JSON.stringify(crashed.map((e) => nodeOutput(e, 'Poll')))}`,
+		);
+
+		// At activation the trigger emitted their unsettled runs again: n8n refused them (their rows
+		// exist), and the trigger stored that.
+		await waitFor('the refusals at activation stored', async () =>
+			(await ledger()).filter((e) => e.outcome === 'existed at activation').length === 2
+				? true
+				: undefined,
+		);
+		// The user: Execute step with "Recent Starts", and the crashed executions' deduplication keys.
+		await update({ executeStepShows: 'recentStarts' });
+		const { data: run } = await n8n.rest<{ data: { executionId: string } }>(
+			'POST',
+			`/rest/workflows/${id}/run`,
+			{
+				triggerToStartFrom: { name: 'Poll' },
+				destinationNode: { nodeName: 'Poll', mode: 'inclusive' },
+			},
+		);
+		const manual = await waitFor('the Execute step run', async () => {
+			const execution = await n8n.execution(run.executionId);
+			return isFinal(execution) ? execution : undefined;
+		});
+		const rows = nodeOutput(manual, 'Poll') as Array<{
+			deduplicationKey: string;
+			itemKeys: string[];
+			outcome: string;
+		}>;
+		expect(rows.map((row) => [row.itemKeys, row.outcome]).sort()).toEqual([
+			[['j-0'], 'ended: success'],
+			[['j-1'], 'existed at activation'],
+			[['j-2'], 'existed at activation'],
+		]);
+		// Each execution read by id: that answer has its deduplication key.
+		const crashedKeys = await Promise.all(
+			crashed.map(async (e) => (await n8n.execution(e.id)).deduplicationKey),
+		);
+		console.log(`crashed runs' deduplication keys: ${JSON.stringify(crashedKeys)}`);
+		const carried = crashedKeys.flatMap(
+			(key) => rows.find((row) => row.deduplicationKey === key)?.itemKeys ?? [],
+		);
+		expect(carried.sort()).toEqual(['j-1', 'j-2']);
+
+		// Start them again (the cause fixed: not slow now); a new item arrives meanwhile.
+		jobs = [...jobs.map((job) => ({ ...job, slow: false })), { id: 'j-3', slow: false }];
+		await update({ startAgain: JSON.stringify(carried) });
+		const handled = (all: Execution[]) =>
+			all
+				.filter((e) => e.mode === 'trigger' && e.status === 'success')
+				.map((e) => String(nodeOutput(e, 'Handled')[0]?.id))
+				.sort();
+		await n8n.waitForExecutions(
+			id,
+			(all) => handled(all).length >= 4,
+			'j-1 and j-2 run again and j-3 runs',
+		);
+		// A restart, then more polls: the list was applied once; nothing else starts.
+		await n8n.restart();
+		await polls('/jobs', 3);
+		const all = await n8n.executions(id);
+		expect(handled(all)).toEqual(['j-0', 'j-1', 'j-2', 'j-3']);
+		expect(all.filter((e) => e.mode === 'trigger' && e.status !== 'success')).toHaveLength(2);
 		await n8n.unpublish(id);
 	});
 

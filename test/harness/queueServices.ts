@@ -100,6 +100,15 @@ export async function startQueueServices(
 		'60',
 		'start',
 	]);
+	await startRedis(dir, redisPort);
+	return { dir, postgresPort, redisPort };
+}
+
+/**
+ * (Re)starts the services' Redis on `port`, with its append-only file: what it had accepted before
+ * a stop (stopRedis) is there again.
+ */
+export async function startRedis(dir: string, redisPort: number): Promise<void> {
 	const redisDir = join(dir, 'redis');
 	mkdirSync(redisDir, { recursive: true });
 	stopRedisIfRunning(redisDir);
@@ -126,7 +135,11 @@ export async function startQueueServices(
 		async () => (redisCli(redisPort, 'PING').trim() === 'PONG' ? true : undefined),
 		{ timeoutMs: 30_000 },
 	);
-	return { dir, postgresPort, redisPort };
+}
+
+/** Stops the services' Redis (SIGTERM: it writes its append-only file and exits). */
+export function stopRedis(dir: string): void {
+	stopRedisIfRunning(join(dir, 'redis'));
 }
 
 export function stopQueueServices(dir: string): void {
@@ -171,7 +184,7 @@ function stopRedisIfRunning(redisDir: string): void {
 	}
 }
 
-function redisCli(port: number, ...args: string[]): string {
+export function redisCli(port: number, ...args: string[]): string {
 	return execFileSync('redis-cli', ['-h', '127.0.0.1', '-p', String(port), ...args], {
 		encoding: 'utf8',
 		stdio: ['ignore', 'pipe', 'ignore'],

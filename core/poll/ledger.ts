@@ -1,0 +1,155 @@
+import { ConfigError } from '../configError';
+import { FIELD_LABELS } from './errors';
+import { canonicalKey } from './dedupe';
+import type { ItemKey } from './expressions';
+import { hash64 } from './hash';
+import { unitsToHex } from './records';
+
+/**
+ * A bounded record of a trigger's recent starts: which items each run carried, under which n8n
+ * deduplication key, when, and how n8n settled it. It is what a user reads when a run crashed: n8n's
+ * crash recovery may replace a crashed run's trigger items with placeholders
+ * (`isArtificialRecoveredEventItem`), so the execution no longer shows them.
+ *
+ * Bounded in entries and in bytes (the JSON kept in the workflow's static data), newest kept, so it
+ * never grows with history. A batch run keeps its first MAX_KEYS_PER_ENTRY item keys and the count;
+ * a key longer than MAX_KEY_CHARS is cut and marked, and such a key cannot be started again by name.
+ */
+
+export const LEDGER_MAX_ENTRIES = 50;
+export const LEDGER_MAX_BYTES = 8_192;
+export const MAX_KEYS_PER_ENTRY = 10;
+export const MAX_KEY_CHARS = 200;
+
+/** How n8n settled a run, as far as the trigger learnt. */
+export type LedgerOutcome =
+	/** Emitted; n8n has not reported on it to this trigger yet (a crash leaves it so). */
+	| 'emitted'
+	/** n8n reported the run's end with this status (success, error, canceled, crashed, ...). */
+	| `ended: ${string}`
+	/**
+	 * Emitted again at an activation (after a restart or re-publish) and refused by n8n because an
+	 * execution with its key exists: it was created before, and its end was never reported here.
+	 * A run killed with its n8n ends like this; its execution says whether it crashed.
+	 */
+	| 'existed at activation'
+	/** Refused by n8n as a duplicate while this trigger was running. */
+	| 'existed'
+	/** n8n did not run it; its items come back at the next poll under another key. */
+	| 'not run: rolled back';
+
+export interface LedgerEntry {
+	/** n8n's execution deduplication key. */
+	key: string;
+	/** The run's item keys (the first MAX_KEYS_PER_ENTRY). */
+	items: ItemKey[];
+	/** How many items the run carried, when more than `items` shows. */
+	itemCount?: number;
+	/** When the trigger emitted it (ms since the epoch). */
+	at: number;
+	outcome: LedgerOutcome;
+}
+
+export class StartLedger {
+	/** Oldest first. */
+	private entries: LedgerEntry[] = [];
+
+	constructor(
+		saved?: unknown,
+		private readonly limits = { entries: LEDGER_MAX_ENTRIES, bytes: LEDGER_MAX_BYTES },
+	) {
+		if (!Array.isArray(saved)) return;
+		for (const entry of saved as Array<Partial<LedgerEntry>>) {
+			if (typeof entry?.key !== 'string' || !Array.isArray(entry.items)) continue;
+			this.entries.push(entry as LedgerEntry);
+		}
+		this.bound();
+	}
+
+	/** Records a run about to be emitted. */
+	started(key: string, itemKeys: readonly ItemKey[], at: number): void {
+		this.entries = this.entries.filter((entry) => entry.key !== key);
+		const entry: LedgerEntry = {
+			key,
+			items: itemKeys.slice(0, MAX_KEYS_PER_ENTRY).map(shortKey),
+			at,
+			outcome: 'emitted',
+		};
+		if (itemKeys.length > MAX_KEYS_PER_ENTRY) entry.itemCount = itemKeys.length;
+		this.entries.push(entry);
+		this.bound();
+	}
+
+	/** Records how n8n settled a run; a run no longer recorded is ignored. */
+	settled(key: string, outcome: LedgerOutcome): void {
+		const entry = this.entries.find((e) => e.key === key);
+		if (entry) entry.outcome = outcome;
+	}
+
+	/** Newest first. */
+	list(): LedgerEntry[] {
+		return [...this.entries].reverse();
+	}
+
+	/** JSON-safe, oldest first. */
+	saved(): LedgerEntry[] {
+		return this.entries;
+	}
+
+	private bound(): void {
+		if (this.entries.length > this.limits.entries)
+			this.entries = this.entries.slice(this.entries.length - this.limits.entries);
+		// The newest entry is always kept: its size is bounded by its keys.
+		while (this.entries.length > 1 && JSON.stringify(this.entries).length > this.limits.bytes)
+			this.entries.shift();
+	}
+}
+
+function shortKey(key: ItemKey): ItemKey {
+	return typeof key === 'string' && key.length > MAX_KEY_CHARS
+		? `${key.slice(0, MAX_KEY_CHARS)}…(cut)`
+		: key;
+}
+
+/**
+ * Reads the "Start Again" option: a JSON array of item keys (strings or numbers) as the ledger shows
+ * them. Empty text is no list.
+ */
+export function parseStartAgain(text: string): ItemKey[] {
+	const trimmed = text.trim();
+	if (trimmed === '') return [];
+	let parsed: unknown;
+	try {
+		parsed = JSON.parse(trimmed);
+	} catch {
+		throw startAgainError(trimmed, 'give a JSON list of item keys, like ["INC-101", 42]');
+	}
+	const list = Array.isArray(parsed) ? parsed : [parsed];
+	for (const key of list) {
+		if (!(typeof key === 'string' && key !== '') && !(typeof key === 'number' && isFinite(key)))
+			throw startAgainError(
+				trimmed,
+				`it lists ${JSON.stringify(key)}, but an item key is a non-empty string or a finite number`,
+			);
+	}
+	if (list.length > MAX_START_AGAIN)
+		throw startAgainError(
+			trimmed,
+			`it lists ${list.length} keys; at most ${MAX_START_AGAIN} at a time`,
+		);
+	return list as ItemKey[];
+}
+
+export const MAX_START_AGAIN = 500;
+
+function startAgainError(value: string, problem: string): ConfigError {
+	return new ConfigError('startAgain', FIELD_LABELS.startAgain, value.slice(0, 80), problem);
+}
+
+/**
+ * Names one Start Again list (the keys in their order), so the node applies a list once: a list
+ * already applied is not applied again at the next activation.
+ */
+export function startAgainId(keys: readonly ItemKey[]): string {
+	return unitsToHex(hash64(keys.map(canonicalKey).join('\u0001')));
+}
