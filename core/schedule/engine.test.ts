@@ -336,6 +336,42 @@ describe('ScheduleEngine', () => {
 			});
 		});
 
+		it('coalesce: a crash before the state write, then a longer outage, starts the same run again under the same key (folded, not repeated)', async () => {
+			const context = setup();
+			const first = context.engineWith();
+			await first.activate();
+			await context.clock.advance(2 * HOUR_MS);
+			for (const fire of context.started) await first.fireEnded(fire.runKey);
+			first.deactivate();
+			const beforeOutage = context.stored();
+			// Down 10 hours: the activation starts one coalesced run for 03:00..12:00, then n8n dies
+			// before its state write reached the database (the run exists; the stored state is as before).
+			context.clock.jumpTo(T0 + 12 * HOUR_MS + 5 * MINUTE_MS);
+			context.started.length = 0;
+			await context.engineWith({ catchUp: 'coalesce' }).activate();
+			const [crashed] = context.started;
+			expect(crashed.coalesced).toMatchObject({ count: 10, firstDeclaredAt: T0 + 3 * HOUR_MS });
+			// Down 5 hours more, then activated from the stored state of before the first outage.
+			context.clock.jumpTo(T0 + 17 * HOUR_MS + 5 * MINUTE_MS);
+			context.started.length = 0;
+			const again = setup(context.clock);
+			const third = again.engineWith({ catchUp: 'coalesce', storedState: beforeOutage });
+			await third.activate();
+			const [repeat] = again.started;
+			// The same start: n8n refuses it by its deduplication key, instead of running 03:00..12:00 again.
+			expect(repeat.runKey).toBe(crashed.runKey);
+			// The windows of the longer outage are folded into that one run (coalesce: one run per stretch
+			// of missed windows): the history says how many windows the stretch held, and from which on.
+			expect(repeat.coalesced).toMatchObject({
+				count: 15,
+				firstDeclaredAt: T0 + 3 * HOUR_MS,
+				lastDeclaredAt: T0 + 17 * HOUR_MS,
+			});
+			await third.fireEnded(repeat.runKey); // refused as a duplicate: settled
+			expect(again.stored().lastDeclaredFire).toBe(T0 + 17 * HOUR_MS);
+			expect(again.stored().outbox).toEqual([]);
+		});
+
 		it('run-all: runs the newest windows up to the limit, one at a time under skip-if-running', async () => {
 			const { engine, report, started, stored } = await restartAfterDowntime({
 				catchUp: 'run-all',

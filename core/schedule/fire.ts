@@ -10,6 +10,16 @@ export function runKey(scheduleId: string, declaredAt: number): string {
 }
 
 /**
+ * The run key of a coalesced catch-up run: the FIRST window it covers, which every activation from
+ * the same stored state agrees on. The newest window would not do: after a crash before the state
+ * write, a longer outage would cover the same windows again under another key (a repeat). A
+ * suffix keeps it apart from the key of that window's own run (a run-all catch-up of it).
+ */
+export function coalescedRunKey(scheduleId: string, firstDeclaredAt: number): string {
+	return `${runKey(scheduleId, firstDeclaredAt)}/coalesced`;
+}
+
+/**
  * Deterministic jitter in [0, jitterMs) for a run key: spreads many schedules that share a window
  * while every replica and every restart agrees on when a given window fires.
  */
@@ -36,7 +46,7 @@ export interface CoalescedWindows {
 /** A run the engine decided on (maybe queued). JSON-safe: queued fires are persisted. */
 export interface Fire {
 	runKey: string;
-	/** The window (validTime). For a coalesced run: the newest window it covers. */
+	/** The window (validTime). For a coalesced run: the newest window it covers (its key names the first). */
 	declaredAt: number;
 	kind: FireKind;
 	coalesced?: CoalescedWindows;

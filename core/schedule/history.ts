@@ -25,8 +25,9 @@ const OUTCOMES: readonly FireOutcome[] = [
 /**
  * One line of a schedule's fire history: declared vs actual time and what became of the window.
  * An entry may stand for several windows (`count` > 1, oldest `firstDeclaredAt`): a year of
- * minutely missed windows is one entry, not 525,600. `runKey` and `declaredAt` always name the
- * newest window the entry covers.
+ * minutely missed windows is one entry, not 525,600. `declaredAt` always names the newest window
+ * the entry covers; `runKey` too, except for a coalesced run, which is keyed by its first window
+ * (coalescedRunKey).
  */
 export interface FireRecord {
 	runKey: string;
