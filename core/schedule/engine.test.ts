@@ -1,10 +1,16 @@
 import type { Clock } from '../clock';
 import { FakeClock, flushPromises } from '../testing/fakeClock';
 import { CronSchedule } from './cron';
-import { previewItem, ScheduleEngine, SETTLE_WAIT_MS } from './engine';
+import {
+	CREATE_ATTEMPTS,
+	CREATE_RETRY_DELAYS_MS,
+	previewItem,
+	ScheduleEngine,
+	SETTLE_WAIT_MS,
+} from './engine';
 import type { ScheduleEngineOptions } from './engine';
 import type { StartedFire } from './fire';
-import { jitterFor, runKey } from './fire';
+import { attemptKey, jitterFor, runKey } from './fire';
 import type { ScheduleState } from './history';
 import { IntervalSchedule } from './interval';
 import { DAY_MS, HOUR_MS, MINUTE_MS } from '../units';
@@ -545,19 +551,102 @@ describe('ScheduleEngine', () => {
 			expect(stored().queued).toEqual([]);
 		});
 
-		it('records a run n8n could not create as missed and frees its slot', async () => {
-			const { clock, engineWith, started, stored } = setup();
+		it('retries a run n8n could not create under a fresh attempt key, holding its slot; recorded', async () => {
+			const { clock, engineWith, emit, started, stored } = setup();
 			const engine = engineWith();
 			await engine.activate();
 			await clock.advance(HOUR_MS);
 			await engine.fireNotCreated(started[0].runKey, new Error('database is locked'));
-			await clock.advance(HOUR_MS);
 			expect(stored().history.map((record) => [record.outcome, record.reason])).toEqual([
 				['fired', undefined],
-				['missed', 'n8n could not create the run: database is locked'],
-				['fired', undefined],
+				[
+					'retried',
+					`n8n could not create the run (attempt 1 of ${CREATE_ATTEMPTS}): database is locked; attempt 2 in ${CREATE_RETRY_DELAYS_MS[0] / 1000} s`,
+				],
 			]);
-			expect(stored().outbox.map((entry) => entry.run.declaredAt)).toEqual([T0 + 2 * HOUR_MS]);
+			// Stored before the retry is emitted: a restart in between emits attempt 2 (see below).
+			expect(stored().outbox.map((entry) => [entry.run.declaredAt, entry.run.attempt])).toEqual([
+				[T0 + HOUR_MS, 2],
+			]);
+			await clock.advance(CREATE_RETRY_DELAYS_MS[0]);
+			expect(started.map((fire) => [fire.declaredAt, fire.attempt, attemptKey(fire)])).toEqual([
+				[T0 + HOUR_MS, undefined, runKey('s', T0 + HOUR_MS)],
+				[T0 + HOUR_MS, 2, `${runKey('s', T0 + HOUR_MS)}#2`],
+			]);
+			expect(emit).toHaveBeenCalledTimes(2);
+			expect(stored().history.at(-1)).toMatchObject({
+				outcome: 'fired',
+				declaredAt: T0 + HOUR_MS,
+				attempt: 2,
+				actualAt: T0 + HOUR_MS + CREATE_RETRY_DELAYS_MS[0],
+			});
+			await engine.fireEnded(started[1].runKey);
+			await clock.advance(HOUR_MS - CREATE_RETRY_DELAYS_MS[0]);
+			expect(started.map((fire) => fire.declaredAt)).toEqual([
+				T0 + HOUR_MS,
+				T0 + HOUR_MS,
+				T0 + 2 * HOUR_MS,
+			]);
+		});
+
+		it('gives up after the last attempt: the window is recorded missed with every attempt counted, and its slot freed', async () => {
+			const { clock, engineWith, started, stored } = setup();
+			const engine = engineWith();
+			await engine.activate();
+			await clock.advance(HOUR_MS);
+			for (let attempt = 1; attempt <= CREATE_ATTEMPTS; attempt++) {
+				expect(started).toHaveLength(attempt);
+				await engine.fireNotCreated(started.at(-1)!.runKey, new Error('database is locked'));
+				if (attempt < CREATE_ATTEMPTS) await clock.advance(CREATE_RETRY_DELAYS_MS[attempt - 1]);
+			}
+			expect(started.map((fire) => attemptKey(fire))).toEqual(
+				[1, 2, 3].map((n) =>
+					n === 1 ? runKey('s', T0 + HOUR_MS) : `${runKey('s', T0 + HOUR_MS)}#${n}`,
+				),
+			);
+			expect(stored().history.at(-1)).toMatchObject({
+				outcome: 'missed',
+				declaredAt: T0 + HOUR_MS,
+				reason: `n8n could not create the run (attempt ${CREATE_ATTEMPTS} of ${CREATE_ATTEMPTS}, giving up): database is locked`,
+			});
+			expect(stored().outbox).toEqual([]);
+			await clock.advance(HOUR_MS);
+			expect(started.at(-1)?.declaredAt).toBe(T0 + 2 * HOUR_MS); // the slot was freed
+		});
+
+		it('run-all: a catch-up run n8n could not create is retried as a catch-up, also after a restart during the retry wait', async () => {
+			const { clock, engineWith, emit, started, stored } = setup();
+			const first = engineWith();
+			await first.activate();
+			first.deactivate();
+			clock.jumpTo(T0 + 2 * HOUR_MS + 5 * MINUTE_MS);
+			const engine = engineWith({
+				catchUp: 'run-all',
+				overlap: { kind: 'allow-parallel', maxParallel: 5 },
+			});
+			await engine.activate();
+			expect(started.map((fire) => [fire.kind, fire.declaredAt])).toEqual([
+				['catch-up', T0 + HOUR_MS],
+				['catch-up', T0 + 2 * HOUR_MS],
+			]);
+			await engine.fireEnded(started[1].runKey);
+			await engine.fireNotCreated(started[0].runKey, new Error('Redis connection lost'));
+			expect(stored().history.at(-1)).toMatchObject({
+				outcome: 'retried',
+				declaredAt: T0 + HOUR_MS,
+			});
+			// n8n restarts before the retry: the new activation emits attempt 2 from the outbox.
+			engine.deactivate();
+			clock.jumpTo(T0 + 2 * HOUR_MS + 6 * MINUTE_MS);
+			const restarted = engineWith({ catchUp: 'run-all' });
+			await restarted.activate();
+			const retried = emit.mock.calls.at(-1)![0] as StartedFire[];
+			expect(retried.map((fire) => [fire.kind, fire.declaredAt, attemptKey(fire)])).toEqual([
+				['catch-up', T0 + HOUR_MS, `${runKey('s', T0 + HOUR_MS)}#2`],
+			]);
+			await restarted.fireEnded(retried[0].runKey);
+			expect(stored().outbox).toEqual([]);
+			expect(stored().history.filter((r) => r.outcome === 'missed')).toEqual([]);
 		});
 	});
 

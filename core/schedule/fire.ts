@@ -20,6 +20,15 @@ export function coalescedRunKey(scheduleId: string, firstDeclaredAt: number): st
 }
 
 /**
+ * The key n8n gets for one attempt at creating a window's run: the run key, then `#<attempt>` from
+ * the second attempt on. A retried window needs a fresh key: n8n refuses a key it has a row for,
+ * and in queue mode it saves a failed row under the key before rejecting a run it could not enqueue.
+ */
+export function attemptKey(fire: Pick<Fire, 'runKey' | 'attempt'>): string {
+	return (fire.attempt ?? 1) > 1 ? `${fire.runKey}#${fire.attempt}` : fire.runKey;
+}
+
+/**
  * Deterministic jitter in [0, jitterMs) for a run key: spreads many schedules that share a window
  * while every replica and every restart agrees on when a given window fires.
  */
@@ -50,6 +59,8 @@ export interface Fire {
 	declaredAt: number;
 	kind: FireKind;
 	coalesced?: CoalescedWindows;
+	/** Which attempt at creating the run (absent: the first); see attemptKey. */
+	attempt?: number;
 }
 
 /** A fire at the moment it is handed to the node to emit. */
@@ -60,6 +71,17 @@ export interface StartedFire extends Fire {
 	latenessMs: number;
 	/** True for catch-up and coalesced runs: the window is in the past and being backfilled. */
 	reprocessing: boolean;
+}
+
+/** The fire as decided, without the fields of one start (to start it again). */
+export function unstarted(fire: StartedFire): Fire {
+	const {
+		actualAt: _actualAt,
+		latenessMs: _latenessMs,
+		reprocessing: _reprocessing,
+		...plain
+	} = fire;
+	return plain;
 }
 
 export function startFire(fire: Fire, now: number): StartedFire {
@@ -80,6 +102,7 @@ export function fireItem(fire: StartedFire): Record<string, unknown> {
 		actualAt: iso(fire.actualAt),
 		latenessMs: fire.latenessMs,
 		reprocessing: fire.reprocessing,
+		...(fire.attempt !== undefined && fire.attempt > 1 && { attempt: fire.attempt }),
 		// Bitemporal names: the run is about the window (valid time), recorded now (system time).
 		validTime: iso(fire.declaredAt),
 		systemTime: iso(fire.actualAt),

@@ -3,7 +3,11 @@ import type { Fire, StartedFire } from './fire';
 import { runKey } from './fire';
 import { isoTime } from '../units';
 
-/** `released`: the overlap slot of a run that never reported its end was freed (Max Run Duration). */
+/**
+ * `released`: the overlap slot of a run that never reported its end was freed (Max Run Duration).
+ * `retried`: n8n could not create the run; it is tried again under a fresh key (one entry per failed
+ * attempt; the last failed attempt is recorded `missed` instead).
+ */
 export type FireOutcome =
 	| 'fired'
 	| 'skipped'
@@ -11,7 +15,8 @@ export type FireOutcome =
 	| 'missed'
 	| 'caught_up'
 	| 'coalesced'
-	| 'released';
+	| 'released'
+	| 'retried';
 const OUTCOMES: readonly FireOutcome[] = [
 	'fired',
 	'skipped',
@@ -20,6 +25,7 @@ const OUTCOMES: readonly FireOutcome[] = [
 	'caught_up',
 	'coalesced',
 	'released',
+	'retried',
 ];
 
 /**
@@ -38,6 +44,8 @@ export interface FireRecord {
 	reason?: string;
 	count?: number;
 	firstDeclaredAt?: number;
+	/** A run started at its second or later attempt (see `retried`). */
+	attempt?: number;
 }
 
 /** Entries kept per schedule (newest last): enough to answer "did it fire on time lately". */
@@ -65,6 +73,7 @@ export function startedRecord(fire: StartedFire): FireRecord {
 		actualAt: fire.actualAt,
 		latenessMs: fire.latenessMs,
 		outcome: STARTED_OUTCOME[fire.kind],
+		...(fire.attempt !== undefined && fire.attempt > 1 && { attempt: fire.attempt }),
 		...(fire.coalesced && {
 			count: fire.coalesced.count,
 			firstDeclaredAt: fire.coalesced.firstDeclaredAt,
@@ -74,7 +83,7 @@ export function startedRecord(fire: StartedFire): FireRecord {
 
 export function notStartedRecord(
 	fire: Fire,
-	outcome: 'skipped' | 'queued' | 'missed' | 'released',
+	outcome: 'skipped' | 'queued' | 'missed' | 'released' | 'retried',
 	reason?: string,
 ): FireRecord {
 	return {
@@ -128,6 +137,7 @@ export function summarizeHistory(history: readonly FireRecord[]): HistorySummary
 			caught_up: 0,
 			coalesced: 0,
 			released: 0,
+			retried: 0,
 		},
 	};
 	for (const record of history) {
@@ -238,6 +248,8 @@ function isFire(value: unknown): value is Fire {
 		typeof value.runKey === 'string' &&
 		isTime(value.declaredAt) &&
 		['scheduled', 'catch-up', 'coalesced'].includes(value.kind as string) &&
+		(value.attempt === undefined ||
+			(Number.isInteger(value.attempt) && (value.attempt as number) >= 1)) &&
 		(value.coalesced === undefined ||
 			(isObject(value.coalesced) &&
 				isTime(value.coalesced.count) &&

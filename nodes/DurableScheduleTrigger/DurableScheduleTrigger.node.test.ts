@@ -2,7 +2,7 @@ import type { IDataObject } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
 
 import { flushPromises } from '../../core/testing/fakeClock';
-import { type ScheduleState, STATE_VERSION } from '../../core/schedule';
+import { CREATE_RETRY_DELAYS_MS, type ScheduleState, STATE_VERSION } from '../../core/schedule';
 import { activateTrigger, type TriggerRun } from '../../test/nodeContext';
 import { DurableScheduleTrigger } from './DurableScheduleTrigger.node';
 
@@ -200,6 +200,33 @@ describe('Durable Schedule Trigger node', () => {
 			'caught_up',
 		]);
 		expect(failures).toEqual([]);
+		await run.close();
+	});
+	it('a catch-up run n8n could not create is emitted again after the retry delay under a fresh deduplication key', async () => {
+		const run = await activate(
+			{ ...GRACE, catchUp: 'run-all', runAllLimit: 1 },
+			{ staticData: { [`node:${NODE_NAME}`]: { schedule: storedBehind(1) } } },
+		);
+		const { emitted } = run;
+		expect(emitted).toHaveLength(1);
+		const key = String(emitted[0].items[0][0].json.runKey);
+		expect(emitted[0].deduplicationKey).toBe(`dst:${key}`);
+		emitted[0].done?.reject(new Error('Redis connection lost')); // n8n could not create the run
+		await flushPromises();
+		expect(stateIn(run.staticData).history.at(-1)).toMatchObject({
+			runKey: key,
+			outcome: 'retried',
+		});
+		await jest.advanceTimersByTimeAsync(CREATE_RETRY_DELAYS_MS[0]);
+		expect(emitted).toHaveLength(2);
+		expect(emitted[1].deduplicationKey).toBe(`dst:${key}#2`);
+		expect(emitted[1].items[0][0].json).toMatchObject({
+			runKey: key,
+			kind: 'catch-up',
+			outcome: 'caught_up',
+			attempt: 2,
+		});
+		expect(stateIn(emitted[1].saved).outbox.map((entry) => entry.run.attempt)).toEqual([2]);
 		await run.close();
 	});
 });

@@ -9,6 +9,7 @@ import {
 
 import { systemClock } from '../../core/clock';
 import {
+	attemptKey,
 	type CatchUpPolicy,
 	createSchedule,
 	fireItem,
@@ -329,7 +330,10 @@ export class DurableScheduleTrigger implements INodeType {
 					staticData[STATE_KEY] = state;
 				},
 				emit: async (fires) =>
-					await emitter.emit(fires.map((fire) => ({ key: `dst:${fire.runKey}`, run: fire }))),
+					await emitter.emit(
+						// A retried window goes under a fresh key (attemptKey): n8n refuses one it has a row for.
+						fires.map((fire) => ({ key: `dst:${attemptKey(fire)}`, run: fire })),
+					),
 				maxRunMs: settings.maxRunMs,
 				onError,
 			});
