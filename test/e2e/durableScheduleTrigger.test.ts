@@ -55,13 +55,17 @@ function scheduleNode(parameters: Record<string, unknown>): NodeJson {
 	});
 }
 
-/** Trigger → Done, or Trigger → 24 s Wait → Done. */
-function scheduleWorkflow(name: string, trigger: NodeJson, { slow = false } = {}): WorkflowJson {
+/** Trigger → Done, or Trigger → Wait (24 s unless told) → Done. */
+function scheduleWorkflow(
+	name: string,
+	trigger: NodeJson,
+	{ slow = false, waitSeconds = SLOW_SECONDS } = {},
+): WorkflowJson {
 	if (!slow) return workflow(name, [trigger, marker('Done')], [[TRIGGER, 'Done']]);
 	const wait = node(
 		'Slow',
 		'n8n-nodes-base.wait',
-		{ amount: SLOW_SECONDS, unit: 'seconds' },
+		{ amount: waitSeconds, unit: 'seconds' },
 		{ typeVersion: 1.1, webhookId: randomUUID() },
 	);
 	return workflow(
@@ -120,6 +124,12 @@ describe('Durable Schedule Trigger in a real n8n', () => {
 		definitions.republish = scheduleWorkflow(
 			'republish',
 			scheduleNode({ catchUp: 'run-all', ...lateGrace }),
+		);
+		// Late Grace 120 s: the whole restart (the queue-mode stack too) stays inside it.
+		definitions.quickRestart = scheduleWorkflow(
+			'quick restart',
+			scheduleNode({ overlap: 'skip-if-running', options: { lateGrace: 120 } }),
+			{ slow: true, waitSeconds: 8 },
 		);
 		for (const [name, definition] of Object.entries(definitions))
 			ids[name] = await n8n.importWorkflow(definition);
@@ -520,4 +530,57 @@ describe('Durable Schedule Trigger in a real n8n', () => {
 			expect(all.filter((f) => !f.reprocessing).every((f) => f.kind === 'scheduled')).toBe(true);
 		}
 	}, 300_000);
+	test('a quick restart while a run is going: the window passed inside Late Grace fires under skip-if-running once n8n has settled the re-emitted run', async () => {
+		const name = 'quickRestart';
+		await n8n.publish(ids[name]);
+		// A run (window W) is going, and the state n8n stored with its emit holds it in the outbox, with
+		// time left before the next window. n8n then dies (a kill: no write of the run's end can follow;
+		// a graceful stop keeps the trigger running while n8n waits for the run, and may or may not write
+		// it), so the restarted trigger finds W in its outbox and emits it again.
+		const running = await waitFor(
+			'a run going, stored in the outbox, early in its window',
+			async () => {
+				const [execution] = await n8n.executions(ids[name], { status: 'running' });
+				const outbox = execution ? ((await stateOf(name)).outbox ?? []) : [];
+				return outbox.length === 1 && Date.now() < outbox[0].run.declaredAt + INTERVAL - 3_000
+					? outbox[0]
+					: undefined;
+			},
+			{ timeoutMs: 60_000, intervalMs: 200 },
+		);
+		await n8n.kill();
+		// The next window passes while n8n is down, well inside the 120 s Late Grace.
+		const downWindow = running.run.declaredAt + INTERVAL;
+		await clockPasses(downWindow + 1_000);
+		const logBefore = n8n.log().length;
+		await n8n.start();
+		const all = await firesWhen(
+			name,
+			(f) => f.some((fire) => fire.declared === downWindow),
+			'a run for the window passed while n8n was down',
+		);
+		await n8n.unpublish(ids[name]);
+
+		// The activation emitted W from the outbox again, and n8n refused it (it exists).
+		const refusals = n8n
+			.log()
+			.slice(logBefore)
+			.split('\n')
+			.filter(
+				(line) =>
+					line.includes('Scheduled execution skipped: duplicate deduplication key') &&
+					line.includes(`"deduplicationKey":"dst:${running.key}"`),
+			);
+		expect(refusals.length).toBeGreaterThanOrEqual(1);
+		// The window passed while n8n was down ran as a normal, late window: not skipped for the slot
+		// W's re-emitted run held until n8n refused it, and not a catch-up.
+		const fire = all.find((f) => f.declared === downWindow)!;
+		expect([fire.kind, fire.outcome, fire.reprocessing]).toEqual(['scheduled', 'fired', false]);
+		expect(fire.latenessMs).toBeGreaterThan(1_000);
+		const history = (await stateOf(name)).history;
+		expect(history.filter((r) => r.declaredAt === downWindow).map((r) => r.outcome)).toEqual([
+			'fired',
+		]);
+		expectNoWindowTwice(all);
+	}, 240_000);
 });
