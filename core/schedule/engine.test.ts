@@ -650,6 +650,80 @@ describe('ScheduleEngine', () => {
 		});
 	});
 
+	describe('a stored state that went back (another copy of the static data overwrote it)', () => {
+		/** Two hours of windows, with the state stored after the first one kept aside. */
+		async function ranTwoHours() {
+			const context = setup();
+			const engine = context.engineWith();
+			await engine.activate();
+			await context.clock.advance(HOUR_MS);
+			await engine.fireEnded(context.started[0].runKey);
+			const afterFirst = context.stored();
+			await context.clock.advance(HOUR_MS);
+			await engine.fireEnded(context.started[1].runKey);
+			engine.deactivate();
+			return { ...context, afterFirst, latest: context.stored() };
+		}
+
+		it('counts its writes', async () => {
+			const { afterFirst, latest } = await ranTwoHours();
+			expect(afterFirst.seq).toBeGreaterThan(0);
+			expect(latest.seq).toBeGreaterThan(afterFirst.seq!);
+		});
+
+		it('continues from the state this process wrote when the stored one is older, and records the rollback', async () => {
+			const { clock, engineWith, afterFirst, latest, stored, started } = await ranTwoHours();
+			clock.jumpTo(T0 + 2 * HOUR_MS + 10 * MINUTE_MS);
+			// Without the remembered state, the stale cursor replans 02:00: recorded missed under Skip.
+			const report = await engineWith({ storedState: afterFirst, remembered: latest }).activate();
+			expect(report.notice).toContain('went back');
+			expect(report.missedCount).toBe(0);
+			expect(stored().lastDeclaredFire).toBe(T0 + 2 * HOUR_MS);
+			expect(stored().history.map((r) => [r.outcome, r.declaredAt])).toEqual([
+				['fired', T0 + HOUR_MS],
+				['fired', T0 + 2 * HOUR_MS],
+			]);
+			expect(stored().rollbacks).toEqual([
+				{
+					detectedAt: T0 + 2 * HOUR_MS + 10 * MINUTE_MS,
+					storedSeq: afterFirst.seq,
+					seq: latest.seq,
+					storedLastDeclaredFire: T0 + HOUR_MS,
+				},
+			]);
+			expect(stored().seq).toBeGreaterThan(latest.seq!);
+			expect(started.map((f) => f.declaredAt)).toEqual([T0 + HOUR_MS, T0 + 2 * HOUR_MS]);
+		});
+
+		it('without the remembered state (another process, or after a restart) the stale cursor replans the windows', async () => {
+			const { clock, engineWith, afterFirst, stored } = await ranTwoHours();
+			clock.jumpTo(T0 + 2 * HOUR_MS + 10 * MINUTE_MS);
+			const report = await engineWith({ storedState: afterFirst }).activate();
+			expect(report.notice).toBeUndefined();
+			expect(report.missedCount).toBe(1);
+			expect(stored().history.at(-1)).toMatchObject({
+				outcome: 'missed',
+				declaredAt: T0 + 2 * HOUR_MS,
+			});
+		});
+
+		it('uses the stored state when it is as new or newer, or when the remembered one is of another schedule', async () => {
+			const { clock, engineWith, afterFirst, latest, stored } = await ranTwoHours();
+			clock.jumpTo(T0 + 2 * HOUR_MS + 10 * MINUTE_MS);
+			expect(
+				(await engineWith({ storedState: latest, remembered: afterFirst }).activate()).notice,
+			).toBeUndefined();
+			expect(stored().rollbacks).toBeUndefined();
+			const otherSchedule = { ...latest, scheduleFingerprint: 'interval 1' };
+			const report = await engineWith({
+				storedState: afterFirst,
+				remembered: otherSchedule,
+			}).activate();
+			expect(report.notice).toBeUndefined();
+			expect(stored().rollbacks).toBeUndefined();
+		});
+	});
+
 	it('reports write failures from timer-driven work to onError and keeps the schedule going', async () => {
 		const { clock, engineWith, errors, started } = setup();
 		let failing = false;

@@ -6,12 +6,13 @@ import { FIELD_LABELS } from './errors';
 import { Outbox } from '../outbox';
 import type { Fire, StartedFire } from './fire';
 import { jitterFor, runKey, startFire, unstarted } from './fire';
-import type { FireRecord, LoadedState, ScheduleState } from './history';
+import type { FireRecord, LoadedState, RollbackRecord, ScheduleState } from './history';
 import {
 	appendHistory,
 	HISTORY_LIMIT,
 	loadScheduleState,
 	notStartedRecord,
+	ROLLBACK_LIMIT,
 	recordItem,
 	startedRecord,
 	summarizeHistory,
@@ -62,6 +63,12 @@ export interface ScheduleEngineOptions {
 	historyLimit?: number;
 	/** What `write` last received (undefined the first time); validated on activation. */
 	storedState: unknown;
+	/**
+	 * The state this process last wrote for this schedule (in an earlier activation), if any. When
+	 * the stored state is older (a lower write count `seq`), another copy of the static data
+	 * overwrote it: the activation continues from this one instead and records the rollback.
+	 */
+	remembered?: unknown;
 	/**
 	 * Stores the state (n8n: the node's static data, written by n8n with the next emit). Called once
 	 * per batch of starts, before `emit`, with those runs in `state.outbox`; also after changes that
@@ -216,7 +223,7 @@ export class ScheduleEngine {
 	activate(): Promise<ActivationReport> {
 		return this.exclusive(async () => {
 			this.timer?.cancel();
-			const loaded = loadScheduleState(this.options.storedState, this.options.schedule.fingerprint);
+			const loaded = this.loadState();
 			this.state = loaded.state;
 			this.overlap = new OverlapController(this.overlapPolicy);
 			this.outbox = new Outbox(this.state.outbox);
@@ -251,6 +258,36 @@ export class ScheduleEngine {
 				nextFireAt: now + SETTLE_WAIT_MS,
 			};
 		});
+	}
+
+	/**
+	 * The stored state, unless the state this process last wrote is newer (same schedule, higher
+	 * write count): then the store went back (a run saving the static data it loaded at its start,
+	 * another trigger's copy, an API call carrying static data) and the remembered state is used.
+	 */
+	private loadState(): LoadedState {
+		const fingerprint = this.options.schedule.fingerprint;
+		const loaded = loadScheduleState(this.options.storedState, fingerprint);
+		if (this.options.remembered === undefined) return loaded;
+		const memory = loadScheduleState(this.options.remembered, fingerprint);
+		const storedSeq = loaded.reset === undefined ? (loaded.state.seq ?? 0) : 0;
+		const seq = memory.state.seq ?? 0;
+		if (memory.reset !== undefined || seq <= storedSeq) return loaded;
+		const record: RollbackRecord = {
+			detectedAt: this.options.clock.now(),
+			storedSeq,
+			seq,
+			...(loaded.reset === undefined &&
+				loaded.state.lastDeclaredFire !== undefined && {
+					storedLastDeclaredFire: loaded.state.lastDeclaredFire,
+				}),
+		};
+		const state = memory.state;
+		state.rollbacks = [...(state.rollbacks ?? []), record].slice(-ROLLBACK_LIMIT);
+		return {
+			state,
+			notice: `Stored schedule state went back (write ${storedSeq}, this process last wrote ${seq}): another copy of the workflow's static data overwrote it; continuing from the state this process wrote`,
+		};
 	}
 
 	/** The activation's re-emitted runs are settled (or the wait is over): decides the windows due. */
@@ -532,6 +569,7 @@ export class ScheduleEngine {
 
 	private write(): void {
 		const state = this.requireState();
+		state.seq = (state.seq ?? 0) + 1;
 		this.options.write({
 			...state,
 			queued: this.overlap.queued,

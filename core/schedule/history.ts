@@ -171,7 +171,28 @@ export interface ScheduleState {
 	/** Runs written but not yet settled by n8n (core/outbox.ts); emitted again at every activation. */
 	outbox: Array<OutboxEntry<StartedFire>>;
 	history: FireRecord[];
+	/**
+	 * How many times this state was written (absent: never counted, as in states written before it
+	 * existed). A stored state with a lower count than one the same process wrote before went back:
+	 * another copy of the static data overwrote it (see `rollbacks`).
+	 */
+	seq?: number;
+	/** Rollbacks noticed at activation and repaired from the process's memory, newest last (at most 10). */
+	rollbacks?: RollbackRecord[];
 }
+
+/** A stored state found older than the one this process last wrote, and replaced by that one. */
+export interface RollbackRecord {
+	detectedAt: number;
+	/** The write count of the state found in the store (0: a state without one). */
+	storedSeq: number;
+	/** The write count of the state restored from memory. */
+	seq: number;
+	/** The stored state's cursor, which the restored one is ahead of (absent: none). */
+	storedLastDeclaredFire?: number;
+}
+
+export const ROLLBACK_LIMIT = 10;
 
 export interface LoadedState {
 	state: ScheduleState;
@@ -231,6 +252,12 @@ export function loadScheduleState(raw: unknown, fingerprint: string): LoadedStat
 			queued: [...queued],
 			outbox,
 			history: [...history],
+			...(isTime(stored.seq) && { seq: stored.seq }),
+			...(Array.isArray(stored.rollbacks) && {
+				rollbacks: (stored.rollbacks as RollbackRecord[]).filter(
+					(r) => isObject(r) && isTime(r.detectedAt),
+				),
+			}),
 		},
 	};
 }

@@ -5,6 +5,7 @@ import { flushPromises } from '../../core/testing/fakeClock';
 import { CREATE_RETRY_DELAYS_MS, type ScheduleState, STATE_VERSION } from '../../core/schedule';
 import { activateTrigger, type TriggerRun } from '../../test/nodeContext';
 import { DurableScheduleTrigger } from './DurableScheduleTrigger.node';
+import { knownSchedules } from './knownSchedules';
 
 /*
  * The Durable Schedule Trigger run in-process through n8n-core's TriggerContext (test/nodeContext.ts):
@@ -65,7 +66,10 @@ describe('Durable Schedule Trigger node', () => {
 	beforeEach(() =>
 		jest.useFakeTimers({ now: NOW, doNotFake: ['setImmediate', 'nextTick', 'queueMicrotask'] }),
 	);
-	afterEach(() => jest.useRealTimers());
+	afterEach(() => {
+		jest.useRealTimers();
+		knownSchedules.clear(); // each test is its own process
+	});
 
 	it.each([
 		[{ scheduleType: 'cron', cron: '61 * * * *' }, 'Cron Expression'],
@@ -228,5 +232,26 @@ describe('Durable Schedule Trigger node', () => {
 		});
 		expect(stateIn(emitted[1].saved).outbox.map((entry) => entry.run.attempt)).toEqual([2]);
 		await run.close();
+	});
+	it('a re-registration on a fresh copy of older static data continues from the state this process wrote, and later writes reach every live copy', async () => {
+		const stale = { [`node:${NODE_NAME}`]: { schedule: storedBehind(1) } };
+		const settings = { ...GRACE, catchUp: 'run-all' };
+		// First activation (copy A): catches up one window; n8n ends its run.
+		const first = await activate(settings, { staticData: structuredClone(stale) });
+		expect(first.emitted).toHaveLength(1);
+		first.emitted[0].done?.resolve(undefined);
+		await flushPromises();
+		const written = stateIn(first.staticData);
+		expect(written.outbox).toEqual([]);
+		await first.close(); // n8n re-registers this trigger alone (its node changed)...
+		// ...on a new copy read from a database that another copy's save rolled back (copy B).
+		const second = await activate(settings, { staticData: structuredClone(stale) });
+		expect(second.emitted).toHaveLength(0); // the caught-up window is not planned again
+		const repaired = stateIn(second.staticData);
+		expect(repaired.lastDeclaredFire).toBe(written.lastDeclaredFire);
+		expect(repaired.rollbacks).toMatchObject([{ storedSeq: 0, seq: written.seq }]);
+		// Copy A (still held by another trigger of the workflow, which saves it whole) gets the write too.
+		expect(stateIn(first.staticData)).toEqual(repaired);
+		await second.close();
 	});
 });
