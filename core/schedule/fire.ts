@@ -75,12 +75,10 @@ export interface StartedFire extends Fire {
 
 /** The fire as decided, without the fields of one start (to start it again). */
 export function unstarted(fire: StartedFire): Fire {
-	const {
-		actualAt: _actualAt,
-		latenessMs: _latenessMs,
-		reprocessing: _reprocessing,
-		...plain
-	} = fire;
+	const plain: Fire & Partial<StartedFire> = { ...fire };
+	delete plain.actualAt;
+	delete plain.latenessMs;
+	delete plain.reprocessing;
 	return plain;
 }
 
