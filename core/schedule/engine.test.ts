@@ -707,13 +707,18 @@ describe('ScheduleEngine', () => {
 			});
 		});
 
-		it('uses the stored state when it is as new or newer, or when the remembered one is of another schedule', async () => {
+		it('uses the stored state when it is as new or newer, when there is none (removed on purpose), or when the remembered one is of another schedule', async () => {
 			const { clock, engineWith, afterFirst, latest, stored } = await ranTwoHours();
 			clock.jumpTo(T0 + 2 * HOUR_MS + 10 * MINUTE_MS);
 			expect(
 				(await engineWith({ storedState: latest, remembered: afterFirst }).activate()).notice,
 			).toBeUndefined();
 			expect(stored().rollbacks).toBeUndefined();
+			// A removed state is a reset, not a rollback.
+			expect(
+				(await engineWith({ storedState: undefined, remembered: latest }).activate()).notice,
+			).toBeUndefined();
+			expect(stored().lastDeclaredFire).toBe(T0 + 2 * HOUR_MS + 10 * MINUTE_MS);
 			const otherSchedule = { ...latest, scheduleFingerprint: 'interval 1' };
 			const report = await engineWith({
 				storedState: afterFirst,

@@ -268,7 +268,10 @@ export class ScheduleEngine {
 	private loadState(): LoadedState {
 		const fingerprint = this.options.schedule.fingerprint;
 		const loaded = loadScheduleState(this.options.storedState, fingerprint);
-		if (this.options.remembered === undefined) return loaded;
+		// No stored state at all: removed on purpose (a reset), never a rollback.
+		const stored = this.options.storedState;
+		if (this.options.remembered === undefined || stored === undefined || stored === null)
+			return loaded;
 		const memory = loadScheduleState(this.options.remembered, fingerprint);
 		const storedSeq = loaded.reset === undefined ? (loaded.state.seq ?? 0) : 0;
 		const seq = memory.state.seq ?? 0;
