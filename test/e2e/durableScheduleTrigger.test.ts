@@ -358,6 +358,9 @@ describe('Durable Schedule Trigger in a real n8n', () => {
 				schedule: {
 					...nodeData.schedule,
 					lastDeclaredFire: nodeData.schedule.lastDeclaredFire! - 3 * INTERVAL,
+					// A write count ahead of this process's: stale state it cannot tell from a newer one (as
+					// after a restart), so the deduplication keys are what refuses the windows again.
+					seq: (nodeData.schedule.seq ?? 0) + 1_000,
 				},
 			},
 		};
