@@ -58,12 +58,12 @@ describe('planCatchUp', () => {
 		]);
 	});
 
-	it('coalesce: one reprocessing run for the newest window, listing all of them', () => {
+	it('coalesce: one reprocessing run for the newest window, keyed by the first, listing all of them', () => {
 		const result = plan({ policy: 'coalesce' });
 		expect(result.records).toEqual([]);
 		expect(result.starts).toEqual([
 			{
-				runKey: runKey('s', at('2026-01-04T05:00:00Z')),
+				runKey: `${runKey('s', at('2026-01-02T05:00:00Z'))}/coalesced`,
 				declaredAt: at('2026-01-04T05:00:00Z'),
 				kind: 'coalesced',
 				coalesced: {

@@ -1,7 +1,7 @@
 import { checkRange, ConfigError } from '../configError';
 import { FIELD_LABELS } from './errors';
 import type { Fire } from './fire';
-import { runKey } from './fire';
+import { coalescedRunKey, runKey } from './fire';
 import type { FireRecord } from './history';
 import { missedRecord } from './history';
 import type { Schedule } from './schedule';
@@ -107,8 +107,10 @@ export function planCatchUp(input: CatchUpInput): CatchUpPlan {
 			plan.records.push(missedRecord(scheduleId, missed, `${MISSED_REASON} (catch-up: skip)`));
 			break;
 		case 'coalesce':
+			// Keyed by the first window: the same stretch of missed windows is the same start, however
+			// long it has grown since (see coalescedRunKey).
 			plan.starts.push({
-				runKey: runKey(scheduleId, missed.last),
+				runKey: coalescedRunKey(scheduleId, missed.first),
 				declaredAt: missed.last,
 				kind: 'coalesced',
 				coalesced: {

@@ -1,10 +1,16 @@
 import type { Clock } from '../clock';
 import { FakeClock, flushPromises } from '../testing/fakeClock';
 import { CronSchedule } from './cron';
-import { previewItem, ScheduleEngine, SETTLE_WAIT_MS } from './engine';
+import {
+	CREATE_ATTEMPTS,
+	CREATE_RETRY_DELAYS_MS,
+	previewItem,
+	ScheduleEngine,
+	SETTLE_WAIT_MS,
+} from './engine';
 import type { ScheduleEngineOptions } from './engine';
 import type { StartedFire } from './fire';
-import { jitterFor, runKey } from './fire';
+import { attemptKey, jitterFor, runKey } from './fire';
 import type { ScheduleState } from './history';
 import { IntervalSchedule } from './interval';
 import { DAY_MS, HOUR_MS, MINUTE_MS } from '../units';
@@ -336,6 +342,42 @@ describe('ScheduleEngine', () => {
 			});
 		});
 
+		it('coalesce: a crash before the state write, then a longer outage, starts the same run again under the same key (folded, not repeated)', async () => {
+			const context = setup();
+			const first = context.engineWith();
+			await first.activate();
+			await context.clock.advance(2 * HOUR_MS);
+			for (const fire of context.started) await first.fireEnded(fire.runKey);
+			first.deactivate();
+			const beforeOutage = context.stored();
+			// Down 10 hours: the activation starts one coalesced run for 03:00..12:00, then n8n dies
+			// before its state write reached the database (the run exists; the stored state is as before).
+			context.clock.jumpTo(T0 + 12 * HOUR_MS + 5 * MINUTE_MS);
+			context.started.length = 0;
+			await context.engineWith({ catchUp: 'coalesce' }).activate();
+			const [crashed] = context.started;
+			expect(crashed.coalesced).toMatchObject({ count: 10, firstDeclaredAt: T0 + 3 * HOUR_MS });
+			// Down 5 hours more, then activated from the stored state of before the first outage.
+			context.clock.jumpTo(T0 + 17 * HOUR_MS + 5 * MINUTE_MS);
+			context.started.length = 0;
+			const again = setup(context.clock);
+			const third = again.engineWith({ catchUp: 'coalesce', storedState: beforeOutage });
+			await third.activate();
+			const [repeat] = again.started;
+			// The same start: n8n refuses it by its deduplication key, instead of running 03:00..12:00 again.
+			expect(repeat.runKey).toBe(crashed.runKey);
+			// The windows of the longer outage are folded into that one run (coalesce: one run per stretch
+			// of missed windows): the history says how many windows the stretch held, and from which on.
+			expect(repeat.coalesced).toMatchObject({
+				count: 15,
+				firstDeclaredAt: T0 + 3 * HOUR_MS,
+				lastDeclaredAt: T0 + 17 * HOUR_MS,
+			});
+			await third.fireEnded(repeat.runKey); // refused as a duplicate: settled
+			expect(again.stored().lastDeclaredFire).toBe(T0 + 17 * HOUR_MS);
+			expect(again.stored().outbox).toEqual([]);
+		});
+
 		it('run-all: runs the newest windows up to the limit, one at a time under skip-if-running', async () => {
 			const { engine, report, started, stored } = await restartAfterDowntime({
 				catchUp: 'run-all',
@@ -509,19 +551,181 @@ describe('ScheduleEngine', () => {
 			expect(stored().queued).toEqual([]);
 		});
 
-		it('records a run n8n could not create as missed and frees its slot', async () => {
-			const { clock, engineWith, started, stored } = setup();
+		it('retries a run n8n could not create under a fresh attempt key, holding its slot; recorded', async () => {
+			const { clock, engineWith, emit, started, stored } = setup();
 			const engine = engineWith();
 			await engine.activate();
 			await clock.advance(HOUR_MS);
 			await engine.fireNotCreated(started[0].runKey, new Error('database is locked'));
-			await clock.advance(HOUR_MS);
 			expect(stored().history.map((record) => [record.outcome, record.reason])).toEqual([
 				['fired', undefined],
-				['missed', 'n8n could not create the run: database is locked'],
-				['fired', undefined],
+				[
+					'retried',
+					`n8n could not create the run (attempt 1 of ${CREATE_ATTEMPTS}): database is locked; attempt 2 in ${CREATE_RETRY_DELAYS_MS[0] / 1000} s`,
+				],
 			]);
-			expect(stored().outbox.map((entry) => entry.run.declaredAt)).toEqual([T0 + 2 * HOUR_MS]);
+			// Stored before the retry is emitted: a restart in between emits attempt 2 (see below).
+			expect(stored().outbox.map((entry) => [entry.run.declaredAt, entry.run.attempt])).toEqual([
+				[T0 + HOUR_MS, 2],
+			]);
+			await clock.advance(CREATE_RETRY_DELAYS_MS[0]);
+			expect(started.map((fire) => [fire.declaredAt, fire.attempt, attemptKey(fire)])).toEqual([
+				[T0 + HOUR_MS, undefined, runKey('s', T0 + HOUR_MS)],
+				[T0 + HOUR_MS, 2, `${runKey('s', T0 + HOUR_MS)}#2`],
+			]);
+			expect(emit).toHaveBeenCalledTimes(2);
+			expect(stored().history.at(-1)).toMatchObject({
+				outcome: 'fired',
+				declaredAt: T0 + HOUR_MS,
+				attempt: 2,
+				actualAt: T0 + HOUR_MS + CREATE_RETRY_DELAYS_MS[0],
+			});
+			await engine.fireEnded(started[1].runKey);
+			await clock.advance(HOUR_MS - CREATE_RETRY_DELAYS_MS[0]);
+			expect(started.map((fire) => fire.declaredAt)).toEqual([
+				T0 + HOUR_MS,
+				T0 + HOUR_MS,
+				T0 + 2 * HOUR_MS,
+			]);
+		});
+
+		it('gives up after the last attempt: the window is recorded missed with every attempt counted, and its slot freed', async () => {
+			const { clock, engineWith, started, stored } = setup();
+			const engine = engineWith();
+			await engine.activate();
+			await clock.advance(HOUR_MS);
+			for (let attempt = 1; attempt <= CREATE_ATTEMPTS; attempt++) {
+				expect(started).toHaveLength(attempt);
+				await engine.fireNotCreated(started.at(-1)!.runKey, new Error('database is locked'));
+				if (attempt < CREATE_ATTEMPTS) await clock.advance(CREATE_RETRY_DELAYS_MS[attempt - 1]);
+			}
+			expect(started.map((fire) => attemptKey(fire))).toEqual(
+				[1, 2, 3].map((n) =>
+					n === 1 ? runKey('s', T0 + HOUR_MS) : `${runKey('s', T0 + HOUR_MS)}#${n}`,
+				),
+			);
+			expect(stored().history.at(-1)).toMatchObject({
+				outcome: 'missed',
+				declaredAt: T0 + HOUR_MS,
+				reason: `n8n could not create the run (attempt ${CREATE_ATTEMPTS} of ${CREATE_ATTEMPTS}, giving up): database is locked`,
+			});
+			expect(stored().outbox).toEqual([]);
+			await clock.advance(HOUR_MS);
+			expect(started.at(-1)?.declaredAt).toBe(T0 + 2 * HOUR_MS); // the slot was freed
+		});
+
+		it('run-all: a catch-up run n8n could not create is retried as a catch-up, also after a restart during the retry wait', async () => {
+			const { clock, engineWith, emit, started, stored } = setup();
+			const first = engineWith();
+			await first.activate();
+			first.deactivate();
+			clock.jumpTo(T0 + 2 * HOUR_MS + 5 * MINUTE_MS);
+			const engine = engineWith({
+				catchUp: 'run-all',
+				overlap: { kind: 'allow-parallel', maxParallel: 5 },
+			});
+			await engine.activate();
+			expect(started.map((fire) => [fire.kind, fire.declaredAt])).toEqual([
+				['catch-up', T0 + HOUR_MS],
+				['catch-up', T0 + 2 * HOUR_MS],
+			]);
+			await engine.fireEnded(started[1].runKey);
+			await engine.fireNotCreated(started[0].runKey, new Error('Redis connection lost'));
+			expect(stored().history.at(-1)).toMatchObject({
+				outcome: 'retried',
+				declaredAt: T0 + HOUR_MS,
+			});
+			// n8n restarts before the retry: the new activation emits attempt 2 from the outbox.
+			engine.deactivate();
+			clock.jumpTo(T0 + 2 * HOUR_MS + 6 * MINUTE_MS);
+			const restarted = engineWith({ catchUp: 'run-all' });
+			await restarted.activate();
+			const retried = emit.mock.calls.at(-1)![0] as StartedFire[];
+			expect(retried.map((fire) => [fire.kind, fire.declaredAt, attemptKey(fire)])).toEqual([
+				['catch-up', T0 + HOUR_MS, `${runKey('s', T0 + HOUR_MS)}#2`],
+			]);
+			await restarted.fireEnded(retried[0].runKey);
+			expect(stored().outbox).toEqual([]);
+			expect(stored().history.filter((r) => r.outcome === 'missed')).toEqual([]);
+		});
+	});
+
+	describe('a stored state that went back (another copy of the static data overwrote it)', () => {
+		/** Two hours of windows, with the state stored after the first one kept aside. */
+		async function ranTwoHours() {
+			const context = setup();
+			const engine = context.engineWith();
+			await engine.activate();
+			await context.clock.advance(HOUR_MS);
+			await engine.fireEnded(context.started[0].runKey);
+			const afterFirst = context.stored();
+			await context.clock.advance(HOUR_MS);
+			await engine.fireEnded(context.started[1].runKey);
+			engine.deactivate();
+			return { ...context, afterFirst, latest: context.stored() };
+		}
+
+		it('counts its writes', async () => {
+			const { afterFirst, latest } = await ranTwoHours();
+			expect(afterFirst.seq).toBeGreaterThan(0);
+			expect(latest.seq).toBeGreaterThan(afterFirst.seq!);
+		});
+
+		it('continues from the state this process wrote when the stored one is older, and records the rollback', async () => {
+			const { clock, engineWith, afterFirst, latest, stored, started } = await ranTwoHours();
+			clock.jumpTo(T0 + 2 * HOUR_MS + 10 * MINUTE_MS);
+			// Without the remembered state, the stale cursor replans 02:00: recorded missed under Skip.
+			const report = await engineWith({ storedState: afterFirst, remembered: latest }).activate();
+			expect(report.notice).toContain('went back');
+			expect(report.missedCount).toBe(0);
+			expect(stored().lastDeclaredFire).toBe(T0 + 2 * HOUR_MS);
+			expect(stored().history.map((r) => [r.outcome, r.declaredAt])).toEqual([
+				['fired', T0 + HOUR_MS],
+				['fired', T0 + 2 * HOUR_MS],
+			]);
+			expect(stored().rollbacks).toEqual([
+				{
+					detectedAt: T0 + 2 * HOUR_MS + 10 * MINUTE_MS,
+					storedSeq: afterFirst.seq,
+					seq: latest.seq,
+					storedLastDeclaredFire: T0 + HOUR_MS,
+				},
+			]);
+			expect(stored().seq).toBeGreaterThan(latest.seq!);
+			expect(started.map((f) => f.declaredAt)).toEqual([T0 + HOUR_MS, T0 + 2 * HOUR_MS]);
+		});
+
+		it('without the remembered state (another process, or after a restart) the stale cursor replans the windows', async () => {
+			const { clock, engineWith, afterFirst, stored } = await ranTwoHours();
+			clock.jumpTo(T0 + 2 * HOUR_MS + 10 * MINUTE_MS);
+			const report = await engineWith({ storedState: afterFirst }).activate();
+			expect(report.notice).toBeUndefined();
+			expect(report.missedCount).toBe(1);
+			expect(stored().history.at(-1)).toMatchObject({
+				outcome: 'missed',
+				declaredAt: T0 + 2 * HOUR_MS,
+			});
+		});
+
+		it('uses the stored state when it is as new or newer, when there is none (removed on purpose), or when the remembered one is of another schedule', async () => {
+			const { clock, engineWith, afterFirst, latest, stored } = await ranTwoHours();
+			clock.jumpTo(T0 + 2 * HOUR_MS + 10 * MINUTE_MS);
+			expect(
+				(await engineWith({ storedState: latest, remembered: afterFirst }).activate()).notice,
+			).toBeUndefined();
+			expect(stored().rollbacks).toBeUndefined();
+			// A removed state is a reset, not a rollback.
+			expect(
+				(await engineWith({ storedState: undefined, remembered: latest }).activate()).notice,
+			).toBeUndefined();
+			expect(stored().lastDeclaredFire).toBe(T0 + 2 * HOUR_MS + 10 * MINUTE_MS);
+			const otherSchedule = { ...latest, scheduleFingerprint: 'interval 1' };
+			const report = await engineWith({
+				storedState: afterFirst,
+				remembered: otherSchedule,
+			}).activate();
+			expect(report.notice).toBeUndefined();
+			expect(stored().rollbacks).toBeUndefined();
 		});
 	});
 

@@ -5,13 +5,14 @@ import { checkRange, ConfigError } from '../configError';
 import { FIELD_LABELS } from './errors';
 import { Outbox } from '../outbox';
 import type { Fire, StartedFire } from './fire';
-import { jitterFor, runKey, startFire } from './fire';
-import type { FireRecord, LoadedState, ScheduleState } from './history';
+import { jitterFor, runKey, startFire, unstarted } from './fire';
+import type { FireRecord, LoadedState, RollbackRecord, ScheduleState } from './history';
 import {
 	appendHistory,
 	HISTORY_LIMIT,
 	loadScheduleState,
 	notStartedRecord,
+	ROLLBACK_LIMIT,
 	recordItem,
 	startedRecord,
 	summarizeHistory,
@@ -40,6 +41,13 @@ export const MAX_MAX_RUN_MS = 30 * DAY_MS;
  * its slot, and the windows are decided under the overlap policy once this has passed.
  */
 export const SETTLE_WAIT_MS = 10_000;
+/**
+ * Attempts at creating a window's run before the window counts as missed: n8n could not create it
+ * (a locked database, Redis unreachable in queue mode) is usually temporary. Each retry goes under
+ * a fresh deduplication key (attemptKey) after the delay for its attempt.
+ */
+export const CREATE_ATTEMPTS = 3;
+export const CREATE_RETRY_DELAYS_MS: readonly number[] = [5_000, 30_000];
 
 export interface ScheduleEngineOptions {
 	clock: Clock;
@@ -55,6 +63,12 @@ export interface ScheduleEngineOptions {
 	historyLimit?: number;
 	/** What `write` last received (undefined the first time); validated on activation. */
 	storedState: unknown;
+	/**
+	 * The state this process last wrote for this schedule (in an earlier activation), if any. When
+	 * the stored state is older (a lower write count `seq`), another copy of the static data
+	 * overwrote it: the activation continues from this one instead and records the rollback.
+	 */
+	remembered?: unknown;
 	/**
 	 * Stores the state (n8n: the node's static data, written by n8n with the next emit). Called once
 	 * per batch of starts, before `emit`, with those runs in `state.outbox`; also after changes that
@@ -150,6 +164,8 @@ export class ScheduleEngine {
 	 */
 	private settling: { keys: Set<string>; reEmitted: Set<string>; backlog: Fire[] } | undefined;
 	private timer: TimerHandle | undefined;
+	/** Windows whose run n8n could not create, waiting (in the outbox) for their next attempt. */
+	private readonly retrying = new Map<string, TimerHandle>();
 	private active = false;
 	private serial: Promise<unknown> = Promise.resolve();
 
@@ -207,11 +223,12 @@ export class ScheduleEngine {
 	activate(): Promise<ActivationReport> {
 		return this.exclusive(async () => {
 			this.timer?.cancel();
-			const loaded = loadScheduleState(this.options.storedState, this.options.schedule.fingerprint);
+			const loaded = this.loadState();
 			this.state = loaded.state;
 			this.overlap = new OverlapController(this.overlapPolicy);
 			this.outbox = new Outbox(this.state.outbox);
 			this.emitted.clear();
+			this.cancelRetries();
 			// Runs written before the stop or crash may still be going (or may never have been
 			// created): they hold their slots until n8n settles them.
 			const now = this.options.clock.now();
@@ -243,6 +260,39 @@ export class ScheduleEngine {
 		});
 	}
 
+	/**
+	 * The stored state, unless the state this process last wrote is newer (same schedule, higher
+	 * write count): then the store went back (a run saving the static data it loaded at its start,
+	 * another trigger's copy, an API call carrying static data) and the remembered state is used.
+	 */
+	private loadState(): LoadedState {
+		const fingerprint = this.options.schedule.fingerprint;
+		const loaded = loadScheduleState(this.options.storedState, fingerprint);
+		// No stored state at all: removed on purpose (a reset), never a rollback.
+		const stored = this.options.storedState;
+		if (this.options.remembered === undefined || stored === undefined || stored === null)
+			return loaded;
+		const memory = loadScheduleState(this.options.remembered, fingerprint);
+		const storedSeq = loaded.reset === undefined ? (loaded.state.seq ?? 0) : 0;
+		const seq = memory.state.seq ?? 0;
+		if (memory.reset !== undefined || seq <= storedSeq) return loaded;
+		const record: RollbackRecord = {
+			detectedAt: this.options.clock.now(),
+			storedSeq,
+			seq,
+			...(loaded.reset === undefined &&
+				loaded.state.lastDeclaredFire !== undefined && {
+					storedLastDeclaredFire: loaded.state.lastDeclaredFire,
+				}),
+		};
+		const state = memory.state;
+		state.rollbacks = [...(state.rollbacks ?? []), record].slice(-ROLLBACK_LIMIT);
+		return {
+			state,
+			notice: `Stored schedule state went back (write ${storedSeq}, this process last wrote ${seq}): another copy of the workflow's static data overwrote it; continuing from the state this process wrote`,
+		};
+	}
+
 	/** The activation's re-emitted runs are settled (or the wait is over): decides the windows due. */
 	private async endSettling(): Promise<void> {
 		const settling = this.settling;
@@ -257,6 +307,12 @@ export class ScheduleEngine {
 		this.active = false;
 		this.settling = undefined;
 		this.timer?.cancel();
+		this.cancelRetries();
+	}
+
+	private cancelRetries(): void {
+		for (const timer of this.retrying.values()) timer.cancel();
+		this.retrying.clear();
 	}
 
 	/**
@@ -292,20 +348,60 @@ export class ScheduleEngine {
 		if (this.active && this.state) this.write();
 	}
 
-	/** n8n could not create the run: the window is recorded missed, and its slot freed. */
+	/**
+	 * n8n could not create the run. Before the last attempt the window keeps its slot and its outbox
+	 * entry (now its next attempt, written at once, so a restart emits that one) and is emitted again
+	 * after the attempt's delay, recorded `retried`; after the last it is recorded missed and its slot
+	 * freed.
+	 */
 	fireNotCreated(key: string, error: Error): Promise<void> {
 		return this.exclusive(async () => {
 			if (!this.active) return;
 			const fire = this.settle(key);
+			const attempt = fire?.attempt ?? 1;
+			if (fire && attempt < CREATE_ATTEMPTS) {
+				this.retryLater(fire, error);
+				if (this.settling?.keys.size === 0) await this.endSettling();
+				return;
+			}
 			if (fire)
 				this.record([
-					notStartedRecord(fire, 'missed', `n8n could not create the run: ${error.message}`),
+					notStartedRecord(
+						fire,
+						'missed',
+						`n8n could not create the run (attempt ${attempt} of ${CREATE_ATTEMPTS}, giving up): ${error.message}`,
+					),
 				]);
 			const next = this.overlap.onRunEnded(key, this.options.clock.now());
 			if (next) await this.startAll([next]);
 			else this.write();
 			if (this.settling?.keys.size === 0) await this.endSettling();
 		});
+	}
+
+	private retryLater(fire: StartedFire, error: Error): void {
+		const now = this.options.clock.now();
+		const attempt = fire.attempt ?? 1;
+		const delay = CREATE_RETRY_DELAYS_MS[Math.min(attempt, CREATE_RETRY_DELAYS_MS.length) - 1];
+		const retry: Fire = { ...unstarted(fire), attempt: attempt + 1 };
+		this.outbox.add([{ key: fire.runKey, run: startFire(retry, now) }]);
+		this.record([
+			notStartedRecord(
+				fire,
+				'retried',
+				`n8n could not create the run (attempt ${attempt} of ${CREATE_ATTEMPTS}): ${error.message}; attempt ${attempt + 1} in ${delay / 1000} s`,
+			),
+		]);
+		this.write();
+		const timer = this.options.clock.setTimer(() => {
+			this.exclusive(async () => {
+				if (this.retrying.get(fire.runKey) !== timer) return;
+				this.retrying.delete(fire.runKey);
+				const waiting = this.outbox.settle(fire.runKey);
+				if (this.active && waiting) await this.startAll([unstarted(waiting)]);
+			}).catch((error: Error) => this.options.onError(error));
+		}, delay);
+		this.retrying.set(fire.runKey, timer);
 	}
 
 	/** The next `count` windows after `now`, recent history and pending catch-up; changes nothing. */
@@ -436,7 +532,9 @@ export class ScheduleEngine {
 			);
 			throw error;
 		}
-		const toEmit = this.outbox.pending().filter(({ key }) => !this.emitted.has(key));
+		const toEmit = this.outbox
+			.pending()
+			.filter(({ key }) => !this.emitted.has(key) && !this.retrying.has(key));
 		for (const { key } of toEmit) this.emitted.add(key);
 		if (toEmit.length > 0) await this.options.emit(toEmit.map(({ run }) => run));
 	}
@@ -466,12 +564,15 @@ export class ScheduleEngine {
 	/** The run left n8n's hands: out of the outbox, and emitted again should the window be started again. */
 	private settle(key: string): StartedFire | undefined {
 		this.emitted.delete(key);
+		this.retrying.get(key)?.cancel();
+		this.retrying.delete(key);
 		this.settling?.keys.delete(key);
 		return this.outbox.settle(key);
 	}
 
 	private write(): void {
 		const state = this.requireState();
+		state.seq = (state.seq ?? 0) + 1;
 		this.options.write({
 			...state,
 			queued: this.overlap.queued,

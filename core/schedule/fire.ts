@@ -10,6 +10,25 @@ export function runKey(scheduleId: string, declaredAt: number): string {
 }
 
 /**
+ * The run key of a coalesced catch-up run: the FIRST window it covers, which every activation from
+ * the same stored state agrees on. The newest window would not do: after a crash before the state
+ * write, a longer outage would cover the same windows again under another key (a repeat). A
+ * suffix keeps it apart from the key of that window's own run (a run-all catch-up of it).
+ */
+export function coalescedRunKey(scheduleId: string, firstDeclaredAt: number): string {
+	return `${runKey(scheduleId, firstDeclaredAt)}/coalesced`;
+}
+
+/**
+ * The key n8n gets for one attempt at creating a window's run: the run key, then `#<attempt>` from
+ * the second attempt on. A retried window needs a fresh key: n8n refuses a key it has a row for,
+ * and in queue mode it saves a failed row under the key before rejecting a run it could not enqueue.
+ */
+export function attemptKey(fire: Pick<Fire, 'runKey' | 'attempt'>): string {
+	return (fire.attempt ?? 1) > 1 ? `${fire.runKey}#${fire.attempt}` : fire.runKey;
+}
+
+/**
  * Deterministic jitter in [0, jitterMs) for a run key: spreads many schedules that share a window
  * while every replica and every restart agrees on when a given window fires.
  */
@@ -36,10 +55,12 @@ export interface CoalescedWindows {
 /** A run the engine decided on (maybe queued). JSON-safe: queued fires are persisted. */
 export interface Fire {
 	runKey: string;
-	/** The window (validTime). For a coalesced run: the newest window it covers. */
+	/** The window (validTime). For a coalesced run: the newest window it covers (its key names the first). */
 	declaredAt: number;
 	kind: FireKind;
 	coalesced?: CoalescedWindows;
+	/** Which attempt at creating the run (absent: the first); see attemptKey. */
+	attempt?: number;
 }
 
 /** A fire at the moment it is handed to the node to emit. */
@@ -50,6 +71,15 @@ export interface StartedFire extends Fire {
 	latenessMs: number;
 	/** True for catch-up and coalesced runs: the window is in the past and being backfilled. */
 	reprocessing: boolean;
+}
+
+/** The fire as decided, without the fields of one start (to start it again). */
+export function unstarted(fire: StartedFire): Fire {
+	const plain: Fire & Partial<StartedFire> = { ...fire };
+	delete plain.actualAt;
+	delete plain.latenessMs;
+	delete plain.reprocessing;
+	return plain;
 }
 
 export function startFire(fire: Fire, now: number): StartedFire {
@@ -70,6 +100,7 @@ export function fireItem(fire: StartedFire): Record<string, unknown> {
 		actualAt: iso(fire.actualAt),
 		latenessMs: fire.latenessMs,
 		reprocessing: fire.reprocessing,
+		...(fire.attempt !== undefined && fire.attempt > 1 && { attempt: fire.attempt }),
 		// Bitemporal names: the run is about the window (valid time), recorded now (system time).
 		validTime: iso(fire.declaredAt),
 		systemTime: iso(fire.actualAt),

@@ -42,6 +42,7 @@ describe('history', () => {
 				caught_up: 0,
 				coalesced: 0,
 				released: 0,
+				retried: 0,
 			},
 			lastStartedAt: 9,
 			maxLatenessMs: 7,

@@ -3,7 +3,11 @@ import type { Fire, StartedFire } from './fire';
 import { runKey } from './fire';
 import { isoTime } from '../units';
 
-/** `released`: the overlap slot of a run that never reported its end was freed (Max Run Duration). */
+/**
+ * `released`: the overlap slot of a run that never reported its end was freed (Max Run Duration).
+ * `retried`: n8n could not create the run; it is tried again under a fresh key (one entry per failed
+ * attempt; the last failed attempt is recorded `missed` instead).
+ */
 export type FireOutcome =
 	| 'fired'
 	| 'skipped'
@@ -11,7 +15,8 @@ export type FireOutcome =
 	| 'missed'
 	| 'caught_up'
 	| 'coalesced'
-	| 'released';
+	| 'released'
+	| 'retried';
 const OUTCOMES: readonly FireOutcome[] = [
 	'fired',
 	'skipped',
@@ -20,13 +25,15 @@ const OUTCOMES: readonly FireOutcome[] = [
 	'caught_up',
 	'coalesced',
 	'released',
+	'retried',
 ];
 
 /**
  * One line of a schedule's fire history: declared vs actual time and what became of the window.
  * An entry may stand for several windows (`count` > 1, oldest `firstDeclaredAt`): a year of
- * minutely missed windows is one entry, not 525,600. `runKey` and `declaredAt` always name the
- * newest window the entry covers.
+ * minutely missed windows is one entry, not 525,600. `declaredAt` always names the newest window
+ * the entry covers; `runKey` too, except for a coalesced run, which is keyed by its first window
+ * (coalescedRunKey).
  */
 export interface FireRecord {
 	runKey: string;
@@ -37,6 +44,8 @@ export interface FireRecord {
 	reason?: string;
 	count?: number;
 	firstDeclaredAt?: number;
+	/** A run started at its second or later attempt (see `retried`). */
+	attempt?: number;
 }
 
 /** Entries kept per schedule (newest last): enough to answer "did it fire on time lately". */
@@ -64,6 +73,7 @@ export function startedRecord(fire: StartedFire): FireRecord {
 		actualAt: fire.actualAt,
 		latenessMs: fire.latenessMs,
 		outcome: STARTED_OUTCOME[fire.kind],
+		...(fire.attempt !== undefined && fire.attempt > 1 && { attempt: fire.attempt }),
 		...(fire.coalesced && {
 			count: fire.coalesced.count,
 			firstDeclaredAt: fire.coalesced.firstDeclaredAt,
@@ -73,7 +83,7 @@ export function startedRecord(fire: StartedFire): FireRecord {
 
 export function notStartedRecord(
 	fire: Fire,
-	outcome: 'skipped' | 'queued' | 'missed' | 'released',
+	outcome: 'skipped' | 'queued' | 'missed' | 'released' | 'retried',
 	reason?: string,
 ): FireRecord {
 	return {
@@ -127,6 +137,7 @@ export function summarizeHistory(history: readonly FireRecord[]): HistorySummary
 			caught_up: 0,
 			coalesced: 0,
 			released: 0,
+			retried: 0,
 		},
 	};
 	for (const record of history) {
@@ -160,7 +171,28 @@ export interface ScheduleState {
 	/** Runs written but not yet settled by n8n (core/outbox.ts); emitted again at every activation. */
 	outbox: Array<OutboxEntry<StartedFire>>;
 	history: FireRecord[];
+	/**
+	 * How many times this state was written (absent: never counted, as in states written before it
+	 * existed). A stored state with a lower count than one the same process wrote before went back:
+	 * another copy of the static data overwrote it (see `rollbacks`).
+	 */
+	seq?: number;
+	/** Rollbacks noticed at activation and repaired from the process's memory, newest last (at most 10). */
+	rollbacks?: RollbackRecord[];
 }
+
+/** A stored state found older than the one this process last wrote, and replaced by that one. */
+export interface RollbackRecord {
+	detectedAt: number;
+	/** The write count of the state found in the store (0: a state without one). */
+	storedSeq: number;
+	/** The write count of the state restored from memory. */
+	seq: number;
+	/** The stored state's cursor, which the restored one is ahead of (absent: none). */
+	storedLastDeclaredFire?: number;
+}
+
+export const ROLLBACK_LIMIT = 10;
 
 export interface LoadedState {
 	state: ScheduleState;
@@ -220,6 +252,12 @@ export function loadScheduleState(raw: unknown, fingerprint: string): LoadedStat
 			queued: [...queued],
 			outbox,
 			history: [...history],
+			...(isTime(stored.seq) && { seq: stored.seq }),
+			...(Array.isArray(stored.rollbacks) && {
+				rollbacks: (stored.rollbacks as RollbackRecord[]).filter(
+					(r) => isObject(r) && isTime(r.detectedAt),
+				),
+			}),
 		},
 	};
 }
@@ -237,6 +275,8 @@ function isFire(value: unknown): value is Fire {
 		typeof value.runKey === 'string' &&
 		isTime(value.declaredAt) &&
 		['scheduled', 'catch-up', 'coalesced'].includes(value.kind as string) &&
+		(value.attempt === undefined ||
+			(Number.isInteger(value.attempt) && (value.attempt as number) >= 1)) &&
 		(value.coalesced === undefined ||
 			(isObject(value.coalesced) &&
 				isTime(value.coalesced.count) &&

@@ -2,9 +2,10 @@ import type { IDataObject } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
 
 import { flushPromises } from '../../core/testing/fakeClock';
-import { type ScheduleState, STATE_VERSION } from '../../core/schedule';
+import { CREATE_RETRY_DELAYS_MS, type ScheduleState, STATE_VERSION } from '../../core/schedule';
 import { activateTrigger, type TriggerRun } from '../../test/nodeContext';
 import { DurableScheduleTrigger } from './DurableScheduleTrigger.node';
+import { knownSchedules } from './knownSchedules';
 
 /*
  * The Durable Schedule Trigger run in-process through n8n-core's TriggerContext (test/nodeContext.ts):
@@ -65,7 +66,10 @@ describe('Durable Schedule Trigger node', () => {
 	beforeEach(() =>
 		jest.useFakeTimers({ now: NOW, doNotFake: ['setImmediate', 'nextTick', 'queueMicrotask'] }),
 	);
-	afterEach(() => jest.useRealTimers());
+	afterEach(() => {
+		jest.useRealTimers();
+		knownSchedules.clear(); // each test is its own process
+	});
 
 	it.each([
 		[{ scheduleType: 'cron', cron: '61 * * * *' }, 'Cron Expression'],
@@ -201,5 +205,53 @@ describe('Durable Schedule Trigger node', () => {
 		]);
 		expect(failures).toEqual([]);
 		await run.close();
+	});
+	it('a catch-up run n8n could not create is emitted again after the retry delay under a fresh deduplication key', async () => {
+		const run = await activate(
+			{ ...GRACE, catchUp: 'run-all', runAllLimit: 1 },
+			{ staticData: { [`node:${NODE_NAME}`]: { schedule: storedBehind(1) } } },
+		);
+		const { emitted } = run;
+		expect(emitted).toHaveLength(1);
+		const key = String(emitted[0].items[0][0].json.runKey);
+		expect(emitted[0].deduplicationKey).toBe(`dst:${key}`);
+		emitted[0].done?.reject(new Error('Redis connection lost')); // n8n could not create the run
+		await flushPromises();
+		expect(stateIn(run.staticData).history.at(-1)).toMatchObject({
+			runKey: key,
+			outcome: 'retried',
+		});
+		await jest.advanceTimersByTimeAsync(CREATE_RETRY_DELAYS_MS[0]);
+		expect(emitted).toHaveLength(2);
+		expect(emitted[1].deduplicationKey).toBe(`dst:${key}#2`);
+		expect(emitted[1].items[0][0].json).toMatchObject({
+			runKey: key,
+			kind: 'catch-up',
+			outcome: 'caught_up',
+			attempt: 2,
+		});
+		expect(stateIn(emitted[1].saved).outbox.map((entry) => entry.run.attempt)).toEqual([2]);
+		await run.close();
+	});
+	it('a re-registration on a fresh copy of older static data continues from the state this process wrote, and later writes reach every live copy', async () => {
+		const stale = { [`node:${NODE_NAME}`]: { schedule: storedBehind(1) } };
+		const settings = { ...GRACE, catchUp: 'run-all' };
+		// First activation (copy A): catches up one window; n8n ends its run.
+		const first = await activate(settings, { staticData: structuredClone(stale) });
+		expect(first.emitted).toHaveLength(1);
+		first.emitted[0].done?.resolve(undefined);
+		await flushPromises();
+		const written = stateIn(first.staticData);
+		expect(written.outbox).toEqual([]);
+		await first.close(); // n8n re-registers this trigger alone (its node changed)...
+		// ...on a new copy read from a database that another copy's save rolled back (copy B).
+		const second = await activate(settings, { staticData: structuredClone(stale) });
+		expect(second.emitted).toHaveLength(0); // the caught-up window is not planned again
+		const repaired = stateIn(second.staticData);
+		expect(repaired.lastDeclaredFire).toBe(written.lastDeclaredFire);
+		expect(repaired.rollbacks).toMatchObject([{ storedSeq: 0, seq: written.seq }]);
+		// Copy A (still held by another trigger of the workflow, which saves it whole) gets the write too.
+		expect(stateIn(first.staticData)).toEqual(repaired);
+		await second.close();
 	});
 });

@@ -9,6 +9,7 @@ import {
 
 import { systemClock } from '../../core/clock';
 import {
+	attemptKey,
 	type CatchUpPolicy,
 	createSchedule,
 	fireItem,
@@ -21,6 +22,7 @@ import {
 } from '../../core/schedule';
 import { SECOND_MS, type TimeUnit, UNIT_MS } from '../../core/units';
 import { RunEmitter } from '../shared/emitRuns';
+import { knownSchedules } from './knownSchedules';
 import { saveTriggerFailure, toNodeError } from '../shared/errors';
 import { timeUnitOptions } from '../shared/parameters';
 
@@ -316,6 +318,12 @@ export class DurableScheduleTrigger implements INodeType {
 			// n8n 1.x has no deduplication keys: a window leaves the outbox as soon as n8n created its run.
 			created: ({ run }) => engine.fireCreated(run.runKey),
 		});
+		const known = knownSchedules.get(scheduleId) ?? { copies: new Set() };
+		const live = this.getMode() !== 'manual';
+		if (live) {
+			knownSchedules.set(scheduleId, known);
+			known.copies.add(new WeakRef(staticData));
+		}
 		try {
 			settings = settingsFrom(this);
 			engine = new ScheduleEngine({
@@ -323,13 +331,24 @@ export class DurableScheduleTrigger implements INodeType {
 				scheduleId,
 				...settings,
 				storedState: staticData[STATE_KEY],
+				remembered: live ? known.state : undefined,
 				// n8n writes static data to its database only when a trigger emits (and once after
 				// activation), and only notices reassigned top-level keys: each write replaces the state.
 				write: (state) => {
-					staticData[STATE_KEY] = state;
+					staticData[STATE_KEY] = state as unknown as IDataObject;
+					if (!live) return;
+					known.state = state;
+					for (const copy of known.copies) {
+						const other = copy.deref();
+						if (other === undefined) known.copies.delete(copy);
+						else if (other !== staticData) other[STATE_KEY] = state as unknown as IDataObject;
+					}
 				},
 				emit: async (fires) =>
-					await emitter.emit(fires.map((fire) => ({ key: `dst:${fire.runKey}`, run: fire }))),
+					await emitter.emit(
+						// A retried window goes under a fresh key (attemptKey): n8n refuses one it has a row for.
+						fires.map((fire) => ({ key: `dst:${attemptKey(fire)}`, run: fire })),
+					),
 				maxRunMs: settings.maxRunMs,
 				onError,
 			});

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 
 import type { FireRecord, ScheduleState } from '../../core/schedule';
 import { type Execution, N8nInstance, nodeOutput, type WorkflowJson } from '../harness/n8nInstance';
+import { FakeSystem } from '../harness/fakeSystem';
 import { waitFor } from '../harness/net';
 import { isN8n1 } from '../harness/paths';
 import { marker, node, type NodeJson, PACKAGE, workflow } from './workflowBuilder';
@@ -55,13 +56,17 @@ function scheduleNode(parameters: Record<string, unknown>): NodeJson {
 	});
 }
 
-/** Trigger → Done, or Trigger → 24 s Wait → Done. */
-function scheduleWorkflow(name: string, trigger: NodeJson, { slow = false } = {}): WorkflowJson {
+/** Trigger → Done, or Trigger → Wait (24 s unless told) → Done. */
+function scheduleWorkflow(
+	name: string,
+	trigger: NodeJson,
+	{ slow = false, waitSeconds = SLOW_SECONDS } = {},
+): WorkflowJson {
 	if (!slow) return workflow(name, [trigger, marker('Done')], [[TRIGGER, 'Done']]);
 	const wait = node(
 		'Slow',
 		'n8n-nodes-base.wait',
-		{ amount: SLOW_SECONDS, unit: 'seconds' },
+		{ amount: waitSeconds, unit: 'seconds' },
 		{ typeVersion: 1.1, webhookId: randomUUID() },
 	);
 	return workflow(
@@ -121,6 +126,12 @@ describe('Durable Schedule Trigger in a real n8n', () => {
 			'republish',
 			scheduleNode({ catchUp: 'run-all', ...lateGrace }),
 		);
+		// Late Grace 120 s: the whole restart (the queue-mode stack too) stays inside it.
+		definitions.quickRestart = scheduleWorkflow(
+			'quick restart',
+			scheduleNode({ overlap: 'skip-if-running', options: { lateGrace: 120 } }),
+			{ slow: true, waitSeconds: 8 },
+		);
 		for (const [name, definition] of Object.entries(definitions))
 			ids[name] = await n8n.importWorkflow(definition);
 		for (const name of [...catchUpNames, 'republish']) await n8n.publish(ids[name]);
@@ -136,13 +147,17 @@ describe('Durable Schedule Trigger in a real n8n', () => {
 	}
 
 	function fires(executions: Execution[]): Fire[] {
-		return executions
-			.filter((execution) => execution.status === 'success')
-			.map((execution) => {
-				const json = nodeOutput(execution, TRIGGER)[0] as unknown as FireJson;
-				return { ...json, execution, declared: Date.parse(json.declaredAt) };
-			})
-			.sort((a, b) => a.declared - b.declared);
+		return (
+			executions
+				.filter((execution) => execution.status === 'success')
+				// Started by this trigger (a workflow may have a Poll Trigger too).
+				.filter((execution) => nodeOutput(execution, TRIGGER).length > 0)
+				.map((execution) => {
+					const json = nodeOutput(execution, TRIGGER)[0] as unknown as FireJson;
+					return { ...json, execution, declared: Date.parse(json.declaredAt) };
+				})
+				.sort((a, b) => a.declared - b.declared)
+		);
 	}
 
 	async function stateOf(name: string): Promise<ScheduleState> {
@@ -165,6 +180,14 @@ describe('Durable Schedule Trigger in a real n8n', () => {
 			),
 		);
 	}
+
+	/** firesWhen for a workflow id made by the test itself. */
+	async function firesWhenOf(id: string, done: (fires: Fire[]) => boolean): Promise<Fire[]> {
+		return fires(
+			await n8n.waitForExecutions(id, (executions) => done(fires(executions)), `workflow ${id}`),
+		);
+	}
+	const observations: Record<string, unknown> = {};
 
 	/** Waiting for wall-clock time to pass a computed instant (a window boundary), not for n8n. */
 	async function clockPasses(time: number): Promise<void> {
@@ -335,6 +358,9 @@ describe('Durable Schedule Trigger in a real n8n', () => {
 				schedule: {
 					...nodeData.schedule,
 					lastDeclaredFire: nodeData.schedule.lastDeclaredFire! - 3 * INTERVAL,
+					// A write count ahead of this process's: stale state it cannot tell from a newer one (as
+					// after a restart), so the deduplication keys are what refuses the windows again.
+					seq: (nodeData.schedule.seq ?? 0) + 1_000,
 				},
 			},
 		};
@@ -518,6 +544,237 @@ describe('Durable Schedule Trigger in a real n8n', () => {
 			}
 			// Scheduled fires are never reprocessing, and nothing after the restart is missing.
 			expect(all.filter((f) => !f.reprocessing).every((f) => f.kind === 'scheduled')).toBe(true);
+		}
+	}, 300_000);
+	test('a quick restart while a run is going: the window passed inside Late Grace fires under skip-if-running once n8n has settled the re-emitted run', async () => {
+		const name = 'quickRestart';
+		await n8n.publish(ids[name]);
+		// A run (window W) is going, and the state n8n stored with its emit holds it in the outbox, with
+		// time left before the next window. n8n then dies (a kill: no write of the run's end can follow;
+		// a graceful stop keeps the trigger running while n8n waits for the run, and may or may not write
+		// it), so the restarted trigger finds W in its outbox and emits it again.
+		const running = await waitFor(
+			'a run going, stored in the outbox, early in its window',
+			async () => {
+				const [execution] = await n8n.executions(ids[name], { status: 'running' });
+				const outbox = execution ? ((await stateOf(name)).outbox ?? []) : [];
+				return outbox.length === 1 && Date.now() < outbox[0].run.declaredAt + INTERVAL - 3_000
+					? outbox[0]
+					: undefined;
+			},
+			{ timeoutMs: 60_000, intervalMs: 200 },
+		);
+		await n8n.kill();
+		// The next window passes while n8n is down, well inside the 120 s Late Grace.
+		const downWindow = running.run.declaredAt + INTERVAL;
+		await clockPasses(downWindow + 1_000);
+		const logBefore = n8n.log().length;
+		await n8n.start();
+		const all = await firesWhen(
+			name,
+			(f) => f.some((fire) => fire.declared === downWindow),
+			'a run for the window passed while n8n was down',
+		);
+		await n8n.unpublish(ids[name]);
+
+		// The activation emitted W from the outbox again, and n8n refused it (it exists).
+		const refusals = n8n
+			.log()
+			.slice(logBefore)
+			.split('\n')
+			.filter(
+				(line) =>
+					line.includes('Scheduled execution skipped: duplicate deduplication key') &&
+					line.includes(`"deduplicationKey":"dst:${running.key}"`),
+			);
+		expect(refusals.length).toBeGreaterThanOrEqual(1);
+		// The window passed while n8n was down ran as a normal, late window: not skipped for the slot
+		// W's re-emitted run held until n8n refused it, and not a catch-up.
+		const fire = all.find((f) => f.declared === downWindow)!;
+		expect([fire.kind, fire.outcome, fire.reprocessing]).toEqual(['scheduled', 'fired', false]);
+		expect(fire.latenessMs).toBeGreaterThan(1_000);
+		const history = (await stateOf(name)).history;
+		expect(history.filter((r) => r.declaredAt === downWindow).map((r) => r.outcome)).toEqual([
+			'fired',
+		]);
+		expectNoWindowTwice(all);
+	}, 240_000);
+	/*
+	 * Static data written by others. n8n 2.41 saves the whole static data column each time: a trigger's
+	 * emit saves the trigger's in-memory copy (loaded at its activation), and a run that changed static
+	 * data saves, at its end, the copy it loaded at its start (execution-lifecycle-hooks.js
+	 * `workflowExecuteAfter`, n8n-core workflow-execute.js `newStaticData`). Each workflow below has a
+	 * Poll Trigger and a Durable Schedule Trigger.
+	 */
+	test('static data written by others: a run that saves static data, two triggers re-registered one at a time, an API update carrying old static data', async () => {
+		const source = await FakeSystem.start();
+		try {
+			const items: Record<string, Array<{ id: number }>> = { a: [{ id: 1 }], b: [{ id: 1 }] };
+			for (const path of ['a', 'b'])
+				source.on('GET', `/${path}`, () => ({ body: { items: items[path] } }));
+			const poll = (path: string) =>
+				node('Poll', `${PACKAGE}.pollTrigger`, {
+					op: 'http.request',
+					interval: 5,
+					intervalUnit: 'seconds',
+					id: 'id',
+					dedupe: 'unique',
+					items: 'items',
+					with: JSON.stringify({ url: source.url(`/${path}`) }),
+				});
+			const code = node(
+				'Count',
+				'n8n-nodes-base.code',
+				{
+					jsCode:
+						"const data = $getWorkflowStaticData('global');\ndata.count = (data.count ?? 0) + 1;\nreturn $input.all();",
+				},
+				{ typeVersion: 2 },
+			);
+			const staticDataOf = async (id: string) =>
+				(await n8n.getWorkflow(id)).staticData as Record<string, Record<string, unknown>>;
+			const scheduleIn = (data: Record<string, Record<string, unknown>>) =>
+				data[`node:${TRIGGER}`]?.schedule as ScheduleState;
+			const pollIn = (data: Record<string, Record<string, unknown>>) =>
+				data['node:Poll']?.pollTrigger;
+			const scheduleRuns = async (id: string) =>
+				fires(await n8n.executions(id)).filter((f) => f.runKey !== undefined);
+
+			// 1. A run that writes static data (a Code node's $getWorkflowStaticData('global')).
+			const a = await n8n.importWorkflow(
+				workflow(
+					'static data: a run writes global',
+					[poll('a'), scheduleNode({}), code, marker('Done')],
+					[
+						['Poll', 'Count'],
+						[TRIGGER, 'Count'],
+						['Count', 'Done'],
+					],
+				),
+			);
+			await n8n.publish(a);
+			const aRuns = await n8n.waitForExecutions(
+				a,
+				(all) => all.filter((e) => e.status === 'success').length >= 4,
+				'4 runs that counted',
+			);
+			await n8n.unpublish(a);
+			await noRunningExecutions();
+			const counted = (await n8n.executions(a)).filter((e) => e.status === 'success').length;
+			const aData = await staticDataOf(a);
+			// Every run counted, but each started from a copy a trigger's save had just replaced
+			// (the triggers' copies were loaded before any count): the counts are lost.
+			expect(counted).toBeGreaterThanOrEqual(aRuns.length);
+			observations.runSavesStaticData = { runs: counted, count: aData.global?.count ?? null };
+			expect((aData.global?.count as number | undefined) ?? 0).toBeLessThan(counted);
+			// The triggers' own state is as they last wrote it (their settlement write follows each run's save).
+			const aSchedule = scheduleIn(aData);
+			const aFired = (await scheduleRuns(a)).map((f) => f.declared);
+			expect(aSchedule.lastDeclaredFire).toBeGreaterThanOrEqual(Math.max(...aFired));
+			expect(aSchedule.outbox).toEqual([]);
+			expect(pollIn(aData)).toMatchObject({ outbox: [] });
+
+			// 2. Two triggers, the schedule re-registered alone (its node changed): it runs on a new copy
+			//    of the static data read from the database, while the Poll Trigger keeps its own copy.
+			const bDefinition = workflow(
+				'static data: two triggers',
+				[poll('b'), scheduleNode({}), marker('Done')],
+				[
+					['Poll', 'Done'],
+					[TRIGGER, 'Done'],
+				],
+			);
+			const b = await n8n.importWorkflow(bDefinition);
+			await n8n.publish(b);
+			await n8n.waitForExecutions(
+				b,
+				(all) => fires(all).length >= 1 && all.some((e) => nodeOutput(e, 'Poll').length > 0),
+				'a schedule run and the poll run of item 1',
+			);
+			const changed = structuredClone(bDefinition);
+			(changed.nodes[1] as NodeJson).parameters.options = { historyLimit: 99 };
+			await n8n.api('PUT', `/workflows/${b}`, {
+				name: changed.name,
+				nodes: changed.nodes,
+				connections: changed.connections,
+				settings: changed.settings,
+			});
+			const pollAtReRegistration = pollIn(await staticDataOf(b));
+			const reRegisteredAt = Date.now();
+			// The re-registered schedule fires twice more: its stored state moves on.
+			await firesWhenOf(b, (f) => f.filter((fire) => fire.declared > reRegisteredAt).length >= 2);
+			const scheduleBefore = scheduleIn(await staticDataOf(b));
+			// Right after a window: a new item, whose run the Poll Trigger emits with its own copy.
+			await clockPasses(Math.ceil(Date.now() / INTERVAL) * INTERVAL + 500);
+			items.b = [{ id: 1 }, { id: 2 }];
+			await n8n.waitForExecutions(
+				b,
+				(all) => all.some((e) => nodeOutput(e, 'Poll').some((item) => item.id === 2)),
+				'the poll run of item 2',
+			);
+			const afterPollSave = await staticDataOf(b);
+			const scheduleAfterPoll = scheduleIn(afterPollSave);
+			const pollAfterItem2 = pollIn(afterPollSave);
+			// The next window: the schedule saves its copy.
+			const nextWindow = Math.ceil(Date.now() / INTERVAL) * INTERVAL;
+			await firesWhenOf(b, (f) => f.some((fire) => fire.declared >= nextWindow));
+			await n8n.unpublish(b);
+			const afterScheduleSave = await staticDataOf(b);
+			observations.twoTriggers = {
+				scheduleCursorBeforePollSave: scheduleBefore.lastDeclaredFire,
+				scheduleCursorAfterPollSave: scheduleAfterPoll.lastDeclaredFire,
+				pollRolledBackByScheduleSave:
+					JSON.stringify(pollIn(afterScheduleSave)) === JSON.stringify(pollAtReRegistration) &&
+					JSON.stringify(pollAfterItem2) !== JSON.stringify(pollAtReRegistration),
+			};
+
+			// 3. The public API's PUT carrying static data from before (here: three windows back), with
+			//    the schedule's node changed, so n8n re-registers it from that static data.
+			const cDefinition = workflow(
+				'static data: API update',
+				[scheduleNode({ catchUp: 'coalesce', options: { lateGrace: 2 } }), marker('Done')],
+				[[TRIGGER, 'Done']],
+			);
+			const c = await n8n.importWorkflow(cDefinition);
+			await n8n.publish(c);
+			await firesWhenOf(c, (f) => f.length >= 1);
+			const oldData = await staticDataOf(c);
+			const cFirst = await firesWhenOf(c, (f) => f.length >= 4);
+			const changedC = structuredClone(cDefinition);
+			(changedC.nodes[0] as NodeJson).parameters.options = { lateGrace: 2, historyLimit: 99 };
+			// Right after a window, so that no emit of the old registration saves its copy over the PUT's.
+			await clockPasses(Math.ceil(Date.now() / INTERVAL) * INTERVAL + 1_000);
+			const putAt = Date.now();
+			await n8n.api('PUT', `/workflows/${c}`, {
+				name: changedC.name,
+				nodes: changedC.nodes,
+				connections: changedC.connections,
+				settings: changedC.settings,
+				staticData: oldData,
+			});
+			const cAll = await firesWhenOf(c, (f) => f.some((fire) => fire.declared > putAt + INTERVAL));
+			await n8n.unpublish(c);
+			const cState = scheduleIn(await staticDataOf(c));
+			observations.apiUpdate = {
+				coalescedRuns: cAll.filter((f) => f.kind === 'coalesced').length,
+				missedAfterPut: cState.history.filter((r) => r.outcome === 'missed').length,
+				rollbacks: cState.rollbacks?.length ?? 0,
+			};
+			// The Poll Trigger's save no longer stores an old schedule state: the schedule writes into
+			// the Poll Trigger's copy too.
+			expect(scheduleAfterPoll.lastDeclaredFire).toBeGreaterThanOrEqual(
+				scheduleBefore.lastDeclaredFire!,
+			);
+			// The re-registered schedule noticed that its stored state went back, continued from the
+			// state it had written, and ran nothing again: no coalesced run over windows that had run.
+			expect(cAll.filter((f) => f.kind === 'coalesced')).toEqual([]);
+			expect(cState.rollbacks).toHaveLength(1);
+			expect(cState.history.filter((r) => r.outcome === 'missed')).toEqual([]);
+			expectNoWindowTwice(cAll);
+			expect(cAll.length).toBeGreaterThan(cFirst.length);
+		} finally {
+			console.log(`static data written by others: ${JSON.stringify(observations)}`);
+			await source.close();
 		}
 	}, 300_000);
 });
