@@ -12,10 +12,10 @@ jest.mock('jsonata', () => {
 	const counting = (source: string) => {
 		const expression = actual(source);
 		const evaluate = expression.evaluate.bind(expression);
-		expression.evaluate = (...args: Parameters<typeof evaluate>) => {
+		expression.evaluate = ((input: unknown, bindings?: Record<string, unknown>) => {
 			evaluations++;
-			return evaluate(...args);
-		};
+			return evaluate(input, bindings);
+		}) as typeof expression.evaluate;
 		return expression;
 	};
 	return { __esModule: true, default: counting };
