@@ -6,11 +6,13 @@
 # browser test; that fits CI's hour beside the 2.41.1 and queue-mode runs. The chaos run on 1.x is
 # `N8N_VERSION=1.123.81 npm run chaos` (measured, README). Left out on 1.x:
 # "re-publishing never runs a window twice, even from stale stored state", which shows n8n refusing
-# rolled-back windows by their deduplication keys: n8n 1.x has none, so there they run again (stated).
+# rolled-back windows by their deduplication keys: n8n 1.x has none, so there they run again (stated);
+# and "a run crashed by SIGKILL mid-run (default recovery)…", which finds a crashed run's items by its
+# deduplication key.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export N8N_VERSION="${N8N1_VERSION:-1.123.81}"
 exec jest --selectProjects e2e --runInBand \
-  --testNamePattern '^(?!.*re-publishing never runs a window twice).*$' \
+  --testNamePattern '^(?!.*(re-publishing never runs a window twice|a run crashed by SIGKILL mid-run)).*$' \
   test/e2e/pollTrigger.test.ts test/e2e/durableScheduleTrigger.test.ts test/e2e/roundTripWait.test.ts \
   test/e2e/examples.test.ts test/e2e/editor.test.ts

@@ -22,6 +22,7 @@ import {
 } from '../../core/schedule';
 import { SECOND_MS, type TimeUnit, UNIT_MS } from '../../core/units';
 import { RunEmitter } from '../shared/emitRuns';
+import { writerToLiveCopies } from '../shared/liveCopies';
 import { knownSchedules } from './knownSchedules';
 import { saveTriggerFailure, toNodeError } from '../shared/errors';
 import { timeUnitOptions } from '../shared/parameters';
@@ -318,12 +319,10 @@ export class DurableScheduleTrigger implements INodeType {
 			// n8n 1.x has no deduplication keys: a window leaves the outbox as soon as n8n created its run.
 			created: ({ run }) => engine.fireCreated(run.runKey),
 		});
-		const known = knownSchedules.get(scheduleId) ?? { copies: new Set() };
 		const live = this.getMode() !== 'manual';
-		if (live) {
-			knownSchedules.set(scheduleId, known);
-			known.copies.add(new WeakRef(staticData));
-		}
+		const setState = live
+			? writerToLiveCopies(scheduleId, staticData)
+			: (key: string, value: IDataObject) => (staticData[key] = value);
 		try {
 			settings = settingsFrom(this);
 			engine = new ScheduleEngine({
@@ -331,18 +330,12 @@ export class DurableScheduleTrigger implements INodeType {
 				scheduleId,
 				...settings,
 				storedState: staticData[STATE_KEY],
-				remembered: live ? known.state : undefined,
+				remembered: live ? knownSchedules.get(scheduleId) : undefined,
 				// n8n writes static data to its database only when a trigger emits (and once after
 				// activation), and only notices reassigned top-level keys: each write replaces the state.
 				write: (state) => {
-					staticData[STATE_KEY] = state as unknown as IDataObject;
-					if (!live) return;
-					known.state = state;
-					for (const copy of known.copies) {
-						const other = copy.deref();
-						if (other === undefined) known.copies.delete(copy);
-						else if (other !== staticData) other[STATE_KEY] = state as unknown as IDataObject;
-					}
+					setState(STATE_KEY, state as unknown as IDataObject);
+					if (live) knownSchedules.set(scheduleId, state);
 				},
 				emit: async (fires) =>
 					await emitter.emit(

@@ -38,6 +38,7 @@ import { BUSY_WRITE_INTERVAL_MS, RunEmitter, type RunToEmit } from '../shared/em
 import { saveTriggerFailure, toNodeError } from '../shared/errors';
 import type { HttpAuthSettings } from '../shared/httpTransport';
 import { imapCredentialTest } from '../shared/imapCredentialTest';
+import { writerToLiveCopies } from '../shared/liveCopies';
 import { opContext } from '../shared/opContext';
 import {
 	connectorCredentials,
@@ -356,6 +357,9 @@ export class PollTrigger implements INodeType {
 		}
 		if (notice) this.logger.warn(`Poll Trigger "${node.name}": ${notice}`);
 
+		// Into every live copy of the node's static data: another trigger of the workflow, re-registered
+		// on its own copy, must not store an old state of this one with its emits.
+		const setState = writerToLiveCopies(`${workflowId ?? 'unsaved'}:${node.id}`, staticData);
 		const outbox = new Outbox<PollRun>(saved.outbox);
 		let startAgainApplied = saved.startAgainApplied;
 		if (saved.pending)
@@ -373,7 +377,7 @@ export class PollTrigger implements INodeType {
 				ledger: ledger.saved(),
 				...(startAgainApplied !== undefined && { startAgainApplied }),
 			};
-			staticData[STATE_KEY] = state as unknown as IDataObject;
+			setState(STATE_KEY, state as unknown as IDataObject);
 		};
 		/** Keys emitted again at this activation: a refusal of one says it existed before. */
 		const reEmitted = new Set<string>();

@@ -720,12 +720,13 @@ describe('Durable Schedule Trigger in a real n8n', () => {
 			await firesWhenOf(b, (f) => f.some((fire) => fire.declared >= nextWindow));
 			await n8n.unpublish(b);
 			const afterScheduleSave = await staticDataOf(b);
+			const pollRolledBackByScheduleSave =
+				JSON.stringify(pollIn(afterScheduleSave)) === JSON.stringify(pollAtReRegistration) &&
+				JSON.stringify(pollAfterItem2) !== JSON.stringify(pollAtReRegistration);
 			observations.twoTriggers = {
 				scheduleCursorBeforePollSave: scheduleBefore.lastDeclaredFire,
 				scheduleCursorAfterPollSave: scheduleAfterPoll.lastDeclaredFire,
-				pollRolledBackByScheduleSave:
-					JSON.stringify(pollIn(afterScheduleSave)) === JSON.stringify(pollAtReRegistration) &&
-					JSON.stringify(pollAfterItem2) !== JSON.stringify(pollAtReRegistration),
+				pollRolledBackByScheduleSave,
 			};
 
 			// 3. The public API's PUT carrying static data from before (here: three windows back), with
@@ -760,11 +761,14 @@ describe('Durable Schedule Trigger in a real n8n', () => {
 				missedAfterPut: cState.history.filter((r) => r.outcome === 'missed').length,
 				rollbacks: cState.rollbacks?.length ?? 0,
 			};
-			// The Poll Trigger's save no longer stores an old schedule state: the schedule writes into
-			// the Poll Trigger's copy too.
+			// The Poll Trigger's save no longer stores an old schedule state, nor the schedule's an old
+			// Poll Trigger state: each trigger writes its state into the other's copy too
+			// (nodes/shared/liveCopies.ts).
 			expect(scheduleAfterPoll.lastDeclaredFire).toBeGreaterThanOrEqual(
 				scheduleBefore.lastDeclaredFire!,
 			);
+			expect(pollRolledBackByScheduleSave).toBe(false);
+			expect(pollIn(afterScheduleSave)).not.toEqual(pollAtReRegistration);
 			// The re-registered schedule noticed that its stored state went back, continued from the
 			// state it had written, and ran nothing again: no coalesced run over windows that had run.
 			expect(cAll.filter((f) => f.kind === 'coalesced')).toEqual([]);

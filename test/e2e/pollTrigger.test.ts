@@ -161,7 +161,6 @@ describe('Poll Trigger in a real n8n', () => {
 	});
 
 	test('a run crashed by SIGKILL mid-run (default recovery): Execute step (Recent Starts) names its items by its deduplication key; Start Again runs each once more and nothing else repeats', async () => {
-		if (isN8n1) return expect(isN8n1).toBe(true); // 1.x: no deduplication keys (README, Compatibility)
 		let jobs: Array<{ id: string; slow: boolean }> = [
 			{ id: 'j-0', slow: false },
 			{ id: 'j-1', slow: true },
