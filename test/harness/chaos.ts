@@ -16,10 +16,12 @@ import { marker, node, PACKAGE, workflow } from '../e2e/workflowBuilder';
  * on one fake source, each schedule case a published Durable Schedule Trigger. A round:
  *
  *   1. every poll source gets its burst of new items (for `changed`, new versions of known items);
- *      the source holds each case's answer until every case has asked (at most 10 s), so all bursts
- *      are processed at once, and the kill lands at a random moment within `killWithinMs` of that
- *      answer: while items are keyed, the state written, runs created or running. After a restart
- *      the schedule's catch-up of the windows missed while n8n was down is being started then too;
+ *      the source holds each case's answer until every case has asked and a schedule run has
+ *      started (at most 15 s), so all bursts are processed at once, beside a schedule run. Every run
+ *      reports each item to the source as it runs (an HTTP Request node); the kill lands once a
+ *      random number of the round's runs (1 to a third of its new items) have reported, or
+ *      `killWithinMs` after the answers if none do. After a restart the schedule's catch-up of the
+ *      windows missed while n8n was down is being started then too;
  *   2. SIGKILL; n8n stays down `downtimeMs` (schedule windows are missed);
  *   3. while it is down, the harness reads each trigger's stored state (SQLite) and changes every
  *      source: the next burst is added, items are removed (some of the burst just listed, some of
@@ -104,7 +106,7 @@ export interface ChaosResult {
 
 const POLL_PATH = '/chaos';
 const RAN_PATH = '/ran';
-const HOLD_MAX_MS = 10_000;
+const HOLD_MAX_MS = 15_000;
 
 function shuffle<T>(list: T[]): T[] {
 	const copy = [...list];
@@ -445,7 +447,14 @@ export async function runChaos(
 	const source = await FakeSystem.start();
 	// The gate: while set, each case's answer waits until every case has asked (or HOLD_MAX_MS).
 	let gate:
-		| { waiting: Set<string>; release: () => void; released: Promise<void>; releasedAt?: number }
+		| {
+				waiting: Set<string>;
+				/** A schedule run started since the gate opened. */
+				scheduleRan?: boolean;
+				release: () => void;
+				released: Promise<void>;
+				releasedAt?: number;
+		  }
 		| undefined;
 	const openGate = () => {
 		let release!: () => void;
@@ -478,7 +487,8 @@ export async function runChaos(
 			const held = gate;
 			if (held && !held.releasedAt) {
 				held.waiting.add(poll.chaos.name);
-				if (held.waiting.size === pollCases.length) held.release();
+				if (held.waiting.size === pollCases.length && (schedules.length === 0 || held.scheduleRan))
+					held.release();
 				else if (held.waiting.size === 1) setTimeout(held.release, HOLD_MAX_MS);
 				await held.released;
 			}
@@ -553,7 +563,16 @@ export async function runChaos(
 			});
 		}
 		for (const chaos of schedules) {
-			const id = await n8n.importWorkflow(scheduleWorkflow(chaos));
+			const path = `${RAN_PATH}/schedule-${schedulesRunning.length}`;
+			source.on('GET', path, () => {
+				// The polls' answers wait for a schedule run to start: the bursts then go with it.
+				if (gate && !gate.releasedAt) {
+					gate.scheduleRan = true;
+					if (gate.waiting.size === pollCases.length) gate.release();
+				}
+				return { body: {} };
+			});
+			const id = await n8n.importWorkflow(scheduleWorkflow(chaos, source.url(path)));
 			schedulesRunning.push({
 				chaos,
 				workflowId: id,
@@ -712,8 +731,17 @@ export async function runChaos(
 	}
 }
 
-function scheduleWorkflow(chaos: ScheduleChaosCase) {
+function scheduleWorkflow(chaos: ScheduleChaosCase, reportUrl: string) {
 	const trigger = node('Schedule', `${PACKAGE}.durableScheduleTrigger`, chaos.parameters);
+	// Each run reports its start to the source: the harness kills while one is going.
+	const report = node(
+		'Report',
+		'n8n-nodes-base.httpRequest',
+		{ url: reportUrl, options: {} },
+		{
+			typeVersion: 4.2,
+		},
+	);
 	const slow = node(
 		'Slow',
 		'n8n-nodes-base.wait',
@@ -722,9 +750,10 @@ function scheduleWorkflow(chaos: ScheduleChaosCase) {
 	);
 	return workflow(
 		`chaos ${chaos.name}`,
-		[trigger, slow, marker('Done')],
+		[trigger, report, slow, marker('Done')],
 		[
-			['Schedule', 'Slow'],
+			['Schedule', 'Report'],
+			['Report', 'Slow'],
 			['Slow', 'Done'],
 		],
 	);
