@@ -411,6 +411,8 @@ interface PollRunning {
 	/** Identities in an outbox stored when n8n died. */
 	stored: Set<string>;
 	storedKeys: Array<Set<string>>;
+	/** Per kill, the identities of each run in the stored outbox. */
+	storedRuns: string[][][];
 	storeId?: string;
 }
 
@@ -480,6 +482,7 @@ export async function runChaos(
 			introduced: new Map(),
 			stored: new Set(),
 			storedKeys: [],
+			storedRuns: [],
 		};
 	});
 	for (const poll of pollCases) {
@@ -633,6 +636,9 @@ export async function runChaos(
 					? (pollStateOf(stored.get(poll.workflowId), 'Poll')?.outbox ?? [])
 					: undefined;
 				poll.storedKeys.push(new Set(outbox?.map((entry) => entry.key.split(':').at(-1) ?? '')));
+				poll.storedRuns.push(
+					(outbox ?? []).map((entry) => (entry.run?.items ?? []).map(poll.chaos.identity)),
+				);
 				for (const entry of outbox ?? [])
 					for (const item of entry.run?.items ?? []) poll.stored.add(poll.chaos.identity(item));
 				let list = poll.chaos.change(poll.list, kill);
@@ -851,10 +857,12 @@ async function countPoll(
 		const startedBefore = [...first.values()].filter((started) => started <= at).length;
 		const previousRestart = i === 0 ? -Infinity : restartedAt[i - 1];
 		const nextKill = killedAt[i + 1] ?? Infinity;
-		const keysBefore = new Set(
-			counted.filter((e) => e.startedAt <= at && e.key).map((e) => e.key!.split(':').at(-1)),
+		// Identities with an execution that started before the kill.
+		const ranBefore = new Set(
+			counted.filter((e) => e.startedAt <= at).flatMap((e) => e.identities),
 		);
 		const storedKeys = poll.storedKeys[i];
+		const storedRuns = poll.storedRuns[i] ?? [];
 		return {
 			kill: i + 1,
 			startedBefore,
@@ -865,7 +873,10 @@ async function countPoll(
 			reEmitted: n8n.topology === 'single' ? storedKeys?.size : undefined,
 			refused:
 				n8n.topology === 'single'
-					? [...(storedKeys ?? [])].filter((key) => keysBefore.has(key)).length
+					? storedRuns.filter(
+							(identities) =>
+								identities.length > 0 && identities.every((identity) => ranBefore.has(identity)),
+						).length
 					: undefined,
 			startedAfterRestart: counted.filter(
 				(e) => e.startedAt >= restartedAt[i] && e.startedAt < nextKill,
