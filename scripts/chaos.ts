@@ -1,8 +1,8 @@
 /**
  * `npm run chaos`: the long chaos run. For each dedupe kind, batch mode, and the Durable Schedule
- * Trigger's run-all catch-up and Queue overlap, n8n is killed with SIGKILL at random moments during
- * bursts of runs (CHAOS_KILLS per case, default 20), restarted, and every item or window that should
- * have run is counted. Prints a table: case, kills, items expected, lost, repeated. Exits 1 if any
+ * Trigger's run-all catch-up and Queue overlap, all at once in one n8n, n8n is killed with SIGKILL at
+ * random moments during their bursts (CHAOS_KILLS, default 20), the sources changed while it is down,
+ * restarted, and every item or window owed is counted (test/harness/chaos.ts). Prints a table: case, kills, items expected, lost, repeated. Exits 1 if any
  * item was lost or repeated. CHAOS_HISTORY (default 20000) remembered keys under each poll burst;
  * CHAOS_CASES (e.g. "unique,schedule queue overlap") runs only those cases.
  *
@@ -18,8 +18,7 @@ import {
 	chaosTable,
 	type ChaosResult,
 	pollChaosCases,
-	runPollChaos,
-	runScheduleChaos,
+	runChaos,
 	runWorkerKillChaos,
 	scheduleChaosCases,
 } from '../test/harness/chaos';
@@ -54,20 +53,15 @@ async function main(): Promise<void> {
 	try {
 		const only = process.env.CHAOS_CASES?.split(',').map((name) => name.trim());
 		const wanted = (name: string) => !only || only.includes(name);
-		for (const chaos of pollChaosCases(HISTORY, BURST).filter((chaos) => wanted(chaos.name))) {
-			// Keying and saving a large history takes a while: kills spread over the poll's whole processing.
-			results.push(
-				await runPollChaos(n8n, chaos, {
-					kills: KILLS,
-					killWithinMs: HISTORY >= 100_000 ? 6_000 : 1_500,
-				}),
-			);
-			process.stdout.write(`${chaosTable(results.slice(-1))}\n`);
-		}
-		for (const chaos of scheduleChaosCases().filter((chaos) => wanted(chaos.name))) {
-			results.push(await runScheduleChaos(n8n, chaos, { kills: KILLS, downtimeMs: 15_000 }));
-			process.stdout.write(`${chaosTable(results.slice(-1))}\n`);
-		}
+		// Every case at once in this n8n: each kill lands during all their bursts.
+		results.push(
+			...(await runChaos(n8n, {
+				polls: pollChaosCases(HISTORY, BURST).filter((chaos) => wanted(chaos.name)),
+				schedules: scheduleChaosCases().filter((chaos) => wanted(chaos.name)),
+				kills: KILLS,
+				downtimeMs: 15_000,
+			})),
+		);
 		if (queue) {
 			for (const kind of ['poll', 'schedule'] as const) {
 				const result = await runWorkerKillChaos(n8n, kind);

@@ -1,97 +1,243 @@
 import { randomUUID } from 'node:crypto';
+import { join } from 'node:path';
 
-import { loadDedupeStore } from '../../core/poll';
+import { loadDedupeStore, PollExpressions } from '../../core/poll';
 import { FakeSystem } from './fakeSystem';
 import type { Execution, N8nInstance } from './n8nInstance';
 import { waitFor } from './net';
 import { marker, node, PACKAGE, workflow } from '../e2e/workflowBuilder';
 
 /**
- * Chaos for the Poll Trigger: bursts of new items over a large remembered history, n8n killed with
- * SIGKILL at a random moment while the burst's runs are being created, restarted, and at the end
- * every item counted: how many executions carry it. Shared by the short e2e test (npm test) and
- * `npm run chaos`.
+ * Chaos: n8n killed with SIGKILL at random moments while bursts of runs are being started, the
+ * sources changed while it is down, restarted, and at the end every item or window counted: how many
+ * executions carry it. Shared by the short e2e test (npm test) and `npm run chaos`.
+ *
+ * One n8n runs every case at once: each Poll Trigger case is a published workflow with its own path
+ * on one fake source, each schedule case a published Durable Schedule Trigger. A round:
+ *
+ *   1. every poll source gets its burst of new items (for `changed`, new versions of known items);
+ *      the source holds each case's answer until every case has asked and a schedule run has
+ *      started (at most 15 s), so all bursts are processed at once, beside a schedule run. Every run
+ *      reports each item to the source as it runs (an HTTP Request node); the kill lands once a
+ *      random number of the round's runs (1 to a third of its new items) have reported, or
+ *      `killWithinMs` after the answers if none do. After a restart the schedule's catch-up of the
+ *      windows missed while n8n was down is being started then too;
+ *   2. SIGKILL; n8n stays down `downtimeMs` (schedule windows are missed);
+ *   3. while it is down, the harness reads each trigger's stored state (SQLite) and changes every
+ *      source: the next burst is added, items are removed (some of the burst just listed, some of
+ *      the history), the list is reordered, and for `changed` versions are bumped again;
+ *   4. n8n starts on the same database with its default crash recovery (`extensive`): a run killed
+ *      mid-way is saved `crashed`, and its trigger output may be replaced by placeholder items
+ *      (`isArtificialRecoveredEventItem`). The harness names what a crashed execution carried by its
+ *      deduplication key, computed with the package's own core (`loadDedupeStore` → plan → commit)
+ *      from the trigger's store id (in the workflow's static data) and each item's identity; n8n
+ *      keeps the key on the execution row through recovery (recovery updates status, stoppedAt and
+ *      data only) and its public API returns it with a single execution (`GET /executions/{id}`,
+ *      not in the list).
+ *
+ * After the last kill: one restart, then the harness waits until every item owed has run, nothing
+ * is running, and every trigger has polled twice more (a late repeat would show), and counts.
+ *
+ * What counts, for a poll case, when the source changed between kill and restart. An identity is an
+ * item's id (for `changed`, id and version: a bumped version is a new start); it is "new" if the source
+ * listed it after the first poll remembered the history.
+ *   - Owed, must run exactly once: a new identity the source still lists at the end; and any identity
+ *     the trigger had stored in its outbox before a kill (read from the database while n8n was down),
+ *     even if the source no longer lists it.
+ *   - May run once or not at all: a new identity removed (or, for `changed`, bumped again) before any
+ *     state of it was stored.
+ *   - Must never run: the history (remembered by the first poll) and any identity the harness cannot
+ *     name. Any run beyond the first of an identity, or of one that must never run, is "repeated";
+ *     an owed identity with no run is "lost".
+ * The changes respect each kind's contract: `last` is for lists oldest first, so new items are
+ * appended and only history far from the remembered tail is reordered; `greatest` gets ids above any
+ * listed before. In queue mode the stored state is not read (Postgres): an identity removed before
+ * the restart then counts as "may run once".
  */
+
+type Item = Record<string, unknown>;
 
 export interface ChaosCase {
 	name: string;
 	/** Poll Trigger parameters beyond op/with/interval. */
 	parameters: Record<string, unknown>;
-	/** The source's list after `round` bursts (round 0: the history only). */
-	list(round: number): Array<Record<string, unknown>>;
-	/** The identities that must each start exactly once: those new in `round` (≥ 1). */
-	expected(round: number): string[];
-	/** One item's identity as `expected` names it. */
-	identity(item: Record<string, unknown>): string;
+	/** The source's list before any burst: the history the first poll remembers. */
+	history(): Item[];
+	/** The list with round `round`'s burst (≥ 1) added. */
+	grow(list: Item[], round: number): Item[];
+	/** The list as the source changes it while n8n is down after kill `round`. */
+	change(list: Item[], round: number): Item[];
+	/** One item's identity: its id, for `changed` id@version. */
+	identity(item: Item): string;
+}
+
+/** What one kill did to one case, as the timeline prints it. */
+export interface KillTimeline {
+	kill: number;
+	/** Runs of the round's new identities that started before the kill / at all. */
+	startedBefore: number;
+	ranInRound: number;
+	/** Executions saved `crashed` that had started before this kill. */
+	crashed: number;
+	/** Outbox entries stored when n8n died (emitted again at the restart; undefined: not read). */
+	reEmitted?: number;
+	/** Of those, entries whose run existed already (n8n refused them by their key). */
+	refused?: number;
+	/** Executions started from the restart to the next kill (or the end). */
+	startedAfterRestart: number;
+	/** Some but not all of the round's runs started before the kill. */
+	midBurst: boolean;
 }
 
 export interface ChaosResult {
 	case: string;
 	kills: number;
-	/** Kills mid-burst: poll, before every run of the burst had started; schedule, while a run was going. */
+	/** Kills mid-burst: poll, some but not all of the round's runs had started; schedule, a run was going. */
 	earlyKills: number;
+	/** Identities owed (exactly once) / that may run once. */
 	expected: number;
+	optional?: number;
 	lost: number;
 	repeated: number;
+	timeline?: KillTimeline[];
+	/** Anything the harness wants said about the case (identities it could not name, …). */
+	notes?: string[];
 }
 
 const POLL_PATH = '/chaos';
+const RAN_PATH = '/ran';
+const HOLD_MAX_MS = 15_000;
+
+function shuffle<T>(list: T[]): T[] {
+	const copy = [...list];
+	for (let i = copy.length - 1; i > 0; i--) {
+		const j = Math.floor(Math.random() * (i + 1));
+		[copy[i], copy[j]] = [copy[j], copy[i]];
+	}
+	return copy;
+}
+
+/** `count` random positions of `list` between `from` and `to` (exclusive). */
+function pick(from: number, to: number, count: number): Set<number> {
+	const positions = new Set<number>();
+	while (positions.size < Math.min(count, to - from))
+		positions.add(from + Math.floor(Math.random() * (to - from)));
+	return positions;
+}
+
+function insertRandomly(list: Item[], items: Item[]): Item[] {
+	const copy = [...list];
+	for (const item of items) copy.splice(Math.floor(Math.random() * (copy.length + 1)), 0, item);
+	return copy;
+}
 
 /** The cases the issue names, each with `history` remembered keys and `burst` new items per round. */
 export function pollChaosCases(history: number, burst: number): ChaosCase[] {
+	const removed = Math.max(1, Math.floor(burst / 10));
 	const seeds = (prefix: string) =>
 		Array.from({ length: history }, (_, i) => ({ id: `${prefix}-h${i}` }));
 	const fresh = (prefix: string, round: number) =>
 		Array.from({ length: burst }, (_, i) => ({ id: `${prefix}-r${round}-${i}` }));
-	const upTo = (prefix: string, round: number) => [
-		...seeds(prefix),
-		...Array.from({ length: round }, (_, r) => fresh(prefix, r + 1)).flat(),
-	];
-	const byId = (item: Record<string, unknown>) => String(item.id);
-	const keyed = (prefix: string, parameters: Record<string, unknown>): ChaosCase => ({
+	const byId = (item: Item) => String(item.id);
+	/**
+	 * Removes `removed` items of the burst just listed (round `round`) and `removed` history items
+	 * among the first `historyTo` of the history.
+	 */
+	const withoutSome = (list: Item[], prefix: string, round: number, historyTo: number) => {
+		const positions = (match: (id: string) => boolean) =>
+			list.flatMap((item, i) => (match(String(item.id)) ? [i] : []));
+		const burstAt = positions((id) => id.startsWith(`${prefix}-r${round}-`));
+		const historyAt = positions(
+			(id) => id.startsWith(`${prefix}-h`) && Number(id.slice(`${prefix}-h`.length)) < historyTo,
+		);
+		const drop = new Set([
+			...[...pick(0, burstAt.length, removed)].map((i) => burstAt[i]),
+			...[...pick(0, historyAt.length, removed)].map((i) => historyAt[i]),
+		]);
+		return list.filter((_, i) => !drop.has(i));
+	};
+	// Unordered kinds: new items anywhere, the whole list reordered.
+	const unordered = (prefix: string, parameters: Record<string, unknown>): ChaosCase => ({
 		name: prefix,
 		parameters,
-		list: (round) => upTo(prefix, round),
-		expected: (round) => fresh(prefix, round).map(byId),
+		history: () => seeds(prefix),
+		grow: (list, round) => insertRandomly(list, fresh(prefix, round)),
+		change: (list, round) => shuffle(withoutSome(list, prefix, round, history)),
 		identity: byId,
 	});
-	const numbered = (round: number) =>
-		Array.from({ length: burst }, (_, i) => history + (round - 1) * burst + i);
 	return [
-		keyed('unique', { dedupe: 'unique' }),
-		keyed('time_window', { dedupe: 'time_window', ttl: 1, ttlUnit: 'hours' }),
-		keyed('batch', { dedupe: 'unique', oneRunPerItem: false }),
-		keyed('last', { dedupe: 'last' }),
+		unordered('unique', { dedupe: 'unique' }),
+		unordered('time_window', { dedupe: 'time_window', ttl: 1, ttlUnit: 'hours' }),
+		{ ...unordered('batch', { dedupe: 'unique', oneRunPerItem: false }), name: 'batch' },
 		{
-			name: 'greatest',
-			parameters: { dedupe: 'greatest' },
-			list: (round) => Array.from({ length: history + round * burst }, (_, id) => ({ id })),
-			expected: (round) => numbered(round).map(String),
+			// Oldest first: new items appended; only the older half of the history is reordered (far
+			// from the remembered tail of 32 keys, whose order is what `last` reads).
+			name: 'last',
+			parameters: { dedupe: 'last' },
+			history: () => seeds('last'),
+			grow: (list, round) => [...list, ...fresh('last', round)],
+			change: (list, round) => {
+				const kept = withoutSome(list, 'last', round, Math.floor(history / 2));
+				const half = Math.floor(kept.length / 4);
+				return [...shuffle(kept.slice(0, half)), ...kept.slice(half)];
+			},
 			identity: byId,
 		},
 		{
-			// Each round changes the version of `burst` remembered keys: each (key, version) starts once.
+			// Ids above any listed before, anywhere in the list (the kind sorts); removed ones never come back.
+			name: 'greatest',
+			parameters: { dedupe: 'greatest' },
+			history: () => Array.from({ length: history }, (_, id) => ({ id })),
+			grow: (list, round) =>
+				insertRandomly(
+					list,
+					Array.from({ length: burst }, (_, i) => ({ id: history + (round - 1) * burst + i })),
+				),
+			change: (list) => {
+				const top = Math.max(...list.map((item) => Number(item.id)));
+				const newest = list.flatMap((item, i) => (Number(item.id) > top - burst ? [i] : []));
+				const old = list.flatMap((item, i) => (Number(item.id) < history / 2 ? [i] : []));
+				const drop = new Set([
+					...[...pick(0, newest.length, removed)].map((i) => newest[i]),
+					...[...pick(0, old.length, removed)].map((i) => old[i]),
+				]);
+				return shuffle(list.filter((_, i) => !drop.has(i)));
+			},
+			identity: byId,
+		},
+		{
+			// Each round bumps the version of `burst` - `removed` known items and adds `removed` new ones;
+			// while n8n is down `removed` more are bumped (some of them just bumped: the version in
+			// between may never run) and `removed` items removed. Each (id, version) starts once.
 			name: 'changed',
 			parameters: { dedupe: 'changed', version: 'v' },
-			list: (round) =>
-				Array.from({ length: history }, (_, i) => ({
-					id: `changed-${i}`,
-					v: i < round * burst ? 1 + Math.ceil((i + 1) / burst) : 1,
-				})),
-			expected: (round) =>
-				Array.from({ length: burst }, (_, i) => `changed-${(round - 1) * burst + i}@${round + 1}`),
+			history: () => Array.from({ length: history }, (_, i) => ({ id: `changed-${i}`, v: 1 })),
+			grow: (list, round) => {
+				const bumped = pick(0, list.length, burst - removed);
+				return [
+					...list.map((item, i) => (bumped.has(i) ? { ...item, v: Number(item.v) + 1 } : item)),
+					...Array.from({ length: removed }, (_, i) => ({ id: `changed-r${round}-${i}`, v: 1 })),
+				];
+			},
+			change: (list) => {
+				const bumped = pick(0, list.length, removed);
+				const drop = pick(0, list.length, removed);
+				return shuffle(
+					list
+						.map((item, i) => (bumped.has(i) ? { ...item, v: Number(item.v) + 1 } : item))
+						.filter((_, i) => !drop.has(i)),
+				);
+			},
 			identity: (item) => `${String(item.id)}@${String(item.v)}`,
 		},
 	];
 }
 
 /**
- * n8n settings for chaos instances. On restart n8n rebuilds a crashed execution's data from its event
- * log and replaces the trigger's output with placeholder items; the simple recovery mode only marks
- * it crashed and keeps the data it was created with, so the test can see which item it carried. It
- * changes how crashed executions are shown, not what the triggers do.
+ * n8n settings for chaos instances: none beyond the harness's defaults. n8n's crash recovery runs in
+ * its default mode (`extensive`), as users run it.
  */
-export const CHAOS_N8N_ENV = { N8N_EVENTBUS_RECOVERY_MODE: 'simple' };
+export const CHAOS_N8N_ENV: Record<string, string> = {};
 
 /** The items an execution's trigger produced, also for one n8n created but never ran (crashed). */
 export function triggerItems(
@@ -119,157 +265,107 @@ export function triggerItems(
 	return real(stack?.find((entry) => entry.node?.name === triggerName)?.data?.main?.[0]) ?? [];
 }
 
-/**
- * Runs one case: seeds the history (first poll remembers it without starting anything), then
- * `kills` rounds of a burst followed by a SIGKILL at a random moment within `killWithinMs` of the
- * poll that listed it, and restarts. Then waits for every expected item and counts.
- */
-export async function runPollChaos(
+/** The trigger's stored state as the node keeps it in the workflow's static data. */
+interface StoredPollState {
+	dedupe?: { id?: string; generation?: number };
+	outbox?: Array<{ key: string; run?: { items?: Item[] } }>;
+}
+
+function pollStateOf(staticData: unknown, triggerName: string): StoredPollState | undefined {
+	const data = (typeof staticData === 'string' ? JSON.parse(staticData) : staticData) as
+		| Record<string, { pollTrigger?: StoredPollState }>
+		| null
+		| undefined;
+	return data?.[`node:${triggerName}`]?.pollTrigger;
+}
+
+/** The static data n8n stored, read from its SQLite database while it is down (undefined in queue mode). */
+async function storedStaticData(
 	n8n: N8nInstance,
-	chaos: ChaosCase,
-	{ kills, killWithinMs = 800 }: { kills: number; killWithinMs?: number },
-): Promise<ChaosResult> {
-	const source = await FakeSystem.start();
-	let round = 0;
-	source.on('GET', POLL_PATH, () => ({ body: chaos.list(round) }));
-	const trigger = node('Poll', `${PACKAGE}.pollTrigger`, {
-		op: 'http.request',
-		with: JSON.stringify({ url: source.url(POLL_PATH) }),
-		id: 'id',
-		interval: 5,
-		intervalUnit: 'seconds',
-		options: { firstPoll: 'none', timeoutSec: 60 },
-		...chaos.parameters,
-	});
-	const id = await n8n.importWorkflow(
-		workflow(`chaos ${chaos.name}`, [trigger, marker('Handled')], [['Poll', 'Handled']]),
-	);
+	workflowIds: string[],
+): Promise<Map<string, unknown> | undefined> {
+	if (n8n.topology !== 'single') return undefined;
+	const { DatabaseSync } = await import('node:sqlite');
+	const db = new DatabaseSync(join(n8n.userFolder, '.n8n', 'database.sqlite'));
 	try {
-		await n8n.publish(id);
-		await source.requestCount(POLL_PATH, 1, 300_000);
-		const expected: string[] = [];
-		const killedAt: number[] = [];
-		for (let kill = 1; kill <= kills; kill++) {
-			round = kill;
-			expected.push(...chaos.expected(round));
-			const since = Date.now();
-			// Generous: after a restart on a busy machine n8n may take a while to activate and poll.
-			const listed = await source.nextRequest(
-				(request) => request.path === POLL_PATH && request.receivedAt >= since,
-				300_000,
-			);
-			await new Promise((resolve) =>
-				setTimeout(
-					resolve,
-					Math.max(0, listed.receivedAt + Math.random() * killWithinMs - Date.now()),
-				),
-			);
-			killedAt.push(Date.now());
-			await n8n.kill();
-			await n8n.start();
-			await n8n.login();
-		}
-		// Every item runs, or nothing more starts over two whole polls (what is missing then is lost).
-		let counts = await countStarts(n8n, id, chaos);
-		for (const deadline = Date.now() + 600_000; Date.now() < deadline; ) {
-			if (expected.every((identity) => (counts.get(identity) ?? 0) > 0)) break;
-			const before = [...counts.values()].reduce((sum, count) => sum + count, 0);
-			await source.requestCount(POLL_PATH, source.requests(POLL_PATH).length + 2, 120_000);
-			counts = await countStarts(n8n, id, chaos);
-			if ([...counts.values()].reduce((sum, count) => sum + count, 0) === before) break;
-		}
-		// Two more polls of the full list: a late repeat would show now.
-		await source.requestCount(POLL_PATH, source.requests(POLL_PATH).length + 2, 60_000);
-		const final = await countStarts(n8n, id, chaos);
-		for (const [identity, count] of counts)
-			if ((final.get(identity) ?? 0) < count) final.set(identity, count);
-		const startedAt = await firstStarts(n8n, id, chaos);
-		const earlyKills = killedAt.filter((at, i) =>
-			chaos.expected(i + 1).some((identity) => !((startedAt.get(identity) ?? Infinity) <= at)),
-		).length;
-		return {
-			case: chaos.name,
-			kills,
-			earlyKills,
-			expected: expected.length,
-			lost: expected.filter((identity) => !final.has(identity)).length,
-			repeated:
-				[...final.values()].reduce((sum, count) => sum + Math.max(0, count - 1), 0) +
-				[...final.keys()].filter((key) => !expected.includes(key)).length,
-		};
+		const rows = db
+			.prepare(
+				`SELECT id, staticData FROM workflow_entity WHERE id IN (${workflowIds.map(() => '?').join(',')})`,
+			)
+			.all(...workflowIds) as Array<{ id: string; staticData: string | null }>;
+		return new Map(rows.map((row) => [row.id, row.staticData ? JSON.parse(row.staticData) : null]));
 	} finally {
-		await n8n.unpublish(id).catch(() => undefined);
-		await source.close();
+		db.close();
 	}
 }
 
-/** The workflow's executions; n8n answers 503 while its database is busy (a large burst), so ask again. */
-async function executionsOf(n8n: N8nInstance, workflowId: string): Promise<Execution[]> {
-	// Running and just-created ones too: a burst over a large history can take minutes to run.
-	const list = async () => {
-		const byId = new Map<string, Execution>();
-		for (const status of [undefined, 'running', 'new'] as const) {
-			for (const execution of await n8n.executions(workflowId, { status }))
-				byId.set(execution.id, execution);
-		}
-		return [...byId.values()];
-	};
-	return await waitFor(`the executions of workflow ${workflowId}`, list, {
-		timeoutMs: 300_000,
-		intervalMs: 2_000,
+/**
+ * Deduplication key → identity for every item in `items`, as the trigger's core computes keys: a store
+ * with the trigger's id, each generation up to `generations` (time_window and changed keys carry
+ * the poll's generation), one run per item; the key without its `poll:<workflow>:<node>:` prefix.
+ */
+async function keyIndex(
+	chaos: ChaosCase,
+	storeId: string,
+	items: Item[],
+	generations: number,
+): Promise<Map<string, string>> {
+	const kind = String(chaos.parameters.dedupe) as
+		| 'unique'
+		| 'time_window'
+		| 'greatest'
+		| 'last'
+		| 'changed';
+	const dedupe =
+		kind === 'time_window' ? { kind, ttlMs: 3_600_000 } : ({ kind } as { kind: typeof kind });
+	const expressions = new PollExpressions({
+		id: 'id',
+		version: kind === 'changed' ? 'v' : undefined,
 	});
-}
-
-async function countStarts(
-	n8n: N8nInstance,
-	workflowId: string,
-	chaos: ChaosCase,
-): Promise<Map<string, number>> {
-	const counts = new Map<string, number>();
-	for (const execution of await executionsOf(n8n, workflowId)) {
-		for (const item of triggerItems(execution, 'Poll')) {
-			const identity = chaos.identity(item);
-			counts.set(identity, (counts.get(identity) ?? 0) + 1);
-		}
+	const index = new Map<string, string>();
+	const restarts = kind === 'time_window' || kind === 'changed';
+	for (let generation = 0; generation < (restarts ? generations : 1); generation++) {
+		const { store } = loadDedupeStore(
+			{ dedupe, firstPoll: { mode: 'all' } },
+			{ v: 1, kind, id: storeId, fresh: true, generation },
+		);
+		const keyed = await expressions.keyItems(items, { withVersion: store.needsVersion });
+		const now = Date.now();
+		for (const run of store.commit(store.plan(keyed, now), now, {
+			keyPrefix: '',
+			onePerItem: true,
+		}))
+			index.set(String(run.key), chaos.identity(run.candidates[0].item as Item));
 	}
-	return counts;
+	return index;
 }
 
-/** When each identity's first execution started. */
-async function firstStarts(
-	n8n: N8nInstance,
-	workflowId: string,
-	chaos: ChaosCase,
-): Promise<Map<string, number>> {
-	const starts = new Map<string, number>();
-	for (const execution of await executionsOf(n8n, workflowId)) {
-		const at = Date.parse(execution.startedAt ?? '') || Infinity;
-		for (const item of triggerItems(execution, 'Poll')) {
-			const identity = chaos.identity(item);
-			starts.set(identity, Math.min(starts.get(identity) ?? Infinity, at));
-		}
-	}
-	return starts;
+/** The batch key of `items` (dedupe unique, one run over all), as the core computes it. */
+async function batchKey(storeId: string, items: Item[]): Promise<string | undefined> {
+	const { store } = loadDedupeStore(
+		{ dedupe: { kind: 'unique' }, firstPoll: { mode: 'all' } },
+		{ v: 1, kind: 'unique', id: storeId, fresh: true },
+	);
+	const keyed = await new PollExpressions({ id: 'id' }).keyItems(items, { withVersion: false });
+	const now = Date.now();
+	return store.commit(store.plan(keyed, now), now, { keyPrefix: '', onePerItem: false })[0]?.key;
 }
 
-/** The results as a table, as `npm run chaos` prints it. */
-export function chaosTable(results: ChaosResult[]): string {
-	const rows = [
-		['case', 'kills', 'kills mid-burst', 'items expected', 'lost', 'repeated'],
-		...results.map((r) =>
-			[r.case, r.kills, r.earlyKills, r.expected, r.lost, r.repeated].map(String),
-		),
-	];
-	const widths = rows[0].map((_, column) => Math.max(...rows.map((row) => row[column].length)));
-	return rows
-		.map((row) => row.map((cell, column) => cell.padEnd(widths[column])).join('  '))
-		.join('\n');
+/** One execution as the harness counts it: when it started, its status, the identities it carried. */
+interface Counted {
+	id: string;
+	startedAt: number;
+	status: string;
+	identities: string[];
+	key?: string;
 }
 
 /** A Durable Schedule Trigger setup whose every window must run exactly once through kills. */
 export interface ScheduleChaosCase {
 	name: string;
 	parameters: Record<string, unknown>;
+	/** How long each run takes (a Wait node). */
+	runSeconds: number;
 }
 
 const WINDOW_MS = 10_000;
@@ -292,90 +388,636 @@ export function scheduleChaosCases(): ScheduleChaosCase[] {
 		{
 			name: 'schedule run-all catch-up',
 			parameters: { ...common, overlap: 'allow-parallel', maxParallel: 100 },
+			// Runs overlap freely: 8 s of every 10 s window has a run going, for a kill to land in.
+			runSeconds: 8,
 		},
 		{
 			name: 'schedule queue overlap',
 			parameters: { ...common, overlap: 'queue', queueLimit: 1000 },
+			// One at a time: after a restart the queue drains the missed windows back to back.
+			runSeconds: 3,
 		},
 	];
 }
 
+interface PollRunning {
+	chaos: ChaosCase;
+	path: string;
+	workflowId: string;
+	list: Item[];
+	history: Set<string>;
+	/** Every new identity the source listed, and the round that introduced it. */
+	introduced: Map<string, number>;
+	/** Identities in an outbox stored when n8n died. */
+	stored: Set<string>;
+	storedKeys: Array<Set<string>>;
+	/** Per kill, the identities of each run in the stored outbox. */
+	storedRuns: string[][][];
+	storeId?: string;
+}
+
+interface ScheduleRunning {
+	chaos: ScheduleChaosCase;
+	workflowId: string;
+	from: number;
+}
+
 /**
- * Runs one schedule case: every 10 s window, runs that take 3 s (a Wait node), n8n killed at a random
- * moment (the first time while windows fire normally, then within `killWithinMs` of each restart,
- * while the catch-up of the windows missed during `downtimeMs` is being started), restarted; then
- * every window from the first after publishing to shortly before the end is counted.
+ * Runs every case in one n8n with `kills` SIGKILLs (see the file's comment), then counts. Schedule
+ * runs take 3 s (a Wait node).
  */
-export async function runScheduleChaos(
+export async function runChaos(
 	n8n: N8nInstance,
-	chaos: ScheduleChaosCase,
 	{
+		polls,
+		schedules,
 		kills,
-		downtimeMs = 30_000,
-		killWithinMs = 4_000,
-	}: { kills: number; downtimeMs?: number; killWithinMs?: number },
-): Promise<ChaosResult> {
+		killWithinMs = 60_000,
+		downtimeMs = 15_000,
+		settleTimeoutMs = 600_000,
+		log = (line: string) => process.stdout.write(`${line}\n`),
+	}: {
+		polls: ChaosCase[];
+		schedules: ScheduleChaosCase[];
+		kills: number;
+		killWithinMs?: number;
+		downtimeMs?: number;
+		settleTimeoutMs?: number;
+		log?: (line: string) => void;
+	},
+): Promise<ChaosResult[]> {
+	const source = await FakeSystem.start();
+	// The gate: while set, each case's answer waits until every case has asked (or HOLD_MAX_MS).
+	let gate:
+		| {
+				waiting: Set<string>;
+				/** A schedule run started since the gate opened. */
+				scheduleRan?: boolean;
+				release: () => void;
+				released: Promise<void>;
+				releasedAt?: number;
+		  }
+		| undefined;
+	const openGate = () => {
+		let release!: () => void;
+		const released = new Promise<void>((resolve) => (release = resolve));
+		const opened = {
+			waiting: new Set<string>(),
+			release,
+			released,
+			releasedAt: undefined as number | undefined,
+		};
+		void released.then(() => (opened.releasedAt = Date.now()));
+		gate = opened;
+		return opened;
+	};
+	const pollCases: PollRunning[] = polls.map((chaos) => {
+		const list = chaos.history();
+		return {
+			chaos,
+			path: `${POLL_PATH}/${chaos.name}`,
+			workflowId: '',
+			list,
+			history: new Set(list.map(chaos.identity)),
+			introduced: new Map(),
+			stored: new Set(),
+			storedKeys: [],
+			storedRuns: [],
+		};
+	});
+	for (const poll of pollCases) {
+		source.on('GET', poll.path, async () => {
+			const held = gate;
+			if (held && !held.releasedAt) {
+				held.waiting.add(poll.chaos.name);
+				if (held.waiting.size === pollCases.length && (schedules.length === 0 || held.scheduleRan))
+					held.release();
+				else if (held.waiting.size === 1) setTimeout(held.release, HOLD_MAX_MS);
+				await held.released;
+			}
+			return { body: poll.list };
+		});
+	}
+	// Runs of the current round's new identities reported so far; the kill waits for `killAfter` of them.
+	let roundRan = new Set<string>();
+	let killAfter: { count: number; reached: () => void } | undefined;
+	for (const poll of pollCases) {
+		source.on('GET', `${RAN_PATH}/${poll.chaos.name}`, (request) => {
+			const item: Item = {
+				id: poll.chaos.name === 'greatest' ? Number(request.query.id) : request.query.id,
+			};
+			if (request.query.v) item.v = Number(request.query.v);
+			const identity = `${poll.chaos.name}/${poll.chaos.identity(item)}`;
+			if (poll.introduced.get(poll.chaos.identity(item)) === round) roundRan.add(identity);
+			if (killAfter && roundRan.size >= killAfter.count) killAfter.reached();
+			return { body: {} };
+		});
+	}
+	let round = 1;
+	const setList = (poll: PollRunning, list: Item[], round: number) => {
+		poll.list = list;
+		for (const item of list) {
+			const identity = poll.chaos.identity(item);
+			if (!poll.history.has(identity) && !poll.introduced.has(identity))
+				poll.introduced.set(identity, round);
+		}
+	};
+	const schedulesRunning: ScheduleRunning[] = [];
+	const killedAt: number[] = [];
+	const restartedAt: number[] = [];
+	try {
+		for (const poll of pollCases) {
+			const trigger = node('Poll', `${PACKAGE}.pollTrigger`, {
+				op: 'http.request',
+				with: JSON.stringify({ url: source.url(poll.path) }),
+				id: 'id',
+				interval: 5,
+				intervalUnit: 'seconds',
+				options: { firstPoll: 'none', timeoutSec: 60 },
+				...poll.chaos.parameters,
+			});
+			// Each run reports each item to the source as it runs: the harness kills on these events.
+			const report = node(
+				'Report',
+				'n8n-nodes-base.httpRequest',
+				{
+					url: `=${source.url(`${RAN_PATH}/${poll.chaos.name}`)}?id={{ $json.id }}&v={{ $json.v }}`,
+					options: {},
+				},
+				{ typeVersion: 4.2 },
+			);
+			poll.workflowId = await n8n.importWorkflow(
+				workflow(`chaos ${poll.chaos.name}`, [trigger, report], [['Poll', 'Report']]),
+			);
+			// n8n 2.x publishes at once and activates soon after; the fresh store's first poll
+			// remembers the history during the activation, and n8n saves it after. The store's id is
+			// part of every key.
+			await n8n.publish(poll.workflowId);
+			let seen: unknown;
+			poll.storeId = await waitFor(
+				`chaos ${poll.chaos.name}: the trigger's store id in static data`,
+				async () => {
+					seen = (await n8n.getWorkflow(poll.workflowId)).staticData;
+					return pollStateOf(seen, 'Poll')?.dedupe?.id;
+				},
+				{ timeoutMs: 120_000, intervalMs: 500 },
+			).catch((error: Error) => {
+				throw new Error(`${error.message}; static data: ${JSON.stringify(seen)?.slice(0, 300)}`);
+			});
+		}
+		for (const chaos of schedules) {
+			const path = `${RAN_PATH}/schedule-${schedulesRunning.length}`;
+			source.on('GET', path, () => {
+				// The polls' answers wait for a schedule run to start: the bursts then go with it.
+				if (gate && !gate.releasedAt) {
+					gate.scheduleRan = true;
+					if (gate.waiting.size === pollCases.length) gate.release();
+				}
+				return { body: {} };
+			});
+			const id = await n8n.importWorkflow(scheduleWorkflow(chaos, source.url(path)));
+			schedulesRunning.push({
+				chaos,
+				workflowId: id,
+				from: Math.ceil((Date.now() + 2_000) / WINDOW_MS) * WINDOW_MS,
+			});
+			await n8n.publish(id);
+		}
+		for (const { workflowId, chaos } of schedulesRunning)
+			await n8n.waitForExecutions(
+				workflowId,
+				(all) => all.length > 0,
+				`${chaos.name}: a first window`,
+				60_000,
+			);
+
+		// Round 1's burst while n8n runs; later ones while it is down (step 3).
+		let opened = openGate();
+		for (const poll of pollCases) setList(poll, poll.chaos.grow(poll.list, 1), 1);
+		for (let kill = 1; kill <= kills; kill++) {
+			round = kill;
+			// The kill lands once a random number of the round's runs (between 1 and a third of its
+			// new items) have reported, so the bursts are being started and run; or, if none report
+			// within `killWithinMs` of the sources' answer, then (while the items are keyed, the
+			// state written, the runs created).
+			const roundSize = pollCases.reduce(
+				(sum, poll) => sum + [...poll.introduced.values()].filter((r) => r === kill).length,
+				0,
+			);
+			const count = 1 + Math.floor((Math.random() * roundSize) / 3);
+			const reached = new Promise<void>((resolve) => {
+				killAfter = { count, reached: resolve };
+				if (roundRan.size >= count) resolve();
+			});
+			await opened.released;
+			const releasedAt = opened.releasedAt ?? Date.now();
+			await Promise.race([
+				reached,
+				new Promise((resolve) =>
+					setTimeout(resolve, Math.max(0, releasedAt + killWithinMs - Date.now())),
+				),
+			]);
+			killAfter = undefined;
+			log(
+				`chaos: kill ${kill} at ${roundRan.size} reported run(s) of the round (aimed at ${count}), ${((Date.now() - releasedAt) / 1000).toFixed(1)} s after the sources answered`,
+			);
+			roundRan = new Set();
+			round = kill + 1;
+			killedAt.push(Date.now());
+			await n8n.kill();
+			gate = undefined;
+			const downUntil = Date.now() + downtimeMs;
+			const stored = await storedStaticData(
+				n8n,
+				pollCases.map((poll) => poll.workflowId),
+			);
+			for (const poll of pollCases) {
+				const outbox = stored
+					? (pollStateOf(stored.get(poll.workflowId), 'Poll')?.outbox ?? [])
+					: undefined;
+				poll.storedKeys.push(new Set(outbox?.map((entry) => entry.key.split(':').at(-1) ?? '')));
+				poll.storedRuns.push(
+					(outbox ?? []).map((entry) => (entry.run?.items ?? []).map(poll.chaos.identity)),
+				);
+				for (const entry of outbox ?? [])
+					for (const item of entry.run?.items ?? []) poll.stored.add(poll.chaos.identity(item));
+				let list = poll.chaos.change(poll.list, kill);
+				if (kill < kills) list = poll.chaos.grow(list, kill + 1);
+				setList(poll, list, kill + 1);
+			}
+			if (kill < kills) opened = openGate();
+			// n8n stays down a while: schedule windows are missed and caught up at the restart.
+			await new Promise((resolve) => setTimeout(resolve, Math.max(0, downUntil - Date.now())));
+			restartedAt.push(Date.now());
+			await n8n.start();
+			await n8n.login();
+			log(
+				`chaos: restart ${kill} took ${((Date.now() - restartedAt[kill - 1]) / 1000).toFixed(1)} s`,
+			);
+		}
+
+		// Settle: nothing running, every owed identity named by its run's items and every window up
+		// to `endAt` run; or, for the polls, nothing more started over two more polls of every source
+		// (what is missing then is lost, and counted by key below).
+		const owed = (poll: PollRunning) => [
+			...new Set([
+				...poll.list.map(poll.chaos.identity).filter((identity) => poll.introduced.has(identity)),
+				...poll.stored,
+			]),
+		];
+		const endAt = Math.floor((Date.now() + 15_000) / WINDOW_MS) * WINDOW_MS;
+		const twoMorePolls = async () => {
+			const since = Date.now();
+			await Promise.all(
+				pollCases.map(async (poll) => {
+					let seen = 0;
+					await source
+						.nextRequest(
+							(r) => r.path === poll.path && r.receivedAt > since && ++seen >= 2,
+							120_000,
+						)
+						.catch(() => undefined);
+				}),
+			);
+		};
+		const settleDeadline = Date.now() + settleTimeoutMs;
+		let lastTotal = -1;
+		for (;;) {
+			let running = false;
+			let missing = 0;
+			let total = 0;
+			for (const poll of pollCases) {
+				const all = await executionsOf(n8n, poll.workflowId);
+				total += all.length;
+				running ||= all.some((e) => e.status === 'running' || e.status === 'new');
+				const ran = new Set(
+					all.flatMap((execution) => triggerItems(execution, 'Poll').map(poll.chaos.identity)),
+				);
+				missing += owed(poll).filter((identity) => !ran.has(identity)).length;
+			}
+			let windowsMissing = 0;
+			for (const schedule of schedulesRunning) {
+				const windows = await countWindows(n8n, schedule.workflowId);
+				for (let window = schedule.from; window <= endAt; window += WINDOW_MS)
+					if (!windows.has(new Date(window).toISOString())) windowsMissing++;
+			}
+			log(
+				`chaos: settling, ${((Date.now() - restartedAt.at(-1)!) / 1000).toFixed(0)} s after the last restart: ${running ? 'runs going, ' : ''}${missing} item(s) and ${windowsMissing} window(s) not run yet`,
+			);
+			if (!running && missing === 0 && windowsMissing === 0) break;
+			if (Date.now() > settleDeadline) {
+				log(
+					`chaos: still ${missing} item(s), ${windowsMissing} window(s) missing after ${settleTimeoutMs} ms; counting`,
+				);
+				break;
+			}
+			if (!running && windowsMissing === 0 && total === lastTotal) break;
+			lastTotal = running ? -1 : total;
+			await twoMorePolls();
+		}
+		// Two more polls of every source: a late repeat would show now.
+		await twoMorePolls();
+		log(
+			`chaos: settled ${((Date.now() - restartedAt.at(-1)!) / 1000).toFixed(1)} s after the last restart`,
+		);
+
+		const results: ChaosResult[] = [];
+		for (const poll of pollCases)
+			results.push(await countPoll(n8n, poll, killedAt, restartedAt, owed(poll)));
+		for (const schedule of schedulesRunning)
+			results.push(await countSchedule(n8n, schedule, killedAt, restartedAt, endAt));
+		for (const result of results) log(timelineText(result));
+		return results;
+	} finally {
+		for (const poll of pollCases)
+			if (poll.workflowId) await n8n.unpublish(poll.workflowId).catch(() => undefined);
+		for (const schedule of schedulesRunning)
+			await n8n.unpublish(schedule.workflowId).catch(() => undefined);
+		await source.close();
+	}
+}
+
+function scheduleWorkflow(chaos: ScheduleChaosCase, reportUrl: string) {
 	const trigger = node('Schedule', `${PACKAGE}.durableScheduleTrigger`, chaos.parameters);
+	// Each run reports its start to the source: the harness kills while one is going.
+	const report = node(
+		'Report',
+		'n8n-nodes-base.httpRequest',
+		{ url: reportUrl, options: {} },
+		{
+			typeVersion: 4.2,
+		},
+	);
 	const slow = node(
 		'Slow',
 		'n8n-nodes-base.wait',
-		{ amount: 3, unit: 'seconds' },
+		{ amount: chaos.runSeconds, unit: 'seconds' },
 		{ typeVersion: 1.1, webhookId: randomUUID() },
 	);
-	const id = await n8n.importWorkflow(
-		workflow(
-			`chaos ${chaos.name}`,
-			[trigger, slow, marker('Done')],
-			[
-				['Schedule', 'Slow'],
-				['Slow', 'Done'],
-			],
-		),
+	return workflow(
+		`chaos ${chaos.name}`,
+		[trigger, report, slow, marker('Done')],
+		[
+			['Schedule', 'Report'],
+			['Report', 'Slow'],
+			['Slow', 'Done'],
+		],
 	);
-	const publishedAt = Date.now();
-	const from = Math.ceil((publishedAt + 2_000) / WINDOW_MS) * WINDOW_MS;
-	try {
-		await n8n.publish(id);
-		await n8n.waitForExecutions(id, (all) => all.length > 0, 'the first window', 60_000);
-		const killedAt: number[] = [];
-		for (let kill = 1; kill <= kills; kill++) {
-			await new Promise((resolve) =>
-				setTimeout(resolve, Math.random() * (kill === 1 ? WINDOW_MS : killWithinMs)),
-			);
-			killedAt.push(Date.now());
-			await n8n.kill();
-			await new Promise((resolve) => setTimeout(resolve, downtimeMs));
-			await n8n.start();
-			await n8n.login();
+}
+
+/** Counts one poll case: every execution named by its items or, when it has none (crashed), its key. */
+async function countPoll(
+	n8n: N8nInstance,
+	poll: PollRunning,
+	killedAt: number[],
+	restartedAt: number[],
+	owed: string[],
+): Promise<ChaosResult> {
+	const { chaos } = poll;
+	const notes: string[] = [];
+	const state = pollStateOf((await n8n.getWorkflow(poll.workflowId)).staticData, 'Poll');
+	const storeId = state?.dedupe?.id ?? poll.storeId ?? '';
+	const generations = (state?.dedupe?.generation ?? 0) + 2;
+	const batch = chaos.parameters.oneRunPerItem === false;
+	const named = [...poll.introduced.keys()];
+	// Items to key: one per new identity (for `changed`, the id with that version).
+	const items = named.map((identity) => {
+		if (chaos.name !== 'changed') {
+			const match =
+				/^(\d+)$/.test(identity) && chaos.name === 'greatest' ? Number(identity) : identity;
+			return { id: match };
 		}
-		const endAt = Math.floor((Date.now() + 15_000) / WINDOW_MS) * WINDOW_MS;
-		const expected: string[] = [];
-		for (let window = from; window <= endAt; window += WINDOW_MS)
-			expected.push(new Date(window).toISOString());
-		const counts = await waitFor(
-			`every window of ${chaos.name} up to ${new Date(endAt).toISOString()} to run`,
-			async () => {
-				const counted = await countWindows(n8n, id);
-				return expected.every((window) => counted.has(window)) ? counted : undefined;
-			},
-			{ timeoutMs: 300_000, intervalMs: 1_000 },
-		).catch(async () => await countWindows(n8n, id));
-		const starts = await countWindows(n8n, id, true);
-		// A kill mid-burst: some run had started less than its 3 s before (it was going, or being created).
-		const earlyKills = killedAt.filter((at) =>
-			[...starts.values()].some((startedAt) => startedAt <= at && startedAt > at - 3_000),
+		const at = identity.lastIndexOf('@');
+		return { id: identity.slice(0, at), v: Number(identity.slice(at + 1)) };
+	});
+	const index = batch
+		? new Map<string, string>()
+		: await keyIndex(chaos, storeId, items, generations);
+	const counted: Counted[] = [];
+	for (const listed of await executionsOf(n8n, poll.workflowId)) {
+		let execution = listed;
+		let identities = triggerItems(execution, 'Poll').map(chaos.identity);
+		// A crashed run is named by its deduplication key (the list leaves it out: read it alone).
+		if (execution.status === 'crashed' || identities.length === 0) {
+			execution = await n8n.execution(listed.id);
+			const key = execution.deduplicationKey?.split(':').at(-1);
+			if (key && !batch) {
+				const byKey = index.get(key);
+				if (byKey && identities.length > 0 && !(identities.length === 1 && identities[0] === byKey))
+					notes.push(
+						`execution ${execution.id}: key names ${byKey}, items ${identities.join(',')}`,
+					);
+				identities = byKey ? [byKey] : identities;
+			} else if (key && batch && identities.length > 0) {
+				const expectedKey = await batchKey(
+					storeId,
+					identities.map((id) => ({ id })),
+				);
+				if (expectedKey !== key)
+					notes.push(
+						`execution ${execution.id}: batch key ${key} is not that of its ${identities.length} items`,
+					);
+			}
+			if (identities.length === 0) {
+				notes.push(
+					`execution ${execution.id} (${execution.status}): no item, key ${key ?? 'none'} unknown`,
+				);
+				identities = [`unknown execution ${execution.id}`];
+			}
+		}
+		counted.push({
+			id: execution.id,
+			startedAt: Date.parse(execution.startedAt ?? '') || Infinity,
+			status: execution.status,
+			identities,
+			key: execution.deduplicationKey ?? undefined,
+		});
+	}
+	const counts = new Map<string, number>();
+	for (const execution of counted)
+		for (const identity of execution.identities)
+			counts.set(identity, (counts.get(identity) ?? 0) + 1);
+	const owedSet = new Set(owed);
+	const optional = named.filter((identity) => !owedSet.has(identity));
+	const lost = owed.filter((identity) => !counts.has(identity)).length;
+	const repeated = [...counts].reduce(
+		(sum, [identity, count]) =>
+			sum + (poll.introduced.has(identity) ? Math.max(0, count - 1) : count),
+		0,
+	);
+	const timeline = killedAt.map((at, i): KillTimeline => {
+		const round = new Set(
+			[...poll.introduced].filter(([, r]) => r === i + 1).map(([identity]) => identity),
+		);
+		const first = new Map<string, number>();
+		for (const execution of counted)
+			for (const identity of execution.identities)
+				if (round.has(identity))
+					first.set(identity, Math.min(first.get(identity) ?? Infinity, execution.startedAt));
+		const startedBefore = [...first.values()].filter((started) => started <= at).length;
+		const previousRestart = i === 0 ? -Infinity : restartedAt[i - 1];
+		const nextKill = killedAt[i + 1] ?? Infinity;
+		// Identities with an execution that started before the kill.
+		const ranBefore = new Set(
+			counted.filter((e) => e.startedAt <= at).flatMap((e) => e.identities),
+		);
+		const storedKeys = poll.storedKeys[i];
+		const storedRuns = poll.storedRuns[i] ?? [];
+		return {
+			kill: i + 1,
+			startedBefore,
+			ranInRound: first.size,
+			crashed: counted.filter(
+				(e) => e.status === 'crashed' && e.startedAt <= at && e.startedAt > previousRestart,
+			).length,
+			reEmitted: n8n.topology === 'single' ? storedKeys?.size : undefined,
+			refused:
+				n8n.topology === 'single'
+					? storedRuns.filter(
+							(identities) =>
+								identities.length > 0 && identities.every((identity) => ranBefore.has(identity)),
+						).length
+					: undefined,
+			startedAfterRestart: counted.filter(
+				(e) => e.startedAt >= restartedAt[i] && e.startedAt < nextKill,
+			).length,
+			// Some but not all of the round's runs had started, or the state with its runs was
+			// stored and not yet settled (a batch is one run: only the latter can show it).
+			midBurst: (startedBefore > 0 && startedBefore < first.size) || (storedKeys?.size ?? 0) > 0,
+		};
+	});
+	return {
+		case: chaos.name,
+		kills: killedAt.length,
+		earlyKills: timeline.filter((entry) => entry.midBurst).length,
+		expected: owed.length,
+		optional: optional.length,
+		lost,
+		repeated,
+		timeline,
+		notes: [
+			...notes,
+			...owed
+				.filter((identity) => !counts.has(identity))
+				.slice(0, 5)
+				.map((identity) => `lost: ${identity}`),
+			...[...counts]
+				.filter(([identity, count]) => count > 1 || !poll.introduced.has(identity))
+				.slice(0, 5)
+				.map(([identity, count]) => `ran ${count}×: ${identity}`),
+		],
+	};
+}
+
+async function countSchedule(
+	n8n: N8nInstance,
+	schedule: ScheduleRunning,
+	killedAt: number[],
+	restartedAt: number[],
+	endAt: number,
+): Promise<ChaosResult> {
+	const expected: string[] = [];
+	for (let window = schedule.from; window <= endAt; window += WINDOW_MS)
+		expected.push(new Date(window).toISOString());
+	const counts = await countWindows(n8n, schedule.workflowId);
+	const starts = await countWindows(n8n, schedule.workflowId, true);
+	const crashedStarts = await crashedStartTimes(n8n, schedule.workflowId);
+	// A kill mid-burst: a run was going (n8n saved it crashed).
+	const timeline = killedAt.map((at, i): KillTimeline => {
+		const previousRestart = i === 0 ? -Infinity : restartedAt[i - 1];
+		const before = [...starts.values()].filter(
+			(startedAt) => startedAt <= at && startedAt > previousRestart,
+		);
+		const after = [...starts.values()].filter(
+			(startedAt) => startedAt > at && startedAt < (killedAt[i + 1] ?? Infinity),
+		);
+		const crashed = crashedStarts.filter(
+			(startedAt) => startedAt <= at && startedAt > previousRestart,
 		).length;
 		return {
-			case: chaos.name,
-			kills,
-			earlyKills,
-			expected: expected.length,
-			lost: expected.filter((window) => !counts.has(window)).length,
-			repeated: [...counts.values()].reduce((sum, count) => sum + Math.max(0, count - 1), 0),
+			kill: i + 1,
+			startedBefore: before.length,
+			ranInRound: before.length + after.length,
+			crashed,
+			startedAfterRestart: after.length,
+			midBurst: crashed > 0,
 		};
-	} finally {
-		await n8n.unpublish(id).catch(() => undefined);
-	}
+	});
+	return {
+		case: schedule.chaos.name,
+		kills: killedAt.length,
+		earlyKills: timeline.filter((entry) => entry.midBurst).length,
+		expected: expected.length,
+		lost: expected.filter((window) => !counts.has(window)).length,
+		repeated: [...counts.values()].reduce((sum, count) => sum + Math.max(0, count - 1), 0),
+		timeline,
+		notes: [...counts]
+			.filter(([, count]) => count > 1)
+			.slice(0, 5)
+			.map(([window, count]) => `ran ${count}×: ${window}`),
+	};
+}
+
+/** When each crashed execution of the workflow started. */
+async function crashedStartTimes(n8n: N8nInstance, workflowId: string): Promise<number[]> {
+	return (await executionsOf(n8n, workflowId))
+		.filter((execution) => execution.status === 'crashed')
+		.map((execution) => Date.parse(execution.startedAt ?? '') || Infinity);
+}
+
+/** The per-kill timeline of one case, and its final counts. */
+export function timelineText(result: ChaosResult): string {
+	const lines = [
+		`${result.case}: expected ${result.expected}${result.optional ? ` (+${result.optional} may run once)` : ''}, lost ${result.lost}, repeated ${result.repeated}, kills mid-burst ${result.earlyKills}/${result.kills}`,
+		...(result.timeline ?? []).map(
+			(t) =>
+				`  kill ${t.kill}: ${t.startedBefore}/${t.ranInRound} of the round's runs started before it${t.midBurst ? ' (mid-burst)' : ''}; crashed ${t.crashed}` +
+				(t.reEmitted === undefined
+					? ''
+					: `; stored outbox ${t.reEmitted} re-emitted, ${t.refused} of them refused (run existed)`) +
+				`; started after the restart ${t.startedAfterRestart}`,
+		),
+		...(result.notes ?? []).map((note) => `  ${note}`),
+	];
+	return lines.join('\n');
+}
+
+/** The workflow's executions; n8n answers 503 while its database is busy (a large burst), so ask again. */
+async function executionsOf(n8n: N8nInstance, workflowId: string): Promise<Execution[]> {
+	// Running and just-created ones too: a burst over a large history can take minutes to run.
+	const list = async () => {
+		const byId = new Map<string, Execution>();
+		for (const status of [undefined, 'running', 'new'] as const) {
+			for (const execution of await n8n.executions(workflowId, { status }))
+				byId.set(execution.id, execution);
+		}
+		return [...byId.values()];
+	};
+	return await waitFor(`the executions of workflow ${workflowId}`, list, {
+		timeoutMs: 300_000,
+		intervalMs: 2_000,
+	});
+}
+
+/** The results as a table, as `npm run chaos` prints it. */
+export function chaosTable(results: ChaosResult[]): string {
+	const rows = [
+		['case', 'kills', 'kills mid-burst', 'items expected', 'lost', 'repeated'],
+		...results.map((r) =>
+			[
+				r.case,
+				r.kills,
+				r.earlyKills,
+				`${r.expected}${r.optional ? ` (+${r.optional})` : ''}`,
+				r.lost,
+				r.repeated,
+			].map(String),
+		),
+	];
+	const widths = rows[0].map((_, column) => Math.max(...rows.map((row) => row[column].length)));
+	return rows
+		.map((row) => row.map((cell, column) => cell.padEnd(widths[column])).join('  '))
+		.join('\n');
 }
 
 /** Executions per declared window (ISO time); with `firstStart`, when each window's first execution started. */
@@ -385,15 +1027,21 @@ async function countWindows(
 	firstStart = false,
 ): Promise<Map<string, number>> {
 	const counts = new Map<string, number>();
-	for (const execution of await executionsOf(n8n, workflowId)) {
-		// The window is also in the run's deduplication key (dst:<workflow>:<node>@<window>).
-		const items = triggerItems(execution, 'Schedule');
+	for (const listed of await executionsOf(n8n, workflowId)) {
+		// The window is also in the run's deduplication key (dst:<workflow>:<node>@<window>); a
+		// crashed run's trigger items may be recovery placeholders: read its key.
+		let items = triggerItems(listed, 'Schedule');
+		let key: string | undefined | null;
+		if (items.length === 0) {
+			key = (await n8n.execution(listed.id)).deduplicationKey;
+			items = [];
+		}
 		const windows =
 			items.length > 0
 				? items.map((item) => String(item.declaredAt))
-				: [execution.deduplicationKey?.split('@')[1] ?? 'unknown'];
+				: [key?.split('@')[1] ?? `unknown execution ${listed.id}`];
 		for (const window of windows) {
-			const startedAt = Date.parse(execution.startedAt ?? '') || Infinity;
+			const startedAt = Date.parse(listed.startedAt ?? '') || Infinity;
 			counts.set(
 				window,
 				firstStart
