@@ -94,6 +94,12 @@ export interface NodeSetup {
 	/** The workflow's static data as n8n loaded it (kept by reference: the test can read it after). */
 	staticData?: IDataObject;
 	timezone?: string;
+	/**
+	 * Default WORKFLOW_ID. The nodes keep some things per workflow and node across activations in
+	 * the process (runs n8n has not settled, the last state written): tests that must not meet
+	 * another test's give each their own id.
+	 */
+	workflowId?: string;
 }
 
 function makeWorkflow(Class: NodeClass, setup: NodeSetup): { workflow: Workflow; node: INode } {
@@ -117,7 +123,7 @@ function makeWorkflow(Class: NodeClass, setup: NodeSetup): { workflow: Workflow;
 		),
 	};
 	const workflow = new Workflow({
-		id: WORKFLOW_ID,
+		id: setup.workflowId ?? WORKFLOW_ID,
 		name: 'in-process',
 		nodes: [node],
 		connections: {},

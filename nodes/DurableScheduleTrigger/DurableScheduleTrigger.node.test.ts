@@ -16,6 +16,13 @@ import { knownSchedules } from './knownSchedules';
 
 const NODE_NAME = 'Every 10s';
 
+/** Each test's own workflow id: runs one test left unsettled must not hold back another's (RunEmitter). */
+let workflowId = '';
+let testsStarted = 0;
+beforeEach(() => {
+	workflowId = `wf-${++testsStarted}`;
+});
+
 async function activate(
 	parameters: IDataObject,
 	{ mode = 'trigger', staticData }: { mode?: 'trigger' | 'manual'; staticData?: IDataObject } = {},
@@ -32,6 +39,7 @@ async function activate(
 			},
 			timezone: 'Europe/Berlin',
 			staticData,
+			workflowId,
 		},
 		{ mode },
 	);
@@ -123,7 +131,7 @@ describe('Durable Schedule Trigger node', () => {
 		const stored = storedBehind(3);
 		stored.history = [
 			{
-				runKey: 'wf-1:node-1@x',
+				runKey: `${workflowId}:node-1@x`,
 				declaredAt: stored.lastDeclaredFire ?? 0,
 				actualAt: stored.lastDeclaredFire,
 				latenessMs: 0,
@@ -141,7 +149,7 @@ describe('Durable Schedule Trigger node', () => {
 		const preview = emitted[0].items[0][0].json;
 		expect(preview).toMatchObject({
 			preview: true,
-			scheduleId: 'wf-1:node-1',
+			scheduleId: `${workflowId}:node-1`,
 			schedule: 'interval 10000 anchor 0',
 			catchUp: { missedCount: 3, runsToStart: 2 },
 		});
@@ -181,7 +189,7 @@ describe('Durable Schedule Trigger node', () => {
 			validTime: first.declaredAt,
 			systemTime: first.actualAt,
 		});
-		expect(first.runKey).toBe(`wf-1:node-1@${String(first.declaredAt)}`);
+		expect(first.runKey).toBe(`${workflowId}:node-1@${String(first.declaredAt)}`);
 		expect(emitted[0].deduplicationKey).toBe(`dst:${String(first.runKey)}`);
 		// What n8n saves on the first emit already records both runs, in the history and the outbox.
 		const written = stateIn(emitted[0].saved);
