@@ -3,12 +3,13 @@
 # with its wall time as it ends, and a summary at the end.
 #
 # Build, lint, format and unit run one after the other (a failure stops there). The real-n8n phases then
-# run in two lanes side by side, since most of their time is spent waiting (for a poll interval, a
+# run in three lanes side by side, since most of their time is spent waiting (for a poll interval, a
 # schedule window, an n8n start), not computing:
 #   lane "2.41":  the n8n 2.41 e2e suites on two jest workers, longest first (test/harness/sequencer.js);
-#   lane "queue+1.x": the queue-mode subset, then the n8n 1.123 subset.
-# Each lane's lines are prefixed with its name. A failed phase fails the run; the other lane still ends,
-# so its figures are printed too.
+#   lane "queue": the queue-mode subset;
+#   lane "1.x":   the n8n 1.123 subset.
+# Each lane's lines are prefixed with its name. A failed phase fails the run; the other lanes still end,
+# so their figures are printed too.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -56,16 +57,17 @@ done
 
 if [ "$status" -eq 0 ]; then
   lane "2.41" "e2e n8n 2.41|jest --selectProjects e2e --maxWorkers=2"
-  lane "queue+1.x" "queue mode|npm run test:queue-ci" "n8n 1.123|bash scripts/test-n8n1.sh"
+  lane "queue" "queue mode|npm run test:queue-ci"
+  lane "1.x" "n8n 1.123|bash scripts/test-n8n1.sh"
   wait
-  for name in "2.41" "queue+1.x"; do
+  for name in "2.41" "queue" "1.x"; do
     lane_status="$(cat "$work/$name.status" 2>/dev/null || echo 1)"
     [ "$lane_status" -eq 0 ] || status="$lane_status"
   done
 fi
 
 seconds=$(($(date +%s) - total_start))
-echo "[test] phases (the last three side by side: 2.41 beside queue mode then 1.123):"
+echo "[test] phases (the last three side by side):"
 sed 's/^/[test]   /' "$work/summary"
 echo "[test] total: $((seconds / 60)) min $((seconds % 60)) s"
 exit "$status"

@@ -171,14 +171,26 @@ describe('Durable Schedule Trigger in a real n8n', () => {
 		description: string,
 		timeoutMs = 120_000,
 	): Promise<Fire[]> {
-		return fires(
-			await n8n.waitForExecutions(
-				ids[name],
-				(executions) => done(fires(executions)),
-				`${name}: ${description}`,
-				timeoutMs,
-			),
-		);
+		try {
+			return fires(
+				await n8n.waitForExecutions(
+					ids[name],
+					(executions) => done(fires(executions)),
+					`${name}: ${description}`,
+					timeoutMs,
+				),
+			);
+		} catch (error) {
+			// What the trigger last stored says why no run came: its recent history, outbox and queue.
+			const state = await stateOf(name).catch(() => undefined);
+			const stored = state && {
+				lastDeclaredFire: state.lastDeclaredFire,
+				outbox: state.outbox,
+				queued: state.queued,
+				history: state.history.slice(-12),
+			};
+			throw new Error(`${(error as Error).message}\nstored state: ${JSON.stringify(stored)}`);
+		}
 	}
 
 	/** firesWhen for a workflow id made by the test itself. */
