@@ -251,8 +251,10 @@ describe('Durable Schedule Trigger node', () => {
 		await flushPromises();
 		const written = stateIn(first.staticData);
 		expect(written.outbox).toEqual([]);
-		await first.close(); // n8n re-registers this trigger alone (its node changed)...
-		// ...on a new copy read from a database that another copy's save rolled back (copy B).
+		// n8n re-registers this trigger alone (its node changed) on a new copy read from a database
+		// that another copy's save rolled back (copy B), while the workflow's other trigger stays open
+		// on copy A (the first activation stands in for it here: a copy no open trigger holds is not
+		// saved by anyone, and is not written).
 		const second = await activate(settings, { staticData: structuredClone(stale) });
 		expect(second.emitted).toHaveLength(0); // the caught-up window is not planned again
 		const repaired = stateIn(second.staticData);
@@ -260,6 +262,7 @@ describe('Durable Schedule Trigger node', () => {
 		expect(repaired.rollbacks).toMatchObject([{ storedSeq: 0, seq: written.seq }]);
 		// Copy A (still held by another trigger of the workflow, which saves it whole) gets the write too.
 		expect(stateIn(first.staticData)).toEqual(repaired);
+		await first.close();
 		await second.close();
 	});
 });

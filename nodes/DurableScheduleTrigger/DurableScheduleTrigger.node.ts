@@ -320,9 +320,7 @@ export class DurableScheduleTrigger implements INodeType {
 			created: ({ run }) => engine.fireCreated(run.runKey),
 		});
 		const live = this.getMode() !== 'manual';
-		const setState = live
-			? writerToLiveCopies(scheduleId, staticData)
-			: (key: string, value: IDataObject) => (staticData[key] = value);
+		const liveCopies = live ? writerToLiveCopies(this) : undefined;
 		try {
 			settings = settingsFrom(this);
 			engine = new ScheduleEngine({
@@ -334,7 +332,8 @@ export class DurableScheduleTrigger implements INodeType {
 				// n8n writes static data to its database only when a trigger emits (and once after
 				// activation), and only notices reassigned top-level keys: each write replaces the state.
 				write: (state) => {
-					setState(STATE_KEY, state as unknown as IDataObject);
+					if (liveCopies) liveCopies.write(STATE_KEY, state as unknown as IDataObject);
+					else staticData[STATE_KEY] = state as unknown as IDataObject;
 					if (live) knownSchedules.set(scheduleId, state);
 				},
 				emit: async (fires) =>
@@ -349,6 +348,7 @@ export class DurableScheduleTrigger implements INodeType {
 			throw toNodeError(node, error);
 		}
 		const closeFunction = async () => {
+			liveCopies?.close();
 			emitter.stop();
 			engine.deactivate();
 		};

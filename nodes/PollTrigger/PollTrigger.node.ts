@@ -359,7 +359,7 @@ export class PollTrigger implements INodeType {
 
 		// Into every live copy of the node's static data: another trigger of the workflow, re-registered
 		// on its own copy, must not store an old state of this one with its emits.
-		const setState = writerToLiveCopies(`${workflowId ?? 'unsaved'}:${node.id}`, staticData);
+		const liveCopies = writerToLiveCopies(this);
 		const outbox = new Outbox<PollRun>(saved.outbox);
 		let startAgainApplied = saved.startAgainApplied;
 		if (saved.pending)
@@ -377,7 +377,7 @@ export class PollTrigger implements INodeType {
 				ledger: ledger.saved(),
 				...(startAgainApplied !== undefined && { startAgainApplied }),
 			};
-			setState(STATE_KEY, state as unknown as IDataObject);
+			liveCopies.write(STATE_KEY, state as unknown as IDataObject);
 		};
 		/** Keys emitted again at this activation: a refusal of one says it existed before. */
 		const reEmitted = new Set<string>();
@@ -518,6 +518,7 @@ export class PollTrigger implements INodeType {
 		if (store.isFresh) await firstPoll;
 		return {
 			closeFunction: async () => {
+				liveCopies.close();
 				runner.stop();
 				emitter.stop();
 			},

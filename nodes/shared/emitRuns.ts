@@ -2,6 +2,7 @@ import type { INodeExecutionData, IRun, ITriggerFunctions } from 'n8n-workflow';
 
 import { systemClock } from '../../core/clock';
 import type { Settlement } from '../../core/outbox';
+import { workflowStaticData } from './liveCopies';
 
 /** One run to emit: `key` is its n8n deduplication key (none: nothing to refuse or settle). */
 export interface RunToEmit<R> {
@@ -244,8 +245,7 @@ async function staticDataWritten(
 	context: ITriggerFunctions,
 	stopped: () => boolean = () => false,
 ): Promise<void> {
-	const root = (context as unknown as { workflow?: { staticData?: { __dataChanged?: unknown } } })
-		.workflow?.staticData;
+	const root = workflowStaticData(context);
 	if (typeof root?.__dataChanged !== 'boolean') return;
 	const deadline = systemClock.now() + STATIC_DATA_WRITE_WAIT_MS;
 	while (root.__dataChanged === true && systemClock.now() < deadline && !stopped()) {

@@ -1,32 +1,71 @@
-import type { IDataObject } from 'n8n-workflow';
+import type { IDataObject, ITriggerFunctions } from 'n8n-workflow';
 
 /**
- * A trigger's node static data in every copy of its workflow's static data that this process
- * activated it on, by `<workflow id>:<node id>`. n8n 2.x's publication service re-registers only the
- * triggers whose node changed, each on a new copy of the static data read from the database, while
- * the workflow's other triggers keep theirs; every trigger's emit saves its whole copy. Writing a
- * trigger's state into every copy still alive keeps another trigger's save from storing an old state
- * of this one. Copies are held weakly: a deactivated workflow's copy goes with it.
+ * Every copy of a workflow's static data that this process activated one of its triggers on, by
+ * workflow id. n8n 2.x's publication service re-registers only the triggers whose node changed, each
+ * on a new copy of the static data read from the database, while the workflow's other triggers keep
+ * theirs; every trigger's emit saves its whole copy, the other triggers' node data included. Writing
+ * a trigger's state into every copy still alive keeps another trigger's save from storing an old
+ * state of this one, whichever of them was re-registered. Copies are held weakly: a deactivated
+ * workflow's copy goes with it.
  */
-const copiesByNode = new Map<string, Set<WeakRef<IDataObject>>>();
+const copiesByWorkflow = new Map<string, Array<{ copy: WeakRef<IDataObject>; triggers: number }>>();
+
+/** A trigger activation's way to set its node's static data, in every live copy of the workflow's. */
+export interface LiveCopiesWriter {
+	/** Sets `key` in the node's static data (`node:<name>`) of this copy and every other live copy. */
+	write(key: string, value: IDataObject): void;
+	/**
+	 * The trigger was closed: its copy is no longer written by others, and its own later writes (a
+	 * run n8n settles after the close) reach only its own copy, never the next activation's.
+	 */
+	close(): void;
+}
 
 /**
- * Registers this activation's node static data and returns the trigger's one way to set `key` in it:
- * in this copy and in every other live copy of the same node.
+ * The workflow's whole static data (the object n8n saves), which the node API does not hand out:
+ * n8n-core's trigger context keeps the `Workflow` it runs on (read in n8n 2.41.1 and 1.123), whose
+ * `staticData` it is. Undefined if a version keeps it elsewhere.
  */
-export function writerToLiveCopies(
-	nodeKey: string,
-	staticData: IDataObject,
-): (key: string, value: IDataObject) => void {
-	const copies = copiesByNode.get(nodeKey) ?? new Set<WeakRef<IDataObject>>();
-	copiesByNode.set(nodeKey, copies);
-	copies.add(new WeakRef(staticData));
-	return (key, value) => {
-		staticData[key] = value;
-		for (const copy of copies) {
-			const other = copy.deref();
-			if (other === undefined) copies.delete(copy);
-			else if (other !== staticData) other[key] = value;
-		}
+export function workflowStaticData(context: ITriggerFunctions): IDataObject | undefined {
+	const root = (context as unknown as { workflow?: { staticData?: unknown } }).workflow?.staticData;
+	return root !== null && typeof root === 'object' ? (root as IDataObject) : undefined;
+}
+
+/**
+ * Registers this activation's copy of the workflow's static data and returns the trigger's one way
+ * to set its node's state. Without the whole copy (see workflowStaticData) it writes its own node's
+ * static data only, as before.
+ */
+export function writerToLiveCopies(context: ITriggerFunctions): LiveCopiesWriter {
+	const nodeData = context.getWorkflowStaticData('node');
+	const workflowData = workflowStaticData(context);
+	if (workflowData === undefined)
+		return { write: (key, value) => void (nodeData[key] = value), close: () => {} };
+	const workflowId = context.getWorkflow().id ?? 'unsaved';
+	const copies = copiesByWorkflow.get(workflowId) ?? [];
+	copiesByWorkflow.set(workflowId, copies);
+	// A copy stays registered while any trigger active on it is open (its saves store all nodes' data).
+	let own = copies.find((entry) => entry.copy.deref() === workflowData);
+	if (own) own.triggers++;
+	else copies.push((own = { copy: new WeakRef(workflowData), triggers: 1 }));
+	const nodeKey = `node:${context.getNode().name}`;
+	let closed = false;
+	return {
+		write(key, value) {
+			nodeData[key] = value;
+			if (closed) return;
+			for (const { copy } of copies) {
+				const root = copy.deref();
+				if (root === undefined || root === workflowData) continue;
+				root[nodeKey] ??= {};
+				(root[nodeKey] as IDataObject)[key] = value;
+			}
+		},
+		close() {
+			if (closed) return;
+			closed = true;
+			if (--own.triggers === 0) copies.splice(copies.indexOf(own), 1);
+		},
 	};
 }

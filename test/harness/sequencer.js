@@ -4,24 +4,24 @@
 const Sequencer = require('@jest/test-sequencer').default;
 const { basename } = require('node:path');
 
-/** Minutes each suite took on the 2-core machine (npm test's per-suite figures), longest first. */
-const MINUTES = {
-	'chaos.test.ts': 6,
-	'startScript.test.ts': 5.5,
-	'roundTripWait.test.ts': 4,
-	'pollTrigger.test.ts': 4,
-	'durableScheduleTrigger.test.ts': 3.5,
-	'pollRunSettlement.test.ts': 3,
-	'imapTriage.test.ts': 2,
-	'imapConnector.test.ts': 2,
-	'credentials.test.ts': 1.5,
-	'editor.test.ts': 1.5,
+/** Seconds each suite took in `.ci/run` on the 2-core machine (2026-12-01, three lanes), longest first. */
+const SECONDS = {
+	'startScript.test.ts': 686,
+	'durableScheduleTrigger.test.ts': 431,
+	'pollTrigger.test.ts': 338,
+	'roundTripWait.test.ts': 276,
+	'chaos.test.ts': 256,
+	'pollRunSettlement.test.ts': 243,
+	'editor.test.ts': 152,
+	'imapTriage.test.ts': 138,
+	'credentials.test.ts': 57,
+	'examples.test.ts': 25,
 };
 
 class LongestFirstSequencer extends Sequencer {
 	sort(tests) {
-		const minutes = (test) => MINUTES[basename(test.path)] ?? 0;
-		return [...super.sort(tests)].sort((a, b) => minutes(b) - minutes(a));
+		const seconds = (test) => SECONDS[basename(test.path)] ?? 0;
+		return [...super.sort(tests)].sort((a, b) => seconds(b) - seconds(a));
 	}
 }
 
