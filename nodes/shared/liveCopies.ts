@@ -9,7 +9,10 @@ import type { IDataObject, ITriggerFunctions } from 'n8n-workflow';
  * state of this one, whichever of them was re-registered. Copies are held weakly: a deactivated
  * workflow's copy goes with it.
  */
-const copiesByWorkflow = new Map<string, Array<{ copy: WeakRef<IDataObject>; triggers: number }>>();
+const copiesByWorkflow = new Map<
+	string,
+	Array<{ copy: WeakRef<IDataObject>; openTriggers: Map<string, number> }>
+>();
 
 /** A trigger activation's way to set its node's static data, in every live copy of the workflow's. */
 export interface LiveCopiesWriter {
@@ -43,21 +46,24 @@ export function writerToLiveCopies(context: ITriggerFunctions): LiveCopiesWriter
 	if (workflowData === undefined)
 		return { write: (key, value) => void (nodeData[key] = value), close: () => {} };
 	const workflowId = context.getWorkflow().id ?? 'unsaved';
+	const nodeName = context.getNode().name;
 	const copies = copiesByWorkflow.get(workflowId) ?? [];
 	copiesByWorkflow.set(workflowId, copies);
 	// A copy stays registered while any trigger active on it is open (its saves store all nodes' data).
 	let own = copies.find((entry) => entry.copy.deref() === workflowData);
-	if (own) own.triggers++;
-	else copies.push((own = { copy: new WeakRef(workflowData), triggers: 1 }));
-	const nodeKey = `node:${context.getNode().name}`;
+	if (!own) copies.push((own = { copy: new WeakRef(workflowData), openTriggers: new Map() }));
+	own.openTriggers.set(nodeName, (own.openTriggers.get(nodeName) ?? 0) + 1);
+	const nodeKey = `node:${nodeName}`;
 	let closed = false;
 	return {
 		write(key, value) {
 			nodeData[key] = value;
 			if (closed) return;
-			for (const { copy } of copies) {
+			for (const { copy, openTriggers } of copies) {
 				const root = copy.deref();
-				if (root === undefined || root === workflowData) continue;
+				// A copy this node is open on belongs to that activation of it: an older one is never
+				// pushed a newer one's state, nor the other way round, while both are open.
+				if (root === undefined || root === workflowData || openTriggers.has(nodeName)) continue;
 				root[nodeKey] ??= {};
 				(root[nodeKey] as IDataObject)[key] = value;
 			}
@@ -65,7 +71,10 @@ export function writerToLiveCopies(context: ITriggerFunctions): LiveCopiesWriter
 		close() {
 			if (closed) return;
 			closed = true;
-			if (--own.triggers === 0) copies.splice(copies.indexOf(own), 1);
+			const left = (own.openTriggers.get(nodeName) ?? 1) - 1;
+			if (left > 0) own.openTriggers.set(nodeName, left);
+			else own.openTriggers.delete(nodeName);
+			if (own.openTriggers.size === 0) copies.splice(copies.indexOf(own), 1);
 		},
 	};
 }
