@@ -269,6 +269,14 @@ module.exports = { workflow: { preExecute: [async function () {
 			.map((item) => `${String(item.id)}@${String(item.v)}`)
 			.sort();
 
+	/** The workflow's executions once `count` of them have succeeded. */
+	const afterSuccesses = async (id: string, count: number) =>
+		await n8n.waitForExecutions(
+			id,
+			(all) => all.filter((e) => e.status === 'success').length >= count,
+			`${count} runs`,
+		);
+
 	/** n8n's debug lines "<message> {json}" after `from` in its log, with their JSON parsed. */
 	function logged(message: string, from: number): Array<Record<string, unknown>> {
 		return n8n
@@ -451,13 +459,7 @@ module.exports = { workflow: { preExecute: [async function () {
 		const stores = [await firstPollStored(id, 'Poll', 'changed')];
 		const ranVersions = async (count: number) =>
 			versions(
-				(
-					await n8n.waitForExecutions(
-						id,
-						(all) => all.filter((e) => e.status === 'success').length >= count,
-						`${count} runs`,
-					)
-				).filter((e) => e.status === 'success'),
+				(await afterSuccesses(id, count)).filter((e) => e.status === 'success'),
 				'Poll',
 			);
 		list = [{ id: 'x', v: 1 }];
@@ -510,11 +512,7 @@ module.exports = { workflow: { preExecute: [async function () {
 		await n8n.publish(id);
 		const before = await firstPollStored(id, 'Poll', 'changed');
 		const ran = async (count: number) => {
-			const executions = await n8n.waitForExecutions(
-				id,
-				(all) => all.filter((e) => e.status === 'success').length >= count,
-				`${count} runs`,
-			);
+			const executions = await afterSuccesses(id, count);
 			return [...versions(executions, 'Poll'), ...versions(executions, 'Poll renamed')].sort();
 		};
 		list = [{ id: 'a', v: 1 }];
