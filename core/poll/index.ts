@@ -6,3 +6,4 @@ export * from './kinds';
 export * from './start';
 export * from './runner';
 export * from './ledger';
+export * from './runStage';

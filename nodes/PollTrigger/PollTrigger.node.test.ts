@@ -26,6 +26,11 @@ function pollParameters(url: string, parameters: IDataObject = {}): IDataObject 
 	};
 }
 
+/** The Poll Trigger's state in static data, as far as these tests read it. */
+interface PollTriggerJson {
+	outbox?: Array<{ key: string; run: { items?: IDataObject[]; held?: true } }>;
+}
+
 /** The items of each run the trigger emitted, in order. */
 function runs(run: TriggerRun): IDataObject[][] {
 	return run.emitted.map((emit) => emit.items[0].map((item) => item.json));
@@ -262,6 +267,61 @@ describe('Poll Trigger node (n8n-core TriggerContext)', () => {
 		await nextPoll('/again');
 		expect(runEmits(active)).toEqual([]);
 		expect(active.failures).toEqual([]);
+	});
+
+	it('a burst of big items goes out through a window: each write holds at most about 1 MiB of items, every item runs once, and a crash with runs held loses and repeats none', async () => {
+		const burst = Array.from({ length: 40 }, (_, i) => ({ id: `m${i}`, body: 'x'.repeat(60_000) }));
+		source.on('GET', '/big', () => ({ body: burst }));
+		const setup = {
+			parameters: pollParameters(source.url('/big')),
+			staticData: {} as IDataObject,
+			workflowId: 'wf-big-burst',
+		};
+		/** Item id → the deduplication keys it was emitted under (n8n creates one run per key). */
+		const keysOf = new Map<string, Set<string>>();
+		const outboxItemBytes = (saved: IDataObject | undefined) => {
+			const state = saved?.['node:Poll Trigger'] as { pollTrigger: PollTriggerJson } | undefined;
+			return JSON.stringify((state?.pollTrigger.outbox ?? []).flatMap(({ run }) => run.items ?? []))
+				.length;
+		};
+		/** Ends every run emitted so far, as n8n would, until `count` runs have been emitted. */
+		const runUntil = async (run: TriggerRun, count: number) => {
+			for (let ended = 0; ended < count; ) {
+				const open = runEmits(run).slice(ended);
+				for (const emit of open) emit.done!.resolve({ status: 'success' } as never);
+				ended += open.length;
+				if (ended < count) await until('held runs to go out', () => runEmits(run).length > ended);
+			}
+		};
+		const record = (run: TriggerRun) => {
+			for (const emit of runEmits(run)) {
+				const id = emit.items[0][0].json.id as string;
+				keysOf.set(id, (keysOf.get(id) ?? new Set()).add(emit.deduplicationKey!));
+			}
+			for (const emit of run.emitted)
+				expect(outboxItemBytes(emit.saved)).toBeLessThan(1024 * 1024 + 62_000);
+		};
+
+		active = await activateTrigger(PollTrigger, setup);
+		await until('the first window', () => runEmits(active!).length > 0);
+		const window = runEmits(active).length;
+		expect(window).toBeGreaterThan(1);
+		expect(window).toBeLessThan(burst.length);
+		// What n8n stored with the burst's first emit: the state a crash right after it leaves.
+		const stored = JSON.parse(JSON.stringify(runEmits(active)[0].saved)) as IDataObject;
+		await runUntil(active, burst.length);
+		record(active);
+		await active.close();
+		expect([...keysOf.keys()]).toEqual(burst.map(({ id }) => id));
+
+		// After the crash: the window's runs are emitted again under their keys (n8n refuses them: their
+		// runs exist); the held ones were never emitted, so the next poll plans their items again.
+		active = await activateTrigger(PollTrigger, { ...setup, staticData: stored });
+		expect(runEmits(active)).toHaveLength(window);
+		await nextPoll('/big');
+		await runUntil(active, burst.length);
+		record(active);
+		expect([...keysOf.values()].map((keys) => keys.size)).toEqual(burst.map(() => 1));
 	});
 
 	it('Start Again that is not a JSON list of keys refuses activation, naming the option', async () => {

@@ -13,7 +13,7 @@ import { parseWith } from '../../core/connectors/args';
 import { resolveUrl } from '../../core/connectors/httpAuth';
 import { resolveOp } from '../../core/connectors/registry';
 import type { OpMemory } from '../../core/connectors/types';
-import { type OutboxEntry, Outbox, type Settlement } from '../../core/outbox';
+import type { Settlement } from '../../core/outbox';
 import {
 	type Candidate,
 	type DedupeConfig,
@@ -31,7 +31,9 @@ import {
 	StartLedger,
 	startAgainId,
 	startsRun,
-	type Undo,
+	approxJsonBytes,
+	RunStage,
+	type StagedRun,
 } from '../../core/poll';
 import { type TimeUnit, UNIT_MS } from '../../core/units';
 import { BUSY_WRITE_INTERVAL_MS, RunEmitter, type RunToEmit } from '../shared/emitRuns';
@@ -48,11 +50,7 @@ import {
 } from '../shared/parameters';
 
 /** One run in the outbox: its items as emitted, and how to forget them if n8n cannot create it. */
-interface PollRun {
-	items: IDataObject[];
-	keys: ItemKey[];
-	undo?: Undo;
-}
+type PollRun = StagedRun<IDataObject>;
 
 /** What the trigger keeps in the workflow's static data (per node), with a format version. */
 interface PollTriggerState {
@@ -61,8 +59,11 @@ interface PollTriggerState {
 	observed?: ObservedPollState;
 	/** The op's memory from the last successful poll (HTTP validators). */
 	opMemory?: OpMemory;
-	/** Runs written but not yet settled by n8n (core/outbox.ts); emitted again at every activation. */
-	outbox?: Array<OutboxEntry<PollRun>>;
+	/**
+	 * Runs written but not yet settled by n8n (core/outbox.ts, in two stages: core/poll/runStage.ts);
+	 * armed ones are emitted again at every activation, held ones forgotten.
+	 */
+	outbox?: Array<{ key: string; run: PollRun }>;
 	/** Recent starts: deduplication key → item keys, when, how n8n settled it (core/poll/ledger.ts). */
 	ledger?: LedgerEntry[];
 	/** The Start Again list last applied (startAgainId), so a list is applied once. */
@@ -360,10 +361,16 @@ export class PollTrigger implements INodeType {
 		// Into every live copy of the node's static data: another trigger of the workflow, re-registered
 		// on its own copy, must not store an old state of this one with its emits.
 		const liveCopies = writerToLiveCopies(this);
-		const outbox = new Outbox<PollRun>(saved.outbox);
+		// The static data without the outbox's items, as every run n8n creates loads it (runStage.ts).
+		let stateBytes = approxJsonBytes(saved.dedupe);
+		const outbox = new RunStage<IDataObject>(
+			saved.outbox,
+			(items) => JSON.stringify(items).length,
+			() => stateBytes,
+		);
 		let startAgainApplied = saved.startAgainApplied;
 		if (saved.pending)
-			outbox.add([{ key: saved.pending.dedupeKey, run: { items: saved.pending.items, keys: [] } }]);
+			outbox.add([{ key: saved.pending.dedupeKey, items: saved.pending.items, keys: [] }]);
 		let { observed, opMemory } = saved;
 		// The trigger's one write: n8n stores it with the next emit (RunEmitter) or after activation.
 		// n8n only notices a reassigned top-level key, so the whole state object is replaced.
@@ -377,6 +384,7 @@ export class PollTrigger implements INodeType {
 				ledger: ledger.saved(),
 				...(startAgainApplied !== undefined && { startAgainApplied }),
 			};
+			stateBytes = approxJsonBytes(state.dedupe) + approxJsonBytes(state.ledger);
 			liveCopies.write(STATE_KEY, state as unknown as IDataObject);
 		};
 		/** Keys emitted again at this activation: a refusal of one says it existed before. */
@@ -388,6 +396,7 @@ export class PollTrigger implements INodeType {
 			result?: { status?: string },
 		) => {
 			outbox.settle(key as string);
+			refill();
 			ledger.settled(key as string, ledgerOutcome(settlement, result, error, reEmitted.has(key!)));
 			if (settlement === 'started') return;
 			// This run's items are forgotten, and the validators with them, so they come back at the
@@ -409,14 +418,33 @@ export class PollTrigger implements INodeType {
 			);
 		};
 		const emitter = new RunEmitter<PollRun>(this, {
-			toItems: (run) => run.items.map((json) => ({ json })),
+			toItems: (run) => (run.items ?? []).map((json) => ({ json })),
 			settled,
 			rewrite: writeState,
 			// n8n 1.x has no deduplication keys: each entry leaves the outbox as soon as n8n created its run.
-			created: ({ key }) => void outbox.settle(key as string),
+			created: ({ key }) => {
+				outbox.settle(key as string);
+				refill();
+			},
+			moreToEmit: () => outbox.heldCount > 0,
 			// So that after a crash the ledger tells the runs that had ended from those cut short.
 			busyWriteIntervalMs: BUSY_WRITE_INTERVAL_MS,
 		});
+
+		/** Runs armed now are recorded as started and written, then emitted (core/poll/runStage.ts). */
+		const started = (armed: Array<{ key: string; run: PollRun }>) => {
+			const now = systemClock.now();
+			for (const { key, run } of armed) ledger.started(key, run.keys, now);
+			return armed;
+		};
+		/** Held runs of a burst go out as earlier ones settle, in batches. */
+		function refill() {
+			void emitter.emitTaken(() => {
+				const armed = started(outbox.refill());
+				if (armed.length > 0) writeState();
+				return armed;
+			});
+		}
 
 		let runner: PollRunner;
 		try {
@@ -467,26 +495,27 @@ export class PollTrigger implements INodeType {
 						signal,
 					);
 					if (outcome.kind === 'not_modified') return outcome;
-					const toEmit = runs.map(({ key, candidates, undo }) => ({
+					const planned = runs.map(({ key, candidates, undo }) => ({
 						key,
-						run: {
-							items: candidates.map(toRunItem),
-							keys: candidates.map((c) => c.key),
-							...(undo && { undo }),
-						},
+						items: candidates.map(toRunItem),
+						keys: candidates.map((c) => c.key),
+						...(undo && { undo }),
 					}));
-					const keyedRuns = toEmit.filter(
-						(run): run is OutboxEntry<PollRun> => run.key !== undefined,
+					// `none` remembers nothing: its runs have no key, nothing to refuse, no outbox.
+					const unkeyed = planned
+						.filter(({ key }) => key === undefined)
+						.map(({ items, keys }) => ({ key: undefined, run: { items, keys } }));
+					const armed = started(
+						outbox.add(
+							planned.filter((run): run is typeof run & { key: string } => run.key !== undefined),
+						),
 					);
-					outbox.add(keyedRuns);
-					const now = systemClock.now();
-					for (const { key, run } of keyedRuns) ledger.started(key, run.keys, now);
 					// Validators are kept with the runs they listed: both are in this one write.
 					opMemory = memory;
 					writeState();
 					// Not awaited: the poll (and its timeout) ends with the op and this write; the emitter
 					// sends the runs in order, after any still going out from the poll before.
-					void emitter.emit(toEmit);
+					void emitter.emit([...unkeyed, ...armed]);
 					return outcome;
 				},
 			});
@@ -504,11 +533,19 @@ export class PollTrigger implements INodeType {
 				`Poll Trigger "${node.name}": ${config.startAgain.length} item key(s) marked to start again at the next poll that lists them`,
 			);
 		}
-		// Runs written before the last stop or crash; n8n refuses those it created, by their keys.
+		// Runs held before the last stop or crash were never emitted: their items are forgotten (newest
+		// first, as the cursor kinds' undo only goes back), so the next poll that lists them starts them.
+		const held = outbox.takeStoredHeld();
+		for (const { run } of [...held].reverse()) store.rollback(run.undo);
+		if (held.length > 0)
+			this.logger.info(
+				`Poll Trigger "${node.name}": ${held.length} run(s) of a burst had not been emitted before the last stop; their items start at the next poll that lists them`,
+			);
+		// Runs armed before the last stop or crash; n8n refuses those it created, by their keys.
+		if (saved.pending || held.length > 0) writeState();
 		if (outbox.size > 0) {
-			if (saved.pending) writeState();
-			for (const { key } of outbox.pending()) reEmitted.add(key);
-			await emitter.emit(outbox.pending());
+			for (const { key } of outbox.armed()) reEmitted.add(key);
+			await emitter.emit(outbox.armed());
 		}
 		// The first poll of a fresh store may only remember what is there (First Poll Starts: nothing),
 		// which emits no run, and n8n writes static data only on emit and at the end of activation. So

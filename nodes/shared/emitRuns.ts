@@ -36,6 +36,11 @@ export interface RunEmitterOptions<R> {
 	/** n8n 1.x (no deduplication keys) only: n8n created the run (see emitOneByOne). */
 	created: (run: RunToEmit<R>) => void;
 	/**
+	 * Whether the trigger has runs to emit next (the Poll Trigger's held runs): their emit writes the
+	 * state, so until then settlements are written as while runs are unsettled.
+	 */
+	moreToEmit?: () => boolean;
+	/**
 	 * Set: while runs of a burst are still unsettled, their settlements so far are written too, at
 	 * most once per this many ms (the first at once). A crash mid-burst then leaves the runs that
 	 * had ended before it recorded as ended, so the Poll Trigger's ledger of recent starts can tell
@@ -112,9 +117,24 @@ export class RunEmitter<R> {
 
 	/** Emits the runs after those of earlier calls; resolves once they are all emitted. */
 	emit(runs: ReadonlyArray<RunToEmit<R>>): Promise<void> {
-		const emitted = this.emitting.then(async () => await this.emitInOrder(runs));
-		this.emitting = emitted.catch(() => undefined);
-		return emitted;
+		return this.enqueue(async () => await this.emitInOrder(runs));
+	}
+
+	/**
+	 * After the runs of earlier calls: calls `take`, which may change the trigger's state (the runs it
+	 * returns are then in it), and emits what it returned, the first in the same task, so that its
+	 * emit has n8n write that state (a write made meanwhile could clear n8n's changed flag first).
+	 */
+	emitTaken(take: () => ReadonlyArray<RunToEmit<R>>): Promise<void> {
+		return this.enqueue(async () => {
+			if (!this.stopped) await this.emitInOrder(take());
+		});
+	}
+
+	private enqueue(task: () => Promise<void>): Promise<void> {
+		const done = this.emitting.then(task);
+		this.emitting = done.catch(() => undefined);
+		return done;
 	}
 
 	/** Nothing is emitted after this, not even the write of the last settlements. */
@@ -191,7 +211,7 @@ export class RunEmitter<R> {
 	private writeSettlementsIfIdle(): void {
 		const key = this.existingKey;
 		if (this.stopped || !this.unwritten || key === undefined) return;
-		if (this.unsettled.size > 0) {
+		if (this.unsettled.size > 0 || this.options.moreToEmit?.()) {
 			const interval = this.options.busyWriteIntervalMs;
 			const now = systemClock.now();
 			if (interval === undefined || now - this.lastBusyWrite < interval) return;

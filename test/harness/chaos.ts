@@ -16,8 +16,8 @@ import { marker, node, PACKAGE, workflow } from '../e2e/workflowBuilder';
  * on one fake source, each schedule case a published Durable Schedule Trigger. A round:
  *
  *   1. every poll source gets its burst of new items (for `changed`, new versions of known items);
- *      the source holds each case's answer until every case has asked and a schedule run has
- *      started (at most 15 s), so all bursts are processed at once, beside a schedule run. Every run
+ *      the source holds each case's answer until every case has asked and a run of every schedule
+ *      case has started (at most 15 s), so all bursts are processed at once, beside a schedule run. Every run
  *      reports each item to the source as it runs (an HTTP Request node); the kill lands once a
  *      random number of the round's runs (1 to a third of its new items) have reported, or
  *      `killWithinMs` after the answers if none do. After a restart the schedule's catch-up of the
@@ -81,6 +81,8 @@ export interface KillTimeline {
 	crashed: number;
 	/** Outbox entries stored when n8n died (emitted again at the restart; undefined: not read). */
 	reEmitted?: number;
+	/** Runs stored held (never emitted; their items planned again by the next poll). */
+	held?: number;
 	/** Of those, entries whose run existed already (n8n refused them by their key). */
 	refused?: number;
 	/** Executions started from the restart to the next kill (or the end). */
@@ -168,6 +170,16 @@ export function pollChaosCases(history: number, burst: number): ChaosCase[] {
 	return [
 		unordered('unique', { dedupe: 'unique' }),
 		unordered('time_window', { dedupe: 'time_window', ttl: 1, ttlUnit: 'hours' }),
+		{
+			// Items of 100 KB: a burst is more than the stored outbox arms at once (core/poll/runStage.ts),
+			// so a kill often finds runs of it held (remembered, stored without items, never emitted).
+			...unordered('big_items', { dedupe: 'unique' }),
+			grow: (list, round) =>
+				insertRandomly(
+					list,
+					fresh('big_items', round).map((item) => ({ ...item, body: 'x'.repeat(100_000) })),
+				),
+		},
 		{ ...unordered('batch', { dedupe: 'unique', oneRunPerItem: false }), name: 'batch' },
 		{
 			// Oldest first: new items appended; only the older half of the history is reordered (far
@@ -268,7 +280,7 @@ export function triggerItems(
 /** The trigger's stored state as the node keeps it in the workflow's static data. */
 interface StoredPollState {
 	dedupe?: { id?: string; generation?: number };
-	outbox?: Array<{ key: string; run?: { items?: Item[] } }>;
+	outbox?: Array<{ key: string; run?: { items?: Item[]; held?: true } }>;
 }
 
 function pollStateOf(staticData: unknown, triggerName: string): StoredPollState | undefined {
@@ -394,8 +406,9 @@ export function scheduleChaosCases(): ScheduleChaosCase[] {
 		{
 			name: 'schedule queue overlap',
 			parameters: { ...common, overlap: 'queue', queueLimit: 1000 },
-			// One at a time: after a restart the queue drains the missed windows back to back.
-			runSeconds: 3,
+			// One at a time: after a restart the queue drains the missed windows back to back. 5 s, so
+			// that a kill a few seconds after the bursts' answers (released as its run starts) lands in it.
+			runSeconds: 5,
 		},
 	];
 }
@@ -411,6 +424,8 @@ interface PollRunning {
 	/** Identities in an outbox stored when n8n died. */
 	stored: Set<string>;
 	storedKeys: Array<Set<string>>;
+	/** Per kill, how many runs the stored outbox held (undefined: not read). */
+	storedHeld: Array<number | undefined>;
 	/** Per kill, the identities of each run in the stored outbox. */
 	storedRuns: string[][][];
 	storeId?: string;
@@ -451,8 +466,8 @@ export async function runChaos(
 	let gate:
 		| {
 				waiting: Set<string>;
-				/** A schedule run started since the gate opened. */
-				scheduleRan?: boolean;
+				/** Schedule cases with a run started since the gate opened. */
+				schedulesRan: Set<number>;
 				release: () => void;
 				released: Promise<void>;
 				releasedAt?: number;
@@ -463,6 +478,7 @@ export async function runChaos(
 		const released = new Promise<void>((resolve) => (release = resolve));
 		const opened = {
 			waiting: new Set<string>(),
+			schedulesRan: new Set<number>(),
 			release,
 			released,
 			releasedAt: undefined as number | undefined,
@@ -482,6 +498,7 @@ export async function runChaos(
 			introduced: new Map(),
 			stored: new Set(),
 			storedKeys: [],
+			storedHeld: [],
 			storedRuns: [],
 		};
 	});
@@ -490,7 +507,7 @@ export async function runChaos(
 			const held = gate;
 			if (held && !held.releasedAt) {
 				held.waiting.add(poll.chaos.name);
-				if (held.waiting.size === pollCases.length && (schedules.length === 0 || held.scheduleRan))
+				if (held.waiting.size === pollCases.length && held.schedulesRan.size === schedules.length)
 					held.release();
 				else if (held.waiting.size === 1) setTimeout(held.release, HOLD_MAX_MS);
 				await held.released;
@@ -566,12 +583,15 @@ export async function runChaos(
 			});
 		}
 		for (const chaos of schedules) {
-			const path = `${RAN_PATH}/schedule-${schedulesRunning.length}`;
+			const index = schedulesRunning.length;
+			const path = `${RAN_PATH}/schedule-${index}`;
 			source.on('GET', path, () => {
-				// The polls' answers wait for a schedule run to start: the bursts then go with it.
+				// The polls' answers wait for a run of every schedule case to start: the bursts then go
+				// while each has a run going.
 				if (gate && !gate.releasedAt) {
-					gate.scheduleRan = true;
-					if (gate.waiting.size === pollCases.length) gate.release();
+					gate.schedulesRan.add(index);
+					if (gate.waiting.size === pollCases.length && gate.schedulesRan.size === schedules.length)
+						gate.release();
 				}
 				return { body: {} };
 			});
@@ -632,9 +652,11 @@ export async function runChaos(
 				pollCases.map((poll) => poll.workflowId),
 			);
 			for (const poll of pollCases) {
-				const outbox = stored
-					? (pollStateOf(stored.get(poll.workflowId), 'Poll')?.outbox ?? [])
-					: undefined;
+				// Held runs were never emitted (core/poll/runStage.ts): not emitted again, and their items,
+				// stored without them, are owed only while the source lists them.
+				const all = stored ? (pollStateOf(stored.get(poll.workflowId), 'Poll')?.outbox ?? []) : [];
+				const outbox = stored ? all.filter((entry) => !entry.run?.held) : undefined;
+				poll.storedHeld.push(stored ? all.length - (outbox?.length ?? 0) : undefined);
 				poll.storedKeys.push(new Set(outbox?.map((entry) => entry.key.split(':').at(-1) ?? '')));
 				poll.storedRuns.push(
 					(outbox ?? []).map((entry) => (entry.run?.items ?? []).map(poll.chaos.identity)),
@@ -871,6 +893,7 @@ async function countPoll(
 				(e) => e.status === 'crashed' && e.startedAt <= at && e.startedAt > previousRestart,
 			).length,
 			reEmitted: n8n.topology === 'single' ? storedKeys?.size : undefined,
+			held: poll.storedHeld[i],
 			refused:
 				n8n.topology === 'single'
 					? storedRuns.filter(
@@ -975,6 +998,7 @@ export function timelineText(result: ChaosResult): string {
 				(t.reEmitted === undefined
 					? ''
 					: `; stored outbox ${t.reEmitted} re-emitted, ${t.refused} of them refused (run existed)`) +
+				(t.held ? `, ${t.held} held (planned again)` : '') +
 				`; started after the restart ${t.startedAfterRestart}`,
 		),
 		...(result.notes ?? []).map((note) => `  ${note}`),
