@@ -27,8 +27,8 @@ export function historyLevel(bytes: number): number {
 	return HISTORY_WARNING_BYTES.filter((threshold) => bytes >= threshold).length;
 }
 
-/** The store's history as Execute step shows it, when there is something to say. */
-export interface HistorySummary {
+/** The store's history as Execute step shows it, when there is something to say (a type, so JSON-like). */
+export type HistorySummary = {
 	rememberedKeys: number;
 	historyBytes: number;
 	maxRemembered?: number;
@@ -37,7 +37,7 @@ export interface HistorySummary {
 	/** At the last poll that forgot any: how many, and when (ISO). */
 	lastForgotten?: { keys: number; at: string };
 	warning?: string;
-}
+};
 
 /** What to log: an info line when the cap forgot keys, warnings when the history costs. */
 export interface HistoryLines {
