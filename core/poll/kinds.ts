@@ -107,9 +107,11 @@ abstract class KeyedStore extends DedupeStore {
 }
 
 /**
- * `unique`: one entry per key forever (hash + first-seen second, 12 bytes). `time_window`: the same
- * entry with a TTL; entries stay in the order they were seen, so expired ones are dropped from the
- * front in O(expired), and an expired (or forgotten) key starts again, in a new generation.
+ * `unique`: one entry per key forever (hash + first-seen second, 12 bytes: 16 characters of base64).
+ * The second is a third of that, and is kept: Execute step shows it (`seenAt`), and it is what lets
+ * `unique` records serve `time_window` after a switch. `time_window`: the same entry with a TTL;
+ * entries stay in the order they were seen, so expired ones are dropped from the front in
+ * O(expired), and an expired (or forgotten) key starts again, in a new generation.
  */
 export class SeenKeysStore extends KeyedStore {
 	readonly kind: DedupeKind;
