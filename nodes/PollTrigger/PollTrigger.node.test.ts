@@ -333,7 +333,7 @@ describe('Poll Trigger node (n8n-core TriggerContext)', () => {
 		).rejects.toThrow(/"Start Again \(Item Keys\)"/);
 	});
 
-	it("Remember at Most (Keys): past it a poll forgets the oldest keys it did not list and logs how many; a forgotten key listed again starts again (unique: under its first run's deduplication key); Execute step shows what was forgotten", async () => {
+	it("Remember at Most (Keys): past it a poll forgets the oldest keys it did not list and logs how many; a forgotten key listed again is new again (unique: emitted under its first run's deduplication key, which n8n refuses while it keeps that execution); Execute step shows what was forgotten", async () => {
 		let listed = ['a', 'b'];
 		source.on('GET', '/capped', () => ({ body: listed.map((id) => ({ id })) }));
 		const staticData: IDataObject = {};
