@@ -288,7 +288,7 @@ export class PollTrigger implements INodeType {
 						typeOptions: { minValue: 0 },
 						displayOptions: { show: { '/dedupe': ['unique', 'time_window', 'changed'] } },
 						description:
-							'The history budget: past this many remembered keys, each poll forgets the oldest ones it did not list. A forgotten key that the source lists again is new again and starts again. 0: no cap. Greatest and Last keep a small cursor and have nothing to cap.',
+							"The history budget: past this many remembered keys, each poll forgets the oldest ones it did not list. A forgotten key that the source lists again is new again and starts again (with Unique, once n8n no longer keeps its first run's execution). 0: no cap.",
 					},
 					{
 						displayName: 'Start Again (Item Keys)',
