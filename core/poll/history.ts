@@ -11,11 +11,11 @@ import { FIELD_LABELS } from './errors';
  *
  * The warning levels, from measurements (README, "History budget"; bench/pollHistoryCost.bench.ts):
  * a run's two reads cost about 3 ms per MB of history on a 2-core machine, against about 6 ms
- * that n8n spends on a run with no history; each run in flight holds one copy. At 1 MB (62,500
- * `unique` keys) the reads add a third of n8n's own cost and 100 runs in flight hold 100 MB; at
- * 4 MB they cost twice n8n's own, and a burst of 300 runs holds 1.2 GB; at 16 MB (a million `unique`
- * keys) eight times, and a burst of 300 runs holds 4.8 GB, more than n8n's default heap (it ran out
- * of memory in the end-to-end benchmark).
+ * that n8n spends on a run with no history; each run in flight holds one copy, and the trigger arms
+ * no more runs at once than keep their copies within 512 MiB (runStage.ts). At 1 MB (62,500
+ * `unique` keys) the reads add a third of n8n's own cost to every run, and about 268 runs go out at
+ * once; at 4 MB twice n8n's own cost, 67 at once; at 16 MB (a million `unique` keys) eight times,
+ * 16 at once (before that window, a burst of 300 runs ran n8n out of memory there).
  */
 export const HISTORY_WARNING_BYTES: readonly number[] = [1_000_000, 4_000_000, 16_000_000];
 
