@@ -187,6 +187,8 @@ export interface TriggerRun {
 	workflow: Workflow;
 	/** What the node logged as warnings. */
 	warnings: string[];
+	/** What the node logged at level info. */
+	infos: string[];
 	close(): Promise<void>;
 }
 
@@ -204,6 +206,7 @@ export async function activateTrigger(
 	const emitted: Emitted[] = [];
 	const failures: Error[] = [];
 	const warnings: string[] = [];
+	const infos: string[] = [];
 	const root = workflow.staticData as IDataObject & { __dataChanged?: boolean };
 	// n8n 2.41's emit takes four parameters (the fourth, the deduplication key); the node reads that arity.
 	const emit = (
@@ -232,11 +235,15 @@ export async function activateTrigger(
 	const warn = jest.spyOn(context.logger, 'warn').mockImplementation((message: string) => {
 		warnings.push(message);
 	});
+	const info = jest.spyOn(context.logger, 'info').mockImplementation((message: string) => {
+		infos.push(message);
+	});
 	let response: ITriggerResponse;
 	try {
 		response = (await Class.prototype.trigger!.call(context)) ?? {};
 	} catch (error) {
 		warn.mockRestore();
+		info.mockRestore();
 		throw error;
 	}
 	return {
@@ -246,9 +253,11 @@ export async function activateTrigger(
 		staticData: workflow.staticData,
 		workflow,
 		warnings,
+		infos,
 		async close() {
 			await response.closeFunction?.();
 			warn.mockRestore();
+			info.mockRestore();
 		},
 	};
 }

@@ -383,6 +383,167 @@ describe('changed', () => {
 	});
 });
 
+describe('history budget (maxRemembered)', () => {
+	const keyedKinds: DedupeOptions['dedupe'][] = [
+		{ kind: 'unique' },
+		{ kind: 'time_window', ttlMs: 24 * HOUR },
+		{ kind: 'changed' },
+	];
+	const v1 = (keys: ItemKey[]) =>
+		keyed(
+			keys,
+			keys.map(() => 'v1'),
+		);
+
+	it.each(keyedKinds)(
+		'$kind: past the cap a poll forgets the oldest keys it did not list, and records how many and when, across a save and load',
+		async (dedupe) => {
+			const clock = new FakeClock();
+			const options: DedupeOptions = { dedupe, maxRemembered: 3 };
+			const store = loadDedupeStore(options);
+			await poll(store, v1(['a', 'b', 'c']), clock.now());
+			expect(store.forgotten).toBeUndefined();
+			await clock.advance(HOUR);
+			expect(await poll(store, v1(['d', 'e']), clock.now())).toEqual(['d', 'e']);
+			expect(store.size).toBe(3);
+			expect(store.forgotten).toEqual({ total: 2, last: 2, at: clock.now() });
+			const restored = reloaded(store, options);
+			expect(restored.forgotten).toEqual({ total: 2, last: 2, at: clock.now() });
+			// a and b were forgotten: listed again, they are new; c was kept.
+			expect(verdicts(restored.plan(v1(['a', 'c', 'e']), clock.now()))).toEqual([
+				'a:new',
+				'c:' + (dedupe.kind === 'changed' ? 'unchanged' : 'seen'),
+				'e:' + (dedupe.kind === 'changed' ? 'unchanged' : 'seen'),
+			]);
+			await clock.advance(HOUR);
+			await poll(restored, v1(['f']), clock.now());
+			expect(restored.forgotten).toEqual({ total: 3, last: 1, at: clock.now() });
+		},
+	);
+
+	it.each(keyedKinds)(
+		'$kind: keys the poll lists are never forgotten, so a cap below what the source lists starts nothing twice',
+		async (dedupe) => {
+			const store = loadDedupeStore({ dedupe, maxRemembered: 2 });
+			const listed = v1(['a', 'b', 'c', 'd']);
+			expect(await poll(store, listed, 0)).toEqual(['a', 'b', 'c', 'd']);
+			expect(store.size).toBe(4);
+			expect(store.forgotten).toBeUndefined();
+			expect(await poll(store, listed, 1_000)).toEqual([]);
+			// Once a poll no longer lists them, the oldest go down to the cap.
+			expect(await poll(store, v1(['e']), 2_000)).toEqual(['e']);
+			expect(store.size).toBe(2);
+			expect(store.forgotten).toEqual({ total: 3, last: 3, at: 2_000 });
+			expect(verdicts(store.plan(v1(['c', 'd']), 2_000))).toEqual([
+				'c:new',
+				'd:' + (dedupe.kind === 'changed' ? 'unchanged' : 'seen'),
+			]);
+		},
+	);
+
+	it('unique: a forgotten key that comes back starts under the deduplication key of its first start, which n8n refuses while it keeps that execution', async () => {
+		const store = loadDedupeStore({ dedupe: { kind: 'unique' }, maxRemembered: 1 });
+		const [first] = commitPoll(store, keyed(['a']), 0);
+		commitPoll(store, keyed(['b']), 1_000);
+		const [again] = commitPoll(store, keyed(['a']), 2_000);
+		expect(again.candidates[0].verdict).toBe('new');
+		expect(again.key).toBe(first.key);
+	});
+
+	it.each([{ kind: 'time_window', ttlMs: 24 * HOUR }, { kind: 'changed' }] as const)(
+		'$kind: a forgotten key that comes back starts under a new deduplication key',
+		(dedupe) => {
+			const store = loadDedupeStore({ dedupe, maxRemembered: 1 });
+			const [first] = commitPoll(store, v1(['a']), 0);
+			commitPoll(store, v1(['b']), 1_000);
+			const [again] = commitPoll(store, v1(['a']), 2_000);
+			expect(again.candidates[0].verdict).toBe('new');
+			expect(again.key).not.toBe(first.key);
+		},
+	);
+
+	it('time_window: the cap and the TTL each forget; only the cap counts as forgotten', async () => {
+		const clock = new FakeClock();
+		const store = loadDedupeStore({
+			dedupe: { kind: 'time_window', ttlMs: HOUR },
+			maxRemembered: 2,
+		});
+		await poll(store, keyed(['a']), clock.now());
+		await clock.advance(2 * HOUR);
+		await poll(store, keyed(['b', 'c']), clock.now());
+		expect(store.size).toBe(2);
+		expect(store.forgotten).toBeUndefined();
+		await poll(store, keyed(['d']), clock.now());
+		expect(store.forgotten).toEqual({ total: 1, last: 1, at: clock.now() });
+	});
+
+	it('a cap lowered on a large history applies at the next commit, and the saved history shrinks with it', async () => {
+		const keys = Array.from({ length: 20_000 }, (_, i) => `k-${i}`);
+		const big = loadDedupeStore({ dedupe: { kind: 'unique' } });
+		await poll(big, keyed(keys), 0);
+		const options: DedupeOptions = { dedupe: { kind: 'unique' }, maxRemembered: 5_000 };
+		const store = loadDedupeStore(options, JSON.parse(JSON.stringify(big.serialize())));
+		expect(store.size).toBe(20_000);
+		await poll(store, keyed(['new']), 1_000);
+		expect(store.size).toBe(5_000);
+		expect(store.forgotten).toEqual({ total: 15_001, last: 15_001, at: 1_000 });
+		expect(verdicts(store.plan(keyed(['k-15001', 'k-15000', 'new']), 1_000))).toEqual([
+			'k-15001:seen',
+			'k-15000:new',
+			'new:seen',
+		]);
+		const restored = reloaded(store, options);
+		expect(restored.size).toBe(5_000);
+		// At most 1.5 times the live records (dead ones wait for compaction; README).
+		expect(restored.historyBytes).toBeLessThanOrEqual(1.5 * 5_000 * 16 + 100);
+	});
+
+	it('a capped store at steady state keeps its saved history within 1.5 times the cap', async () => {
+		const options: DedupeOptions = { dedupe: { kind: 'unique' }, maxRemembered: 10_000 };
+		let store = loadDedupeStore(options);
+		for (let round = 0; round < 30; round++) {
+			await poll(
+				store,
+				keyed(Array.from({ length: 1_000 }, (_, i) => `r${round}-${i}`)),
+				round * 1_000,
+			);
+			store = reloaded(store, options);
+			expect(store.size).toBe(Math.min(10_000, (round + 1) * 1_000));
+			expect(store.historyBytes).toBe(JSON.stringify(store.serialize().entries).length);
+			expect(store.historyBytes).toBeLessThanOrEqual(1.5 * 10_000 * 16 + 100);
+		}
+		expect(store.forgotten?.total).toBe(20_000);
+	});
+
+	it('greatest and last keep a cursor of constant size: the cap changes nothing', async () => {
+		for (const kind of ['greatest', 'last'] as const) {
+			const store = loadDedupeStore({ dedupe: { kind }, maxRemembered: 1 });
+			expect(await poll(store, keyed([1, 2, 3]), 0)).toEqual([1, 2, 3]);
+			expect(await poll(store, keyed([1, 2, 3, 4]), 0)).toEqual([4]);
+			expect(store.forgotten).toBeUndefined();
+		}
+	});
+
+	it.each([-1, 2.5, Number.NaN])('refuses a cap of %p, naming the field and the value', (max) => {
+		expect(() => loadDedupeStore({ dedupe: { kind: 'unique' }, maxRemembered: max })).toThrow(
+			expect.objectContaining({
+				name: 'ConfigError',
+				field: 'maxRemembered',
+				message: `Invalid value ${String(max)} for "Remember at Most (Keys)": must be a whole number of at least 0`,
+			}),
+		);
+	});
+
+	it('refuses a saved record of forgotten keys it cannot read', () => {
+		expect(() =>
+			loadDedupeStore(
+				{ dedupe: { kind: 'unique' } },
+				{ v: 1, kind: 'unique', fresh: false, entries: [], forgotten: { total: -1 } },
+			),
+		).toThrow(/saved dedupe state \(unique\) cannot be read: forgotten must be/);
+	});
+});
+
 describe('first activation', () => {
 	it('all: starts everything the op returns', async () => {
 		const store = loadDedupeStore({ dedupe: { kind: 'unique' }, firstPoll: { mode: 'all' } });

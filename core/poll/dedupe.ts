@@ -19,8 +19,10 @@ import { hexToUnits, unitsToHex } from './records';
  * write that records its run in the outbox, which emits the run until n8n has it.
  *
  * Keys are remembered as 64-bit hashes of their canonical form (`s:` + string, `n:` + number, so
- * 1 and "1" differ). Two different keys share a hash with probability about n²/2^65 for n remembered
- * keys: 3·10⁻⁸ at a million. A collision makes a new item look seen, once.
+ * 1 and "1" differ). A poll of m new items over n remembered keys takes one of them for a remembered
+ * key with probability about m·n/2⁶⁴: 1.6·10⁻¹¹ for 300 over a million, 8.6·10⁻⁶ over a year of such
+ * polls a minute; that item is not started. 48 bits would save a sixth of a `unique` record and make
+ * it 0.56 items a year (README, "History budget").
  *
  * Each run's n8n deduplication key names one logical start and is never reused for another. It is
  * a hash of the store's id (random, drawn when the store is created: a new store after a kind
@@ -58,6 +60,19 @@ export interface DedupeOptions {
 	dedupe: DedupeConfig;
 	/** Default `all`. */
 	firstPoll?: FirstPollPolicy;
+	/**
+	 * The history budget: at most this many remembered keys, for the kinds that keep one record per
+	 * key (`unique`, `time_window`, `changed`; see KeyedStore in kinds.ts). `greatest` and `last`
+	 * keep a cursor of constant size and have nothing to cap. 0 or unset: no cap.
+	 */
+	maxRemembered?: number;
+}
+
+/** What a store's cap has forgotten: keys in all, at the last poll that forgot any, and when (ms). */
+export interface ForgottenKeys {
+	total: number;
+	last: number;
+	at: number;
 }
 
 export type Verdict =
@@ -187,6 +202,8 @@ export interface SavedDedupeState {
 	attempts?: Array<[string, number]>;
 	/** Key hashes (hex) to start at the next poll that lists them, whatever their verdict. */
 	again?: string[];
+	/** Keyed kinds under a cap: what the cap has forgotten so far. */
+	forgotten?: ForgottenKeys;
 }
 
 export interface Judgement {
@@ -236,6 +253,19 @@ export abstract class DedupeStore {
 
 	/** How many keys the store remembers. */
 	abstract get size(): number;
+
+	/**
+	 * How many characters of JSON the remembered history takes in the saved state: what n8n reads
+	 * from its database with the workflow's static data, twice for every run it creates.
+	 */
+	get historyBytes(): number {
+		return JSON.stringify(this.savedFields()).length;
+	}
+
+	/** What the history budget (DedupeOptions.maxRemembered) has forgotten; cursor kinds have none. */
+	get forgotten(): ForgottenKeys | undefined {
+		return undefined;
+	}
 
 	/** Verdicts for a poll's items, in start order. Does not change the store. */
 	plan<T>(items: ReadonlyArray<KeyedItem<T>>, now: number): PollPlan<T> {
@@ -311,7 +341,7 @@ export abstract class DedupeStore {
 		);
 		for (const candidate of plan.toStart) this.again.delete(candidate.ticket.hash);
 		this.fresh = false;
-		this.prune?.(now);
+		this.prune?.(now, plan.candidates[0]?.ticket.pollHashes ?? []);
 		if (plan.toStart.length === 0) return [];
 		this.generation = generation;
 		if (this.kind === 'none')
@@ -411,8 +441,8 @@ export abstract class DedupeStore {
 	/** Records a started (or baseline) candidate; returns how to undo that. */
 	protected abstract remember(candidate: Candidate, now: number, generation: number): Undo;
 
-	/** Drops what no longer counts; once per poll, for kinds that forget. */
-	protected prune?(now: number): void;
+	/** Drops what no longer counts; once per poll, for kinds that forget. `listed`: the poll's key hashes. */
+	protected prune?(now: number, listed: readonly string[]): void;
 
 	protected abstract savedFields(): Partial<SavedDedupeState>;
 
@@ -470,6 +500,10 @@ export function checkedTtl(ttlMs: number): number {
 		{ min: MIN_TTL_MS, max: MAX_TTL_MS },
 		{ duration: true },
 	);
+}
+
+export function checkedMaxRemembered(max: number): number {
+	return checkRange('maxRemembered', FIELD_LABELS.maxRemembered, max, { min: 0, whole: true });
 }
 
 export function checkedFirstPoll(policy: FirstPollPolicy): FirstPollPolicy {

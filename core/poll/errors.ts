@@ -17,6 +17,7 @@ export const FIELD_LABELS = {
 	failureLimit: 'Failure Limit',
 	jitterSec: 'Jitter (Seconds)',
 	newestCount: 'Newest N',
+	maxRemembered: 'Remember at Most (Keys)',
 	timeoutSec: 'Poll Timeout (Seconds)',
 	startAgain: 'Start Again (Item Keys)',
 } as const;

@@ -7,3 +7,4 @@ export * from './start';
 export * from './runner';
 export * from './ledger';
 export * from './runStage';
+export * from './history';

@@ -1,11 +1,13 @@
 import {
 	type Candidate,
 	checkedFirstPoll,
+	checkedMaxRemembered,
 	checkedTtl,
 	type DedupeKind,
 	type DedupeOptions,
 	DedupeStore,
 	type FirstPollPolicy,
+	type ForgottenKeys,
 	type Judgement,
 	type SavedDedupeState,
 	type Undo,
@@ -23,13 +25,60 @@ import {
 	unpackSeconds,
 } from './records';
 
-/** Keyed kinds: one packed record per key; undo restores each record's previous value. */
+/**
+ * Keyed kinds: one packed record per key; undo restores each record's previous value.
+ *
+ * The history budget: with `maxRemembered` set, a poll whose commit leaves more keys than that
+ * forgets the oldest first (records stay in the order they were first remembered; `unique` and
+ * `time_window` move a key that starts again last, `changed` keeps a key where it was first seen),
+ * and records how many and when. Keys the poll itself lists are never forgotten: the source still
+ * lists them, so each would come back as new at the next poll, start again, and push out another
+ * listed key, every poll. A cap below what the source lists is therefore exceeded by what it lists,
+ * and nothing more. A key forgotten once it is no longer listed starts again if the source lists it
+ * later: for `unique` under the deduplication key of its first start (n8n refuses it while that
+ * execution is kept), for `time_window` and `changed` in a new generation, so under a new key.
+ */
 abstract class KeyedStore extends DedupeStore {
 	protected abstract readonly records: PackedIndex;
+	private forgottenKeys: ForgottenKeys | undefined;
+
+	protected constructor(
+		firstPoll: FirstPollPolicy,
+		/** 0: no cap. */
+		private readonly maxRemembered: number,
+		saved: SavedDedupeState | undefined,
+	) {
+		super(firstPoll, saved);
+		this.forgottenKeys = forgottenOf(saved?.forgotten);
+	}
 
 	get size(): number {
 		return this.records.size;
 	}
+
+	get historyBytes(): number {
+		return this.records.savedJsonLength;
+	}
+
+	get forgotten(): ForgottenKeys | undefined {
+		return this.forgottenKeys && { ...this.forgottenKeys };
+	}
+
+	/** Drops what no longer counts for the kind (expired keys), then what the cap does not keep. */
+	protected prune(now: number, listed: readonly string[]): void {
+		this.expire?.(now);
+		if (this.maxRemembered === 0 || this.records.size <= this.maxRemembered) return;
+		const forgotten = this.records.deleteOldestBeyond(this.maxRemembered, new Set(listed));
+		if (forgotten === 0) return;
+		this.forgottenKeys = {
+			total: (this.forgottenKeys?.total ?? 0) + forgotten,
+			last: forgotten,
+			at: now,
+		};
+	}
+
+	/** Drops entries that no longer count, whatever the cap; for kinds whose entries expire. */
+	protected expire?(now: number): void;
 
 	protected undo(undo: Undo): void {
 		if (!('records' in undo))
@@ -41,7 +90,10 @@ abstract class KeyedStore extends DedupeStore {
 	}
 
 	protected savedFields(): Partial<SavedDedupeState> {
-		return { entries: this.records.saved() };
+		return {
+			entries: this.records.saved(),
+			...(this.forgottenKeys && { forgotten: this.forgottenKeys }),
+		};
 	}
 
 	/** Writes `value` for the candidate's key; the undo puts back what was there. */
@@ -55,9 +107,11 @@ abstract class KeyedStore extends DedupeStore {
 }
 
 /**
- * `unique`: one entry per key forever (hash + first-seen second, 12 bytes). `time_window`: the same
- * entry with a TTL; entries stay in the order they were seen, so expired ones are dropped from the
- * front in O(expired), and an expired (or forgotten) key starts again, in a new generation.
+ * `unique`: one entry per key forever (hash + first-seen second, 12 bytes: 16 characters of base64).
+ * The second is a third of that, and is kept: Execute step shows it (`seenAt`), and it is what lets
+ * `unique` records serve `time_window` after a switch. `time_window`: the same entry with a TTL;
+ * entries stay in the order they were seen, so expired ones are dropped from the front in
+ * O(expired), and an expired (or forgotten) key starts again, in a new generation.
  */
 export class SeenKeysStore extends KeyedStore {
 	readonly kind: DedupeKind;
@@ -67,9 +121,10 @@ export class SeenKeysStore extends KeyedStore {
 	constructor(
 		firstPoll: FirstPollPolicy,
 		private readonly ttlMs: number | undefined,
+		maxRemembered: number,
 		saved: SavedDedupeState | undefined,
 	) {
-		super(firstPoll, saved);
+		super(firstPoll, maxRemembered, saved);
 		this.kind = ttlMs === undefined ? 'unique' : 'time_window';
 		this.restartsKeys = ttlMs !== undefined;
 		this.records = new PackedIndex(2, saved?.entries);
@@ -93,7 +148,7 @@ export class SeenKeysStore extends KeyedStore {
 		return this.write(candidate, packSeconds(now), true);
 	}
 
-	protected prune(now: number): void {
+	protected expire(now: number): void {
 		if (this.ttlMs !== undefined)
 			this.records.deleteOldestWhile((value) => this.isExpired(unpackSeconds(value), now));
 	}
@@ -120,8 +175,12 @@ export class ChangedStore extends KeyedStore {
 	protected readonly restartsKeys = true;
 	protected readonly records: PackedIndex;
 
-	constructor(firstPoll: FirstPollPolicy, saved: SavedDedupeState | undefined) {
-		super(firstPoll, saved);
+	constructor(
+		firstPoll: FirstPollPolicy,
+		maxRemembered: number,
+		saved: SavedDedupeState | undefined,
+	) {
+		super(firstPoll, maxRemembered, saved);
 		this.records = new PackedIndex(4, saved?.entries);
 	}
 
@@ -340,6 +399,15 @@ export class NoDedupeStore extends DedupeStore {
 	}
 }
 
+/** The saved record of what a cap forgot; throws if it is not one. */
+function forgottenOf(saved: unknown): ForgottenKeys | undefined {
+	if (saved === undefined) return undefined;
+	const { total, last, at } = (saved ?? {}) as Partial<ForgottenKeys>;
+	if (![total, last, at].every((n) => Number.isInteger(n) && (n as number) >= 0))
+		throw new Error(`forgotten must be { total, last, at } counts, not ${showValue(saved)}`);
+	return { total: total!, last: last!, at: at! };
+}
+
 /** Kinds whose saved records mean the same thing: a key hash and when it was first seen. */
 const SAME_RECORDS: ReadonlyArray<ReadonlySet<DedupeKind>> = [
 	new Set<DedupeKind>(['unique', 'time_window']),
@@ -360,6 +428,7 @@ export interface LoadedDedupeStore {
  */
 export function loadDedupeStore(options: DedupeOptions, saved?: unknown): LoadedDedupeStore {
 	const firstPoll = checkedFirstPoll(options.firstPoll ?? { mode: 'all' });
+	const maxRemembered = checkedMaxRemembered(options.maxRemembered ?? 0);
 	const dedupe = options.dedupe;
 	let state: SavedDedupeState | undefined;
 	let notice: string | undefined;
@@ -381,7 +450,7 @@ export function loadDedupeStore(options: DedupeOptions, saved?: unknown): Loaded
 		}
 	}
 	try {
-		return { store: createStore(dedupe, firstPoll, state), notice };
+		return { store: createStore(dedupe, firstPoll, maxRemembered, state), notice };
 	} catch (error) {
 		if (error instanceof ConfigError) throw error;
 		throw new Error(
@@ -393,21 +462,22 @@ export function loadDedupeStore(options: DedupeOptions, saved?: unknown): Loaded
 function createStore(
 	dedupe: DedupeOptions['dedupe'],
 	firstPoll: FirstPollPolicy,
+	maxRemembered: number,
 	state: SavedDedupeState | undefined,
 ): DedupeStore {
 	switch (dedupe.kind) {
 		case 'none':
 			return new NoDedupeStore(firstPoll, state);
 		case 'unique':
-			return new SeenKeysStore(firstPoll, undefined, state);
+			return new SeenKeysStore(firstPoll, undefined, maxRemembered, state);
 		case 'time_window':
-			return new SeenKeysStore(firstPoll, checkedTtl(dedupe.ttlMs), state);
+			return new SeenKeysStore(firstPoll, checkedTtl(dedupe.ttlMs), maxRemembered, state);
 		case 'greatest':
 			return new GreatestStore(firstPoll, state);
 		case 'last':
 			return new LastStore(firstPoll, state);
 		case 'changed':
-			return new ChangedStore(firstPoll, state);
+			return new ChangedStore(firstPoll, maxRemembered, state);
 	}
 	throw new ConfigError(
 		'dedupe',

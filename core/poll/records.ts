@@ -146,17 +146,30 @@ class RecordLog {
 		this.dead++;
 	}
 
+	/** The length of `JSON.stringify(saved())`, computed without encoding anything. */
+	get savedJsonLength(): number {
+		if (this.chunks.length === 0) return 2; // []
+		// [ and ], and per chunk its base64 in quotes and a comma (the last has none).
+		let length = 1;
+		for (let i = 0; i < this.chunks.length; i++) length += 4 * Math.ceil(this.usedBytes(i) / 3) + 3;
+		return length;
+	}
+
 	/** One base64 string per chunk; only chunks written since the last call are encoded. */
 	saved(): string[] {
 		return this.chunks.map((chunk, i) => {
-			const used = Math.min(
-				this.chunkBytes,
-				(this.count - i * RecordLog.RECORDS_PER_CHUNK) * this.recordBytes,
-			);
-			const text = this.encoded[i] ?? chunk.toString('base64', 0, used);
+			const text = this.encoded[i] ?? chunk.toString('base64', 0, this.usedBytes(i));
 			this.encoded[i] = text;
 			return text;
 		});
+	}
+
+	/** Bytes of chunk `i` that hold records (all but the last chunk are full). */
+	private usedBytes(chunk: number): number {
+		return Math.min(
+			this.chunkBytes,
+			(this.count - chunk * RecordLog.RECORDS_PER_CHUNK) * this.recordBytes,
+		);
 	}
 
 	private chunkOf(slot: number): Buffer {
@@ -239,9 +252,29 @@ export class PackedIndex {
 		}
 	}
 
+	/**
+	 * Deletes the oldest entries whose hash is not in `keep` until at most `max` remain (fewer
+	 * cannot be reached when `keep` holds more); returns how many it deleted. O(deleted + kept).
+	 */
+	deleteOldestBeyond(max: number, keep: ReadonlySet<string>): number {
+		let deleted = 0;
+		for (const hash of this.slots.keys()) {
+			if (this.slots.size <= max) break;
+			if (keep.has(hash)) continue;
+			this.delete(hash);
+			deleted++;
+		}
+		return deleted;
+	}
+
 	/** JSON-safe packed entries: base64 strings of fixed-size records. */
 	saved(): string[] {
 		return this.log.saved();
+	}
+
+	/** How long the JSON of saved() is (live and dead records), without encoding it. */
+	get savedJsonLength(): number {
+		return this.log.savedJsonLength;
 	}
 
 	private compactIfWorthIt(): void {

@@ -1,5 +1,6 @@
 import type { IDataObject } from 'n8n-workflow';
 
+import { loadDedupeStore } from '../../core/poll';
 import { FakeSystem } from '../../test/harness/fakeSystem';
 import { activateTrigger, type TriggerRun } from '../../test/nodeContext';
 import { PollTrigger } from './PollTrigger.node';
@@ -330,5 +331,115 @@ describe('Poll Trigger node (n8n-core TriggerContext)', () => {
 				parameters: pollParameters(source.url('/again'), { options: { startAgain: 'a, b' } }),
 			}),
 		).rejects.toThrow(/"Start Again \(Item Keys\)"/);
+	});
+
+	it("Remember at Most (Keys): past it a poll forgets the oldest keys it did not list and logs how many; a forgotten key listed again is new again (unique: emitted under its first run's deduplication key, which n8n refuses while it keeps that execution); Execute step shows what was forgotten", async () => {
+		let listed = ['a', 'b'];
+		source.on('GET', '/capped', () => ({ body: listed.map((id) => ({ id })) }));
+		const staticData: IDataObject = {};
+		const parameters = pollParameters(source.url('/capped'), { options: { maxRemembered: 2 } });
+		active = await activateTrigger(PollTrigger, { parameters, staticData });
+		const ended = () => {
+			for (const emit of runEmits(active!)) emit.done!.resolve({ status: 'success' } as never);
+		};
+		await until('two runs', () => runEmits(active!).length === 2);
+		ended();
+		listed = ['b', 'c'];
+		await nextPoll('/capped');
+		expect(active.infos).toEqual([
+			'Poll Trigger "Poll Trigger": forgot 1 remembered key(s), the oldest the poll did not list, to keep at most 2 ("Remember at Most (Keys)"); 1 forgotten in all. A forgotten key the source lists again is new again.',
+		]);
+		listed = ['a', 'c'];
+		await nextPoll('/capped');
+		await until('a started again', () => runEmits(active!).length === 4);
+		const [a, , , again] = runEmits(active);
+		expect(runEmits(active).map((emit) => emit.items[0][0].json)).toEqual([
+			{ id: 'a' },
+			{ id: 'b' },
+			{ id: 'c' },
+			{ id: 'a' },
+		]);
+		// n8n refuses it while it keeps a's first execution (not modelled here).
+		expect(again.deduplicationKey).toBe(a.deduplicationKey);
+		const forgottenAt = Date.now();
+		expect(active.infos).toHaveLength(2);
+		expect(active.warnings).toEqual([]);
+		await active.close();
+
+		const shown = await activateTrigger(
+			PollTrigger,
+			{ parameters, staticData: JSON.parse(JSON.stringify(staticData)) },
+			{ mode: 'manual' },
+		);
+		await shown.response.manualTriggerFunction!();
+		await shown.close();
+		const [first, ...rows] = shown.emitted[0].items[0].map((item) => item.json);
+		expect(first).toEqual({
+			history: {
+				rememberedKeys: 2,
+				historyBytes: expect.any(Number),
+				maxRemembered: 2,
+				forgottenKeys: 2,
+				lastForgotten: { keys: 1, at: new Date(forgottenAt).toISOString() },
+			},
+		});
+		expect(rows.map(({ key, verdict }) => [key, verdict])).toEqual([
+			['a', 'seen'],
+			['c', 'seen'],
+		]);
+	});
+
+	it('a history past 1 MB of static data: one warning at activation, not one per poll, and Execute step says so first', async () => {
+		source.on('GET', '/big', { body: [{ id: 'k-0' }, { id: 'new' }] });
+		const { store } = loadDedupeStore({ dedupe: { kind: 'unique' } });
+		const remembered = Array.from({ length: 70_000 }, (_, i) => ({
+			item: {},
+			key: `k-${i}`,
+			index: i,
+		}));
+		store.commit(store.plan(remembered, START), START, { keyPrefix: 'seed:' });
+		const staticData: IDataObject = {
+			'node:Poll Trigger': { pollTrigger: { v: 1, dedupe: store.serialize() } },
+		};
+		const parameters = pollParameters(source.url('/big'));
+		const shown = await activateTrigger(
+			PollTrigger,
+			{ parameters, staticData: JSON.parse(JSON.stringify(staticData)) },
+			{ mode: 'manual' },
+		);
+		await shown.response.manualTriggerFunction!();
+		await shown.close();
+		const [first, ...rows] = shown.emitted[0].items[0].map((item) => item.json);
+		expect(first).toEqual({
+			history: {
+				rememberedKeys: 70_000,
+				historyBytes: 1_120_055,
+				warning: expect.stringMatching(
+					/^remembers 70,000 keys: 1\.1 MB of the workflow's static data, which n8n reads from its database twice for every run it starts/,
+				),
+			},
+		});
+		expect(rows.map(({ key, verdict }) => [key, verdict])).toEqual([
+			['k-0', 'seen'],
+			['new', 'new'],
+		]);
+
+		active = await activateTrigger(PollTrigger, { parameters, staticData });
+		await until('the first poll', () => lastPollAt() === START);
+		await nextPoll('/big');
+		await nextPoll('/big');
+		expect(active.warnings).toEqual([
+			expect.stringMatching(/^Poll Trigger "Poll Trigger": remembers 70,000 keys: 1\.1 MB/),
+		]);
+	});
+
+	it('Remember at Most (Keys) that is not a whole number of at least 0 refuses activation, naming the option and the value', async () => {
+		await expect(
+			activateTrigger(PollTrigger, {
+				parameters: pollParameters(source.url('/capped'), { options: { maxRemembered: 2.5 } }),
+			}),
+		).rejects.toThrow(
+			'Invalid value 2.5 for "Remember at Most (Keys)": must be a whole number of at least 0',
+		);
 	});
 });

@@ -27,6 +27,8 @@ import {
 	type LedgerEntry,
 	type LedgerOutcome,
 	parseStartAgain,
+	historySummary,
+	HistoryWatch,
 	type SavedDedupeState,
 	StartLedger,
 	startAgainId,
@@ -279,6 +281,16 @@ export class PollTrigger implements INodeType {
 						description: 'A poll that takes longer fails (and backs off)',
 					},
 					{
+						displayName: 'Remember at Most (Keys)',
+						name: 'maxRemembered',
+						type: 'number',
+						default: 0,
+						typeOptions: { minValue: 0 },
+						displayOptions: { show: { '/dedupe': ['unique', 'time_window', 'changed'] } },
+						description:
+							"The history budget: past this many remembered keys, each poll forgets the oldest ones it did not list. A forgotten key that the source lists again is new again and starts again (with Unique, once n8n no longer keeps its first run's execution). 0: no cap.",
+					},
+					{
 						displayName: 'Start Again (Item Keys)',
 						name: 'startAgain',
 						type: 'string',
@@ -311,7 +323,11 @@ export class PollTrigger implements INodeType {
 		let context: Awaited<ReturnType<typeof opContext>>;
 		try {
 			loaded = loadDedupeStore(
-				{ dedupe: config.dedupe, firstPoll: config.firstPoll },
+				{
+					dedupe: config.dedupe,
+					firstPoll: config.firstPoll,
+					maxRemembered: config.maxRemembered,
+				},
 				saved.dedupe,
 			);
 			op.check(config.with);
@@ -348,15 +364,28 @@ export class PollTrigger implements INodeType {
 						withVersion: store.needsVersion,
 					});
 					const plan = store.plan(keyed, Date.now());
+					// A history that costs, or keys the cap forgot, are said first, in a row of their own.
+					const history = historySummary(store, config.maxRemembered);
 					this.emit([
-						plan.candidates.map((candidate) => ({
-							json: preview(candidate, fetched.kind === 'not_modified'),
-						})),
+						[
+							...(history ? [{ json: { history } }] : []),
+							...plan.candidates.map((candidate) => ({
+								json: preview(candidate, fetched.kind === 'not_modified'),
+							})),
+						],
 					]);
 				},
 			};
 		}
 		if (notice) this.logger.warn(`Poll Trigger "${node.name}": ${notice}`);
+		const history = new HistoryWatch(store, config.maxRemembered);
+		/** At activation and after every poll: what the history budget did, and what the history costs. */
+		const reportHistory = () => {
+			const { info, warnings } = history.check();
+			if (info) this.logger.info(`Poll Trigger "${node.name}": ${info}`);
+			for (const warning of warnings) this.logger.warn(`Poll Trigger "${node.name}": ${warning}`);
+		};
+		reportHistory();
 
 		// Into every live copy of the node's static data: another trigger of the workflow, re-registered
 		// on its own copy, must not store an old state of this one with its emits.
@@ -460,6 +489,7 @@ export class PollTrigger implements INodeType {
 				persist: (latest) => {
 					observed = latest;
 					writeState();
+					reportHistory();
 				},
 				onFailure: (error, report) =>
 					saveTriggerFailure(
@@ -580,6 +610,8 @@ interface PollConfig {
 	failureLimit: number;
 	executeStepShows: 'nextPoll' | 'recentStarts';
 	startAgain: ItemKey[];
+	/** The history budget (keyed kinds); 0: no cap. */
+	maxRemembered: number;
 }
 
 /** Reads and checks every parameter up front, so a mistake refuses activation with the field named. */
@@ -631,6 +663,7 @@ function readConfig(context: ITriggerFunctions): PollConfig {
 			failureLimit: Number(options.failureLimit ?? 5),
 			executeStepShows: options.executeStepShows === 'recentStarts' ? 'recentStarts' : 'nextPoll',
 			startAgain: parseStartAgain(String(options.startAgain ?? '')),
+			maxRemembered: Number(options.maxRemembered ?? 0),
 		};
 	} catch (error) {
 		throw toNodeError(context.getNode(), error);
