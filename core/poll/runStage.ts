@@ -180,19 +180,3 @@ export class RunStage<I> {
 		return armed;
 	}
 }
-
-/**
- * About how many bytes `value` takes as JSON: its strings' lengths and a little per other value.
- * Cheap for the dedupe state, whose bulk is a few long base64 strings.
- */
-export function approxJsonBytes(value: unknown): number {
-	if (typeof value === 'string') return value.length + 2;
-	if (Array.isArray(value))
-		return value.reduce((sum: number, item) => sum + approxJsonBytes(item) + 1, 2);
-	if (typeof value === 'object' && value !== null)
-		return Object.entries(value).reduce(
-			(sum, [key, item]) => sum + key.length + 4 + approxJsonBytes(item),
-			2,
-		);
-	return 8;
-}

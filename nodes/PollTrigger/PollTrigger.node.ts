@@ -30,10 +30,10 @@ import {
 	historySummary,
 	HistoryWatch,
 	type SavedDedupeState,
+	LEDGER_MAX_BYTES,
 	StartLedger,
 	startAgainId,
 	startsRun,
-	approxJsonBytes,
 	RunStage,
 	type StagedRun,
 } from '../../core/poll';
@@ -390,12 +390,11 @@ export class PollTrigger implements INodeType {
 		// Into every live copy of the node's static data: another trigger of the workflow, re-registered
 		// on its own copy, must not store an old state of this one with its emits.
 		const liveCopies = writerToLiveCopies(this);
-		// The static data without the outbox's items, as every run n8n creates loads it (runStage.ts).
-		let stateBytes = approxJsonBytes(saved.dedupe);
 		const outbox = new RunStage<IDataObject>(
 			saved.outbox,
 			(items) => JSON.stringify(items).length,
-			() => stateBytes,
+			// The static data without the outbox's items, as every run n8n creates loads it (runStage.ts).
+			() => store.historyBytes + LEDGER_MAX_BYTES,
 		);
 		let startAgainApplied = saved.startAgainApplied;
 		if (saved.pending)
@@ -413,7 +412,6 @@ export class PollTrigger implements INodeType {
 				ledger: ledger.saved(),
 				...(startAgainApplied !== undefined && { startAgainApplied }),
 			};
-			stateBytes = approxJsonBytes(state.dedupe) + approxJsonBytes(state.ledger);
 			liveCopies.write(STATE_KEY, state as unknown as IDataObject);
 		};
 		/** Keys emitted again at this activation: a refusal of one says it existed before. */
