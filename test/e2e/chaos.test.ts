@@ -18,7 +18,9 @@ import { isN8n1 } from '../harness/paths';
  */
 const MAX_REPEATS_PER_KILL = isN8n1 ? 2 : 0;
 const BURST = 15;
-const KILLS = 2;
+/** Three, so that "most kills mid-burst" (two of three) tolerates one kill that lands between runs. */
+const KILLS = 3;
+const MOST = Math.floor(KILLS / 2) + 1;
 
 /**
  * The short chaos run (`npm run chaos` does 20 kills): every case runs at once in one n8n, which is
@@ -54,7 +56,7 @@ describe('SIGKILL during bursts (short chaos run)', () => {
 		(name, chaos) => {
 			const result = resultOf(name);
 			expect(result.kills).toBe(KILLS);
-			expect(result.earlyKills).toBeGreaterThanOrEqual(Math.ceil(KILLS / 2));
+			expect(result.earlyKills).toBeGreaterThanOrEqual(MOST);
 			expect(result.expected).toBeGreaterThan(BURST);
 			expect(result.lost).toBe(0);
 			const itemsPerRun = chaos.parameters.oneRunPerItem === false ? BURST : 1;
@@ -69,7 +71,7 @@ describe('SIGKILL during bursts (short chaos run)', () => {
 		(name) => {
 			const result = resultOf(name);
 			expect(result.kills).toBe(KILLS);
-			expect(result.earlyKills).toBeGreaterThanOrEqual(Math.ceil(KILLS / 2));
+			expect(result.earlyKills).toBeGreaterThanOrEqual(MOST);
 			expect(result.expected).toBeGreaterThan(6);
 			expect(result.lost).toBe(0);
 			expect(result.repeated).toBeLessThanOrEqual(MAX_REPEATS_PER_KILL * result.kills);
