@@ -8,8 +8,8 @@
  * 2. Item size, no history: 300 items of 100 B, 20 KB and 60 KB each, and 1,000 of 20 KB (KB: 1,000
  *    bytes of JSON per item). Time per run (the same time divided by the runs), its ratio to 100 B.
  *
- * Every row also shows n8n's peak RSS (VmHWM, reset before publishing; read at every turn of the
- * row's waits, so for an n8n that died it is the last value read: "≥"), the largest write of
+ * Every row also shows n8n's peak RSS (VmHWM, reset before publishing and read every 250 ms, so
+ * for an n8n that died it is the last value read: "≥"), the largest write of
  * the workflow's static data (the state as its runs are created: history, outbox, ledger), how many
  * times the static data was written from publishing until the trigger's settlements were written,
  * and how n8n came through: "ok", "OOM" (its log says the JavaScript heap ran out), "n8n exited
@@ -20,12 +20,15 @@
  * into a table of its own. So "state writes" are writes, not disk bytes divided by a state size.
  *
  * n8n's floor: after each Poll Trigger row, the same workload in the same way with the Floor Trigger
- * of bench/floor-node, which stores static data as large as that row's largest write once and emits
- * the same number of runs of one item of the same size, doing nothing else. "x floor" is the Poll
- * Trigger's time over the floor's. The two times start alike: the Poll Trigger's when this script
- * answers its poll, the floor's when this script answers the call it makes on activation; both come
- * after n8n has loaded the workflow with its stored static data and activated the trigger, and both
- * end at the last run's startedAt. The floor's call also reports n8n's V8 heap limit.
+ * of bench/floor-node, which does nothing else. Its static data is sized after the Poll Trigger's:
+ * stored before publishing as large as the stored history (n8n loads it at activation and holds it
+ * while the workflow is active), and written once on activation as large as the Poll Trigger's
+ * largest write; it emits the same number of runs of one item of the same size. "x floor" is the
+ * Poll Trigger's time over the floor's. The two times start alike: the Poll Trigger's when this
+ * script answers its poll, the floor's when this script answers the call it makes on activation;
+ * both come after n8n has loaded the workflow with its stored static data and activated the
+ * trigger, and both end at the last run's startedAt. The floor's call also reports n8n's V8 heap
+ * limit.
  *
  * The history goes into the workflow's static data while n8n is stopped (built by the core, as a
  * first poll would leave it), so activation loads it from the database as after a restart.
@@ -68,6 +71,8 @@ const HISTORY_ITEM_BYTES = 100;
 const REMEMBERED_LISTED = 100;
 /** Long enough for a row n8n survives on this 2-core machine; a slower row is recorded as timed out. */
 const ROW_TIMEOUT_MS = 20 * 60_000;
+/** n8n's peak RSS is read this often, so an n8n that dies leaves a figure close to its last peak. */
+const RSS_SAMPLE_MS = 250;
 /** How long a row that failed waits to see whether n8n exited, before it says how the row ended. */
 const EXIT_NOTICE_MS = 5_000;
 const FLOOR_PACKAGE = 'n8n-nodes-bench-floor';
@@ -86,6 +91,14 @@ interface Workload {
 	runs: number;
 	itemBytes: number;
 	history: number;
+}
+
+/** The floor's static data, sized after its Poll Trigger row. */
+interface FloorState {
+	/** Stored before publishing: the size of the Poll Trigger's stored history. */
+	storedBytes: number;
+	/** Written once on activation: the size of the Poll Trigger's largest write. */
+	writtenBytes: number;
 }
 
 interface Measured {
@@ -134,17 +147,18 @@ function triggerUnderTest(
 	trigger: Trigger,
 	{ runs, itemBytes, history }: Workload,
 	source: FakeSystem,
-	floorStateBytes: number,
-): { node: NodeJson; startPath: string; staticData?: Record<string, unknown> } {
+	floorState: FloorState,
+): { node: NodeJson; startPath: string; staticData: Record<string, unknown> } {
 	if (trigger === 'floor') {
 		return {
 			node: node(TRIGGER_NODE, `${FLOOR_PACKAGE}.floorTrigger`, {
 				activatedUrl: source.url('/activated'),
 				runs,
 				itemBytes,
-				stateBytes: floorStateBytes,
+				stateBytes: floorState.writtenBytes,
 			}),
 			startPath: '/activated',
+			staticData: { [`node:${TRIGGER_NODE}`]: { state: 'x'.repeat(floorState.storedBytes) } },
 		};
 	}
 	const fresh = Array.from({ length: runs }, (_, i) => sizedItem(`new-${i}`, itemBytes));
@@ -170,7 +184,7 @@ function triggerUnderTest(
 async function measure(
 	trigger: Trigger,
 	workload: Workload,
-	floorStateBytes = 0,
+	floorState: FloorState = { storedBytes: 0, writtenBytes: 0 },
 ): Promise<Measured> {
 	const n8n = await N8nInstance.launch(`bench-poll-e2e-${trigger === 'floor' ? 'floor' : 'poll'}`, {
 		N8N_LOG_LEVEL: 'warn',
@@ -188,12 +202,13 @@ async function measure(
 	const ended: { exit?: Exit } = {};
 	let publishedAt = Infinity;
 	let settledAt = Infinity;
+	let rssSampler: NodeJS.Timeout | undefined;
 	try {
 		const {
 			node: triggerNode,
 			startPath,
 			staticData,
-		} = triggerUnderTest(trigger, workload, source, floorStateBytes);
+		} = triggerUnderTest(trigger, workload, source, floorState);
 		if (trigger === 'floor')
 			source.on('GET', '/activated', (request) => {
 				measured.heapLimitBytes = Number(request.query.heapLimitBytes);
@@ -216,21 +231,21 @@ async function measure(
 		n8n.onUnexpectedExit((code, signal) => (ended.exit = { code, signal }));
 		const wait = { deadline: Date.now() + ROW_TIMEOUT_MS, exited: () => ended.exit !== undefined };
 		writeFileSync(`/proc/${pid}/clear_refs`, '5');
+		rssSampler = setInterval(() => {
+			// Once n8n is gone, the last value read stands.
+			measured.peakRssBytes = peakRss(pid) ?? measured.peakRssBytes;
+		}, RSS_SAMPLE_MS);
 		publishedAt = Date.now();
 		await n8n.publish(id);
 		// Activation loads the stored state; the Poll Trigger's first poll comes at once.
 		const start = await until(
 			`the ${trigger}'s first call`,
-			async () => {
-				measured.peakRssBytes = peakRss(pid);
-				return source.requests(startPath)[0];
-			},
+			async () => source.requests(startPath)[0],
 			{ ...wait, intervalMs: 100 },
 		);
 		const executions = await until(
 			`${workload.runs} finished runs`,
 			async () => {
-				measured.peakRssBytes = peakRss(pid);
 				// Without run data, once a second: the counting must cost the n8n under test little.
 				const all = await n8n.executionSummaries(id);
 				return all.filter(isFinal).length >= workload.runs ? all : undefined;
@@ -248,7 +263,6 @@ async function measure(
 			{ ...wait, intervalMs: 1_000 },
 		);
 		settledAt = Date.now();
-		measured.peakRssBytes = peakRss(pid);
 		await n8n.unpublish(id);
 	} catch (error) {
 		// A request to an n8n that is dying fails as its socket closes, a moment before its exit is seen.
@@ -256,6 +270,7 @@ async function measure(
 		measured.outcome = howItEnded(error, ended.exit, n8n);
 		measured.peakRssAtLeast = ended.exit !== undefined;
 	} finally {
+		clearInterval(rssSampler);
 		if (measured.outcome === 'ok') await n8n.stop();
 		else await n8n.kill();
 		await source.close();
@@ -273,10 +288,10 @@ async function measure(
 async function measureRow(
 	trigger: Trigger,
 	workload: Workload,
-	floorStateBytes?: number,
+	floorState?: FloorState,
 ): Promise<Measured> {
 	try {
-		return await measure(trigger, workload, floorStateBytes);
+		return await measure(trigger, workload, floorState);
 	} catch (error) {
 		return {
 			trigger,
@@ -319,15 +334,14 @@ async function until<T>(
 function prepareDatabase(
 	file: string,
 	workflowId: string,
-	staticData: Record<string, unknown> | undefined,
+	staticData: Record<string, unknown>,
 ): number {
 	const database = new DatabaseSync(file);
 	try {
-		const json = staticData === undefined ? undefined : JSON.stringify(staticData);
-		if (json !== undefined)
-			database
-				.prepare('UPDATE workflow_entity SET staticData = ? WHERE id = ?')
-				.run(json, workflowId);
+		const json = JSON.stringify(staticData);
+		database
+			.prepare('UPDATE workflow_entity SET staticData = ? WHERE id = ?')
+			.run(json, workflowId);
 		// Written so that it can never make n8n's write fail: no constraints, a NULL measured as 0.
 		database.exec(`
 			CREATE TABLE IF NOT EXISTS bench_static_data_write (bytes INTEGER, atMs REAL);
@@ -338,7 +352,7 @@ function prepareDatabase(
 				VALUES (coalesce(length(NEW.staticData), 0), (julianday('now') - 2440587.5) * 86400000.0);
 			END;
 		`);
-		return json?.length ?? 0;
+		return json.length;
 	} finally {
 		database.close();
 	}
@@ -377,9 +391,19 @@ function storedOutboxLength(file: string, workflowId: string): number {
 	}
 }
 
-function peakRss(pid: number): number {
-	const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-	return Number(/VmHWM:\s+(\d+) kB/.exec(status)?.[1] ?? 0) * 1024;
+/**
+ * n8n's VmHWM; undefined once the process has exited (a zombie's status has no memory lines, a
+ * reaped process no status).
+ */
+function peakRss(pid: number): number | undefined {
+	let status: string;
+	try {
+		status = readFileSync(`/proc/${pid}/status`, 'utf8');
+	} catch {
+		return undefined;
+	}
+	const kb = /VmHWM:\s+(\d+) kB/.exec(status)?.[1];
+	return kb === undefined ? undefined : Number(kb) * 1024;
 }
 
 function howItEnded(error: unknown, exit: Exit | undefined, n8n: N8nInstance): string {
@@ -426,11 +450,13 @@ async function measurePairs(
 	const pairs: Array<[Measured, Measured]> = [];
 	for (const workload of workloads) {
 		const poll = await measureRow('Poll Trigger', workload);
-		// Should the Poll Trigger's n8n have died before its poll's write, the floor's state is what
-		// that write must at least hold: the history and every item of the burst.
-		const stateBytes =
-			poll.largestWriteBytes ?? poll.loadedStateBytes + workload.runs * workload.itemBytes;
-		const floor = await measureRow('floor', workload, stateBytes);
+		// Should the Poll Trigger's n8n have died before its poll's write, the floor writes what that
+		// write must at least hold: the history and every item of the burst.
+		const floor = await measureRow('floor', workload, {
+			storedBytes: poll.loadedStateBytes,
+			writtenBytes:
+				poll.largestWriteBytes ?? poll.loadedStateBytes + workload.runs * workload.itemBytes,
+		});
 		pairs.push([poll, floor]);
 		const progress = (m: Measured) =>
 			`${m.trigger} ${m.outcome}${m.ms === undefined ? '' : ` (${ms(m.ms)} ms)`}${m.logFile ? ` (log: ${m.logFile})` : ''}`;
