@@ -1,44 +1,141 @@
 /**
- * The Poll Trigger where users live: one real n8n (SQLite), a poll whose answer lists 300 new items
- * and 100 remembered ones, over remembered histories of 0, 100,000 and 1,000,000 keys. For each:
- * time from the poll's answer to the last of the 300 runs started, bytes n8n wrote to disk during
- * the poll (/proc/<pid>/io), the node's state size in static data, and n8n's peak memory from
- * activation to the last run (VmHWM, reset before it). History 0 is the baseline the ratios are
- * against. The history is put in the workflow's static data when it is created (built by the core,
- * as a first poll would leave it), so activation loads it from the database as after a restart.
+ * The Poll Trigger where users live, beside n8n's own floor: one real n8n (SQLite, started by the
+ * test harness) per row, at n8n's default heap unless BENCH_N8N_HEAP_MB sets one.
+ *
+ * 1. Remembered history: 0, 100,000 and 1,000,000 keys; the poll lists 300 new items of 100 B and
+ *    100 remembered ones. Time from the poll's answer to the last of the 300 runs started, its ratio
+ *    to history 0, and bytes per remembered key (the state activation loads, divided by the keys).
+ * 2. Item size, no history: 300 items of 100 B, 20 KB and 60 KB each, and 1,000 of 20 KB (KB: 1,000
+ *    bytes of JSON per item). Time per run (the same time divided by the runs), its ratio to 100 B.
+ *
+ * Every row also shows n8n's peak RSS (VmHWM, reset before publishing and read every 250 ms, so
+ * for an n8n that died it is the last value read: "≥"), the largest write of
+ * the workflow's static data (the state as its runs are created: history, outbox, ledger), how many
+ * times the static data was written from publishing until the trigger's settlements were written,
+ * and how n8n came through: "ok" (every run succeeded), "OOM" (its log says the JavaScript heap ran
+ * out), "n8n exited (…)", "<n>/<runs> runs succeeded" (no execution ended for 3 minutes with runs
+ * missing or failed) or "timed out". A row that fails is recorded as such and the next row runs.
+ *
+ * Static-data writes are counted in SQLite itself: before n8n starts on its database, an SQLite
+ * trigger on workflow_entity's staticData column logs the size and time of every write n8n makes
+ * into a table of its own. So "state writes" are writes, not disk bytes divided by a state size.
+ *
+ * n8n's floor: after each Poll Trigger row, the same workload in the same way with the Floor Trigger
+ * of bench/floor-node, which does nothing else. Its static data is sized after the Poll Trigger's:
+ * stored before publishing as large as the stored history (n8n loads it at activation and holds it
+ * while the workflow is active), and written once on activation as large as the Poll Trigger's
+ * largest write; it emits the same number of runs of one item of the same size. "x floor" is the
+ * Poll Trigger's time over the floor's. The two times start alike: the Poll Trigger's when this
+ * script answers its poll, the floor's when this script answers the call it makes on activation;
+ * both come after n8n has loaded the workflow with its stored static data and activated the
+ * trigger, and both end at the last run's startedAt. The floor's call also reports n8n's V8 heap
+ * limit.
+ *
+ * The history goes into the workflow's static data while n8n is stopped (built by the core, as a
+ * first poll would leave it), so activation loads it from the database as after a restart.
  * Needs the built package (npm run build); packs it like the e2e tests do.
- *   npx tsx bench/pollEndToEnd.bench.ts        (BENCH_E2E_HISTORIES=0,100000 to shorten;
- *                                              BENCH_N8N_HEAP_MB: n8n's heap, default 16384)
+ *   npx tsx bench/pollEndToEnd.bench.ts
+ *     BENCH_E2E_QUICK=1                    histories 0,100000 and sizes 300x100,300x20000 only
+ *     BENCH_E2E_HISTORIES=0,100000         remembered histories (default 0,100000,1000000)
+ *     BENCH_E2E_SIZES=300x100,1000x20000   runs x item bytes (default 300x100,300x20000,300x60000,1000x20000)
+ *     BENCH_N8N_HEAP_MB=16384              n8n's --max-old-space-size (default: none, n8n's default)
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 
 import { loadDedupeStore } from '../core/poll';
-import { marker, node, PACKAGE, workflow } from '../test/e2e/workflowBuilder';
+import { marker, node, type NodeJson, PACKAGE, workflow } from '../test/e2e/workflowBuilder';
 import { FakeSystem } from '../test/harness/fakeSystem';
 import { ensureN8nInstalled, packAndPrepareNodesFolder } from '../test/harness/install';
-import { N8nInstance } from '../test/harness/n8nInstance';
+import { isFinal, N8nInstance } from '../test/harness/n8nInstance';
+import { n8nVersion } from '../test/harness/paths';
 
-const HISTORIES = (process.env.BENCH_E2E_HISTORIES ?? '0,100000,1000000').split(',').map(Number);
-/** n8n's default heap (about 4 GB here) runs out of memory at a million keys; see README. */
-const HEAP_MB = Number(process.env.BENCH_N8N_HEAP_MB ?? 16_384);
-const NEW_ITEMS = 300;
+const QUICK = process.env.BENCH_E2E_QUICK === '1';
+const HISTORIES = (process.env.BENCH_E2E_HISTORIES ?? (QUICK ? '0,100000' : '0,100000,1000000'))
+	.split(',')
+	.filter((history) => history !== '')
+	.map(Number);
+const SIZES = (
+	process.env.BENCH_E2E_SIZES ??
+	(QUICK ? '300x100,300x20000' : '300x100,300x20000,300x60000,1000x20000')
+)
+	.split(',')
+	.filter((size) => size !== '')
+	.map((size) => {
+		const [runs, itemBytes] = size.split('x').map(Number);
+		return { runs, itemBytes, history: 0 };
+	});
+const HEAP_MB = process.env.BENCH_N8N_HEAP_MB;
+const HISTORY_NEW_ITEMS = 300;
+const HISTORY_ITEM_BYTES = 100;
 const REMEMBERED_LISTED = 100;
+/** Long enough for a row n8n survives on this 2-core machine; a slower row is recorded as timed out. */
+const ROW_TIMEOUT_MS = 20 * 60_000;
+/** No execution ended for this long: n8n will not run the missing ones (it lost or refused them). */
+const STALL_MS = 3 * 60_000;
+/** n8n's peak RSS is read this often, so an n8n that dies leaves a figure close to its last peak. */
+const RSS_SAMPLE_MS = 250;
+/** How long a row that failed waits to see whether n8n exited, before it says how the row ended. */
+const EXIT_NOTICE_MS = 5_000;
+const FLOOR_PACKAGE = 'n8n-nodes-bench-floor';
+/** Both triggers' node name, so the Poll Trigger's state is at `node:Trigger` in the static data. */
+const TRIGGER_NODE = 'Trigger';
 
-interface Figures {
+type Trigger = 'Poll Trigger' | 'floor';
+
+/** How n8n's process ended when it was not stopped by this script. */
+interface Exit {
+	code: number | null;
+	signal: NodeJS.Signals | null;
+}
+
+interface Workload {
+	runs: number;
+	itemBytes: number;
 	history: number;
-	ms: number;
-	diskBytes: number;
-	stateBytes: number;
-	peakRssBytes: number;
+}
+
+/** The floor's static data, sized after its Poll Trigger row. */
+interface FloorState {
+	/** Stored before publishing: the size of the Poll Trigger's stored history. */
+	storedBytes: number;
+	/** Written once on activation: the size of the Poll Trigger's largest write. */
+	writtenBytes: number;
+}
+
+interface Measured {
+	trigger: Trigger;
+	workload: Workload;
+	/**
+	 * "ok", or how the row ended: OOM, n8n exited (…), timed out, "<n>/<runs> runs succeeded" (n8n lost
+	 * or failed some), or another error's first line.
+	 */
+	outcome: string;
+	/** Start (poll answered, or floor activated) to the last run's startedAt. */
+	ms?: number;
+	peakRssBytes?: number;
+	/** n8n died: the peak is the last one read before, so at least this. */
+	peakRssAtLeast: boolean;
+	/** The static data activation loaded (the remembered history). */
+	loadedStateBytes: number;
+	/** The largest static-data write from publishing on. */
+	largestWriteBytes?: number;
+	/** Static-data writes from publishing until the trigger's settlements were written. */
+	writes?: number;
+	/** n8n's V8 heap limit, as the floor trigger reported it from inside n8n. */
+	heapLimitBytes?: number;
+	/** A row that failed keeps its n8n's folder: its log. */
+	logFile?: string;
+}
+
+/** `{ id, body }` padded so that its JSON is `bytes` long, as the floor trigger builds its items. */
+function sizedItem(id: string, bytes: number) {
+	const bare = JSON.stringify({ id, body: '' }).length;
+	return { id, body: 'x'.repeat(Math.max(0, bytes - bare)) };
 }
 
 const seed = (count: number) => Array.from({ length: count }, (_, i) => ({ id: `seed-${i}` }));
-const fresh = Array.from({ length: NEW_ITEMS }, (_, i) => ({
-	id: `new-${i}`,
-	subject: `ticket ${i}`,
-}));
 
 /**
  * The trigger's saved state remembering `history` keys, built by the core exactly as a poll would
@@ -48,22 +145,35 @@ function staticDataRemembering(history: number): Record<string, unknown> {
 	const { store } = loadDedupeStore({ dedupe: { kind: 'unique' }, firstPoll: { mode: 'none' } });
 	const keyed = seed(history).map((item, index) => ({ item, key: item.id, index }));
 	store.commit(store.plan(keyed, Date.now()), Date.now(), { keyPrefix: 'poll:seed:' });
-	return { 'node:Poll': { pollTrigger: { v: 1, dedupe: store.serialize() } } };
+	return { [`node:${TRIGGER_NODE}`]: { pollTrigger: { v: 1, dedupe: store.serialize() } } };
 }
 
-async function measure(history: number): Promise<Figures> {
-	const source = await FakeSystem.start();
-	const n8n = await N8nInstance.launch(`bench-poll-e2e-${history}`, {
-		N8N_LOG_LEVEL: 'warn',
-		NODE_OPTIONS: `--max-old-space-size=${HEAP_MB}`,
+/** The trigger under test, and how its measured time starts: the request this script answers. */
+function triggerUnderTest(
+	trigger: Trigger,
+	{ runs, itemBytes, history }: Workload,
+	source: FakeSystem,
+	floorState: FloorState,
+): { node: NodeJson; startPath: string; staticData: Record<string, unknown> } {
+	if (trigger === 'floor') {
+		return {
+			node: node(TRIGGER_NODE, `${FLOOR_PACKAGE}.floorTrigger`, {
+				activatedUrl: source.url('/activated'),
+				runs,
+				itemBytes,
+				stateBytes: floorState.writtenBytes,
+			}),
+			startPath: '/activated',
+			staticData: { [`node:${TRIGGER_NODE}`]: { state: 'x'.repeat(floorState.storedBytes) } },
+		};
+	}
+	const fresh = Array.from({ length: runs }, (_, i) => sizedItem(`new-${i}`, itemBytes));
+	// Serialized once here, so the time from the poll's answer holds none of this script's work.
+	source.on('GET', '/items', {
+		rawBody: JSON.stringify([...seed(Math.min(history, REMEMBERED_LISTED)), ...fresh]),
 	});
-	try {
-		let answeredAt = 0;
-		source.on('GET', '/items', () => {
-			answeredAt = Date.now();
-			return { body: [...seed(Math.min(history, REMEMBERED_LISTED)), ...fresh] };
-		});
-		const trigger = node('Poll', `${PACKAGE}.pollTrigger`, {
+	return {
+		node: node(TRIGGER_NODE, `${PACKAGE}.pollTrigger`, {
 			op: 'http.request',
 			with: JSON.stringify({ url: source.url('/items') }),
 			id: 'id',
@@ -71,105 +181,422 @@ async function measure(history: number): Promise<Figures> {
 			interval: 1,
 			intervalUnit: 'hours',
 			options: { timeoutSec: 600 },
-		});
+		}),
+		startPath: '/items',
+		staticData: staticDataRemembering(history),
+	};
+}
+
+async function measure(
+	trigger: Trigger,
+	workload: Workload,
+	floorState: FloorState = { storedBytes: 0, writtenBytes: 0 },
+): Promise<Measured> {
+	const n8n = await N8nInstance.launch(`bench-poll-e2e-${trigger === 'floor' ? 'floor' : 'poll'}`, {
+		N8N_LOG_LEVEL: 'warn',
+		...(HEAP_MB && { NODE_OPTIONS: `--max-old-space-size=${HEAP_MB}` }),
+	});
+	const source = await FakeSystem.start();
+	const databaseFile = join(n8n.userFolder, '.n8n', 'database.sqlite');
+	const measured: Measured = {
+		trigger,
+		workload,
+		outcome: 'ok',
+		peakRssAtLeast: false,
+		loadedStateBytes: 0,
+	};
+	const ended: { exit?: Exit } = {};
+	let publishedAt = Infinity;
+	let settledAt = Infinity;
+	let rssSampler: NodeJS.Timeout | undefined;
+	try {
+		const {
+			node: triggerNode,
+			startPath,
+			staticData,
+		} = triggerUnderTest(trigger, workload, source, floorState);
+		if (trigger === 'floor')
+			source.on('GET', '/activated', (request) => {
+				measured.heapLimitBytes = Number(request.query.heapLimitBytes);
+				return { body: {} };
+			});
 		const id = await n8n.importWorkflow(
-			workflow(`bench poll ${history}`, [trigger, marker('Handled')], [['Poll', 'Handled']]),
+			workflow(
+				`bench ${trigger} ${workload.runs}x${workload.itemBytes} history ${workload.history}`,
+				[triggerNode, marker('Handled')],
+				[[TRIGGER_NODE, 'Handled']],
+			),
 		);
 		// The history goes straight into n8n's database while it is stopped (n8n's API would carry it,
 		// but n8n 2.41 runs out of memory creating a workflow with 16 MB of static data).
 		await n8n.stop();
-		const database = new DatabaseSync(join(n8n.userFolder, '.n8n', 'database.sqlite'));
-		database
-			.prepare('UPDATE workflow_entity SET staticData = ? WHERE id = ?')
-			.run(JSON.stringify(staticDataRemembering(history)), id);
-		database.close();
+		measured.loadedStateBytes = prepareDatabase(databaseFile, id, staticData);
 		await n8n.start();
 		await n8n.login();
 		const pid = n8n.pid as number;
+		n8n.onUnexpectedExit((code, signal) => (ended.exit = { code, signal }));
+		const wait = { deadline: Date.now() + ROW_TIMEOUT_MS, exited: () => ended.exit !== undefined };
 		writeFileSync(`/proc/${pid}/clear_refs`, '5');
-		const writtenBefore = writeBytes(pid);
-		// Activation loads the remembered history from the database, as after any restart; the first
-		// poll comes at once.
+		rssSampler = setInterval(() => {
+			// Once n8n is gone, the last value read stands.
+			measured.peakRssBytes = peakRss(pid) ?? measured.peakRssBytes;
+		}, RSS_SAMPLE_MS);
+		publishedAt = Date.now();
 		await n8n.publish(id);
-		await source.requestCount('/items', 1, 600_000);
-		const answered = answeredAt;
-		const executions = await n8n.waitForFinishedExecutions(id, NEW_ITEMS, 600_000);
-		const lastStarted = Math.max(...executions.map((execution) => Date.parse(execution.startedAt)));
-		const figures: Figures = {
-			history,
-			ms: lastStarted - answered,
-			diskBytes: writeBytes(pid) - writtenBefore,
-			stateBytes: JSON.stringify((await n8n.getWorkflow(id)).staticData ?? {}).length,
-			peakRssBytes:
-				Number(/VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) *
-				1024,
-		};
-		if (executions.length !== NEW_ITEMS)
-			throw new Error(`expected ${NEW_ITEMS} runs, got ${executions.length}`);
-		await n8n.unpublish(id);
-		return figures;
-	} finally {
-		await n8n.stop();
-		await source.close();
-	}
-}
-
-function writeBytes(pid: number): number {
-	return Number(/write_bytes: (\d+)/.exec(readFileSync(`/proc/${pid}/io`, 'utf8'))?.[1] ?? 0);
-}
-
-const mb = (bytes: number) => (bytes / 1e6).toFixed(1);
-
-async function main(): Promise<void> {
-	ensureN8nInstalled();
-	packAndPrepareNodesFolder();
-	const results: Figures[] = [];
-	for (const history of HISTORIES) {
-		try {
-			results.push(await measure(history));
-		} catch (error) {
-			process.stdout.write(
-				`history ${history.toLocaleString('en')}: no figures: ${(error as Error).message.split('\n')[0]}\n`,
+		// Activation loads the stored state; the Poll Trigger's first poll comes at once.
+		const start = await until(
+			`the ${trigger}'s first call`,
+			async () => source.requests(startPath)[0],
+			{ ...wait, intervalMs: 100 },
+		);
+		// Without run data, once a second: the counting must cost the n8n under test little. Done when
+		// every run has succeeded, or when no execution has ended for STALL_MS (n8n lost or failed some).
+		let lastChange = { finished: -1, at: Date.now() };
+		const executions = await until(
+			`${workload.runs} successful runs`,
+			async () => {
+				const finished = (await n8n.executionSummaries(id)).filter(isFinal);
+				if (finished.length !== lastChange.finished)
+					lastChange = { finished: finished.length, at: Date.now() };
+				const succeeded = finished.filter((execution) => execution.status === 'success');
+				const stalled = Date.now() - lastChange.at > STALL_MS;
+				return succeeded.length >= workload.runs || stalled ? finished : undefined;
+			},
+			{ ...wait, intervalMs: 1_000 },
+		);
+		const succeeded = executions.filter((execution) => execution.status === 'success').length;
+		if (succeeded !== workload.runs || executions.length !== workload.runs) {
+			const failed = executions.length - succeeded;
+			throw new Error(
+				`${succeeded}/${workload.runs} runs succeeded${failed > 0 ? `, ${failed} failed` : ''}`,
 			);
 		}
+		measured.ms =
+			Math.max(...executions.map((execution) => Date.parse(execution.startedAt))) -
+			start.receivedAt;
+		await until(
+			'the trigger to write its settlements',
+			async () => (storedOutboxLength(databaseFile, id) === 0 ? true : undefined),
+			{ ...wait, intervalMs: 1_000 },
+		);
+		settledAt = Date.now();
+		await n8n.unpublish(id);
+	} catch (error) {
+		// A request to an n8n that is dying fails as its socket closes, a moment before its exit is seen.
+		if (!ended.exit) await new Promise((resolve) => setTimeout(resolve, EXIT_NOTICE_MS));
+		measured.outcome = howItEnded(error, ended.exit, n8n);
+		measured.peakRssAtLeast = ended.exit !== undefined;
+	} finally {
+		clearInterval(rssSampler);
+		if (measured.outcome === 'ok') await n8n.stop();
+		else await n8n.kill();
+		await source.close();
 	}
-	const base = results[0];
-	process.stdout.write(
-		`Poll Trigger end to end in n8n (SQLite, heap ${HEAP_MB} MB): ${NEW_ITEMS} new + ${REMEMBERED_LISTED} remembered items per poll, poll answered -> last run started\n`,
-	);
-	const rows = [
-		[
-			'history keys',
-			'ms',
-			'x history 0',
-			'disk MB written',
-			'state MB',
-			'state writes*',
-			'peak RSS MB',
-		],
-	];
-	for (const r of results) {
-		const extraWrites =
-			r.stateBytes > 1e6 ? ((r.diskBytes - base.diskBytes) / r.stateBytes).toFixed(1) : '-';
-		rows.push([
-			r.history.toLocaleString('en'),
-			r.ms.toFixed(0),
-			(r.ms / base.ms).toFixed(2),
-			mb(r.diskBytes),
-			mb(r.stateBytes),
-			extraWrites,
-			mb(r.peakRssBytes),
-		]);
+	const writes = staticDataWrites(databaseFile, publishedAt, settledAt);
+	measured.largestWriteBytes = writes.length > 0 ? Math.max(...writes) : undefined;
+	if (measured.outcome === 'ok') {
+		measured.writes = writes.length;
+		rmSync(n8n.userFolder, { recursive: true, force: true });
+	} else measured.logFile = n8n.logFile;
+	return measured;
+}
+
+/** measure(), with an n8n that could not even be started recorded as the row's outcome too. */
+async function measureRow(
+	trigger: Trigger,
+	workload: Workload,
+	floorState?: FloorState,
+): Promise<Measured> {
+	try {
+		return await measure(trigger, workload, floorState);
+	} catch (error) {
+		return {
+			trigger,
+			workload,
+			outcome: `n8n did not start: ${(error as Error).message.split('\n')[0]}`,
+			peakRssAtLeast: false,
+			loadedStateBytes: 0,
+		};
 	}
+}
+
+/**
+ * Polls `probe` until it gives a value; fails once n8n has exited or the row's deadline has passed.
+ * A probe that fails is tried again (a request can fail while n8n is busy or dying).
+ */
+async function until<T>(
+	what: string,
+	probe: () => Promise<T | undefined>,
+	{ deadline, exited, intervalMs }: { deadline: number; exited: () => boolean; intervalMs: number },
+): Promise<T> {
+	let lastError: unknown;
+	for (;;) {
+		if (exited()) throw new Error(`n8n exited while waiting for ${what}`);
+		const value = await probe().catch((error: unknown) => void (lastError = error));
+		if (value !== undefined) return value;
+		if (Date.now() > deadline)
+			throw new Error(
+				`Timed out waiting for ${what}${lastError instanceof Error ? ` (last error: ${lastError.message})` : ''}`,
+			);
+		await new Promise((resolve) => setTimeout(resolve, intervalMs));
+	}
+}
+
+/**
+ * Puts the trigger's stored state into n8n's database (n8n stopped), and the log of static-data
+ * writes: an SQLite trigger that records the size and time of each write of workflow_entity's
+ * staticData (n8n's WorkflowStaticDataService writes the whole column each time). Returns the size
+ * of the stored state.
+ */
+function prepareDatabase(
+	file: string,
+	workflowId: string,
+	staticData: Record<string, unknown>,
+): number {
+	const database = new DatabaseSync(file);
+	try {
+		const json = JSON.stringify(staticData);
+		database
+			.prepare('UPDATE workflow_entity SET staticData = ? WHERE id = ?')
+			.run(json, workflowId);
+		// Written so that it can never make n8n's write fail: no constraints, a NULL measured as 0.
+		database.exec(`
+			CREATE TABLE IF NOT EXISTS bench_static_data_write (bytes INTEGER, atMs REAL);
+			CREATE TRIGGER IF NOT EXISTS bench_static_data_written
+			AFTER UPDATE OF staticData ON workflow_entity
+			BEGIN
+				INSERT INTO bench_static_data_write
+				VALUES (coalesce(length(NEW.staticData), 0), (julianday('now') - 2440587.5) * 86400000.0);
+			END;
+		`);
+		return json.length;
+	} finally {
+		database.close();
+	}
+}
+
+/** Sizes of the static-data writes logged between `from` and `to` (epoch ms). */
+function staticDataWrites(file: string, from: number, to: number): number[] {
+	const database = new DatabaseSync(file);
+	try {
+		return database
+			.prepare('SELECT bytes FROM bench_static_data_write WHERE atMs >= ? AND atMs <= ?')
+			.all(from, Number.isFinite(to) ? to : Number.MAX_VALUE)
+			.map((row) => Number(row.bytes));
+	} finally {
+		database.close();
+	}
+}
+
+/**
+ * Runs in the Poll Trigger's stored outbox (none for the floor): 0 once n8n has written the
+ * settlements of every run, which is when the poll's writes are over. Read while n8n runs (its
+ * SQLite is in WAL mode, so this reader holds up no write).
+ */
+function storedOutboxLength(file: string, workflowId: string): number {
+	const database = new DatabaseSync(file);
+	try {
+		const row = database
+			.prepare(
+				`SELECT coalesce(json_array_length(staticData, '$."node:${TRIGGER_NODE}".pollTrigger.outbox'), 0) AS runs
+				FROM workflow_entity WHERE id = ?`,
+			)
+			.get(workflowId);
+		return Number(row?.runs ?? 0);
+	} finally {
+		database.close();
+	}
+}
+
+/**
+ * n8n's VmHWM; undefined once the process has exited (a zombie's status has no memory lines, a
+ * reaped process no status).
+ */
+function peakRss(pid: number): number | undefined {
+	let status: string;
+	try {
+		status = readFileSync(`/proc/${pid}/status`, 'utf8');
+	} catch {
+		return undefined;
+	}
+	const kb = /VmHWM:\s+(\d+) kB/.exec(status)?.[1];
+	return kb === undefined ? undefined : Number(kb) * 1024;
+}
+
+function howItEnded(error: unknown, exit: Exit | undefined, n8n: N8nInstance): string {
+	if (exit) {
+		if (/heap out of memory|Reached heap limit/.test(n8n.log())) return 'OOM';
+		return `n8n exited (${exit.signal ?? `code ${exit.code}`})`;
+	}
+	const message = (error as Error).message.split('\n')[0];
+	return message.startsWith('Timed out') ? 'timed out' : message;
+}
+
+const kb = (bytes: number) => `${Math.round(bytes / 1000).toLocaleString('en')} KB`;
+const sizeOf = (bytes: number | undefined) =>
+	bytes === undefined ? '-' : bytes < 1e6 ? kb(bytes) : `${(bytes / 1e6).toFixed(1)} MB`;
+const itemSize = (bytes: number) => (bytes < 1000 ? `${bytes} B` : kb(bytes));
+const ratio = (a: number | undefined, b: number | undefined) =>
+	a === undefined || b === undefined ? '-' : `${(a / b).toFixed(2)}`;
+const rss = (m: Measured) =>
+	m.peakRssBytes === undefined
+		? '-'
+		: `${m.peakRssAtLeast ? '≥' : ''}${Math.round(m.peakRssBytes / 1e6).toLocaleString('en')}`;
+const ms = (value: number | undefined) =>
+	value === undefined ? '-' : Math.round(value).toLocaleString('en');
+
+/** Left-aligned label columns, then right-aligned figures. */
+function printTable(labelColumns: number, rows: string[][]): void {
+	const widths = rows[0].map((_, column) => Math.max(...rows.map((row) => row[column].length)));
 	for (const row of rows)
 		process.stdout.write(
-			`${row[0].padEnd(14)}${row
-				.slice(1)
-				.map((cell) => cell.padStart(16))
-				.join('')}\n`,
+			`${row
+				.map((cell, column) =>
+					column < labelColumns ? cell.padEnd(widths[column]) : cell.padStart(widths[column]),
+				)
+				.join('  ')
+				.trimEnd()}\n`,
 		);
+}
+
+/** Measures each workload with the Poll Trigger, then its floor with static data of the same size. */
+async function measurePairs(
+	workloads: Workload[],
+	label: (workload: Workload) => string,
+): Promise<Array<[Measured, Measured]>> {
+	const pairs: Array<[Measured, Measured]> = [];
+	for (const workload of workloads) {
+		const poll = await measureRow('Poll Trigger', workload);
+		// Should the Poll Trigger's n8n have died before its poll's write, the floor writes what that
+		// write must at least hold: the history and every item of the burst.
+		const floor = await measureRow('floor', workload, {
+			storedBytes: poll.loadedStateBytes,
+			writtenBytes:
+				poll.largestWriteBytes ?? poll.loadedStateBytes + workload.runs * workload.itemBytes,
+		});
+		pairs.push([poll, floor]);
+		const progress = (m: Measured) =>
+			`${m.trigger} ${m.outcome}${m.ms === undefined ? '' : ` (${ms(m.ms)} ms)`}${m.logFile ? ` (log: ${m.logFile})` : ''}`;
+		process.stdout.write(`  ${label(workload)}: ${progress(poll)}; ${progress(floor)}\n`);
+	}
+	return pairs;
+}
+
+function printHistories(pairs: Array<[Measured, Measured]>): void {
 	process.stdout.write(
-		'* (disk written - disk written at history 0) / state size: about how many times the state was written during the poll.\n',
+		`\n1. Remembered history: ${HISTORY_NEW_ITEMS} new items of ${itemSize(HISTORY_ITEM_BYTES)} (+${REMEMBERED_LISTED} remembered ones listed) per poll\n`,
+	);
+	const [basePoll, baseFloor] = pairs[0];
+	const rows = [
+		[
+			'history',
+			'trigger',
+			'n8n',
+			'ms',
+			`x history ${basePoll.workload.history.toLocaleString('en')}`,
+			'x floor',
+			'peak RSS MB',
+			'state',
+			'B/key',
+			'state writes',
+		],
+	];
+	for (const [poll, floor] of pairs) {
+		const { history } = poll.workload;
+		for (const m of [poll, floor])
+			rows.push([
+				m === poll ? history.toLocaleString('en') : '',
+				m.trigger,
+				m.outcome,
+				ms(m.ms),
+				ratio(m.ms, (m === poll ? basePoll : baseFloor).ms),
+				m === poll ? ratio(poll.ms, floor.ms) : '',
+				rss(m),
+				sizeOf(m.largestWriteBytes),
+				m === poll && history > 0 ? (m.loadedStateBytes / history).toFixed(1) : '',
+				m.writes === undefined ? '-' : String(m.writes),
+			]);
+	}
+	printTable(3, rows);
+}
+
+function printSizes(pairs: Array<[Measured, Measured]>): void {
+	process.stdout.write(`\n2. Item size, no history: one run per item\n`);
+	const [basePoll, baseFloor] = pairs[0];
+	const perRun = (m: Measured) => (m.ms === undefined ? undefined : m.ms / m.workload.runs);
+	const rows = [
+		[
+			'runs x item',
+			'trigger',
+			'n8n',
+			'ms',
+			'ms/run',
+			`x ${itemSize(basePoll.workload.itemBytes)}`,
+			'x floor',
+			'peak RSS MB',
+			'state',
+			'state writes',
+		],
+	];
+	for (const [poll, floor] of pairs) {
+		const { runs, itemBytes } = poll.workload;
+		for (const m of [poll, floor])
+			rows.push([
+				m === poll ? `${runs} x ${itemSize(itemBytes)}` : '',
+				m.trigger,
+				m.outcome,
+				ms(m.ms),
+				perRun(m) === undefined ? '-' : (perRun(m) as number).toFixed(1),
+				ratio(perRun(m), perRun(m === poll ? basePoll : baseFloor)),
+				m === poll ? ratio(poll.ms, floor.ms) : '',
+				rss(m),
+				sizeOf(m.largestWriteBytes),
+				m.writes === undefined ? '-' : String(m.writes),
+			]);
+	}
+	printTable(3, rows);
+}
+
+async function main(): Promise<void> {
+	const began = Date.now();
+	ensureN8nInstalled();
+	packAndPrepareNodesFolder({ alongside: [join(__dirname, 'floor-node')] });
+	const histories = await measurePairs(
+		HISTORIES.map((history) => ({
+			runs: HISTORY_NEW_ITEMS,
+			itemBytes: HISTORY_ITEM_BYTES,
+			history,
+		})),
+		({ history }) => `history ${history.toLocaleString('en')}`,
+	);
+	const sizes = await measurePairs(
+		SIZES,
+		({ runs, itemBytes }) => `${runs} x ${itemSize(itemBytes)}, no history`,
+	);
+	const heapLimit = [...histories, ...sizes]
+		.map(([, floor]) => floor.heapLimitBytes)
+		.find((bytes) => bytes !== undefined);
+	process.stdout.write(
+		`\nPoll Trigger end to end in n8n ${n8nVersion} (SQLite), one n8n per row; n8n's heap limit ${
+			heapLimit === undefined ? 'not reported' : `${Math.round(heapLimit / 2 ** 20)} MiB`
+		} (${HEAP_MB ? `BENCH_N8N_HEAP_MB=${HEAP_MB}` : "n8n's default"}; V8's heap_size_limit, reported from inside n8n by the floor trigger)\n`,
+	);
+	process.stdout.write(
+		"Time: from the Poll Trigger's poll answered, or the floor trigger's activation call answered (both once n8n has loaded the stored state and activated the trigger), to the last run's startedAt.\n",
+	);
+	if (histories.length > 0) printHistories(histories);
+	if (sizes.length > 0) printSizes(sizes);
+	process.stdout.write(
+		[
+			'',
+			"floor: bench/floor-node's trigger, storing static data as large as the Poll Trigger row's largest write once, then emitting the same runs (one item each, same size), nothing else.",
+			'x floor: Poll Trigger time / floor time. n8n: ok (every run succeeded), OOM (heap out of memory), n8n exited (…), n/runs succeeded (the rest lost or failed) or timed out.',
+			'peak RSS: n8n\'s VmHWM from publishing until the settlements were written ("≥": the last value read before n8n died).',
+			"state: the largest static-data write (for the Poll Trigger: history, outbox with the burst's items, ledger). B/key: the stored history / its keys.",
+			"state writes: static-data writes from publishing until the Poll Trigger's settlements were written, counted by an SQLite trigger on the column.",
+			`Whole run: ${((Date.now() - began) / 60_000).toFixed(1)} min.`,
+			'',
+		].join('\n'),
 	);
 }
 

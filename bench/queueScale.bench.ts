@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { marker, node, PACKAGE, workflow } from '../test/e2e/workflowBuilder';
 import { FakeSystem } from '../test/harness/fakeSystem';
 import { ensureN8nInstalled, packAndPrepareNodesFolder } from '../test/harness/install';
-import { type Execution, N8nInstance } from '../test/harness/n8nInstance';
+import { N8nInstance } from '../test/harness/n8nInstance';
 import { waitFor } from '../test/harness/net';
 import { cacheDir } from '../test/harness/paths';
 import {
@@ -81,7 +81,7 @@ async function measure(topology: 'single' | 'queue', services?: QueueServices): 
 		const executions = await waitFor(
 			`${RUNS} successful runs`,
 			async () => {
-				const all = await executionsWithoutData(n8n, id);
+				const all = await n8n.executionSummaries(id);
 				return all.filter((e) => e.status === 'success').length >= RUNS ? all : undefined;
 			},
 			{ timeoutMs: 1_800_000, intervalMs: 1_000 },
@@ -107,23 +107,6 @@ async function measure(topology: 'single' | 'queue', services?: QueueServices): 
 		await n8n.stop();
 		await source.close();
 	}
-}
-
-async function executionsWithoutData(n8n: N8nInstance, workflowId: string): Promise<Execution[]> {
-	const all: Execution[] = [];
-	let cursor: string | undefined;
-	do {
-		const query = new URLSearchParams({ workflowId, limit: '250' });
-		if (cursor) query.set('cursor', cursor);
-		const page = await n8n.api<{ data: Execution[]; nextCursor?: string | null }>(
-			'GET',
-			`/executions?${query}`,
-		);
-		all.push(...page.data);
-		cursor = page.nextCursor ?? undefined;
-	} while (cursor);
-	// Pages are read while runs are being saved: an execution can show on two pages.
-	return [...new Map(all.map((execution) => [execution.id, execution])).values()];
 }
 
 async function main(): Promise<void> {

@@ -15,9 +15,14 @@ export function ensureN8nInstalled(): void {
 /**
  * Packs the built package with `npm pack` and installs the tarball into a `nodes` folder the way
  * n8n's community-package install does (dependencies, no peer dependencies: n8n brings n8n-workflow).
- * Each instance copies that folder to `<user folder>/.n8n/nodes`.
+ * Each instance copies that folder to `<user folder>/.n8n/nodes`. `alongside`: folders of other
+ * community-node packages to install into the same folder (the benchmark's floor node,
+ * bench/floor-node), copied in as npm would pack them (`--install-links`): a link into the
+ * repository would not survive the copy.
  */
-export function packAndPrepareNodesFolder(): string {
+export function packAndPrepareNodesFolder({
+	alongside = [],
+}: { alongside?: string[] } = {}): string {
 	removeFoldersOfEndedProcesses(cacheDir, /^pack-(\d+)$/);
 	rmSync(packDir(), { recursive: true, force: true });
 	mkdirSync(nodesTemplateDir(), { recursive: true });
@@ -42,6 +47,7 @@ export function packAndPrepareNodesFolder(): string {
 			'--ignore-scripts',
 			'--loglevel=error',
 			join(packDir(), tarball),
+			...(alongside.length > 0 ? ['--install-links', ...alongside] : []),
 		],
 		{ cwd: nodesTemplateDir(), stdio: ['ignore', 'ignore', 'inherit'] },
 	);

@@ -818,6 +818,27 @@ export class N8nInstance {
 		return all.sort((a, b) => Number(a.id) - Number(b.id));
 	}
 
+	/**
+	 * The workflow's executions without their data, each once: cheap enough to count a burst with
+	 * while it is being measured (benchmarks). Pages are read while runs are being saved, so an
+	 * execution can show on two.
+	 */
+	async executionSummaries(workflowId: string): Promise<Execution[]> {
+		const all: Execution[] = [];
+		let cursor: string | undefined;
+		do {
+			const query = new URLSearchParams({ workflowId, limit: '250' });
+			if (cursor) query.set('cursor', cursor);
+			const page = await this.api<{ data: Execution[]; nextCursor?: string | null }>(
+				'GET',
+				`/executions?${query}`,
+			);
+			all.push(...page.data);
+			cursor = page.nextCursor ?? undefined;
+		} while (cursor);
+		return [...new Map(all.map((execution) => [execution.id, execution])).values()];
+	}
+
 	async execution(id: string): Promise<Execution> {
 		return await this.api('GET', `/executions/${id}?includeData=true`);
 	}
