@@ -7,6 +7,11 @@
  * `npm start -- --queue`: the same in n8n's queue mode, in .n8n-dev-queue/: PostgreSQL and Redis from
  * Debian's packages on loopback, an n8n main (editor, API, triggers), two workers (they execute the
  * runs) and a webhook processor (webhooks and Round-Trip callbacks), each with the package installed.
+ *
+ * Run as `node --import tsx scripts/start.ts` (package.json), not through the tsx command: that one
+ * runs the script in a child process, relays Ctrl-C to it and SIGKILLs it when the child does not
+ * acknowledge the signal within 30 ms, which on a busy machine cut this script's stopping short and
+ * left the queue-mode stack running.
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
