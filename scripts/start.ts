@@ -299,7 +299,13 @@ async function takeOverFolder(): Promise<void> {
 				.map(async (child) => {
 					if (isRunning(child)) {
 						step(`stopping the ${child.name} (pid ${child.pid}) an earlier npm start left running`);
-						await stopProcess(child.pid, () => isRunning(child));
+						// Until it has exited: a process on its way out no longer shows its command line
+						// but still holds its ports for a moment, which the port check below would take for
+						// another program's.
+						await stopProcess(
+							child.pid,
+							() => isRunning(child) || (isAlive(child.pid) && commandLine(child.pid) === ''),
+						);
 					}
 					if (child.dir) rmSync(child.dir, { recursive: true, force: true });
 				}),
