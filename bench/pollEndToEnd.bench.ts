@@ -13,8 +13,8 @@
  * the workflow's static data (the state as its runs are created: history, outbox, ledger), how many
  * times the static data was written from publishing until the trigger's settlements were written,
  * and how n8n came through: "ok" (every run succeeded), "OOM" (its log says the JavaScript heap ran
- * out), "n8n exited (…)", "<n>/<runs> runs succeeded" (no execution ended for 3 minutes with runs
- * missing or failed) or "timed out". A row that fails is recorded as such and the next row runs.
+ * out), "n8n exited (…)", "<n>/<runs> ok" (no execution ended for 3 minutes with runs missing or
+ * failed) or "timed out". A row that fails is recorded as such and the next row runs.
  *
  * Static-data writes are counted in SQLite itself: before n8n starts on its database, an SQLite
  * trigger on workflow_entity's staticData column logs the size and time of every write n8n makes
@@ -108,8 +108,8 @@ interface Measured {
 	trigger: Trigger;
 	workload: Workload;
 	/**
-	 * "ok", or how the row ended: OOM, n8n exited (…), timed out, "<n>/<runs> runs succeeded" (n8n lost
-	 * or failed some), or another error's first line.
+	 * "ok", or how the row ended: OOM, n8n exited (…), timed out, "<n>/<runs> ok" (n8n lost or failed
+	 * the other runs), or another error's first line.
 	 */
 	outcome: string;
 	/** Start (poll answered, or floor activated) to the last run's startedAt. */
@@ -121,7 +121,10 @@ interface Measured {
 	loadedStateBytes: number;
 	/** The largest static-data write from publishing on. */
 	largestWriteBytes?: number;
-	/** Static-data writes from publishing until the trigger's settlements were written. */
+	/**
+	 * Static-data writes from publishing until the trigger's settlements were written (or, when runs
+	 * were missing, until the row gave up on them).
+	 */
 	writes?: number;
 	/** n8n's V8 heap limit, as the floor trigger reported it from inside n8n. */
 	heapLimitBytes?: number;
@@ -267,9 +270,7 @@ async function measure(
 		const succeeded = executions.filter((execution) => execution.status === 'success').length;
 		if (succeeded !== workload.runs || executions.length !== workload.runs) {
 			const failed = executions.length - succeeded;
-			throw new Error(
-				`${succeeded}/${workload.runs} runs succeeded${failed > 0 ? `, ${failed} failed` : ''}`,
-			);
+			throw new Error(`${succeeded}/${workload.runs} ok${failed > 0 ? `, ${failed} failed` : ''}`);
 		}
 		measured.ms =
 			Math.max(...executions.map((execution) => Date.parse(execution.startedAt))) -
@@ -292,12 +293,14 @@ async function measure(
 		else await n8n.kill();
 		await source.close();
 	}
-	const writes = staticDataWrites(databaseFile, publishedAt, settledAt);
+	const writes = Number.isFinite(publishedAt)
+		? staticDataWrites(databaseFile, publishedAt, settledAt)
+		: [];
 	measured.largestWriteBytes = writes.length > 0 ? Math.max(...writes) : undefined;
-	if (measured.outcome === 'ok') {
-		measured.writes = writes.length;
-		rmSync(n8n.userFolder, { recursive: true, force: true });
-	} else measured.logFile = n8n.logFile;
+	// An n8n that died wrote what it had time to write: no count of a poll's writes.
+	if (!ended.exit) measured.writes = writes.length;
+	if (measured.outcome === 'ok') rmSync(n8n.userFolder, { recursive: true, force: true });
+	else measured.logFile = n8n.logFile;
 	return measured;
 }
 
@@ -542,7 +545,7 @@ function printSizes(pairs: Array<[Measured, Measured]>): void {
 		const { runs, itemBytes } = poll.workload;
 		for (const m of [poll, floor])
 			rows.push([
-				m === poll ? `${runs} x ${itemSize(itemBytes)}` : '',
+				m === poll ? `${runs.toLocaleString('en')} x ${itemSize(itemBytes)}` : '',
 				m.trigger,
 				m.outcome,
 				ms(m.ms),
@@ -571,7 +574,7 @@ async function main(): Promise<void> {
 	);
 	const sizes = await measurePairs(
 		SIZES,
-		({ runs, itemBytes }) => `${runs} x ${itemSize(itemBytes)}, no history`,
+		({ runs, itemBytes }) => `${runs.toLocaleString('en')} x ${itemSize(itemBytes)}, no history`,
 	);
 	const heapLimit = [...histories, ...sizes]
 		.map(([, floor]) => floor.heapLimitBytes)
@@ -589,11 +592,11 @@ async function main(): Promise<void> {
 	process.stdout.write(
 		[
 			'',
-			"floor: bench/floor-node's trigger, storing static data as large as the Poll Trigger row's largest write once, then emitting the same runs (one item each, same size), nothing else.",
-			'x floor: Poll Trigger time / floor time. n8n: ok (every run succeeded), OOM (heap out of memory), n8n exited (…), n/runs succeeded (the rest lost or failed) or timed out.',
+			"floor: bench/floor-node's trigger: static data stored as large as the Poll Trigger's history before publishing, written as large as its largest write once on activation, the same runs (one item each, same size), nothing else.",
+			'x floor: Poll Trigger time / floor time. n8n: ok (every run succeeded), OOM (heap out of memory), n8n exited (…), n/runs ok (the other runs lost or failed) or timed out.',
 			'peak RSS: n8n\'s VmHWM from publishing until the settlements were written ("≥": the last value read before n8n died).',
 			"state: the largest static-data write (for the Poll Trigger: history, outbox with the burst's items, ledger). B/key: the stored history / its keys.",
-			"state writes: static-data writes from publishing until the Poll Trigger's settlements were written, counted by an SQLite trigger on the column.",
+			"state writes: static-data writes from publishing until the Poll Trigger's settlements were written (or the row gave up on missing runs), counted by an SQLite trigger on the column.",
 			`Whole run: ${((Date.now() - began) / 60_000).toFixed(1)} min.`,
 			'',
 		].join('\n'),
