@@ -102,6 +102,19 @@ export function processGroup(pid: number): number | undefined {
 	}
 }
 
+/**
+ * Whether the process still holds open files (its sockets among them). A process on its way out has
+ * lost its command line, and its main thread may already show as a zombie, while its other threads
+ * still hold its files for a moment.
+ */
+export function holdsFiles(pid: number): boolean {
+	try {
+		return readdirSync(`/proc/${pid}/fd`).length > 0;
+	} catch {
+		return false;
+	}
+}
+
 /** Whether the process runs: a zombie (ended, not yet reaped by its parent) does not. */
 export function isAlive(pid: number): boolean {
 	try {

@@ -35,6 +35,7 @@ import {
 	belongsToFolder,
 	DEMO_FOLDER_ENV,
 	describeProcess,
+	holdsFiles,
 	isAlive,
 	listeningPids,
 	processGroup,
@@ -299,13 +300,10 @@ async function takeOverFolder(): Promise<void> {
 				.map(async (child) => {
 					if (isRunning(child)) {
 						step(`stopping the ${child.name} (pid ${child.pid}) an earlier npm start left running`);
-						// Until it has exited: a process on its way out no longer shows its command line
-						// but still holds its ports for a moment, which the port check below would take for
-						// another program's.
-						await stopProcess(
-							child.pid,
-							() => isRunning(child) || (isAlive(child.pid) && commandLine(child.pid) === ''),
-						);
+						// Until it has let go of its files: a process on its way out no longer shows its
+						// command line but still holds its ports for a moment, which the port check below
+						// would take for another program's.
+						await stopProcess(child.pid, () => isRunning(child) || holdsFiles(child.pid));
 					}
 					if (child.dir) rmSync(child.dir, { recursive: true, force: true });
 				}),
@@ -352,18 +350,21 @@ async function takeOverFolder(): Promise<void> {
 
 /**
  * SIGTERM to the process (to its whole group when it leads one: n8n's task runner, Dovecot's helpers),
- * then waits up to 30 s for `running` to say it ended; SIGKILL after that.
+ * then waits up to 30 s for `running` to say it ended; SIGKILL after that, and up to 10 s more.
  */
 async function stopProcess(pid: number, running: () => boolean | Promise<boolean>): Promise<void> {
 	const target = processGroup(pid) === pid ? -pid : pid;
-	signal(target, 'SIGTERM');
-	try {
+	const ended = async (timeoutMs: number) =>
 		await waitFor(`pid ${pid} to stop`, async () => ((await running()) ? undefined : true), {
-			timeoutMs: 30_000,
+			timeoutMs,
 			intervalMs: 200,
 		});
+	signal(target, 'SIGTERM');
+	try {
+		await ended(30_000);
 	} catch {
 		signal(target, 'SIGKILL');
+		await ended(10_000).catch(() => undefined);
 	}
 }
 
