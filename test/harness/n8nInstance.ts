@@ -778,24 +778,12 @@ export class N8nInstance {
 		workflowId: string,
 		{ status }: { status?: 'running' | 'new' } = {},
 	): Promise<Execution[]> {
-		const all: Execution[] = [];
-		let cursor: string | undefined;
-		do {
-			// Without a status, n8n's public API lists every execution but running ones.
-			const query = new URLSearchParams({
-				workflowId,
-				includeData: 'true',
-				limit: '250',
-				...(status && { status }),
-			});
-			if (cursor) query.set('cursor', cursor);
-			const page = await this.api<{ data: Execution[]; nextCursor?: string | null }>(
-				'GET',
-				`/executions?${query}`,
-			);
-			all.push(...page.data);
-			cursor = page.nextCursor ?? undefined;
-		} while (cursor);
+		// Without a status, n8n's public API lists every execution but running ones.
+		const all = await this.executionPages({
+			workflowId,
+			includeData: 'true',
+			...(status && { status }),
+		});
 		if (isN8n1 && !status) {
 			// n8n 1.x's public list leaves out executions it holds in memory, waiting ones included:
 			// the editor's list names them, and the public API returns each by id.
@@ -824,10 +812,16 @@ export class N8nInstance {
 	 * execution can show on two.
 	 */
 	async executionSummaries(workflowId: string): Promise<Execution[]> {
+		const all = await this.executionPages({ workflowId });
+		return [...new Map(all.map((execution) => [execution.id, execution])).values()];
+	}
+
+	/** Every page of the public API's execution list for these query parameters. */
+	private async executionPages(parameters: Record<string, string>): Promise<Execution[]> {
 		const all: Execution[] = [];
 		let cursor: string | undefined;
 		do {
-			const query = new URLSearchParams({ workflowId, limit: '250' });
+			const query = new URLSearchParams({ ...parameters, limit: '250' });
 			if (cursor) query.set('cursor', cursor);
 			const page = await this.api<{ data: Execution[]; nextCursor?: string | null }>(
 				'GET',
@@ -836,7 +830,7 @@ export class N8nInstance {
 			all.push(...page.data);
 			cursor = page.nextCursor ?? undefined;
 		} while (cursor);
-		return [...new Map(all.map((execution) => [execution.id, execution])).values()];
+		return all;
 	}
 
 	async execution(id: string): Promise<Execution> {
