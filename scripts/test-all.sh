@@ -43,7 +43,15 @@ lane() {
       phase "${spec%%|*}" "${spec#*|}" || { status=$?; break; }
     done
     echo "$status" > "$work/$name.status"
-  ) 2>&1 | sed -u "s/^/[$name] /" &
+  ) 2>&1 | tee "$work/$name.log" | sed -u "s/^/[$name] /" &
+}
+
+# Jest's report of each failed test (its "● suite › test" block, without console output), so that the
+# end of the output, which is what a CI log shows first, names what failed in every lane.
+failures() {
+  awk '/^(Test Suites|Tests):/ { show = 0 }
+       /^  ● / { show = ($0 !~ /^  ● Console$/); lines = 0 }
+       show && lines < 25 { print; lines++ }' "$1"
 }
 
 status=0
@@ -63,6 +71,12 @@ if [ "$status" -eq 0 ]; then
   for name in "2.41" "queue" "1.x"; do
     lane_status="$(cat "$work/$name.status" 2>/dev/null || echo 1)"
     [ "$lane_status" -eq 0 ] || status="$lane_status"
+  done
+  for name in "2.41" "queue" "1.x"; do
+    lane_status="$(cat "$work/$name.status" 2>/dev/null || echo 1)"
+    [ "$lane_status" -eq 0 ] && continue
+    echo "[test] what failed in lane ${name}:"
+    failures "$work/$name.log" | sed "s/^/[test] [$name] /"
   done
 fi
 

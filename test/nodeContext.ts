@@ -179,6 +179,19 @@ export interface Emitted {
 	saved?: IDataObject;
 }
 
+/**
+ * A run as n8n settles an emit's done-promise when the run has ended: it executed the trigger node
+ * (regular mode hands over the run data, queue mode the worker's `lastNodeExecuted`).
+ */
+export function endedRun(status: IRun['status'] = 'success'): IRun {
+	return {
+		status,
+		mode: 'trigger',
+		startedAt: new Date(),
+		data: { resultData: { runData: {}, lastNodeExecuted: 'Trigger' } },
+	} as IRun;
+}
+
 export interface TriggerRun {
 	response: ITriggerResponse;
 	emitted: Emitted[];

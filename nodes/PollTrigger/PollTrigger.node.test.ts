@@ -2,7 +2,7 @@ import type { IDataObject } from 'n8n-workflow';
 
 import { loadDedupeStore } from '../../core/poll';
 import { FakeSystem } from '../../test/harness/fakeSystem';
-import { activateTrigger, type TriggerRun } from '../../test/nodeContext';
+import { activateTrigger, endedRun, type TriggerRun } from '../../test/nodeContext';
 import { PollTrigger } from './PollTrigger.node';
 
 /*
@@ -199,7 +199,7 @@ describe('Poll Trigger node (n8n-core TriggerContext)', () => {
 		});
 		await until('three runs', () => runEmits(active!).length === 3);
 		const [a, b] = runEmits(active);
-		a.done!.resolve({ status: 'success' } as never);
+		a.done!.resolve(endedRun());
 		// As n8n 2.41 in queue mode when Redis refuses the job: the execution row, with b's key, is
 		// saved failed, then the done-promise rejects.
 		b.done!.reject(new Error('OOM command not allowed when used memory > maxmemory'));
@@ -242,7 +242,7 @@ describe('Poll Trigger node (n8n-core TriggerContext)', () => {
 		});
 		await until('two runs', () => runEmits(active!).length === 2);
 		const first = runEmits(active);
-		for (const emit of first) emit.done!.resolve({ status: 'success' } as never);
+		for (const emit of first) emit.done!.resolve(endedRun());
 		await until('the settlements written', () =>
 			active!.emitted.some((emit) => emit.items[0].length === 0),
 		);
@@ -254,7 +254,7 @@ describe('Poll Trigger node (n8n-core TriggerContext)', () => {
 		const started = runEmits(active);
 		expect(started.map((emit) => emit.items[0][0].json)).toEqual([{ id: 'a' }]);
 		expect(first.map((emit) => emit.deduplicationKey)).not.toContain(started[0].deduplicationKey);
-		started[0].done!.resolve({ status: 'success' } as never);
+		started[0].done!.resolve(endedRun());
 		await until('the settlement written', () =>
 			active!.emitted.some((emit) => emit.items[0].length === 0),
 		);
@@ -289,7 +289,7 @@ describe('Poll Trigger node (n8n-core TriggerContext)', () => {
 		const runUntil = async (run: TriggerRun, count: number) => {
 			for (let ended = 0; ended < count; ) {
 				const open = runEmits(run).slice(ended);
-				for (const emit of open) emit.done!.resolve({ status: 'success' } as never);
+				for (const emit of open) emit.done!.resolve(endedRun());
 				ended += open.length;
 				if (ended < count) await until('held runs to go out', () => runEmits(run).length > ended);
 			}
@@ -340,7 +340,7 @@ describe('Poll Trigger node (n8n-core TriggerContext)', () => {
 		const parameters = pollParameters(source.url('/capped'), { options: { maxRemembered: 2 } });
 		active = await activateTrigger(PollTrigger, { parameters, staticData });
 		const ended = () => {
-			for (const emit of runEmits(active!)) emit.done!.resolve({ status: 'success' } as never);
+			for (const emit of runEmits(active!)) emit.done!.resolve(endedRun());
 		};
 		await until('two runs', () => runEmits(active!).length === 2);
 		ended();

@@ -1,6 +1,6 @@
 import type { INodeExecutionData, IRun, ITriggerFunctions } from 'n8n-workflow';
 
-import { triggerContext } from '../../test/nodeContext';
+import { endedRun, triggerContext } from '../../test/nodeContext';
 import { PollTrigger } from '../PollTrigger/PollTrigger.node';
 import { emitsDeduplicationKeys, RunEmitter, type RunEmitterOptions } from './emitRuns';
 
@@ -33,9 +33,7 @@ function n8n1Context() {
 			log.push(`created ${name}`);
 			if (done) {
 				dones.push(done);
-				void Promise.resolve({} as IRun)
-					.then(done.resolve)
-					.catch(done.reject);
+				void Promise.resolve(endedRun()).then(done.resolve).catch(done.reject);
 			}
 		}, 2);
 	};
@@ -134,8 +132,8 @@ function n8n2Context({ writesFinish = true } = {}) {
 		workflow: { staticData },
 		running,
 	} as unknown as ITriggerFunctions;
-	const end = async (key: string) => {
-		running.get(key)!.resolve({} as IRun);
+	const end = async (key: string, run = endedRun()) => {
+		running.get(key)!.resolve(run);
 		await new Promise((resolve) => setImmediate(resolve));
 	};
 	return { context, log, staticData, existing, end };
@@ -265,6 +263,22 @@ describe('RunEmitter with deduplication keys (n8n 2.x)', () => {
 		await emitting;
 		await end('k-a');
 		expect(log).toEqual(['emit k-a (a) writes state', 'settled k-a started']);
+	});
+
+	test('the write never goes under the key of a run n8n failed without executing it: its execution may still read "new"', async () => {
+		// Queue mode: the worker died after taking b's job and before marking it running. n8n settles
+		// the done-promise with a failed run in which no node ran, then writes the failure; until then
+		// n8n 2.41 takes b's row for a tombstone, and an emit under its key would delete it.
+		const { context, log, staticData, end } = n8n2Context();
+		const { emitter: runs } = emitter(context, log, staticData);
+		await runs.emit(['a', 'b'].map((name) => ({ key: `k-${name}`, run: name })));
+		await end('k-a');
+		await end('k-b', { status: 'error', data: { resultData: { runData: {} } } } as IRun);
+		expect(log.slice(-3)).toEqual([
+			'settled k-b started', // its item is not run again
+			'rewrite (outbox: empty)',
+			'emit k-a (no items) writes state',
+		]);
 	});
 
 	test('the write never goes under the key of a run n8n could not create: that item comes back under it', async () => {

@@ -103,7 +103,15 @@ export class RunEmitter<R> {
 	private readonly unsettled = new Set<string>();
 	/** Settlements n8n has not written yet. */
 	private unwritten = false;
-	/** The key of the run n8n last settled as existing: the write's empty emit goes under it. */
+	/**
+	 * The key of the run n8n last ended after executing it, or refused as a duplicate: the write's
+	 * empty emit goes under it, and n8n must refuse that emit. Never the key of a run n8n could not
+	 * create (its item comes back under that key), nor of one n8n failed or cancelled without
+	 * executing it: n8n settles such a run before it writes its end, and a queue-mode worker killed
+	 * between picking the job and marking it running leaves its row `new` until then. n8n 2.41 takes
+	 * a `new` row for a tombstone (execution-persistence.js `reclaimTombstone`): an emit under its
+	 * key deletes the failed run's execution and creates an empty one.
+	 */
 	private existingKey: string | undefined;
 	private emitting: Promise<void> = Promise.resolve();
 	private stopped = false;
@@ -199,8 +207,8 @@ export class RunEmitter<R> {
 		this.unsettled.delete(entry.key as string);
 		await this.options.settled(entry, settlement, error, result);
 		this.unwritten = true;
-		// A run n8n could not create has no execution to refuse the empty emit: its key must stay free.
-		if (settlement === 'started') this.existingKey = entry.key;
+		if (settlement === 'started' && (result === undefined ? error === undefined : executed(result)))
+			this.existingKey = entry.key;
 		this.writeSettlementsIfIdle();
 	}
 
@@ -227,6 +235,15 @@ export class RunEmitter<R> {
 			// Not written now: the next emit or activation writes it.
 		}
 	}
+}
+
+/**
+ * Whether n8n executed the run it settled: a node ran (regular mode hands over the run data; queue
+ * mode the worker's `lastNodeExecuted`). A run n8n fails without executing it, as when its worker
+ * died (workflow-runner.js `processError`), carries no node.
+ */
+function executed(result: IRun): boolean {
+	return result.data?.resultData?.lastNodeExecuted !== undefined;
 }
 
 /**
