@@ -12,17 +12,11 @@ import {
 	loadDedupeStore,
 	PollExpressions,
 } from '../core/poll';
+import { DEDUPE_KINDS } from './dedupeKinds';
 
 const POLL_SIZE = 10_000;
 const HISTORIES = (process.env.BENCH_HISTORIES ?? '10000,100000,1000000').split(',').map(Number);
 const REPEATS = 5;
-const KINDS: DedupeConfig[] = [
-	{ kind: 'unique' },
-	{ kind: 'time_window', ttlMs: 30 * 86_400_000 },
-	{ kind: 'changed' },
-	{ kind: 'greatest' },
-	{ kind: 'last' },
-];
 /** Kinds whose state is a cursor, not one entry per key: their size does not grow with the history. */
 const CURSOR_KINDS = new Set(['greatest', 'last']);
 const expressions = new PollExpressions({ id: 'id', version: 'v' });
@@ -104,8 +98,8 @@ async function main(): Promise<void> {
 		],
 	];
 	const baselines = new Map(HISTORIES.map((h) => [h, timeBaseline(h)]));
-	await timePolls((await withHistory(KINDS[0], POLL_SIZE)).store, POLL_SIZE); // warm-up: JIT and GC settle before measuring
-	for (const config of KINDS) {
+	await timePolls((await withHistory(DEDUPE_KINDS[0], POLL_SIZE)).store, POLL_SIZE); // warm-up: JIT and GC settle before measuring
+	for (const config of DEDUPE_KINDS) {
 		for (const history of HISTORIES) {
 			const { store, next } = await withHistory(config, history);
 			const stateBytes = JSON.stringify(store.serialize()).length;

@@ -22,18 +22,12 @@ import { type DedupeConfig, loadDedupeStore } from '../core/poll';
 import { marker, workflow } from '../test/e2e/workflowBuilder';
 import { ensureN8nInstalled, packAndPrepareNodesFolder } from '../test/harness/install';
 import { N8nInstance } from '../test/harness/n8nInstance';
+import { DEDUPE_KINDS } from './dedupeKinds';
 
 const KEYS = (process.env.BENCH_HISTORY_KEYS ?? '0,10000,62500,100000,250000,1000000')
 	.split(',')
 	.map(Number);
 const WITH_N8N = process.env.BENCH_HISTORY_N8N !== '0';
-const KINDS: DedupeConfig[] = [
-	{ kind: 'unique' },
-	{ kind: 'time_window', ttlMs: 30 * 86_400_000 },
-	{ kind: 'changed' },
-	{ kind: 'greatest' },
-	{ kind: 'last' },
-];
 
 /** The node's state remembering `count` keys (a first poll that only remembers), as static data JSON. */
 function staticData(count: number, dedupe: DedupeConfig = { kind: 'unique' }): string {
@@ -59,7 +53,7 @@ const keysOf = (n: number) => n.toLocaleString('en-US');
 function bytesPerKey(): void {
 	const count = 100_000;
 	process.stdout.write(`Static data per remembered key (${keysOf(count)} keys):\n`);
-	for (const dedupe of KINDS) {
+	for (const dedupe of DEDUPE_KINDS) {
 		const empty = staticData(0, dedupe).length;
 		const full = staticData(count, dedupe).length;
 		const figure = ['greatest', 'last'].includes(dedupe.kind)

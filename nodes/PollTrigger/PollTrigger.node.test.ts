@@ -46,6 +46,21 @@ async function until(description: string, condition: () => boolean): Promise<voi
 	}
 }
 
+/** "Execute step" on a copy of the static data: the rows the node shows. */
+async function executeStep(
+	parameters: IDataObject,
+	staticData: IDataObject,
+): Promise<IDataObject[]> {
+	const shown = await activateTrigger(
+		PollTrigger,
+		{ parameters, staticData: JSON.parse(JSON.stringify(staticData)) },
+		{ mode: 'manual' },
+	);
+	await shown.response.manualTriggerFunction!();
+	await shown.close();
+	return shown.emitted[0].items[0].map((item) => item.json);
+}
+
 describe('Poll Trigger node (n8n-core TriggerContext)', () => {
 	let source: FakeSystem;
 	let active: TriggerRun | undefined;
@@ -210,19 +225,10 @@ describe('Poll Trigger node (n8n-core TriggerContext)', () => {
 		expect(again[0].deduplicationKey).not.toBe(b.deduplicationKey);
 		await active.close();
 
-		const shown = await activateTrigger(
-			PollTrigger,
-			{
-				parameters: pollParameters(source.url('/refused'), {
-					options: { executeStepShows: 'recentStarts' },
-				}),
-				staticData: JSON.parse(JSON.stringify(staticData)),
-			},
-			{ mode: 'manual' },
+		const rows = await executeStep(
+			pollParameters(source.url('/refused'), { options: { executeStepShows: 'recentStarts' } }),
+			staticData,
 		);
-		await shown.response.manualTriggerFunction!();
-		const rows = shown.emitted[0].items[0].map((item) => item.json);
-		await shown.close();
 		expect(rows.map(({ itemKeys, outcome }) => ({ itemKeys, outcome }))).toEqual([
 			{ itemKeys: ['b'], outcome: 'emitted' },
 			{ itemKeys: ['c'], outcome: 'emitted' },
@@ -366,14 +372,7 @@ describe('Poll Trigger node (n8n-core TriggerContext)', () => {
 		expect(active.warnings).toEqual([]);
 		await active.close();
 
-		const shown = await activateTrigger(
-			PollTrigger,
-			{ parameters, staticData: JSON.parse(JSON.stringify(staticData)) },
-			{ mode: 'manual' },
-		);
-		await shown.response.manualTriggerFunction!();
-		await shown.close();
-		const [first, ...rows] = shown.emitted[0].items[0].map((item) => item.json);
+		const [first, ...rows] = await executeStep(parameters, staticData);
 		expect(first).toEqual({
 			history: {
 				rememberedKeys: 2,
@@ -402,14 +401,7 @@ describe('Poll Trigger node (n8n-core TriggerContext)', () => {
 			'node:Poll Trigger': { pollTrigger: { v: 1, dedupe: store.serialize() } },
 		};
 		const parameters = pollParameters(source.url('/big'));
-		const shown = await activateTrigger(
-			PollTrigger,
-			{ parameters, staticData: JSON.parse(JSON.stringify(staticData)) },
-			{ mode: 'manual' },
-		);
-		await shown.response.manualTriggerFunction!();
-		await shown.close();
-		const [first, ...rows] = shown.emitted[0].items[0].map((item) => item.json);
+		const [first, ...rows] = await executeStep(parameters, staticData);
 		expect(first).toEqual({
 			history: {
 				rememberedKeys: 70_000,
