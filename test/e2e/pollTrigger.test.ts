@@ -346,34 +346,45 @@ describe('Poll Trigger in a real n8n', () => {
 		await n8n.unpublish(id);
 	});
 
-	test('First Poll Starts "nothing": a crash right after that first poll does not let a later first poll swallow new items', async () => {
-		let backlog = [{ id: 'old-1' }, { id: 'old-2' }];
-		source.on('GET', '/baseline', () => ({ body: backlog }));
-		const id = await n8n.importWorkflow(
-			pollWorkflow('poll baseline crash', {
-				with: JSON.stringify({ url: source.url('/baseline') }),
-				options: { firstPoll: 'none' },
-			}),
-		);
-		await n8n.publish(id);
-		await waitFor('the first poll to be remembered', async () => {
-			const { staticData } = await n8n.getWorkflow(id);
-			return (
-				staticData as Record<string, { pollTrigger?: { dedupe?: { fresh: boolean } } }> | undefined
-			)?.['node:Poll']?.pollTrigger?.dedupe?.fresh === false
-				? true
-				: undefined;
-		});
-		await n8n.kill(); // no run was ever emitted, so n8n never wrote static data on an emit
-		backlog = [...backlog, { id: 'new-1' }];
-		await n8n.start();
-		await n8n.login();
-		const [run] = await n8n.waitForFinishedExecutions(id, 1);
-		expect(nodeOutput(run, 'Poll')).toEqual([{ id: 'new-1' }]);
-		await polls('/baseline', 2);
-		expect(await n8n.executions(id)).toHaveLength(1);
-		await n8n.unpublish(id);
-	});
+	// The CI run in which chaos lost all 60 items of its `last` case was this: the first poll's baseline
+	// never reached the database (n8n writes static data on an emit and after activation, and that poll
+	// ran after it), each kill came before the burst's first emit, and each restart took the newer list
+	// as a new baseline. Run on the code before the fix, the `last` case lost every new item.
+	test.each(['unique', 'last'])(
+		'First Poll Starts "nothing" (%s): a crash right after that first poll does not let a later first poll swallow new items',
+		async (dedupe) => {
+			const path = `/baseline-${dedupe}`;
+			let backlog = [{ id: 'old-1' }, { id: 'old-2' }];
+			source.on('GET', path, () => ({ body: backlog }));
+			const id = await n8n.importWorkflow(
+				pollWorkflow(`poll baseline crash ${dedupe}`, {
+					with: JSON.stringify({ url: source.url(path) }),
+					dedupe,
+					options: { firstPoll: 'none' },
+				}),
+			);
+			await n8n.publish(id);
+			await waitFor('the first poll to be remembered', async () => {
+				const { staticData } = await n8n.getWorkflow(id);
+				return (
+					staticData as
+						| Record<string, { pollTrigger?: { dedupe?: { fresh: boolean } } }>
+						| undefined
+				)?.['node:Poll']?.pollTrigger?.dedupe?.fresh === false
+					? true
+					: undefined;
+			});
+			await n8n.kill(); // no run was ever emitted, so n8n never wrote static data on an emit
+			backlog = [...backlog, { id: 'new-1' }];
+			await n8n.start();
+			await n8n.login();
+			const [run] = await n8n.waitForFinishedExecutions(id, 1);
+			expect(nodeOutput(run, 'Poll')).toEqual([{ id: 'new-1' }]);
+			await polls(path, 2);
+			expect(await n8n.executions(id)).toHaveLength(1);
+			await n8n.unpublish(id);
+		},
+	);
 
 	test('a failing API backs off, records a failed execution, and recovers', async () => {
 		let failing = true;
