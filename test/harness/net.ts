@@ -1,19 +1,33 @@
 import { createServer } from 'node:net';
 
-/** A TCP port that was free on loopback a moment ago. */
+/**
+ * Ports below the kernel's ephemeral range (`ip_local_port_range`, 32768–60999 by default): the
+ * kernel never hands these out, neither to `listen(0)` nor as the source port of an outgoing
+ * connection. A port from that range, held across an n8n restart, could meanwhile become some
+ * client socket's source port, and n8n's next listen would fail.
+ */
+const PORT_RANGE = { from: 20_000, to: 32_767 };
+const handedOut = new Set<number>();
+
+/** A free TCP port from PORT_RANGE, never the same twice in this process. */
 export async function freePort(): Promise<number> {
-	return await new Promise((resolve, reject) => {
+	for (let attempt = 0; attempt < 200; attempt++) {
+		const port =
+			PORT_RANGE.from + Math.floor(Math.random() * (PORT_RANGE.to - PORT_RANGE.from + 1));
+		if (handedOut.has(port) || !(await canListen(port))) continue;
+		handedOut.add(port);
+		return port;
+	}
+	throw new Error(`no free port between ${PORT_RANGE.from} and ${PORT_RANGE.to} after 200 tries`);
+}
+
+/** Whether a server could listen on `port` on every interface now (n8n listens on all of them). */
+async function canListen(port: number): Promise<boolean> {
+	return await new Promise((resolve) => {
 		const server = createServer();
 		server.unref();
-		server.on('error', reject);
-		server.listen(0, '127.0.0.1', () => {
-			const address = server.address();
-			server.close(() =>
-				typeof address === 'object' && address
-					? resolve(address.port)
-					: reject(new Error('no port')),
-			);
-		});
+		server.once('error', () => resolve(false));
+		server.listen(port, () => server.close(() => resolve(true)));
 	});
 }
 
