@@ -27,18 +27,23 @@ export interface OutboxEntry<R> {
 /** Why n8n did not settle a run as started. */
 export type Settlement = 'started' | 'not_created';
 
+/** The entries of an outbox as static data stored it (none when nothing was stored). */
+export function storedOutboxEntries<R>(saved: unknown): Array<OutboxEntry<R>> {
+	if (saved === undefined || saved === null) return [];
+	if (!Array.isArray(saved)) throw new Error(`the outbox must be a list, not ${typeof saved}`);
+	return (saved as Array<Partial<OutboxEntry<R>>>).map((entry) => {
+		if (typeof entry?.key !== 'string' || entry.key === '')
+			throw new Error('an outbox entry has no deduplication key');
+		return { key: entry.key, run: entry.run as R };
+	});
+}
+
 /** The runs written but not yet settled by n8n, in emit order. Keys are unique. */
 export class Outbox<R> {
 	private readonly entries = new Map<string, R>();
 
 	constructor(saved?: unknown) {
-		if (saved === undefined || saved === null) return;
-		if (!Array.isArray(saved)) throw new Error(`the outbox must be a list, not ${typeof saved}`);
-		for (const entry of saved as Array<Partial<OutboxEntry<R>>>) {
-			if (typeof entry?.key !== 'string' || entry.key === '')
-				throw new Error('an outbox entry has no deduplication key');
-			this.entries.set(entry.key, entry.run as R);
-		}
+		for (const { key, run } of storedOutboxEntries<R>(saved)) this.entries.set(key, run);
 	}
 
 	get size(): number {

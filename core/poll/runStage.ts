@@ -1,4 +1,4 @@
-import type { OutboxEntry } from '../outbox';
+import { type OutboxEntry, storedOutboxEntries } from '../outbox';
 import type { Undo } from './dedupe';
 import type { ItemKey } from './expressions';
 
@@ -79,14 +79,9 @@ export class RunStage<I> {
 		/** The size of the static data without the outbox's items, as mayArm takes it. */
 		private readonly stateBytes: () => number,
 	) {
-		if (saved === undefined || saved === null) return;
-		if (!Array.isArray(saved)) throw new Error(`the outbox must be a list, not ${typeof saved}`);
-		for (const entry of saved as Array<Partial<OutboxEntry<StagedRun<I>>>>) {
-			if (typeof entry?.key !== 'string' || entry.key === '')
-				throw new Error('an outbox entry has no deduplication key');
-			const run = entry.run as StagedRun<I>;
-			if (run.held) this.storedHeld.push({ key: entry.key, run });
-			else this.arm(entry.key, run, run.items ?? []);
+		for (const { key, run } of storedOutboxEntries<StagedRun<I>>(saved)) {
+			if (run.held) this.storedHeld.push({ key, run });
+			else this.arm(key, run, run.items ?? []);
 		}
 	}
 
