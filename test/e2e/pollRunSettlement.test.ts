@@ -250,6 +250,22 @@ module.exports = { workflow: { preExecute: [async function () {
 	}
 
 	/** A Poll Trigger on `path` of the fake source, polling every 5 s. */
+	/** A Poll Trigger "Poll" (dedupe `changed` on version `v`, First Poll Starts "nothing") → Done. */
+	function versionedPollWorkflow(name: string, path: string) {
+		return workflow(
+			name,
+			[
+				pollNode('Poll', path, {
+					dedupe: 'changed',
+					version: 'v',
+					options: { firstPoll: 'none' },
+				}),
+				marker('Done'),
+			],
+			[['Poll', 'Done']],
+		);
+	}
+
 	function pollNode(name: string, path: string, parameters: Record<string, unknown> = {}) {
 		return node(name, `${PACKAGE}.pollTrigger`, {
 			op: 'http.request',
@@ -438,21 +454,10 @@ module.exports = { workflow: { preExecute: [async function () {
 		// was the item plus the store's generation, which a new store starts again from 0: after the
 		// switch back, x@3 got x@1's key and x@4 x@2's, and n8n refused both as duplicates (lost).
 		// This case catches that: run on that code (core/ and nodes/ of 6f779e0), x@3 never runs.
+		// As the README advises before a kind change: a new store starts nothing it finds.
+		const definition = versionedPollWorkflow('poll kind switch', '/switch');
 		let list: Array<{ id: string; v: number }> = [];
 		source.on('GET', '/switch', () => ({ body: list }));
-		const definition = workflow(
-			'poll kind switch',
-			[
-				pollNode('Poll', '/switch', {
-					dedupe: 'changed',
-					version: 'v',
-					// As the README advises before a kind change: a new store starts nothing it finds.
-					options: { firstPoll: 'none' },
-				}),
-				marker('Done'),
-			],
-			[['Poll', 'Done']],
-		);
 		const trigger = definition.nodes[0] as NodeJson;
 		const id = await n8n.importWorkflow(definition);
 		await n8n.publish(id);
@@ -492,22 +497,11 @@ module.exports = { workflow: { preExecute: [async function () {
 		// Before session 4 (dedupe keys hash the store's random id), the renamed node's new store
 		// counted its generations from 0 again: a@2, its first start, got a@1's key and n8n refused it
 		// (lost). This case catches that: run on that code (core/ and nodes/ of 6f779e0), a@2 never runs.
+		// n8n keys static data by node name: the renamed node starts a new store, which with First
+		// Poll Starts "nothing" starts nothing it finds (the default, everything, would start a and b).
+		const definition = versionedPollWorkflow('poll rename', '/rename');
 		let list: Array<{ id: string; v: number }> = [];
 		source.on('GET', '/rename', () => ({ body: list }));
-		const definition = workflow(
-			'poll rename',
-			[
-				pollNode('Poll', '/rename', {
-					dedupe: 'changed',
-					version: 'v',
-					// n8n keys static data by node name: the renamed node starts a new store, which with
-					// this setting starts nothing it finds (the default, everything, would start a and b).
-					options: { firstPoll: 'none' },
-				}),
-				marker('Done'),
-			],
-			[['Poll', 'Done']],
-		);
 		const id = await n8n.importWorkflow(definition);
 		await n8n.publish(id);
 		const before = await firstPollStored(id, 'Poll', 'changed');
