@@ -94,31 +94,10 @@ describe('npm start on a fresh clone', () => {
 
 	/** `npm start` in its own process group, as a terminal runs it; resolves once it prints the editor URL. */
 	async function start(): Promise<Run> {
-		const child = spawn('npm', ['start'], {
-			cwd: clone,
-			env: startEnv(),
-			detached: true,
-			stdio: ['ignore', 'pipe', 'pipe'],
-		});
-		let output = '';
-		const exited = once(child, 'exit').then(([code, signal]) => ({
-			code: code as number | null,
-			signal: signal as NodeJS.Signals | null,
-		}));
-		const ready = new Promise<void>((resolve, reject) => {
-			const onData = (chunk: Buffer) => {
-				output += chunk.toString();
-				if (/Editor:\s+http:\/\/localhost:\d+/.test(output)) resolve();
-			};
-			child.stdout?.on('data', onData);
-			child.stderr?.on('data', onData);
-			void exited.then(({ code, signal }) =>
-				reject(new Error(`npm start exited (${signal ?? code}) before it was ready:\n${output}`)),
-			);
-		});
-		run = { child, output: () => output, exited };
+		const { ready, ...started } = spawnStart(clone, startEnv(), []);
+		run = started;
 		await ready;
-		expect(output).toContain(`Editor:       http://localhost:${ports.n8n}`);
+		expect(run.output()).toContain(`Editor:       http://localhost:${ports.n8n}`);
 		return run;
 	}
 
