@@ -9,6 +9,10 @@ const modulePathIgnorePatterns = [
 	'<rootDir>/dist/',
 ];
 module.exports = {
+	// A guard against a test that hangs, not a speed check (bench/ measures speed): jest's 5 s default
+	// failed a 70,000-key node test on CI's 2 cores at a load average of 10. jest reads it only here,
+	// not per project; the e2e setup sets its own (test/harness/jestSetup.ts).
+	testTimeout: 60_000,
 	// Longest e2e suites first (npm test runs them on two workers).
 	testSequencer: '<rootDir>/test/harness/sequencer.js',
 	projects: [
