@@ -803,7 +803,7 @@ export class N8nInstance {
 				if (execution) all.push(execution);
 			}
 		}
-		return all.sort((a, b) => Number(a.id) - Number(b.id));
+		return all.map(asSaved).sort((a, b) => Number(a.id) - Number(b.id));
 	}
 
 	/**
@@ -834,7 +834,7 @@ export class N8nInstance {
 	}
 
 	async execution(id: string): Promise<Execution> {
-		return await this.api('GET', `/executions/${id}?includeData=true`);
+		return asSaved(await this.api<Execution>('GET', `/executions/${id}?includeData=true`));
 	}
 
 	/** Waits until the workflow has executions satisfying `done`, polling n8n's API. */
@@ -872,6 +872,20 @@ export class N8nInstance {
 
 export function isFinal(execution: Execution): boolean {
 	return !['running', 'new', 'waiting'].includes(execution.status);
+}
+
+/**
+ * An execution as n8n will have saved it. n8n 1.x on SQLite (its default, pool size 0) saves an
+ * ended execution's status and its data in two updates with no transaction (1.123's
+ * `ExecutionRepository.updateExistingExecution`): between them a read finds it `success` with the
+ * data it was created with, no node's run data (seen on a busy machine: a batch run read back with
+ * no trigger output). Such a read is shown as still running.
+ */
+function asSaved(execution: Execution): Execution {
+	const runData = execution.data?.resultData.runData;
+	return execution.status === 'success' && runData && Object.keys(runData).length === 0
+		? { ...execution, status: 'running' }
+		: execution;
 }
 
 /** The JSON items a node produced on one output in its last run of an execution. */
