@@ -882,6 +882,9 @@ export function isFinal(execution: Execution): boolean {
  * no trigger output). Such a read is shown as still running.
  */
 function asSaved(execution: Execution): Execution {
+	// n8n 2.x writes both in one transaction; an empty run data there is an execution too large to
+	// display (`dataTooLargeToDisplay`), which has ended.
+	if (!isN8n1) return execution;
 	const runData = execution.data?.resultData.runData;
 	return execution.status === 'success' && runData && Object.keys(runData).length === 0
 		? { ...execution, status: 'running' }
