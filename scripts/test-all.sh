@@ -70,11 +70,8 @@ if [ "$status" -eq 0 ]; then
   wait
   for name in "2.41" "queue" "1.x"; do
     lane_status="$(cat "$work/$name.status" 2>/dev/null || echo 1)"
-    [ "$lane_status" -eq 0 ] || status="$lane_status"
-  done
-  for name in "2.41" "queue" "1.x"; do
-    lane_status="$(cat "$work/$name.status" 2>/dev/null || echo 1)"
     [ "$lane_status" -eq 0 ] && continue
+    status="$lane_status"
     echo "[test] what failed in lane ${name}:"
     failures "$work/$name.log" | sed "s/^/[test] [$name] /"
   done

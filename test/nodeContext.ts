@@ -183,9 +183,9 @@ export interface Emitted {
  * A run as n8n settles an emit's done-promise when the run has ended: it executed the trigger node
  * (regular mode hands over the run data, queue mode the worker's `lastNodeExecuted`).
  */
-export function endedRun(status: IRun['status'] = 'success'): IRun {
+export function endedRun(): IRun {
 	return {
-		status,
+		status: 'success',
 		mode: 'trigger',
 		startedAt: new Date(),
 		data: { resultData: { runData: {}, lastNodeExecuted: 'Trigger' } },

@@ -250,6 +250,18 @@ module.exports = { workflow: { preExecute: [async function () {
 	}
 
 	/** A Poll Trigger on `path` of the fake source, polling every 5 s. */
+	function pollNode(name: string, path: string, parameters: Record<string, unknown> = {}) {
+		return node(name, `${PACKAGE}.pollTrigger`, {
+			op: 'http.request',
+			with: JSON.stringify({ url: source.url(path) }),
+			id: 'id',
+			dedupe: 'unique',
+			interval: 5,
+			intervalUnit: 'seconds',
+			...parameters,
+		});
+	}
+
 	/** A Poll Trigger "Poll" (dedupe `changed` on version `v`, First Poll Starts "nothing") → Done. */
 	function versionedPollWorkflow(name: string, path: string) {
 		return workflow(
@@ -264,18 +276,6 @@ module.exports = { workflow: { preExecute: [async function () {
 			],
 			[['Poll', 'Done']],
 		);
-	}
-
-	function pollNode(name: string, path: string, parameters: Record<string, unknown> = {}) {
-		return node(name, `${PACKAGE}.pollTrigger`, {
-			op: 'http.request',
-			with: JSON.stringify({ url: source.url(path) }),
-			id: 'id',
-			dedupe: 'unique',
-			interval: 5,
-			intervalUnit: 'seconds',
-			...parameters,
-		});
 	}
 
 	/** "id@v" of every item the trigger `nodeName` started, over all executions, sorted. */

@@ -779,11 +779,9 @@ export class N8nInstance {
 		{ status }: { status?: 'running' | 'new' } = {},
 	): Promise<Execution[]> {
 		// Without a status, n8n's public API lists every execution but running ones.
-		const all = await this.executionPages({
-			workflowId,
-			includeData: 'true',
-			...(status && { status }),
-		});
+		const all = (
+			await this.executionPages({ workflowId, includeData: 'true', ...(status && { status }) })
+		).map(asSaved);
 		if (isN8n1 && !status) {
 			// n8n 1.x's public list leaves out executions it holds in memory, waiting ones included:
 			// the editor's list names them, and the public API returns each by id.
@@ -803,7 +801,7 @@ export class N8nInstance {
 				if (execution) all.push(execution);
 			}
 		}
-		return all.map(asSaved).sort((a, b) => Number(a.id) - Number(b.id));
+		return all.sort((a, b) => Number(a.id) - Number(b.id));
 	}
 
 	/**
