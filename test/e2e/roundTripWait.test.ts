@@ -374,14 +374,7 @@ describe('Round-Trip Wait in a real n8n', () => {
 	async function finished(id: string, status: Execution['status'] = 'success'): Promise<Execution> {
 		return await waitFor(`execution ${id} to end with ${status}`, async () => {
 			const execution = await n8n.execution(id);
-			// n8n 1.x on SQLite writes an execution's status and its data in two statements: until the
-			// second lands, a resumed run reads as ended with the data it waited with (its stack not empty).
-			const stack = (
-				execution.data as { executionData?: { nodeExecutionStack?: unknown[] } } | undefined
-			)?.executionData?.nodeExecutionStack;
-			return execution.status === status && (status !== 'success' || !stack?.length)
-				? execution
-				: undefined;
+			return execution.status === status ? execution : undefined;
 		});
 	}
 
@@ -546,10 +539,7 @@ describe('Round-Trip Wait in a real n8n', () => {
 			signed({ correlationId, status: 'after-restart' }, callbackUrl),
 		);
 		expect(accepted.status).toBe(200);
-		const done = await waitFor('the resumed run to finish', async () => {
-			const execution = await n8n.execution(waiting.id);
-			return execution.status === 'success' ? execution : undefined;
-		});
+		const done = await finished(waiting.id);
 		expect(nodeOutput(done, 'Accepted')[0]).toMatchObject({
 			correlationId,
 			body: { status: 'after-restart' },

@@ -227,6 +227,8 @@ export interface Execution {
 			/** The execution's custom data (`$execution.customData`). */
 			metadata?: Record<string, string>;
 		};
+		/** What is left to run: empty once a run has ended, the waiting node once it waits. */
+		executionData?: { nodeExecutionStack: unknown[] };
 	};
 }
 
@@ -875,18 +877,24 @@ export function isFinal(execution: Execution): boolean {
 /**
  * An execution as n8n will have saved it. n8n 1.x on SQLite (its default, pool size 0) saves an
  * ended execution's status and its data in two updates with no transaction (1.123's
- * `ExecutionRepository.updateExistingExecution`): between them a read finds it `success` with the
- * data it was created with, no node's run data (seen on a busy machine: a batch run read back with
- * no trigger output). Such a read is shown as still running.
+ * `ExecutionRepository.updateExistingExecution`): between them a read finds it ended with the data
+ * it was saved with before. Seen on a busy machine: a batch run read back `success` with no trigger
+ * output, a resumed Round-Trip Wait run `success` with no output after the wait. Such data still
+ * lists a node to run (the trigger of a new run, the waiting node of a resumed one) or no node's run
+ * data, or, for a failed run, no error (n8n 1.123's `determineFinalExecutionStatus` names a run
+ * failed by its error). Such a read is shown as still running.
  */
 function asSaved(execution: Execution): Execution {
 	// n8n 2.x writes both in one transaction; an empty run data there is an execution too large to
 	// display (`dataTooLargeToDisplay`), which has ended.
-	if (!isN8n1) return execution;
-	const runData = execution.data?.resultData.runData;
-	return execution.status === 'success' && runData && Object.keys(runData).length === 0
-		? { ...execution, status: 'running' }
-		: execution;
+	if (!isN8n1 || !execution.data) return execution;
+	const { resultData, executionData } = execution.data;
+	const halfSaved =
+		execution.status === 'success'
+			? Object.keys(resultData.runData).length === 0 ||
+				(executionData?.nodeExecutionStack.length ?? 0) > 0
+			: execution.status === 'error' && !resultData.error;
+	return halfSaved ? { ...execution, status: 'running' } : execution;
 }
 
 /** The JSON items a node produced on one output in its last run of an execution. */
