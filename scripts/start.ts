@@ -146,7 +146,15 @@ async function main(): Promise<void> {
 		name: 'dev',
 		userFolder,
 		port: N8N_PORT,
-		env: { N8N_LOG_LEVEL: 'info' },
+		env: {
+			N8N_LOG_LEVEL: 'info',
+			// Bull keeps the last ended jobs, so the main learns of a run's end even if it missed the job's
+			// pub/sub event (README, Running at scale: "A run whose end the main never hears of").
+			...(QUEUE && {
+				N8N_EXECUTIONS_QUEUE_KEEP_LAST_COMPLETED: '1000',
+				N8N_EXECUTIONS_QUEUE_KEEP_LAST_FAILED: '1000',
+			}),
+		},
 		ownProcessGroup: true,
 		onCreated: (instance) => (n8nStarting = instance),
 		// Each n8n process is recorded the moment it exists, so a start killed while it waits for them
