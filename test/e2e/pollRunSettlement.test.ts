@@ -60,15 +60,7 @@ module.exports = { workflow: { preExecute: [async function () {
 		path: string,
 		{ slowSeconds, settings }: { slowSeconds?: number; settings?: Record<string, unknown> } = {},
 	) {
-		const trigger = node('Poll', `${PACKAGE}.pollTrigger`, {
-			op: 'http.request',
-			with: JSON.stringify({ url: source.url(path) }),
-			id: 'id',
-			dedupe: 'unique',
-			interval: 5,
-			intervalUnit: 'seconds',
-		});
-		const nodes = [trigger, marker('Done')];
+		const nodes = [pollNode('Poll', path), marker('Done')];
 		const links: Array<[string, string]> = [['Poll', 'Done']];
 		if (slowSeconds) {
 			nodes.splice(
