@@ -48,7 +48,7 @@ export class DurableHttpApi implements ICredentialType {
 	icon = { light: 'file:durableHttpApi.svg', dark: 'file:durableHttpApi.dark.svg' } as const;
 
 	documentationUrl =
-		'https://github.com/n8n-nodes-durable-triggers/n8n-nodes-durable-triggers#credentials';
+		'https://github.com/n8n-nodes-durable-triggers/n8n-nodes-durable-triggers/blob/main/docs/credentials.md';
 
 	properties: INodeProperties[] = [
 		{

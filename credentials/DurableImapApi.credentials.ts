@@ -15,7 +15,7 @@ export class DurableImapApi implements ICredentialType {
 	icon = { light: 'file:durableImapApi.svg', dark: 'file:durableImapApi.dark.svg' } as const;
 
 	documentationUrl =
-		'https://github.com/n8n-nodes-durable-triggers/n8n-nodes-durable-triggers#imap-ops';
+		'https://github.com/n8n-nodes-durable-triggers/n8n-nodes-durable-triggers/blob/main/docs/connector-ops.md#imap';
 
 	properties: INodeProperties[] = [
 		{

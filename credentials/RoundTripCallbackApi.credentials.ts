@@ -16,7 +16,7 @@ export class RoundTripCallbackApi implements ICredentialType {
 	} as const;
 
 	documentationUrl =
-		'https://github.com/n8n-nodes-durable-triggers/n8n-nodes-durable-triggers#callback-contract';
+		'https://github.com/n8n-nodes-durable-triggers/n8n-nodes-durable-triggers/blob/main/docs/round-trip-wait.md#callback-contract';
 
 	properties: INodeProperties[] = [
 		{
