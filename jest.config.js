@@ -22,6 +22,8 @@ module.exports = {
 				'<rootDir>/core/**/*.test.ts',
 				'<rootDir>/nodes/**/*.test.ts',
 				'<rootDir>/credentials/**/*.test.ts',
+				// README's and docs/'s links (no n8n either).
+				'<rootDir>/test/docs/**/*.test.ts',
 			],
 			transform: { '^.+\\.ts$': tsJest },
 			testEnvironment: 'node',
