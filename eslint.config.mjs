@@ -1,6 +1,6 @@
 import { configWithoutCloudSupport } from '@n8n/node-cli/eslint';
 
-// Rules switched off, each narrowly (README "Linting" lists them with the reasons):
+// Rules switched off, each narrowly (docs/development.md, "Linting", lists them with the reasons):
 // - The cloud-support preset is not used: the nodes need runtime dependencies (jsonata, luxon),
 //   which n8n Cloud's verified-node rules forbid, and for the same reason no-runtime-dependencies is
 //   off for package.json. Self-hosted community installs are supported.

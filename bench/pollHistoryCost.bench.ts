@@ -1,6 +1,6 @@
 /**
  * What a Poll Trigger's remembered history costs where n8n keeps it, the workflow's static data: the
- * figures behind the history budget's warning levels (README, "History budget").
+ * figures behind the history budget's warning levels (docs/poll-trigger.md, "History budget").
  *  1. Characters of static data per remembered key, per dedupe kind (the core's own serialize).
  *  2. Per run: n8n 2.41 reads the whole static data from its database twice for every run a trigger
  *     starts (`loadPublishedWorkflowData`, then `prepareNewExecution`) and parses it each time; timed

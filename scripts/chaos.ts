@@ -84,7 +84,7 @@ async function main(): Promise<void> {
 	process.stdout.write(
 		`\nChaos on n8n ${n8nVersion} (${topology}): ${KILLS} SIGKILLs per case, poll bursts of ${BURST} new items over ${HISTORY.toLocaleString('en')} remembered keys\n${chaosTable(results)}\n`,
 	);
-	// n8n 1.x has no deduplication keys: up to 2 repeated runs per kill are the bound (README, Compatibility);
+	// n8n 1.x has no deduplication keys: up to 2 repeated runs per kill are the bound (docs/n8n-1.123.md);
 	// the table counts items, and a batch run carries the whole burst.
 	const maxRepeatsPerKill = isN8n1 ? 2 : 0;
 	const itemsPerRun = (result: ChaosResult) => (result.case === 'batch' ? BURST : 1);

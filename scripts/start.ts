@@ -149,7 +149,7 @@ async function main(): Promise<void> {
 		env: {
 			N8N_LOG_LEVEL: 'info',
 			// Bull keeps the last ended jobs, so the main learns of a run's end even if it missed the job's
-			// pub/sub event (README, Running at scale: "A run whose end the main never hears of").
+			// pub/sub event (docs/queue-mode.md: "A run whose end the main never hears of").
 			...(QUEUE && {
 				N8N_EXECUTIONS_QUEUE_KEEP_LAST_COMPLETED: '1000',
 				N8N_EXECUTIONS_QUEUE_KEEP_LAST_FAILED: '1000',

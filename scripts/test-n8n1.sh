@@ -2,9 +2,9 @@
 # `npm run test:n8n1`: the e2e scenarios CI runs on the 1.x line (n8n 1.123, on Node 22), after `npm test`
 # has run everything on n8n 2.41.1. Run through scripts/toolchain.sh (Node 24 for jest), after a build
 # (`npm run test:n8n1` builds first; `npm test` builds once for all its phases).
-# Which scenarios, and why (README, Compatibility): the suites of the three nodes, the examples and the
+# Which scenarios, and why (docs/n8n-1.123.md): the suites of the three nodes, the examples and the
 # browser test; that fits CI's hour beside the 2.41.1 and queue-mode runs. The chaos run on 1.x is
-# `N8N_VERSION=1.123.81 npm run chaos` (measured, README). Left out on 1.x:
+# `N8N_VERSION=1.123.81 npm run chaos` (measured, docs/n8n-1.123.md). Left out on 1.x:
 # "re-publishing never runs a window twice, even from stale stored state", which shows n8n refusing
 # rolled-back windows by their deduplication keys: n8n 1.x has none, so there they run again (stated);
 # "a run crashed by SIGKILL mid-run (default recovery)…", which finds a crashed run's items by its

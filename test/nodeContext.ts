@@ -8,7 +8,7 @@
  * What stands in for the rest of n8n is small and named here: the trigger's `emit` and
  * `saveFailedExecution` (n8n's are in its CLI package, not in n8n-core) are recorded; on emit the
  * static data n8n would save is snapshotted and its change flag cleared, as n8n 2.41's emit does
- * (README, "What the triggers rely on in n8n"); credentials come from a map. Nothing here creates
+ * (docs/guarantees.md, "What the triggers rely on in n8n"); credentials come from a map. Nothing here creates
  * executions, applies deduplication keys, saves to a database or resumes runs: those are n8n's, and
  * are tested end to end in `test/e2e/`.
  */

@@ -506,7 +506,7 @@ describe('Durable Schedule Trigger in a real n8n', () => {
 			let all = await firesOf(name);
 			if (isN8n1) {
 				// n8n 1.x has no deduplication keys: the last window started before the stop was still
-				// unsettled in the stored state, so the activation started it once more (README, Compatibility).
+				// unsettled in the stored state, so the activation started it once more (docs/n8n-1.123.md).
 				const windows = all.map((fire) => fire.declared);
 				const repeated = windows.filter((window, index) => windows.indexOf(window) !== index);
 				expect(repeated.length).toBeLessThanOrEqual(1);

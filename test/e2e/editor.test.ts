@@ -16,7 +16,7 @@ import { marker, node, PACKAGE, workflow } from './workflowBuilder';
  * The editor experience in a real n8n, driven through Debian's Chromium with playwright-core: the
  * nodes in the node panel (name, icon, description), the Poll Trigger filled in through its
  * parameter inputs, and what "Execute step" shows for each node. The screenshots it saves to
- * test-artifacts/screenshots are the README's (copied to docs/screenshots).
+ * test-artifacts/screenshots are the docs' (copied to docs/screenshots).
  *
  * Selectors are the editor's own data-test-id attributes. Every wait is Playwright auto-waiting on a
  * locator or the harness's API polling; nothing sleeps.
@@ -168,7 +168,7 @@ describe('the nodes in the n8n editor (Chromium)', () => {
 	}
 
 	/**
-	 * Saves a screenshot to test-artifacts/screenshots and, with UPDATE_README_SCREENSHOTS=1, as a README
+	 * Saves a screenshot to test-artifacts/screenshots and, with UPDATE_README_SCREENSHOTS=1, as a docs
 	 * image to docs/screenshots (so an ordinary test run leaves the working tree as it was).
 	 */
 	async function shot(name: string, target: Page | Locator = page): Promise<void> {
@@ -404,7 +404,7 @@ describe('the nodes in the n8n editor (Chromium)', () => {
 			const rows = await outputRows(4);
 			if (isN8n1) {
 				// n8n 1.123's editor runs "Execute step" without the workflow's saved static data, so the
-				// node sees no history: every item reads as new (README, Compatibility).
+				// node sees no history: every item reads as new (docs/n8n-1.123.md).
 				expect(Object.keys(rows[0])).toEqual(['key', 'verdict', 'wouldStart', 'item']);
 				expect(rows.map(({ key, verdict }) => [key, verdict])).toEqual(
 					['INC-101', 'INC-102', 'INC-103', 'INC-104'].map((key) => [key, 'new']),

@@ -446,7 +446,7 @@ module.exports = { workflow: { preExecute: [async function () {
 		// was the item plus the store's generation, which a new store starts again from 0: after the
 		// switch back, x@3 got x@1's key and x@4 x@2's, and n8n refused both as duplicates (lost).
 		// This case catches that: run on that code (core/ and nodes/ of 6f779e0), x@3 never runs.
-		// As the README advises before a kind change: a new store starts nothing it finds.
+		// As docs/guarantees.md advises before a kind change: a new store starts nothing it finds.
 		const definition = versionedPollWorkflow('poll kind switch', '/switch');
 		let list: Array<{ id: string; v: number }> = [];
 		source.on('GET', '/switch', () => ({ body: list }));
@@ -480,7 +480,7 @@ module.exports = { workflow: { preExecute: [async function () {
 		expect(await ranVersions(4)).toEqual(['x@1', 'x@2', 'x@3', 'x@4']);
 		await polls('/switch', 2);
 		expect(versions(await n8n.executions(id), 'Poll')).toEqual(['x@1', 'x@2', 'x@3', 'x@4']);
-		// Each kind change started a new store (the README's "first poll"), which ran nothing it found.
+		// Each kind change started a new store (docs/guarantees.md's "first poll"), which ran nothing it found.
 		expect(new Set(stores).size).toBe(3);
 		await n8n.unpublish(id);
 	});

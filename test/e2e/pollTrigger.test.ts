@@ -10,7 +10,7 @@ import { marker, node, PACKAGE, workflow } from './workflowBuilder';
  * The runs before and after a restart or crash, as the executions show them. n8n 1.x has no
  * deduplication keys: a trigger's last run stays unsettled in the stored state until the trigger's
  * next write reaches the database (its next start, or an activation), so a restart or crash before
- * then may start it once more (README, Compatibility): at most once, and whether it does depends on
+ * then may start it once more (docs/n8n-1.123.md): at most once, and whether it does depends on
  * when n8n saved. n8n 2.x refuses it by its key, always.
  */
 function expectRunsAcrossRestart(
@@ -398,7 +398,7 @@ describe('Poll Trigger in a real n8n', () => {
 		);
 		await n8n.publish(id);
 		if (isN8n1) {
-			// n8n 1.x gives triggers no saveFailedExecution: the failure goes to n8n's log (README, Compatibility).
+			// n8n 1.x gives triggers no saveFailedExecution: the failure goes to n8n's log (docs/n8n-1.123.md).
 			await waitFor("the failure in n8n's log", async () =>
 				/error.*Poll: .*answered HTTP 500/.test(n8n.log()) ? true : undefined,
 			);

@@ -13,7 +13,7 @@ import { node, PACKAGE, workflow } from './workflowBuilder';
  * `finished()` can learn of it only from the `completed` pub/sub event; Bull's 5 s watchdog looks for
  * the job in the completed set, where it no longer is. Here the workflow's last node drops every
  * Redis pub/sub connection just before the worker completes the job: n8n's clients reconnect after
- * 1 s, and the event published meanwhile is lost. README, *Running at scale*.
+ * 1 s, and the event published meanwhile is lost. docs/queue-mode.md.
  */
 
 const TRIGGER = 'Schedule';

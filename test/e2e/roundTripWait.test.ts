@@ -307,7 +307,7 @@ describe('Round-Trip Wait in a real n8n', () => {
 
 	/**
 	 * The early callback. n8n 2.x: sent once (the request left after n8n saved the wait). n8n 1.x: the
-	 * request leaves before the wait is saved, so the partner follows the retry contract (README): a 409
+	 * request leaves before the wait is saved, so the partner follows the retry contract (docs/round-trip-wait.md): a 409
 	 * or 5xx is retried, after 100 ms doubling up to 1.6 s, at most 12 times. `attempts` counts them.
 	 */
 	async function sendEarly(
@@ -487,7 +487,7 @@ describe('Round-Trip Wait in a real n8n', () => {
 		const done = await n8n.execution(timedOut.id);
 		if (isN8n1) {
 			// n8n 1.x resumes a timed-out wait passing only the first output on: the Timed Out item
-			// leaves by Callback, marked `timedOut: true` (README, compatibility); nothing reaches Late.
+			// leaves by Callback, marked `timedOut: true` (docs/n8n-1.123.md); nothing reaches Late.
 			expect(nodeOutput(done, 'Accepted')).toEqual([
 				expect.objectContaining({
 					correlationId: 'order-timeout-1',
