@@ -32,3 +32,11 @@ export function parseWith(value: unknown): Record<string, unknown> {
 export function argumentError(key: string, value: unknown, problem: string): ConfigError {
 	return new ConfigError('with', FIELD_LABELS.with, value, problem, { key });
 }
+
+/** A true/false argument; "true"/"false" text counts, since n8n expressions often produce strings. */
+export function booleanArg(value: unknown, key: string, fallback: boolean): boolean {
+	if (value === undefined || value === null || value === '') return fallback;
+	if (typeof value === 'boolean') return value;
+	if (value === 'true' || value === 'false') return value === 'true';
+	throw argumentError(key, value, 'must be true or false');
+}

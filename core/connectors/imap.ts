@@ -2,7 +2,7 @@ import { ImapFlow, type FetchMessageObject, type ImapFlowOptions } from 'imapflo
 import { type AddressObject, simpleParser } from 'mailparser';
 
 import { checkRange } from '../configError';
-import { argumentError } from './args';
+import { argumentError, booleanArg } from './args';
 import {
 	ConnectorError,
 	type ConnectorOp,
@@ -507,11 +507,4 @@ function positiveInteger(value: unknown): number | undefined {
 	return typeof number === 'number' && Number.isSafeInteger(number) && number > 0
 		? number
 		: undefined;
-}
-
-function booleanArg(value: unknown, key: string, fallback: boolean): boolean {
-	if (value === undefined || value === null || value === '') return fallback;
-	if (typeof value === 'boolean') return value;
-	if (value === 'true' || value === 'false') return value === 'true';
-	throw argumentError(key, value, 'must be true or false');
 }

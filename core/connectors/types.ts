@@ -37,6 +37,25 @@ export interface ImapConnection {
 	allowSelfSigned?: boolean;
 }
 
+/**
+ * Where and as whom the SFTP ops connect; the node builds it from n8n's SFTP credential. A password,
+ * a private key (OpenSSH or PEM text, with its passphrase), or both: the key is tried first.
+ */
+export interface SftpConnection {
+	host: string;
+	port: number;
+	username: string;
+	password?: string;
+	privateKey?: string;
+	passphrase?: string;
+}
+
+/** A file an op read (`sftp.download`); the Connector node stores it as the item's binary data. */
+export interface OpFile {
+	data: Buffer;
+	fileName: string;
+}
+
 /** What an op remembers between calls (e.g. HTTP validators), kept by the caller in static data. */
 export type OpMemory = Record<string, string>;
 
@@ -47,6 +66,7 @@ export interface OpContext {
 	memory: OpMemory;
 	http?: HttpTransport;
 	imap?: ImapConnection;
+	sftp?: SftpConnection;
 }
 
 export type OpResult =
@@ -54,6 +74,8 @@ export type OpResult =
 			kind: 'data';
 			data: unknown;
 			/** Memory to keep once the caller has used the data successfully. */ memory?: OpMemory;
+			/** A file read by the op, for the item's binary data. */
+			file?: OpFile;
 	  }
 	| { kind: 'not_modified' };
 
@@ -61,7 +83,18 @@ export interface ConnectorOp {
 	name: string;
 	description: string;
 	/** Which transport the op needs, so the node knows which credential to ask for. */
-	transport: 'http' | 'imap';
+	transport: 'http' | 'imap' | 'sftp';
+	/**
+	 * The op reads a file (OpResult `file`), which only the Connector node can attach to an item: the
+	 * Poll Trigger keeps its runs' items in static data until n8n has them, no place for file contents.
+	 */
+	givesFile?: boolean;
+	/**
+	 * The op's memory records what the source looked like at the last call (sftp.list: the files it
+	 * saw), not how to ask it again (HTTP validators): Execute step passes the trigger's saved memory,
+	 * so it shows what the next poll would start.
+	 */
+	previewsWithMemory?: boolean;
 	/**
 	 * Checks the arguments without calling the system, throwing a ConfigError naming the argument
 	 * (`url` in "With") and its value; the Poll Trigger calls it at activation and Execute step.

@@ -12,6 +12,7 @@ import { resolveOp } from '../../core/connectors/registry';
 import { toNodeError } from '../shared/errors';
 import { imapCredentialTest } from '../shared/imapCredentialTest';
 import { opContext } from '../shared/opContext';
+import { sftpCredentialTest } from '../shared/sftpCredential';
 import { connectorCredentials, connectorHttpAuth, connectorProperties } from '../shared/parameters';
 
 /**
@@ -27,7 +28,8 @@ export class Connector implements INodeType {
 		version: [1, 1.1],
 		defaultVersion: 1.1,
 		subtitle: '={{$parameter["op"]}}',
-		description: 'Runs a connector op (HTTP, IMAP) of the Durable Triggers package as an action',
+		description:
+			'Runs a connector op (HTTP, IMAP, SFTP) of the Durable Triggers package as an action',
 		defaults: { name: 'Connector' },
 		usableAsTool: true,
 		inputs: [NodeConnectionTypes.Main],
@@ -38,7 +40,7 @@ export class Connector implements INodeType {
 		),
 	};
 
-	methods = { credentialTest: { imapCredentialTest } };
+	methods = { credentialTest: { imapCredentialTest, sftpCredentialTest } };
 
 	async execute(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
 		const items = this.getInputData();
@@ -65,7 +67,16 @@ export class Connector implements INodeType {
 					typeof data === 'object' && data !== null && !Array.isArray(data)
 						? (data as IDataObject)
 						: { result: data as IDataObject[] };
-				output.push({ json, pairedItem: { item: itemIndex } });
+				output.push({
+					json,
+					...(result.kind === 'data' &&
+						result.file && {
+							binary: {
+								data: await this.helpers.prepareBinaryData(result.file.data, result.file.fileName),
+							},
+						}),
+					pairedItem: { item: itemIndex },
+				});
 			} catch (error) {
 				if (this.continueOnFail()) {
 					output.push({

@@ -9,10 +9,11 @@ import {
 } from 'n8n-workflow';
 
 import { systemClock } from '../../core/clock';
+import { ConfigError } from '../../core/configError';
 import { parseWith } from '../../core/connectors/args';
 import { resolveUrl } from '../../core/connectors/httpAuth';
 import { resolveOp } from '../../core/connectors/registry';
-import type { OpMemory } from '../../core/connectors/types';
+import { FIELD_LABELS, type OpMemory } from '../../core/connectors/types';
 import type { Settlement } from '../../core/outbox';
 import {
 	type Candidate,
@@ -44,6 +45,7 @@ import type { HttpAuthSettings } from '../shared/httpTransport';
 import { imapCredentialTest } from '../shared/imapCredentialTest';
 import { writerToLiveCopies } from '../shared/liveCopies';
 import { opContext } from '../shared/opContext';
+import { sftpCredentialTest } from '../shared/sftpCredential';
 import {
 	connectorCredentials,
 	connectorHttpAuth,
@@ -304,7 +306,7 @@ export class PollTrigger implements INodeType {
 		],
 	};
 
-	methods = { credentialTest: { imapCredentialTest } };
+	methods = { credentialTest: { imapCredentialTest, sftpCredentialTest } };
 
 	async trigger(this: ITriggerFunctions): Promise<ITriggerResponse> {
 		const config = readConfig(this);
@@ -330,6 +332,13 @@ export class PollTrigger implements INodeType {
 				},
 				saved.dedupe,
 			);
+			if (op.givesFile)
+				throw new ConfigError(
+					'op',
+					FIELD_LABELS.op,
+					op.name,
+					"reads a file, which a Poll Trigger's runs cannot carry: list with the trigger and read each file with a Connector node in the workflow",
+				);
 			op.check(config.with);
 			// A relative URL needs a Base URL (or, in version 1, this package's credential, which brings its own).
 			if (config.http && config.http.auth.kind !== 'legacy' && typeof config.with.url === 'string')
@@ -356,7 +365,7 @@ export class PollTrigger implements INodeType {
 					}
 					const fetched = await op.run(config.with, {
 						...context,
-						memory: {},
+						memory: (op.previewsWithMemory && saved.opMemory) || {},
 						timeoutMs: config.timeoutMs,
 					});
 					const result = fetched.kind === 'data' ? fetched.data : undefined;

@@ -2,6 +2,7 @@ import type { ConnectorOp, OpContext } from '../../core/connectors/types';
 import { type HttpAuthSettings, type HttpHelpers, n8nHttpTransport } from './httpTransport';
 import { IMAP_CREDENTIAL, imapConnection, N8N_IMAP_CREDENTIAL } from './imapCredential';
 import { CONNECTOR_CREDENTIALS_VERSION } from './parameters';
+import { N8N_SFTP_CREDENTIAL, sftpConnection } from './sftpCredential';
 
 /**
  * The transports an op needs, made from n8n's helpers and the node's stored credentials. `http` is
@@ -22,5 +23,7 @@ export async function opContext(
 					: IMAP_CREDENTIAL;
 			return { imap: imapConnection(await context.getCredentials(type)) };
 		}
+		case 'sftp':
+			return { sftp: sftpConnection(await context.getCredentials(N8N_SFTP_CREDENTIAL)) };
 	}
 }

@@ -55,16 +55,21 @@ describe('connector credential descriptions', () => {
 		}
 	});
 
-	it("every op has a credential in version 1.1: n8n's IMAP for IMAP ops, n8n's generic types for HTTP", () => {
+	it("every op has a credential in version 1.1: n8n's IMAP for IMAP ops, n8n's SFTP for SFTP ops, n8n's generic types for HTTP", () => {
 		const imapOps = allOps()
 			.filter((op) => op.transport === 'imap')
 			.map((op) => op.name);
 		const imap = connectorCredentials.find((c) => c.name === 'imap');
 		expect(imap?.displayOptions?.show).toEqual({ '@version': [1.1], op: imapOps });
+		const sftpOps = allOps()
+			.filter((op) => op.transport === 'sftp')
+			.map((op) => op.name);
+		const sftp = connectorCredentials.find((c) => c.name === 'sftp');
+		expect(sftp?.displayOptions?.show).toEqual({ op: sftpOps });
 		const oauth2 = connectorCredentials.find((c) => c.name === 'oAuth2Api');
 		expect(oauth2?.displayOptions).toEqual({
 			show: { '@version': [1.1], authentication: ['oAuth2Api'] },
-			hide: { op: imapOps },
+			hide: { op: [...imapOps, ...sftpOps] },
 		});
 	});
 });

@@ -28,8 +28,15 @@ export function timeUnitOptions(...units: TimeUnit[]): INodePropertyOptions[] {
 	return units.map((unit) => ({ name: UNIT_NAMES[unit], value: unit }));
 }
 
-const IMAP_OPS = allOps()
-	.filter((op) => op.transport === 'imap')
+const opsOf = (transport: string) =>
+	allOps()
+		.filter((op) => op.transport === transport)
+		.map((op) => op.name);
+const IMAP_OPS = opsOf('imap');
+const SFTP_OPS = opsOf('sftp');
+/** The ops that take no HTTP settings: HTTP credentials, Authentication and Base URL are hidden for them. */
+const NOT_HTTP_OPS = allOps()
+	.filter((op) => op.transport !== 'http')
 	.map((op) => op.name);
 
 /**
@@ -67,7 +74,7 @@ export const connectorCredentials: INodeCredentialDescription[] = [
 	{
 		name: LEGACY_HTTP_CREDENTIAL,
 		required: false,
-		displayOptions: { show: V1, hide: { op: IMAP_OPS } },
+		displayOptions: { show: V1, hide: { op: NOT_HTTP_OPS } },
 	},
 	{
 		name: 'durableImapApi',
@@ -75,12 +82,19 @@ export const connectorCredentials: INodeCredentialDescription[] = [
 		testedBy: 'imapCredentialTest',
 		displayOptions: { show: { ...V1, op: IMAP_OPS } },
 	},
-	...genericCredentials(V1_1, { op: IMAP_OPS }),
+	...genericCredentials(V1_1, { op: NOT_HTTP_OPS }),
 	{
 		name: 'imap',
 		required: true,
 		testedBy: 'imapCredentialTest',
 		displayOptions: { show: { ...V1_1, op: IMAP_OPS } },
+	},
+	// n8n's SFTP credential, found by its name among n8n's own credential types, in every version.
+	{
+		name: 'sftp',
+		required: true,
+		testedBy: 'sftpCredentialTest',
+		displayOptions: { show: { op: SFTP_OPS } },
 	},
 ];
 
@@ -140,14 +154,14 @@ export function connectorProperties(withDescription: string): INodeProperties[] 
 			})),
 			description: 'The connector operation to call',
 		},
-		httpAuthProperties(V1_1, { op: IMAP_OPS }),
+		httpAuthProperties(V1_1, { op: NOT_HTTP_OPS }),
 		{
 			displayName: 'Base URL',
 			name: 'baseUrl',
 			type: 'string',
 			default: '',
 			placeholder: 'https://inventory.example.com/api',
-			displayOptions: { show: V1_1, hide: { op: IMAP_OPS } },
+			displayOptions: { show: V1_1, hide: { op: NOT_HTTP_OPS } },
 			description:
 				'A relative request URL in With is resolved against this. Leave empty when With gives an absolute URL.',
 		},

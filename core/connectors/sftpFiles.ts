@@ -1,0 +1,211 @@
+import { checkRange } from '../configError';
+import { argumentError, booleanArg } from './args';
+import { FIELD_LABELS, type OpMemory } from './types';
+
+/**
+ * The pure semantics of the SFTP ops: which names a folder listing keeps (the pattern), when a file
+ * counts as finished uploading (the stability check), and each file's identity (path and version).
+ * No I/O here; core/connectors/sftp.ts does the SFTP calls.
+ */
+
+/** One regular file as a listing found it. `mtimeMs` has the server's resolution (SFTP v3: whole seconds). */
+export interface ListedFile {
+	path: string;
+	size: number;
+	mtimeMs: number;
+}
+
+/** A finished file as `sftp.list` returns it, one item per file. */
+export interface SftpFile {
+	/** Absolute (or as the folder was given) path on the server, with `/` separators. */
+	path: string;
+	name: string;
+	size: number;
+	/** The modification time (ISO 8601), in the server's resolution. */
+	modifiedAt: string;
+	/** `size:mtimeMs`: what a replaced file changes; the Version of `changed`, or part of a Unique ID. */
+	version: string;
+}
+
+/** The version of a file's content as a listing can tell it: size and modification time. */
+export function fileVersion(file: Pick<ListedFile, 'size' | 'mtimeMs'>): string {
+	return `${file.size}:${file.mtimeMs}`;
+}
+
+export function toSftpFile(file: ListedFile): SftpFile {
+	return {
+		path: file.path,
+		name: baseName(file.path),
+		size: file.size,
+		modifiedAt: new Date(file.mtimeMs).toISOString(),
+		version: fileVersion(file),
+	};
+}
+
+export function baseName(path: string): string {
+	return path.slice(path.lastIndexOf('/') + 1);
+}
+
+/** `folder` + `/` + `name`, without a doubled separator. */
+export function joinPath(folder: string, name: string): string {
+	return folder.endsWith('/') ? `${folder}${name}` : `${folder}/${name}`;
+}
+
+/**
+ * A glob on a file name: `*` any run of characters, `?` one character, `[abc]`/`[a-z]`/`[!abc]` a class,
+ * `{csv,xml}` alternatives; everything else literal. Matched against the whole name, case-sensitive
+ * (as the server's names are). Throws on an unbalanced `[` or `{`.
+ */
+export function globToRegExp(pattern: string): RegExp {
+	let source = '';
+	let inBraces = false;
+	for (let i = 0; i < pattern.length; i++) {
+		const char = pattern[i];
+		if (char === '*') source += '[^/]*';
+		else if (char === '?') source += '[^/]';
+		else if (char === '[') {
+			const end = pattern.indexOf(']', i + 2);
+			if (end === -1) throw new Error(`"[" at position ${i + 1} has no closing "]"`);
+			let body = pattern.slice(i + 1, end);
+			if (body.startsWith('!')) body = `^${body.slice(1)}`;
+			source += `[${body.replace(/\\/g, '\\\\')}]`;
+			i = end;
+		} else if (char === '{') {
+			if (inBraces) throw new Error(`"{" at position ${i + 1} inside another "{"`);
+			inBraces = true;
+			source += '(?:';
+		} else if (char === '}' && inBraces) {
+			inBraces = false;
+			source += ')';
+		} else if (char === ',' && inBraces) source += '|';
+		else source += char.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
+	}
+	if (inBraces) throw new Error('"{" has no closing "}"');
+	return new RegExp(`^${source}$`);
+}
+
+export interface Settled {
+	/** Files whose size and time are what the previous poll saw (or that are old enough), oldest first. */
+	finished: ListedFile[];
+	/** Files new or changed since the previous poll: possibly still being written. */
+	uploading: ListedFile[];
+	/** What this poll saw, for the next one: path → version, for every file the age rule does not already settle. */
+	memory: OpMemory;
+}
+
+/**
+ * The stability check. A file counts as finished when the previous poll (`seen`) saw it with the same
+ * size and modification time, or, with `finishedAfterMs` > 0, when its modification time is at
+ * least that long before `now`. A file seen for the first time, or changed since, is still uploading.
+ * The memory holds what this poll saw of every file younger than the age (all of them when the age
+ * is off), so an unchanged file stays finished at every later poll and a replaced one waits again.
+ */
+export function settle(
+	files: readonly ListedFile[],
+	seen: OpMemory,
+	now: number,
+	finishedAfterMs: number,
+): Settled {
+	const finished: ListedFile[] = [];
+	const uploading: ListedFile[] = [];
+	const memory: OpMemory = {};
+	for (const file of files) {
+		const version = fileVersion(file);
+		const oldEnough = finishedAfterMs > 0 && now - file.mtimeMs >= finishedAfterMs;
+		if (!oldEnough) memory[file.path] = version;
+		if (oldEnough || seen[file.path] === version) finished.push(file);
+		else uploading.push(file);
+	}
+	const byAge = (a: ListedFile, b: ListedFile) =>
+		a.mtimeMs - b.mtimeMs || (a.path < b.path ? -1 : a.path > b.path ? 1 : 0);
+	return { finished: finished.sort(byAge), uploading: uploading.sort(byAge), memory };
+}
+
+/** The largest file `sftp.download` takes by default, and at most. */
+export const DEFAULT_MAX_BYTES = 10 * 1024 * 1024;
+const LARGEST_MAX_BYTES = 1024 * 1024 * 1024;
+
+export interface ListArgs {
+	folder: string;
+	recursive: boolean;
+	pattern: RegExp;
+	finishedAfterMs: number;
+}
+
+export function listArgs(args: Record<string, unknown>): ListArgs {
+	const pattern = args.pattern ?? '*';
+	if (typeof pattern !== 'string' || pattern === '')
+		throw argumentError('pattern', pattern, 'must be a file-name glob such as "*.csv"');
+	let regExp: RegExp;
+	try {
+		regExp = globToRegExp(pattern);
+	} catch (error) {
+		throw argumentError('pattern', pattern, `is not a valid glob: ${(error as Error).message}`);
+	}
+	return {
+		folder: pathArg(args.folder, 'folder'),
+		recursive: booleanArg(args.recursive, 'recursive', false),
+		pattern: regExp,
+		finishedAfterMs:
+			numberArg(args.finishedAfterSec, 'finishedAfterSec', 0, { min: 0, max: 31_536_000 }) * 1000,
+	};
+}
+
+export function downloadArgs(args: Record<string, unknown>): { path: string; maxBytes: number } {
+	return {
+		path: pathArg(args.path, 'path'),
+		maxBytes: numberArg(args.maxBytes, 'maxBytes', DEFAULT_MAX_BYTES, {
+			min: 1,
+			max: LARGEST_MAX_BYTES,
+			whole: true,
+		}),
+	};
+}
+
+export function moveArgs(args: Record<string, unknown>): {
+	paths: string[];
+	toFolder: string;
+	create: boolean;
+} {
+	return {
+		paths: pathsArg(args.path),
+		toFolder: pathArg(args.toFolder, 'toFolder'),
+		create: booleanArg(args.create, 'create', true),
+	};
+}
+
+export function deleteArgs(args: Record<string, unknown>): { paths: string[] } {
+	return { paths: pathsArg(args.path) };
+}
+
+function pathArg(value: unknown, key: string): string {
+	if (typeof value !== 'string' || value.trim() === '')
+		throw argumentError(key, value, 'must be a path on the server such as "/inbox"');
+	return value.trim();
+}
+
+/** One path or a list; n8n runs the Connector once per item, a list serves a batch run. */
+function pathsArg(value: unknown): string[] {
+	const list = Array.isArray(value) ? value : [value];
+	if (list.length === 0 || list.some((path) => typeof path !== 'string' || path.trim() === '')) {
+		throw argumentError(
+			'path',
+			value,
+			'must be a file path on the server (e.g. the path sftp.list gave) or a list of them',
+		);
+	}
+	return [...new Set((list as string[]).map((path) => path.trim()))];
+}
+
+function numberArg(
+	value: unknown,
+	key: string,
+	fallback: number,
+	range: { min: number; max: number; whole?: boolean },
+): number {
+	if (value === undefined || value === null || value === '') return fallback;
+	const number = typeof value === 'string' && value.trim() !== '' ? Number(value) : value;
+	return checkRange('with', FIELD_LABELS.with, Number.isNaN(number) ? value : number, range, {
+		key,
+	});
+}
