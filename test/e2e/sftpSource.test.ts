@@ -1,0 +1,426 @@
+import { readFileSync, utimesSync } from 'node:fs';
+import { join } from 'node:path';
+
+import { resolveOp } from '../../core/connectors/registry';
+import type { SftpFile } from '../../core/connectors/sftpFiles';
+import type { OpMemory, OpResult, SftpConnection } from '../../core/connectors/types';
+import { triggerItems } from '../harness/chaos';
+import {
+	type Execution,
+	isFinal,
+	N8nInstance,
+	nodeOutput,
+	type WorkflowJson,
+} from '../harness/n8nInstance';
+import { waitFor } from '../harness/net';
+import { Sshd } from '../harness/sshd';
+import { node, PACKAGE, webhookTrigger, workflow } from './workflowBuilder';
+
+type Credential = { id: string; name: string };
+
+/** The SFTP ops against a real OpenSSH sshd, and in a real n8n: Poll Trigger, Connector, the example. */
+describe('SFTP source', () => {
+	let sshd: Sshd;
+	let n8n: N8nInstance;
+	let credential: Credential;
+
+	beforeAll(async () => {
+		[sshd, n8n] = await Promise.all([Sshd.start(), N8nInstance.launch('sftp')]);
+		const name = 'SFTP test server';
+		const id = await n8n.createCredential(name, 'sftp', {
+			host: sshd.host,
+			port: sshd.port,
+			username: sshd.user,
+			password: sshd.password,
+			privateKey: '',
+			passphrase: '',
+		});
+		credential = { id, name };
+	}, 180_000);
+
+	afterAll(async () => {
+		await n8n?.stop();
+		await sshd?.stop();
+	});
+
+	async function call(op: string, args: Record<string, unknown>, memory: OpMemory = {}) {
+		const result: OpResult = await resolveOp(op).run(args, {
+			memory,
+			sftp: sshd.connection(),
+			timeoutMs: 10_000,
+		});
+		if (result.kind !== 'data') throw new Error(`${op} answered ${result.kind}`);
+		return result;
+	}
+
+	/** A file written `ageSec` seconds ago (its modification time set back). */
+	function writeAged(relative: string, content: string, ageSec: number): void {
+		sshd.write(relative, content);
+		const at = new Date(Date.now() - ageSec * 1000);
+		utimesSync(sshd.path(relative), at, at);
+	}
+
+	/** Resolves once `count` more SFTP sessions have ended: a poll's ends after its listing. */
+	async function sessionsEnd(count: number): Promise<void> {
+		const target = sshd.sessionsEnded() + count;
+		await waitFor(
+			`${count} more SFTP sessions to end`,
+			async () => (sshd.sessionsEnded() >= target ? true : undefined),
+			{ timeoutMs: 60_000, intervalMs: 100 },
+		);
+	}
+
+	function pollNode(with_: Record<string, unknown>, parameters: Record<string, unknown> = {}) {
+		return node(
+			'Poll',
+			`${PACKAGE}.pollTrigger`,
+			{
+				op: 'sftp.list',
+				with: JSON.stringify(with_),
+				items: 'files',
+				id: 'path & "@" & version',
+				dedupe: 'unique',
+				interval: 5,
+				intervalUnit: 'seconds',
+				...parameters,
+			},
+			{ typeVersion: 1.1, credentials: { sftp: credential } },
+		);
+	}
+
+	describe('ops against sshd', () => {
+		it('sftp.list: finished files only once a listing saw them unchanged; recursive and by pattern; logs in with a key too', async () => {
+			sshd.write('list/a.csv', 'a');
+			sshd.write('list/skip.txt', 'x');
+			sshd.write('list/sub/b.csv', 'bb');
+			const folder = sshd.path('list');
+
+			const first = await call('sftp.list', { folder, pattern: '*.csv', recursive: true });
+			const firstData = first.data as { files: SftpFile[]; uploading: SftpFile[] };
+			expect(firstData.files).toEqual([]);
+			expect(firstData.uploading.map((f) => f.path).sort()).toEqual([
+				join(folder, 'a.csv'),
+				join(folder, 'sub/b.csv'),
+			]);
+
+			sshd.write('list/a.csv', 'a, and more');
+			const second = await call(
+				'sftp.list',
+				{ folder, pattern: '*.csv', recursive: true },
+				first.memory,
+			);
+			const secondData = second.data as { files: SftpFile[]; uploading: SftpFile[] };
+			expect(secondData.files.map((f) => [f.path, f.size])).toEqual([
+				[join(folder, 'sub/b.csv'), 2],
+			]);
+			expect(secondData.uploading.map((f) => f.path)).toEqual([join(folder, 'a.csv')]);
+
+			// Not recursive: the subfolder is not read. A key login sees the same.
+			const flat = await resolveOp('sftp.list').run(
+				{ folder, pattern: '*.csv' },
+				{ memory: second.memory ?? {}, sftp: sshd.connection('key'), timeoutMs: 10_000 },
+			);
+			expect(flat.kind === 'data' && (flat.data as { files: SftpFile[] }).files).toEqual([
+				expect.objectContaining({ path: join(folder, 'a.csv'), name: 'a.csv', size: 11 }),
+			]);
+		});
+
+		it('sftp.download: the file as bytes; over "maxBytes" fails naming the file and the limit', async () => {
+			sshd.write('dl/small.bin', Buffer.from([0, 1, 2, 3, 255]));
+			sshd.write('dl/big.bin', 'x'.repeat(2000));
+			const small = await call('sftp.download', { path: sshd.path('dl/small.bin') });
+			expect(small.file?.fileName).toBe('small.bin');
+			expect([...(small.file?.data ?? [])]).toEqual([0, 1, 2, 3, 255]);
+			await expect(
+				call('sftp.download', { path: sshd.path('dl/big.bin'), maxBytes: 1000 }),
+			).rejects.toThrow(
+				`SFTP file "${sshd.path('dl/big.bin')}" at ${sshd.host}:${sshd.port} is 2000 bytes, over the download limit "maxBytes" of 1000`,
+			);
+			await expect(call('sftp.download', { path: sshd.path('dl/none.bin') })).rejects.toThrow(
+				`SFTP path "${sshd.path('dl/none.bin')}" does not exist`,
+			);
+		});
+
+		it('sftp.move creates the folder and keeps names; sftp.delete; files already gone are reported, not errors', async () => {
+			sshd.write('mv/a.csv', 'a');
+			sshd.write('mv/b.csv', 'b');
+			const [a, b] = [sshd.path('mv/a.csv'), sshd.path('mv/b.csv')];
+			const toFolder = sshd.path('mv/processed');
+			const moved = await call('sftp.move', { path: a, toFolder });
+			expect(moved.data).toEqual({
+				toFolder,
+				moved: [{ from: a, to: join(toFolder, 'a.csv') }],
+				missing: [],
+			});
+			expect(sshd.exists('mv/processed/a.csv')).toBe(true);
+			expect((await call('sftp.move', { path: a, toFolder })).data).toMatchObject({
+				moved: [],
+				missing: [a],
+			});
+			// A file of that name already in the folder is never overwritten.
+			sshd.write('mv/a.csv', 'a again');
+			await expect(call('sftp.move', { path: a, toFolder })).rejects.toThrow('already exists');
+
+			expect((await call('sftp.delete', { path: [b, a] })).data).toEqual({
+				deleted: [b, a],
+				missing: [],
+			});
+			expect((await call('sftp.delete', { path: b })).data).toEqual({ deleted: [], missing: [b] });
+		});
+
+		it('a wrong password fails naming the user', async () => {
+			const wrong: SftpConnection = { ...sshd.connection(), password: 'wrong' };
+			await expect(
+				resolveOp('sftp.list').run({ folder: '/' }, { memory: {}, sftp: wrong, timeoutMs: 10_000 }),
+			).rejects.toThrow(`SFTP login failed for user "${sshd.user}" at ${sshd.host}:${sshd.port}`);
+		});
+	});
+
+	describe('in a real n8n', () => {
+		/** The example workflow, pointed at the test server's folders and credential, polling every 5 s. */
+		function example(): WorkflowJson {
+			const text = readFileSync(join(__dirname, '../../examples/sftp-partner-drop.json'), 'utf8')
+				.replaceAll('/upload/', `${sshd.path('upload')}/`)
+				.replaceAll('demo-sftp', credential.id)
+				.replaceAll('Demo SFTP', credential.name);
+			const parsed = JSON.parse(text) as WorkflowJson;
+			const trigger = (
+				parsed.nodes as Array<{ name: string; parameters: Record<string, unknown> }>
+			).find((n) => n.name === 'New Finished File');
+			if (trigger)
+				trigger.parameters = { ...trigger.parameters, interval: 5, intervalUnit: 'seconds' };
+			return parsed;
+		}
+
+		test('the example: a file written slowly over three polls starts once, after it is complete; downloaded, read and moved to processed/', async () => {
+			sshd.mkdir('upload/inbox');
+			const id = await n8n.importWorkflow(example());
+			const header = 'id,name\n';
+			sshd.write('upload/inbox/orders.csv', header);
+			await n8n.publish(id);
+			// Each part lands between two polls' listings (a poll's session ends after it listed).
+			for (const row of ['1,apples\n', '2,pears\n', '3,plums\n']) {
+				await sessionsEnd(1);
+				sshd.write('upload/inbox/orders.csv', row, { append: true });
+			}
+			const [run] = await n8n.waitForFinishedExecutions(id, 1);
+			expect(run.status).toBe('success');
+			expect(nodeOutput(run, 'New Finished File')).toEqual([
+				expect.objectContaining({ path: sshd.path('upload/inbox/orders.csv'), size: 32 }),
+			]);
+			expect(nodeOutput(run, 'Read CSV')).toEqual([
+				{ id: '1', name: 'apples' },
+				{ id: '2', name: 'pears' },
+				{ id: '3', name: 'plums' },
+			]);
+			const binary = run.data?.resultData.runData.Download?.[0]?.data?.main[0]?.[0] as
+				| { binary?: { data?: { fileName?: string; fileSize?: string } } }
+				| undefined;
+			expect(binary?.binary?.data?.fileName).toBe('orders.csv');
+			expect(sshd.exists('upload/inbox/orders.csv')).toBe(false);
+			expect(readFileSync(sshd.path('upload/processed/orders.csv'), 'utf8')).toBe(
+				`${header}1,apples\n2,pears\n3,plums\n`,
+			);
+			// Two more polls: nothing else starts.
+			await sessionsEnd(2);
+			expect(await n8n.executions(id)).toHaveLength(1);
+			await n8n.unpublish(id);
+		});
+
+		test('dedupe changed on the path: a file replaced with new content starts again, an unchanged one does not', async () => {
+			sshd.mkdir('changed');
+			const id = await n8n.importWorkflow(
+				workflow(
+					'sftp changed',
+					[
+						pollNode(
+							{ folder: sshd.path('changed') },
+							{ dedupe: 'changed', id: 'path', version: 'version' },
+						),
+					],
+					[],
+				),
+			);
+			sshd.write('changed/stock.csv', 'v1');
+			await n8n.publish(id);
+			await n8n.waitForFinishedExecutions(id, 1);
+			sshd.write('changed/stock.csv', 'version 2, longer');
+			const runs = await n8n.waitForFinishedExecutions(id, 2);
+			expect(runs.map((run) => nodeOutput(run, 'Poll')[0]?.size).sort()).toEqual([17, 2]);
+			await sessionsEnd(2);
+			expect(await n8n.executions(id)).toHaveLength(2);
+			await n8n.unpublish(id);
+		});
+
+		test('the Connector: download gives binary data within "maxBytes" and fails over it; delete removes the file', async () => {
+			sshd.write('connector/small.txt', 'hello');
+			sshd.write('connector/large.txt', 'x'.repeat(5000));
+			const id = await n8n.importWorkflow(
+				workflow(
+					'sftp connector',
+					[
+						webhookTrigger('Hook', 'sftp-connector'),
+						node(
+							'Download',
+							`${PACKAGE}.connector`,
+							{
+								op: 'sftp.download',
+								with: '={{ JSON.stringify({ path: $json.body.path, maxBytes: 1000 }) }}',
+							},
+							{ typeVersion: 1.1, credentials: { sftp: credential } },
+						),
+						node(
+							'Delete',
+							`${PACKAGE}.connector`,
+							{
+								op: 'sftp.delete',
+								with: "={{ JSON.stringify({ path: $('Hook').item.json.body.path }) }}",
+							},
+							{ typeVersion: 1.1, credentials: { sftp: credential } },
+						),
+					],
+					[
+						['Hook', 'Download'],
+						['Download', 'Delete'],
+					],
+				),
+			);
+			await n8n.publish(id);
+			for (const file of ['small.txt', 'large.txt']) {
+				const response = await fetch(`${n8n.webhookBaseUrl}/webhook/sftp-connector`, {
+					method: 'POST',
+					headers: { 'content-type': 'application/json' },
+					body: JSON.stringify({ path: sshd.path(`connector/${file}`) }),
+				});
+				expect(response.status).toBe(200);
+			}
+			const runs = await n8n.waitForFinishedExecutions(id, 2);
+			const byFile = (name: string) =>
+				runs.find((run) =>
+					JSON.stringify(run.data?.resultData.runData.Hook).includes(name),
+				) as Execution;
+			const small = byFile('small.txt');
+			expect(small.status).toBe('success');
+			const item = small.data?.resultData.runData.Download?.[0]?.data?.main[0]?.[0] as {
+				json: Record<string, unknown>;
+				binary?: { data?: { fileName?: string; mimeType?: string } };
+			};
+			expect(item.json).toMatchObject({ path: sshd.path('connector/small.txt'), size: 5 });
+			expect(item.binary?.data).toMatchObject({ fileName: 'small.txt', mimeType: 'text/plain' });
+			expect(nodeOutput(small, 'Delete')).toEqual([
+				{ deleted: [sshd.path('connector/small.txt')], missing: [] },
+			]);
+			expect(sshd.exists('connector/small.txt')).toBe(false);
+			const large = byFile('large.txt');
+			expect(large.status).toBe('error');
+			expect(large.data?.resultData.error?.message).toContain(
+				'is 5000 bytes, over the download limit "maxBytes" of 1000',
+			);
+			expect(sshd.exists('connector/large.txt')).toBe(true);
+			await n8n.unpublish(id);
+		});
+
+		test('activation refuses a missing folder naming "folder" in With, and sftp.download as a trigger op naming Op', async () => {
+			const noFolder = await n8n.importWorkflow(
+				workflow('sftp no folder', [pollNode({ pattern: '*.csv' })], []),
+			);
+			expect(await n8n.activationError(noFolder)).toContain(
+				'Invalid value (none) for "With": "folder" must be a path on the server',
+			);
+			const download = await n8n.importWorkflow(
+				workflow(
+					'sftp download trigger',
+					[
+						{
+							...pollNode({ path: '/x' }),
+							parameters: { ...pollNode({ path: '/x' }).parameters, op: 'sftp.download' },
+						},
+					],
+					[],
+				),
+			);
+			expect(await n8n.activationError(download)).toContain(
+				'Invalid value "sftp.download" for "Op": reads a file',
+			);
+		});
+
+		test('Execute step shows what the next poll would start: finished files, not those still uploading', async () => {
+			writeAged('preview/old.csv', 'old', 600);
+			sshd.write('preview/new.csv', 'new');
+			const id = await n8n.importWorkflow(
+				workflow(
+					'sftp preview',
+					[pollNode({ folder: sshd.path('preview'), finishedAfterSec: 60 })],
+					[],
+				),
+			);
+			const { data: run } = await n8n.rest<{ data: { executionId: string } }>(
+				'POST',
+				`/rest/workflows/${id}/run`,
+				{
+					triggerToStartFrom: { name: 'Poll' },
+					destinationNode: { nodeName: 'Poll', mode: 'inclusive' },
+				},
+			);
+			const manual = await waitFor('the Execute step run', async () => {
+				const execution = await n8n.execution(run.executionId);
+				return isFinal(execution) ? execution : undefined;
+			});
+			expect(nodeOutput(manual, 'Poll')).toEqual([
+				expect.objectContaining({
+					verdict: 'new',
+					wouldStart: true,
+					item: expect.objectContaining({ path: sshd.path('preview/old.csv') }),
+				}),
+			]);
+		});
+
+		test('chaos: SIGKILL of n8n during a burst of 120 finished files, restarted with default crash recovery: every file starts exactly once', async () => {
+			const burst = 120;
+			for (let i = 0; i < burst; i++) writeAged(`burst/f-${i}.csv`, `file ${i}`, 600);
+			const id = await n8n.importWorkflow(
+				workflow(
+					'sftp chaos',
+					[pollNode({ folder: sshd.path('burst'), finishedAfterSec: 60 })],
+					[],
+				),
+			);
+			await n8n.publish(id);
+			// Killed mid-burst: some runs exist, not all.
+			const before = await waitFor(
+				'some runs of the burst',
+				async () => {
+					const count = (await n8n.executionSummaries(id)).length;
+					return count >= 10 ? count : undefined;
+				},
+				{ timeoutMs: 120_000, intervalMs: 50 },
+			);
+			await n8n.kill();
+			await n8n.start();
+			await n8n.login();
+			const identity = (execution: Execution) => String(triggerItems(execution, 'Poll')[0]?.path);
+			const all = await n8n.waitForExecutions(
+				id,
+				(executions) =>
+					executions.every(isFinal) && new Set(executions.map(identity)).size >= burst,
+				'every file of the burst started',
+				300_000,
+			);
+			// Two more polls after the last start: nothing more.
+			await sessionsEnd(2);
+			const final = await n8n.executions(id);
+			const counts = new Map<string, number>();
+			for (const execution of final)
+				counts.set(identity(execution), (counts.get(identity(execution)) ?? 0) + 1);
+			const expected = Array.from({ length: burst }, (_, i) => sshd.path(`burst/f-${i}.csv`));
+			const lost = expected.filter((path) => !counts.has(path));
+			const repeated = [...counts.values()].reduce((sum, n) => sum + n - 1, 0);
+			console.log(
+				`SFTP chaos: killed after ${before} runs; ${all.length} executions (${final.filter((e) => e.status === 'crashed').length} crashed); lost ${lost.length}, repeated ${repeated}`,
+			);
+			expect({ lost, repeated }).toEqual({ lost: [], repeated: 0 });
+			expect(before).toBeLessThan(burst);
+			await n8n.unpublish(id);
+		}, 600_000);
+	});
+});
