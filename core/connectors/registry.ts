@@ -23,3 +23,17 @@ export function resolveOp(name: string): ConnectorOp {
 export function allOps(): ConnectorOp[] {
 	return [...ops.values()];
 }
+
+/**
+ * Refuses, naming Op, an op the Poll Trigger cannot run: one that reads a file (the trigger keeps
+ * its runs' items in static data until n8n has them, no place for file contents).
+ */
+export function checkPollOp(op: ConnectorOp): void {
+	if (op.givesFile)
+		throw new ConfigError(
+			'op',
+			FIELD_LABELS.op,
+			op.name,
+			"reads a file, which a Poll Trigger's runs cannot carry: list with the trigger and read each file with a Connector node in the workflow",
+		);
+}

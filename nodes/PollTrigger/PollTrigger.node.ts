@@ -9,11 +9,10 @@ import {
 } from 'n8n-workflow';
 
 import { systemClock } from '../../core/clock';
-import { ConfigError } from '../../core/configError';
 import { parseWith } from '../../core/connectors/args';
 import { resolveUrl } from '../../core/connectors/httpAuth';
-import { resolveOp } from '../../core/connectors/registry';
-import { FIELD_LABELS, type OpMemory } from '../../core/connectors/types';
+import { checkPollOp, resolveOp } from '../../core/connectors/registry';
+import type { OpMemory } from '../../core/connectors/types';
 import type { Settlement } from '../../core/outbox';
 import {
 	type Candidate,
@@ -332,13 +331,7 @@ export class PollTrigger implements INodeType {
 				},
 				saved.dedupe,
 			);
-			if (op.givesFile)
-				throw new ConfigError(
-					'op',
-					FIELD_LABELS.op,
-					op.name,
-					"reads a file, which a Poll Trigger's runs cannot carry: list with the trigger and read each file with a Connector node in the workflow",
-				);
+			checkPollOp(op);
 			op.check(config.with);
 			// A relative URL needs a Base URL (or, in version 1, this package's credential, which brings its own).
 			if (config.http && config.http.auth.kind !== 'legacy' && typeof config.with.url === 'string')
