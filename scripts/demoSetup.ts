@@ -1,7 +1,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-import type { ImapConnection } from '../core/connectors/types';
+import type { ImapConnection, SftpConnection } from '../core/connectors/types';
 import type { FakeSystem } from '../test/harness/fakeSystem';
 import type { N8nInstance, WorkflowJson } from '../test/harness/n8nInstance';
 import { repoRoot } from '../test/harness/paths';
@@ -23,10 +23,12 @@ export function exampleFiles(): string[] {
 		: [];
 }
 
-/** What the examples talk to: the demo source and, when there is one, a mailbox for the IMAP example. */
+/** What the examples talk to: the demo source and, when there are, a mailbox and an SFTP server. */
 export interface DemoSystems {
 	source: FakeSystem;
 	imap?: ImapConnection;
+	/** The SFTP example's server, and the folder standing for its `/upload`. */
+	sftp?: { connection: SftpConnection; root: string };
 }
 
 /**
@@ -35,9 +37,16 @@ export interface DemoSystems {
  */
 export async function installExamples(
 	n8n: N8nInstance,
-	{ source, imap }: DemoSystems,
+	{ source, imap, sftp }: DemoSystems,
 	setup: DemoSetup = { credentials: {}, workflows: {} },
 ): Promise<DemoSetup> {
+	if (sftp)
+		setup.credentials.sftp ??= await n8n.createCredential('Demo SFTP', 'sftp', {
+			privateKey: '',
+			passphrase: '',
+			password: '',
+			...sftp.connection,
+		});
 	if (imap)
 		setup.credentials.durableImapApi ??= await n8n.createCredential('Demo IMAP', 'durableImapApi', {
 			...imap,
@@ -76,7 +85,7 @@ export async function installExamples(
 	for (const file of exampleFiles()) {
 		if (setup.workflows[file]) continue;
 		setup.workflows[file] = await n8n.importWorkflow(
-			withCredentials(exampleWorkflow(file, source), setup.credentials),
+			withCredentials(exampleWorkflow(file, source, sftp?.root), setup.credentials),
 		);
 	}
 	return setup;
@@ -85,11 +94,20 @@ export async function installExamples(
 /** The demo source's address as the examples write it (its default port). */
 const EXAMPLE_SOURCE_URL = 'http://127.0.0.1:5680';
 
-/** An example as imported: a Base URL written for the demo source points at the one running. */
-export function exampleWorkflow(file: string, source: FakeSystem): WorkflowJson {
-	return JSON.parse(
-		readFileSync(join(examplesDir, file), 'utf8').replaceAll(EXAMPLE_SOURCE_URL, source.baseUrl),
-	) as WorkflowJson;
+/** The SFTP example's folders are under this path on the server. */
+const EXAMPLE_SFTP_ROOT = '/upload/';
+
+/**
+ * An example as imported: a Base URL written for the demo source points at the one running, and the
+ * SFTP example's folders at `sftpRoot` when given.
+ */
+export function exampleWorkflow(file: string, source: FakeSystem, sftpRoot?: string): WorkflowJson {
+	let text = readFileSync(join(examplesDir, file), 'utf8').replaceAll(
+		EXAMPLE_SOURCE_URL,
+		source.baseUrl,
+	);
+	if (sftpRoot) text = text.replaceAll(EXAMPLE_SFTP_ROOT, `${sftpRoot}/`);
+	return JSON.parse(text) as WorkflowJson;
 }
 
 /** Points every node credential of a type at the credential of that type. */

@@ -6,28 +6,41 @@ import type { FakeSystem } from '../harness/fakeSystem';
 import { N8nInstance } from '../harness/n8nInstance';
 import { sharedN8n } from '../harness/shared';
 import { freePort } from '../harness/net';
+import { Sshd } from '../harness/sshd';
 
 /** Every example imports cleanly, keeps its parameters through n8n, and runs against the demo source (or the demo mailbox). */
 describe('examples/', () => {
 	let n8n: N8nInstance;
 	let source: FakeSystem;
 	let mailbox: Dovecot;
+	let sshd: Sshd;
 	let workflows: Record<string, string>;
 
 	beforeAll(async () => {
-		[source, mailbox] = await Promise.all([startDemoSource(await freePort()), startDemoMailbox()]);
+		[source, mailbox, sshd] = await Promise.all([
+			startDemoSource(await freePort()),
+			startDemoMailbox(),
+			Sshd.start(),
+		]);
+		// A partner's file for the SFTP example.
+		sshd.write('upload/inbox/orders.csv', 'id,name\n1,apples\n');
 		n8n = await sharedN8n('examples');
-		({ workflows } = await installExamples(n8n, { source, imap: mailbox.account.connection }));
+		({ workflows } = await installExamples(n8n, {
+			source,
+			imap: mailbox.account.connection,
+			sftp: { connection: sshd.connection(), root: sshd.path('upload') },
+		}));
 	});
 
 	afterAll(async () => {
 		await n8n?.stop();
 		await source?.close();
 		await mailbox?.stop();
+		await sshd?.stop();
 	});
 
 	test.each(exampleFiles())('%s round-trips through n8n with the same parameters', async (file) => {
-		const original = exampleWorkflow(file, source) as unknown as {
+		const original = exampleWorkflow(file, source, sshd.path('upload')) as unknown as {
 			nodes: Array<{ name: string; type: string; typeVersion: number; parameters: unknown }>;
 		};
 		const stored = await n8n.getWorkflow(workflows[file]);
