@@ -392,16 +392,17 @@ export class PollTrigger implements INodeType {
 		// Into every live copy of the node's static data: another trigger of the workflow, re-registered
 		// on its own copy, must not store an old state of this one with its emits.
 		const liveCopies = writerToLiveCopies(this);
+		let { observed, opMemory } = saved;
 		const outbox = new RunStage<IDataObject>(
 			saved.outbox,
 			(items) => JSON.stringify(items).length,
-			// The static data without the outbox's items, as every run n8n creates loads it (runStage.ts).
-			() => store.historyBytes + LEDGER_MAX_BYTES,
+			// The static data without the outbox's items, as every run n8n creates loads it (runStage.ts);
+			// the op's memory counts too (sftp.list keeps an entry per file of the folder).
+			() => store.historyBytes + LEDGER_MAX_BYTES + JSON.stringify(opMemory ?? {}).length,
 		);
 		let startAgainApplied = saved.startAgainApplied;
 		if (saved.pending)
 			outbox.add([{ key: saved.pending.dedupeKey, items: saved.pending.items, keys: [] }]);
-		let { observed, opMemory } = saved;
 		// The trigger's one write: n8n stores it with the next emit (RunEmitter) or after activation.
 		// n8n only notices a reassigned top-level key, so the whole state object is replaced.
 		const writeState = () => {
