@@ -5,7 +5,9 @@ import { ConfigError } from '../configError';
 import { type ConnectorOp, FIELD_LABELS } from './types';
 
 /** Every op the Poll Trigger and the Connector node can call. A new op is one entry here. */
-const ops = new Map<string, ConnectorOp>([httpRequestOp, ...imapOps, ...sftpOps].map((op) => [op.name, op]));
+const ops = new Map<string, ConnectorOp>(
+	[httpRequestOp, ...imapOps, ...sftpOps].map((op) => [op.name, op]),
+);
 
 export function resolveOp(name: string): ConnectorOp {
 	const op = ops.get(name);
