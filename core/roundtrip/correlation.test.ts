@@ -449,6 +449,31 @@ describe('judgeCallback', () => {
 		).toMatchObject({ status: 403 });
 	});
 
+	it('in Wait Only mode accepts two genuine HMAC callbacks with the same body in the same second at two waits, the correlation id in a header', async () => {
+		// Nothing signed tells them apart (no wait id, the id is not in the body): the correlation id each answers does.
+		const sameBody = JSON.stringify({ status: 'done' });
+		const headers = { 'x-signature': signPayload(SECRET, sameBody, NOW_SEC) };
+		const waitOnly = (id: string, startedAtMs: number): WaitingRun => ({
+			...run,
+			correlationPath: compileCorrelationPath('headers.`x-order`'),
+			expectedCorrelationId: id,
+			wait: { ...wait, waitId: '', startedAtMs },
+		});
+		const answer = (id: string) =>
+			callback({
+				headers: { ...headers, 'x-order': id },
+				rawBody: sameBody,
+				body: JSON.parse(sameBody),
+				query: {},
+			});
+		const a = waitOnly('A', NOW_MS - 2_000);
+		const b = waitOnly('B', NOW_MS - 1_000);
+		expect(await judgeCallback(a, answer('A'), NOW_MS)).toMatchObject({ ok: true });
+		expect(await judgeCallback(b, answer('B'), NOW_MS)).toMatchObject({ ok: true });
+		// Still one callback per wait: a copy of A's answer at B, carrying A's id, is refused (by the id).
+		expect(await judgeCallback(b, answer('A'), NOW_MS)).toMatchObject({ ok: false, status: 409 });
+	});
+
 	it('refuses a valid callback that arrives after the deadline as timed out (410), before n8n has acted on it', async () => {
 		const late = wait.deadlineMs + 1;
 		const headers = {

@@ -143,7 +143,8 @@ export async function judgeCallback(
 	if (!correlated.ok) return correlated;
 
 	// Last, so only a callback that would otherwise be accepted is remembered.
-	const { replayKey, replayUntilMs } = authenticated;
+	const { replayUntilMs } = authenticated;
+	const replayKey = answeredReplayKey(run, authenticated.replayKey, correlated.received);
 	const identity = waitIdentity(run.wait);
 	const until = replayUntilMs ?? nowMs;
 	if (
@@ -221,6 +222,22 @@ function rawText(rawBody: Buffer | string): string {
 }
 
 /** One wait: its id, or in Wait Only mode (no id) the moment it began, which differs between waits. */
+/**
+ * HMAC in Wait Only mode signs no wait id, so two genuine callbacks for two waits with the same body
+ * in the same second carry the same signature: their replay key also names the correlation id each
+ * answers (which is in the signature already when read from the body). A copy of one sent to another
+ * wait then passes only carrying that wait's id where it is not signed (a header or the query).
+ */
+function answeredReplayKey(
+	run: WaitingRun,
+	replayKey: string | undefined,
+	correlationId: string,
+): string | undefined {
+	if (replayKey === undefined || run.auth.scheme !== 'hmac' || run.wait.waitId !== '')
+		return replayKey;
+	return `${replayKey}:${correlationId}`;
+}
+
 function waitIdentity(wait: WaitState): string {
 	return `${wait.waitId}@${wait.startedAtMs}`;
 }
