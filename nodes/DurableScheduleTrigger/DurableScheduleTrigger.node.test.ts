@@ -201,8 +201,18 @@ describe('Durable Schedule Trigger node', () => {
 
 		emitted[0].done?.resolve(undefined); // the run ended (or n8n had already run this window)
 		await flushPromises();
-		expect(emitted).toHaveLength(3);
+		expect(emitted).toHaveLength(4);
 		expect(emitted[2].items[0][0].json.declaredAt).toBe('2026-01-01T00:00:00.000Z');
+		// The end is written at once, though two runs are in flight: an empty emit under the ended run's
+		// key (n8n refuses it) carries a state whose outbox no longer holds it.
+		expect(emitted[3]).toMatchObject({
+			items: [[]],
+			deduplicationKey: emitted[0].deduplicationKey,
+		});
+		expect(stateIn(emitted[3].saved).outbox.map((entry) => entry.key)).toEqual([
+			second.runKey,
+			emitted[2].items[0][0].json.runKey,
+		]);
 		emitted[1].done?.reject(new ExecutionCancelledError()); // a cancelled run ran: it frees its slot, and is no miss
 		await flushPromises();
 		expect(stateIn(run.staticData).queued).toEqual([]);

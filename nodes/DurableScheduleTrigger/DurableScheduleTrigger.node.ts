@@ -316,6 +316,9 @@ export class DurableScheduleTrigger implements INodeType {
 						: engine.fireNotCreated(run.runKey, error ?? new Error('unknown error'))
 				).catch(onError),
 			rewrite: () => engine.rewrite(),
+			// Each settlement is written at once (one per window, so few): with Allow Parallel a run may
+			// always be in flight, and a settlement held until none is would be lost by a crash.
+			busyWriteIntervalMs: 0,
 			// n8n 1.x has no deduplication keys: a window leaves the outbox as soon as n8n created its run.
 			created: ({ run }) => engine.fireCreated(run.runKey),
 		});
