@@ -1,6 +1,7 @@
 import type { HttpRequest, HttpResponse } from '../connectors/types';
 import { FakeClock, flushPromises } from '../testing/fakeClock';
 import {
+	answersAt,
 	isRetryableAnswer,
 	outboundRequest,
 	reportFailure,
@@ -186,5 +187,17 @@ describe('reportFailure', () => {
 		await clock.advance(10_000);
 		expect(calls).toHaveLength(3);
 		expect(result).toBe(503);
+	});
+});
+
+describe('answersAt: whether the node can reach its own callback URL', () => {
+	it("takes any HTTP answer for yes (n8n's 409 for a run not waiting yet), a transport failure for no", async () => {
+		const answered = transport([{ status: 409, headers: {}, body: 'is running already' }]);
+		expect(await answersAt(answered.http, CALLBACK_URL)).toBe(true);
+		expect(answered.calls).toEqual([
+			expect.objectContaining({ method: 'GET', url: CALLBACK_URL, timeoutMs: 10_000 }),
+		]);
+		const refused = transport([new Error('connect ECONNREFUSED 127.0.0.1:1')]);
+		expect(await answersAt(refused.http, CALLBACK_URL)).toBe(false);
 	});
 });

@@ -81,6 +81,24 @@ export async function sendOutbound(
 	return { ok: true, status: response.status, body };
 }
 
+/** How long the node waits for n8n to answer at its own callback URL (answersAt). */
+export const SELF_CHECK_TIMEOUT_MS = 10_000;
+
+/**
+ * Whether anything answers at the callback URL: any HTTP answer will do (n8n answers 409 "running
+ * already" there, the run is not waiting yet). The node tells its waiting run that the request failed
+ * through that URL (reportFailure); when n8n cannot reach its own WEBHOOK_URL (a public address that
+ * does not loop back), that notice could never arrive, so the request has to go out before the wait.
+ */
+export async function answersAt(http: HttpTransport, url: string): Promise<boolean> {
+	try {
+		await http({ method: 'GET', url, headers: {}, timeoutMs: SELF_CHECK_TIMEOUT_MS });
+		return true;
+	} catch {
+		return false;
+	}
+}
+
 /** The body of the internal notice; the waiting run fails with its message. */
 export interface FailureNotice {
 	requestFailed: string;

@@ -18,6 +18,7 @@ import {
 import { systemClock } from '../../core/clock';
 import {
 	type CallbackAuth,
+	answersAt,
 	callbackUrlFor,
 	compileCorrelationPath,
 	decodeWaitRecord,
@@ -343,7 +344,15 @@ export class RoundTripWait implements INodeType {
 							`Round-Trip Wait could not fail its run after the request failed (${sent.message}); the run waits until its timeout`,
 						);
 				};
-				if (resume.failsResumedNode && afterWaitIsSaved(this, send)) {
+				// A failed request is reported through the callback URL: one n8n cannot reach rules that out.
+				const reportable =
+					resume.failsResumedNode &&
+					(await answersAt(n8nHttpTransport(this, { auth: { kind: 'none' } }), callbackUrl));
+				if (resume.failsResumedNode && !reportable)
+					this.logger.warn(
+						`Round-Trip Wait: n8n cannot reach its own callback URL ${new URL(callbackUrl).origin} (WEBHOOK_URL), so it could not fail the run should the request fail after the wait is saved: the request goes out before, and a partner calling back at once gets n8n's 409 and must retry`,
+					);
+				if (reportable && afterWaitIsSaved(this, send)) {
 					waiting.request = {
 						method: request.method,
 						url: request.url,
