@@ -601,4 +601,91 @@ module.exports = { workflow: { preExecute: [async function () {
 		expect(stillQueued.length).toBeGreaterThan(0);
 		await n8n.unpublish(id);
 	}, 300_000);
+	test('Allow Parallel in a workflow that saves no successful executions: a window that ended while another ran does not run again after a crash', async () => {
+		// Windows at :00 and :10 of each minute (10 s apart at least, the node's floor). The :00 window
+		// (A) runs 12 s, the :10 one (B) 40 s: A ends while B runs, and no window starts before B has
+		// ended. So A's end is stored only if the trigger writes a settlement while a run is in flight.
+		// n8n hard-deletes A's row (every 6 s here), then n8n is killed while B runs. Before the fix (ends
+		// written only once no run was in flight), the restarted trigger emitted A again and, its
+		// deduplication key gone with its row, n8n ran it again.
+		const TRIGGER = 'Schedule';
+		const tell = (name: string, path: string) =>
+			node(
+				name,
+				'n8n-nodes-base.httpRequest',
+				{ url: `=${source.url(path)}?key={{ $('${TRIGGER}').item.json.runKey }}`, options: {} },
+				{ typeVersion: 4.2 },
+			);
+		source.on('GET', '/parallel-start', () => ({ body: { ok: true } }));
+		source.on('GET', '/parallel-end', () => ({ body: { ok: true } }));
+		const definition = workflow(
+			'schedule parallel no-save',
+			[
+				node(TRIGGER, `${PACKAGE}.durableScheduleTrigger`, {
+					scheduleType: 'cron',
+					cron: '0,10 * * * * *',
+					timezone: 'UTC',
+					overlap: 'allow-parallel',
+					maxParallel: 2,
+				}),
+				tell('Started', '/parallel-start'),
+				node(
+					'Slow',
+					'n8n-nodes-base.wait',
+					{
+						amount: `={{ new Date($('${TRIGGER}').item.json.declaredAt).getUTCSeconds() === 0 ? 12 : 40 }}`,
+						unit: 'seconds',
+					},
+					{ typeVersion: 1.1, webhookId: randomUUID() },
+				),
+				tell('Ended', '/parallel-end'),
+			],
+			[
+				[TRIGGER, 'Started'],
+				['Started', 'Slow'],
+				['Slow', 'Ended'],
+			],
+		);
+		const id = await n8n.importWorkflow({
+			...definition,
+			settings: { ...definition.settings, saveDataSuccessExecution: 'none' },
+		});
+		const keysAt = (path: string) => source.requests(path).map((r) => String(r.query.key));
+		const declaredOf = (key: string) => Date.parse(key.slice(key.lastIndexOf('@') + 1));
+		/** The key of the window 10 s after `key`'s. */
+		const next = (key: string) =>
+			`${key.slice(0, key.lastIndexOf('@'))}@${new Date(declaredOf(key) + 10_000).toISOString()}`;
+		await n8n.publish(id);
+		const a = await waitFor(
+			'a short window to end while the next one runs',
+			async () =>
+				keysAt('/parallel-end').find(
+					(key) =>
+						new Date(declaredOf(key)).getUTCSeconds() === 0 &&
+						keysAt('/parallel-start').includes(next(key)) &&
+						!keysAt('/parallel-end').includes(next(key)),
+				),
+			{ timeoutMs: 120_000, intervalMs: 100 },
+		);
+		const b = next(a);
+		const from = n8n.log().length;
+		await waitFor('n8n to hard-delete the ended run', async () =>
+			logged('Hard-deleted executions', from).length > 0 ? true : undefined,
+		);
+		expect(keysAt('/parallel-end')).not.toContain(b);
+		await n8n.kill();
+		await n8n.start();
+		// Outbox runs are emitted again at activation, before any window is decided: a window started
+		// after the restart comes after them.
+		await waitFor(
+			'a window started after the restart',
+			async () =>
+				keysAt('/parallel-start').some((key) => declaredOf(key) > declaredOf(b)) ? true : undefined,
+			{ timeoutMs: 120_000, intervalMs: 200 },
+		);
+		await n8n.unpublish(id);
+		const starts = keysAt('/parallel-start');
+		expect(starts.filter((key) => key === a)).toEqual([a]);
+		expect(starts).toEqual([...new Set(starts)]);
+	}, 300_000);
 });
