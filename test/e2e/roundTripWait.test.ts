@@ -5,7 +5,7 @@ import { percentile } from '../../bench/stats';
 import { signPayload, signStandardWebhook, waitIdOf } from '../../core/roundtrip/signature';
 import { FakeSystem, type RecordedRequest } from '../harness/fakeSystem';
 import { type Execution, N8nInstance, nodeOutput } from '../harness/n8nInstance';
-import { waitFor } from '../harness/net';
+import { freePort, waitFor } from '../harness/net';
 import { isN8n1 } from '../harness/paths';
 import { marker, node, PACKAGE, webhookTrigger, workflow } from './workflowBuilder';
 
@@ -28,6 +28,7 @@ describe('Round-Trip Wait in a real n8n', () => {
 	let badResponseCodeWorkflowId: string;
 	let earlyWorkflowId: string;
 	let failingRequestWorkflowId: string;
+	let headerIdWorkflowId: string;
 	/** Execution Data node saving this many custom-data keys before the Round-Trip Wait, by key count. */
 	const customDataWorkflowIds = new Map<number, string>();
 	/** The partner's answers to the callbacks it sent at once, by order number. */
@@ -231,6 +232,16 @@ describe('Round-Trip Wait in a real n8n', () => {
 		failingRequestWorkflowId = await n8n.importWorkflow(
 			roundTripWorkflow('round trip, request refused', 'rt-fail', sendAndWait('/jobs-fail')),
 		);
+		// Wait Only, the correlation id in a header: nothing signed (no wait id, a body without the id) tells two waits apart.
+		headerIdWorkflowId = await n8n.importWorkflow(
+			roundTripWorkflow('round trip, wait only, id in a header', 'rt-header-id', {
+				mode: 'waitOnly',
+				correlationId: '={{ $json.body.id }}',
+				correlationIdPath: 'headers.`x-order`',
+				timeoutAmount: 1,
+				timeoutUnit: 'hours',
+			}),
+		);
 		// A user's own custom data before the wait: n8n keeps at most 10 keys per execution and drops new ones silently.
 		for (const keys of [9, 10]) {
 			const values = Array.from({ length: keys }, (_, i) => ({ key: `user_${i}`, value: `v${i}` }));
@@ -272,6 +283,7 @@ describe('Round-Trip Wait in a real n8n', () => {
 			badResponseCodeWorkflowId,
 			earlyWorkflowId,
 			failingRequestWorkflowId,
+			headerIdWorkflowId,
 		]) {
 			await n8n.publish(id);
 		}
@@ -477,6 +489,8 @@ describe('Round-Trip Wait in a real n8n', () => {
 			});
 		await start('rt-timeout', 'order-timeout-1');
 		await start('rt-timeout-fail', 'order-timeout-2');
+		const waiting = await executionWaitingFor('order-timeout-1', timeoutWorkflowId);
+		const { callbackUrl } = nodeOutput(waiting, 'Round-Trip Wait')[0] as { callbackUrl: string };
 		// n8n's wait tracker looks for due waits once a minute, so the timeouts land up to a minute late.
 		const [timedOut] = await n8n.waitForExecutions(
 			timeoutWorkflowId,
@@ -515,6 +529,14 @@ describe('Round-Trip Wait in a real n8n', () => {
 			branch: 'Late',
 		});
 		expect(nodeOutput(done, 'Accepted')).toEqual([]);
+		// A callback after n8n resumed the run through Timed Out reaches no node code: n8n answers it
+		// (waiting-webhooks.js), 409, not the node's 410 (docs/round-trip-and-schedule-reliability.md).
+		const tooLate = await partner.send(
+			callbackUrl,
+			signed({ correlationId: 'order-timeout-1', status: 'late' }, callbackUrl),
+		);
+		expect(tooLate.status).toBe(409);
+		expect(tooLate.body).toContain('has finished already');
 
 		const [failing] = await n8n.waitForExecutions(
 			failingTimeoutWorkflowId,
@@ -529,9 +551,41 @@ describe('Round-Trip Wait in a real n8n', () => {
 		]);
 	}, 200_000);
 
+	test('Wait Only with HMAC and the correlation id in a header: two genuine callbacks with the same body in the same second each resume their run', async () => {
+		await start('rt-header-id', { id: 'header-1' });
+		await start('rt-header-id', { id: 'header-2' });
+		const waits = [
+			await executionWaitingFor('header-1', headerIdWorkflowId),
+			await executionWaitingFor('header-2', headerIdWorkflowId),
+		];
+		const at = Math.floor(Date.now() / 1000);
+		const answers = await Promise.all(
+			waits.map(async (waiting, i) => {
+				const { callbackUrl } = nodeOutput(waiting, 'Round-Trip Wait')[0] as {
+					callbackUrl: string;
+				};
+				const { headers, body } = signed({ status: 'done' }, callbackUrl, SECRET, at);
+				return await partner.send(callbackUrl, {
+					headers: { ...headers, 'x-order': `header-${i + 1}` },
+					body,
+				});
+			}),
+		);
+		expect(answers.map((answer) => answer.status)).toEqual([200, 200]);
+		for (const [i, waiting] of waits.entries()) {
+			const done = await finished(waiting.id);
+			expect(nodeOutput(done, 'Accepted')[0]).toMatchObject({
+				correlationId: `header-${i + 1}`,
+				body: { status: 'done' },
+			});
+		}
+	});
+
 	test('a run waiting across an n8n restart still resumes on a valid callback', async () => {
 		const { correlationId, callbackUrl } = await startRoundTrip(3);
 		const waiting = await executionWaitingFor(correlationId);
+		// n8n 1.123 marks crashed, at its next start, a run whose wait its event log does not record yet.
+		await n8n.eventLogged(waiting.id);
 		await n8n.restart();
 		expect(await statusOf(waiting.id)).toBe('waiting');
 		const accepted = await partner.send(
@@ -660,6 +714,7 @@ describe('Round-Trip Wait in a real n8n', () => {
 			'Second Wait',
 		);
 		// A new process: the memory of the process that accepted the copy is gone (as on another webhook process).
+		await n8n.eventLogged(waiting.id);
 		await n8n.restart();
 		const copy = await partner.send(second.callbackUrl, captured);
 		expect({ status: copy.status, body: copy.json }).toEqual({
@@ -716,6 +771,70 @@ describe('Round-Trip Wait in a real n8n', () => {
 		expect(nodeOutput(execution, 'Accepted')).toEqual([]);
 		expect(nodeOutput(execution, 'Late')).toEqual([]);
 	});
+
+	test('a request the partner refuses fails the run at once when n8n cannot reach its own WEBHOOK_URL', async () => {
+		// WEBHOOK_URL names a port nothing listens on: the node's notice of a failed request could never
+		// arrive there, so the run would wait for its timeout (an hour). An n8n of its own for this one case.
+		const unreachable = await N8nInstance.launch('round-trip-webhook-url-unreachable', {
+			WEBHOOK_URL: `http://127.0.0.1:${await freePort()}/`,
+		});
+		try {
+			const credential = await unreachable.createCredential(
+				'Partner signature',
+				'roundTripCallbackApi',
+				{ scheme: 'hmac', secret: SECRET, signatureHeader: 'x-signature', toleranceSec: 300 },
+			);
+			const id = await unreachable.importWorkflow(
+				workflow(
+					'round trip, WEBHOOK_URL unreachable',
+					[
+						webhookTrigger('Start', 'rt-unreachable'),
+						node(
+							'Round-Trip Wait',
+							`${PACKAGE}.roundTripWait`,
+							{
+								mode: 'sendAndWait',
+								method: 'POST',
+								url: partner.url('/jobs-fail'),
+								body: '={{ JSON.stringify({ order: $json.body.order }) }}',
+								timeoutAmount: 1,
+								timeoutUnit: 'hours',
+							},
+							{ credentials: { roundTripCallbackApi: { id: credential, name: 'partner' } } },
+						),
+						marker('Accepted'),
+					],
+					[
+						['Start', 'Round-Trip Wait'],
+						['Round-Trip Wait', 'Accepted', 0],
+					],
+				),
+			);
+			await unreachable.publish(id);
+			// Started through n8n's own port: the webhook URL it would hand out leads nowhere.
+			await waitFor('the rt-unreachable start webhook', async () => {
+				const response = await fetch(`${unreachable.baseUrl}/webhook/rt-unreachable`, {
+					method: 'POST',
+					headers: { 'content-type': 'application/json' },
+					body: JSON.stringify({ order: 72 }),
+				});
+				return response.status !== 404 ? true : undefined;
+			});
+			const [failed] = await unreachable.waitForExecutions(
+				id,
+				(all) => all.some((e) => e.status === 'error'),
+				'the run failed by its refused request',
+			);
+			const execution = await unreachable.execution(failed.id);
+			expect(execution.data?.resultData.error?.message).toBe(
+				`POST ${partner.url('/jobs-fail')} answered HTTP 500; the request was not accepted, so the run does not wait`,
+			);
+			// n8n 1.x sends the request before the wait in any case (no send-after-save there).
+			if (!isN8n1) expect(unreachable.log()).toContain('n8n cannot reach its own callback URL');
+		} finally {
+			await unreachable.stop();
+		}
+	}, 240_000);
 
 	test(`a partner that calls back at once (0 ms) resumes the run on Callback, ${EARLY_ROUND_TRIPS} round trips in a row`, async () => {
 		const answers: Array<Answer & { attempts: number; requestAt: number; answeredAt: number }> = [];
