@@ -9,15 +9,12 @@
 # rolled-back windows by their deduplication keys: n8n 1.x has none, so there they run again (stated);
 # "a run crashed by SIGKILL mid-run (default recovery)…", which finds a crashed run's items by its
 # deduplication key; "a quick restart while a run is going…", which shows n8n refusing the re-emitted
-# run by its key; "static data written by others", which shows n8n 2.x's publication service
-# re-registering one trigger at a time; and "an n8n restart between the request and an immediate
-# callback", which restarts n8n at once after the request: on 1.x the request leaves before the wait is
-# saved (no send-after-save), and 1.123's startup recovery marks crashed a waiting run whose event log
-# has no end line yet (docs/round-trip-and-schedule-reliability.md).
+# run by its key; and "static data written by others", which shows n8n 2.x's publication service
+# re-registering one trigger at a time.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export N8N_VERSION="${N8N1_VERSION:-1.123.81}"
 exec jest --selectProjects e2e --runInBand \
-  --testNamePattern '^(?!.*(re-publishing never runs a window twice|a run crashed by SIGKILL mid-run|a quick restart while a run is going|static data written by others|an n8n restart between the request and an immediate callback)).*$' \
+  --testNamePattern '^(?!.*(re-publishing never runs a window twice|a run crashed by SIGKILL mid-run|a quick restart while a run is going|static data written by others)).*$' \
   test/e2e/pollTrigger.test.ts test/e2e/durableScheduleTrigger.test.ts test/e2e/roundTripWait.test.ts \
   test/e2e/examples.test.ts test/e2e/editor.test.ts

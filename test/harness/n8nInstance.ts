@@ -1,13 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import {
-	createWriteStream,
-	existsSync,
-	mkdirSync,
-	readdirSync,
-	readFileSync,
-	writeFileSync,
-} from 'node:fs';
+import { createWriteStream, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { copyNodesFolderTo } from './install';
@@ -610,28 +603,6 @@ export class N8nInstance {
 	/** The main's log (triggers, activation, deduplication refusals). */
 	log(): string {
 		return readFileSync(this.logFile, 'utf8');
-	}
-
-	/**
-	 * Waits until n8n's event log (`n8nEventLog*.log` in the main's `.n8n` folder) has the line that
-	 * ends the part of `executionId` that ran: `n8n.workflow.success` or `n8n.workflow.failed` (a run
-	 * that went to wait logs one too; the log-streaming relay names it by the run's `finished`). n8n
-	 * 1.123's startup recovery (message-event-bus.js, execution-recovery.service.js `amend`) marks
-	 * crashed any execution whose log has its start and node lines and neither of these, a waiting one
-	 * included: a restart before the line is written turns a waiting run into a crashed one.
-	 */
-	async eventLogged(executionId: string): Promise<void> {
-		const folder = join(this.userFolder, '.n8n');
-		const ended = (line: string) =>
-			/"eventName":"n8n\.workflow\.(success|failed)"/.test(line) &&
-			line.includes(`"executionId":"${executionId}"`);
-		await waitFor(`n8n's event log to end execution ${executionId}`, async () =>
-			readdirSync(folder)
-				.filter((file) => /^n8nEventLog(-\d+)?\.log$/.test(file))
-				.some((file) => readFileSync(join(folder, file), 'utf8').split('\n').some(ended))
-				? true
-				: undefined,
-		);
 	}
 
 	/** Queue mode: which worker (1-based) started each execution, from the workers' logs. */
