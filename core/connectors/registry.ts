@@ -1,12 +1,13 @@
 import { httpRequestOp } from './http';
 import { imapOps } from './imap';
 import { sftpOps } from './sftp';
+import { sqlOps } from './sql';
 import { ConfigError } from '../configError';
 import { type ConnectorOp, FIELD_LABELS } from './types';
 
 /** Every op the Poll Trigger and the Connector node can call. A new op is one entry here. */
 const ops = new Map<string, ConnectorOp>(
-	[httpRequestOp, ...imapOps, ...sftpOps].map((op) => [op.name, op]),
+	[httpRequestOp, ...imapOps, ...sftpOps, ...sqlOps].map((op) => [op.name, op]),
 );
 
 export function resolveOp(name: string): ConnectorOp {

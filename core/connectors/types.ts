@@ -1,3 +1,5 @@
+import type { SqlSessionFactory } from './sql';
+
 /**
  * The connector dispatcher: an op is a named operation on an external system ("http.request",
  * "imap.listUnseen", ...). The Poll Trigger calls one on an interval; the Connector node calls one as an
@@ -67,6 +69,8 @@ export interface OpContext {
 	http?: HttpTransport;
 	imap?: ImapConnection;
 	sftp?: SftpConnection;
+	/** Opens a database session for the SQL ops; the node builds it from n8n's `postgres` or `mySql` credential. */
+	sql?: SqlSessionFactory;
 }
 
 export type OpResult =
@@ -83,7 +87,7 @@ export interface ConnectorOp {
 	name: string;
 	description: string;
 	/** Which transport the op needs, so the node knows which credential to ask for. */
-	transport: 'http' | 'imap' | 'sftp';
+	transport: 'http' | 'imap' | 'sftp' | 'sql';
 	/**
 	 * The op reads a file (OpResult `file`), which only the Connector node can attach to an item: the
 	 * Poll Trigger keeps its runs' items in static data until n8n has them, no place for file contents.

@@ -1,0 +1,231 @@
+import {
+	createSqlOps,
+	cursorUnits,
+	describeSqlFailure,
+	readPages,
+	type SqlSession,
+	sqlQueryArgs,
+} from './sql';
+import { ConnectorError } from './types';
+
+interface FakeRow {
+	id: number;
+	updated_at: string;
+	/** The fake clock's second from which the row is visible (its transaction committed). */
+	committedAt: number;
+}
+
+/**
+ * A table that answers `WHERE (updated_at, id) > ($1, $2) ORDER BY updated_at, id LIMIT $3` as a
+ * database would, showing only rows committed by the fake clock's `now`.
+ */
+function fakeDatabase(rows: FakeRow[]) {
+	const state = { now: '2026-12-01 10:00:00', nowSecond: 0, queries: [] as unknown[][] };
+	const session: SqlSession = {
+		dialect: 'postgres',
+		now: async () => state.now,
+		async query(_sql, params) {
+			state.queries.push(params);
+			const [cursor, key, limit] = params as [string, number, number];
+			const after = cursorUnits(cursor)!;
+			return rows
+				.filter((row) => row.committedAt <= state.nowSecond)
+				.filter((row) => {
+					const units = cursorUnits(row.updated_at)!;
+					return units > after || (units === after && row.id > key);
+				})
+				.sort(
+					(a, b) =>
+						Number(cursorUnits(a.updated_at)! - cursorUnits(b.updated_at)!) || a.id - b.id,
+				)
+				.slice(0, limit)
+				.map(({ id, updated_at }) => ({ id, updated_at }));
+		},
+		close: async () => undefined,
+	};
+	return { state, session };
+}
+
+const args = (extra: Record<string, unknown> = {}) =>
+	sqlQueryArgs({
+		query: 'SELECT id, updated_at FROM orders WHERE (updated_at, id) > ($1, $2) ORDER BY updated_at, id LIMIT $3',
+		cursor: 'updated_at',
+		key: 'id',
+		from: ['1970-01-01 00:00:00', 0],
+		...extra,
+	});
+
+describe('sql.query planning', () => {
+	it('reads 1,000 rows sharing one timestamp across pages of 100 once each, by (cursor, key)', async () => {
+		const rows = Array.from({ length: 1000 }, (_, i) => ({
+			id: i + 1,
+			updated_at: '2026-12-01 09:00:00.123456',
+			committedAt: 0,
+		}));
+		const { session, state } = fakeDatabase(rows);
+
+		const read = await readPages(session, args({ pageSize: 100, lagSeconds: 0 }), [
+			'1970-01-01 00:00:00',
+			0,
+		]);
+
+		expect(read.rows.map((row) => row.id)).toEqual(rows.map((row) => row.id));
+		// Ten full pages, then the short (empty) one that ends the read.
+		expect(read.pages).toBe(11);
+		// Each page starts after the previous page's last row, the timestamp bound back as text.
+		expect(state.queries[1]).toEqual(['2026-12-01 09:00:00.123456', 100, 100]);
+		expect(read.nextAfter).toEqual(['2026-12-01 09:00:00.123456', 1000]);
+		expect(read.truncated).toBe(false);
+	});
+
+	it('keeps the start before rows younger than the lag, so a row committed late with an older stamp is read', async () => {
+		const rows = [
+			{ id: 1, updated_at: '2026-12-01 09:59:00', committedAt: 0 },
+			// Stamped 10:00:00 by a transaction that commits at second 6, after the first poll.
+			{ id: 2, updated_at: '2026-12-01 10:00:00', committedAt: 6 },
+			{ id: 3, updated_at: '2026-12-01 10:00:01', committedAt: 0 },
+		];
+		const { session, state } = fakeDatabase(rows);
+		const lagged = args({ lagSeconds: 5 });
+		state.now = '2026-12-01 10:00:02';
+
+		const first = await readPages(session, lagged, lagged.from);
+		expect(first.rows.map((row) => row.id)).toEqual([1, 3]);
+		// Row 3 is younger than the lag: the next poll starts after row 1, not after row 3.
+		expect(first.nextAfter).toEqual(['2026-12-01 09:59:00', 1]);
+
+		state.now = '2026-12-01 10:00:07';
+		state.nowSecond = 6;
+		const second = await readPages(session, lagged, first.nextAfter);
+		// Row 3 is read again (the trigger's dedupe starts it once); row 2 is seen.
+		expect(second.rows.map((row) => row.id)).toEqual([2, 3]);
+		expect(second.nextAfter).toEqual(['2026-12-01 10:00:01', 3]);
+	});
+
+	it('stops at maxRows and goes on from the lag boundary', async () => {
+		const rows = Array.from({ length: 250 }, (_, i) => ({
+			id: i + 1,
+			updated_at: `2026-12-01 08:00:${String(i % 60).padStart(2, '0')}`,
+			committedAt: 0,
+		}));
+		const { session } = fakeDatabase(rows);
+		const capped = args({ pageSize: 100, maxRows: 100, lagSeconds: 0 });
+
+		const read = await readPages(session, capped, capped.from);
+
+		expect(read.rows).toHaveLength(100);
+		expect(read.truncated).toBe(true);
+		expect(read.nextAfter).toEqual([read.rows[99].updated_at, read.rows[99].id]);
+	});
+
+	it('refuses rows out of cursor order, naming the ORDER BY it needs', async () => {
+		const session: SqlSession = {
+			dialect: 'mysql',
+			now: async () => '2026-12-01 10:00:00',
+			query: async () => [
+				{ id: 1, updated_at: '2026-12-01 09:00:01' },
+				{ id: 2, updated_at: '2026-12-01 09:00:00' },
+			],
+			close: async () => undefined,
+		};
+		await expect(readPages(session, args(), ['1970-01-01 00:00:00', 0])).rejects.toThrow(
+			'it must ORDER BY updated_at, id',
+		);
+	});
+
+	it('compares timestamps at full precision and across time zones', () => {
+		expect(cursorUnits('2026-12-01 10:00:00.123456')! < cursorUnits('2026-12-01 10:00:00.123457')!).toBe(
+			true,
+		);
+		expect(cursorUnits('2026-12-01 10:00:00.123456789')).toBe(
+			cursorUnits('2026-12-01T10:00:00.123456789Z'),
+		);
+		expect(cursorUnits('2026-12-01 12:30:00+02:30')).toBe(cursorUnits('2026-12-01 10:00:00'));
+		expect(cursorUnits('2026-12-01 05:00:00-05')).toBe(cursorUnits('2026-12-01 10:00:00+00'));
+		expect(cursorUnits('2026-12-01')).toBe(cursorUnits('2026-12-01 00:00:00'));
+		expect(cursorUnits('12345678901234567890')).toBe(12345678901234567890n);
+		expect(cursorUnits('yesterday')).toBeUndefined();
+		expect(cursorUnits(1.5)).toBeUndefined();
+	});
+
+	it('checks its arguments, naming the one at fault', () => {
+		expect(() => args({ query: '' })).toThrow('Invalid value "" for "With": "query" must be the SELECT');
+		expect(() => args({ params: ['key'] })).toThrow('"params" must list what each bind parameter');
+		expect(() => args({ cursor: undefined })).toThrow('"cursor" must name the result column');
+		expect(() => args({ from: ['soon', 0] })).toThrow('"from" must be the position');
+		expect(() => args({ pageSize: 0 })).toThrow('"pageSize" must be a whole number from 1 to 10000');
+		expect(() => args({ pageSize: 500, maxRows: 100 })).toThrow('"maxRows" must be a whole number');
+		expect(args({ params: ['cursor', 'cursor', 'key'] }).params).toEqual([
+			'cursor',
+			'cursor',
+			'key',
+		]);
+	});
+
+	it("names the database's message and the query's first line when a query fails", () => {
+		const error = describeSqlFailure(
+			Object.assign(new Error('relation "ordres" does not exist'), { code: '42P01' }),
+			'postgres',
+			'SELECT * FROM ordres\nWHERE (updated_at, id) > ($1, $2)',
+		);
+		expect(error).toBeInstanceOf(ConnectorError);
+		expect(error.message).toBe(
+			'PostgreSQL error (42P01) in query "SELECT * FROM ordres": relation "ordres" does not exist',
+		);
+	});
+});
+
+describe('sql.query as an op', () => {
+	const [op] = createSqlOps();
+
+	it('starts from "from", returns the next position as memory, and starts there next time', async () => {
+		const rows = [1, 2, 3].map((id) => ({
+			id,
+			updated_at: `2026-12-01 09:00:0${id}.000001`,
+			committedAt: 0,
+		}));
+		const { session, state } = fakeDatabase(rows);
+		let closed = 0;
+		const sql = async () => ({ ...session, close: async () => void closed++ });
+		const withArgs = {
+			query: 'SELECT ...',
+			cursor: 'updated_at',
+			key: 'id',
+			from: ['2026-12-01 09:00:01.000001', 1],
+			lagSeconds: 0,
+		};
+
+		const first = await op.run(withArgs, { memory: {}, sql });
+		expect(first.kind === 'data' && (first.data as { rows: unknown[] }).rows).toHaveLength(2);
+		expect(state.queries[0].slice(0, 2)).toEqual(['2026-12-01 09:00:01.000001', 1]);
+		const memory = first.kind === 'data' ? first.memory! : {};
+
+		const second = await op.run(withArgs, { memory, sql });
+		expect(second.kind === 'data' && (second.data as { rows: unknown[] }).rows).toHaveLength(0);
+		expect(state.queries[1].slice(0, 2)).toEqual(['2026-12-01 09:00:03.000001', 3]);
+		expect(closed).toBe(2);
+	});
+
+	it('closes the session when the query fails, and says which query', async () => {
+		let closed = false;
+		const sql = async (): Promise<SqlSession> => ({
+			dialect: 'mysql',
+			now: async () => '2026-12-01 10:00:00.000000',
+			query: async () => {
+				throw Object.assign(new Error("Table 'shop.ordres' doesn't exist"), {
+					code: 'ER_NO_SUCH_TABLE',
+				});
+			},
+			close: async () => void (closed = true),
+		});
+		await expect(
+			op.run(
+				{ query: 'SELECT * FROM ordres', cursor: 'c', key: 'k', from: ['2026-01-01', 0] },
+				{ memory: {}, sql },
+			),
+		).rejects.toThrow(
+			`MySQL/MariaDB error (ER_NO_SUCH_TABLE) in query "SELECT * FROM ordres": Table 'shop.ordres' doesn't exist`,
+		);
+		expect(closed).toBe(true);
+	});
+});

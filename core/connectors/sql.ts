@@ -1,0 +1,361 @@
+import { checkRange, ConfigError } from '../configError';
+import { argumentError } from './args';
+import { ConnectorError, type ConnectorOp, FIELD_LABELS, type OpContext } from './types';
+
+/**
+ * `sql.query`: the user's SELECT, run with the trigger's read position as bind parameters, paged by
+ * keyset on (cursor column, key column). docs/sql-source.md says why it is shaped so:
+ *
+ * - Keyset with a tie-break: each page starts after the last row of the one before, compared as the
+ *   pair (cursor, key), so rows sharing one cursor value across a page boundary are neither skipped
+ *   nor read twice. The database does the comparing (the user's `WHERE (c, k) > ($1, $2)`).
+ * - Safety lag, on the database's clock: a row whose transaction commits late (stamped 10:00:00,
+ *   visible at 10:00:05) must still be read by a later poll. So the next poll starts not after the
+ *   last row read, but after the last row read whose cursor is at least `lag` older than the
+ *   database's clock read before the poll; younger rows are read again by the next poll, and the
+ *   trigger's dedupe (`unique` by key, or `changed` by key and version) starts each once.
+ * - Full precision: cursor values travel as the database wrote them (the drivers return timestamps
+ *   as text), are bound back as text, and are compared here only against the lag boundary, as
+ *   nanoseconds (BigInt), never as a JavaScript Date.
+ *
+ * What a query cannot see: deleted rows, and states a row held between two polls (A → B → A is
+ * one or no start, as the poll seed declares). A row whose cursor column is written by a clock
+ * other than the database's, or whose transaction stays open longer than `lag`, can be missed.
+ *
+ * The op holds no connection between calls: each call opens one session (SqlSessionFactory, built
+ * by the node from n8n's `postgres` or `mySql` credential), so a database restarted between polls
+ * costs nothing, and one that is down fails that one poll.
+ */
+
+export type SqlDialect = 'postgres' | 'mysql';
+
+/** One database session, as the op uses it; nodes/shared/sqlSession.ts makes it with pg or mysql2. */
+export interface SqlSession {
+	readonly dialect: SqlDialect;
+	/** The database's clock, as text in UTC (the session's time zone is UTC). */
+	now(): Promise<string>;
+	/** Runs one statement with positional bind parameters; rows keep timestamps and big numbers as text. */
+	query(sql: string, params: unknown[]): Promise<Array<Record<string, unknown>>>;
+	close(): Promise<void>;
+}
+
+/** Opens a session whose statements the database cancels after `timeoutMs`. */
+export type SqlSessionFactory = (options: {
+	timeoutMs: number;
+	signal?: AbortSignal;
+}) => Promise<SqlSession>;
+
+/** What a bind parameter of the query stands for, in order: `$1`, `$2`, ... or each `?`. */
+export type SqlParam = 'cursor' | 'key' | 'limit';
+
+/** A read position: the (cursor, key) pair of a row, as the database returned them. */
+export type SqlPosition = [cursor: string | number, key: string | number];
+
+export interface SqlQueryArgs {
+	query: string;
+	params: SqlParam[];
+	/** Result columns holding the cursor and the key. */
+	cursor: string;
+	key: string;
+	/** Rows the query returns at most (its LIMIT): a full page means there may be more. */
+	pageSize: number;
+	/** Where the first poll starts: after this position. */
+	from: SqlPosition;
+	lagMs: number;
+	/** Rows read at most in one call; the next poll goes on from the lag boundary. */
+	maxRows: number;
+}
+
+const DEFAULT_PAGE_SIZE = 500;
+const MAX_PAGE_SIZE = 10_000;
+const DEFAULT_MAX_ROWS = 10_000;
+const MAX_ROWS = 100_000;
+const DEFAULT_LAG_SECONDS = 60;
+const DEFAULT_TIMEOUT_MS = 30_000;
+const PARAM_NAMES: readonly SqlParam[] = ['cursor', 'key', 'limit'];
+/** The key of the op's memory holding the next start position, as JSON. */
+const POSITION_MEMORY = 'sqlPosition';
+
+/** Parses and checks the op's arguments ("With"), naming the argument at fault. */
+export function sqlQueryArgs(args: Record<string, unknown>): SqlQueryArgs {
+	const query = typeof args.query === 'string' ? args.query.trim() : '';
+	if (query === '')
+		throw argumentError(
+			'query',
+			args.query,
+			'must be the SELECT to run, e.g. "SELECT * FROM orders WHERE (updated_at, id) > ($1, $2) ORDER BY updated_at, id LIMIT $3"',
+		);
+	const params = paramsArg(args.params);
+	const pageSize = checkRange(
+		'with',
+		FIELD_LABELS.with,
+		args.pageSize ?? DEFAULT_PAGE_SIZE,
+		{ min: 1, max: MAX_PAGE_SIZE, whole: true },
+		{ key: 'pageSize' },
+	);
+	const lagSeconds = checkRange(
+		'with',
+		FIELD_LABELS.with,
+		args.lagSeconds ?? DEFAULT_LAG_SECONDS,
+		{ min: 0, max: 86_400 },
+		{ key: 'lagSeconds' },
+	);
+	const maxRows = checkRange(
+		'with',
+		FIELD_LABELS.with,
+		args.maxRows ?? DEFAULT_MAX_ROWS,
+		{ min: pageSize, max: MAX_ROWS, whole: true },
+		{ key: 'maxRows' },
+	);
+	return {
+		query,
+		params,
+		cursor: columnArg(args.cursor, 'cursor'),
+		key: columnArg(args.key, 'key'),
+		pageSize,
+		from: positionArg(args.from),
+		lagMs: Math.round(lagSeconds * 1000),
+		maxRows,
+	};
+}
+
+function paramsArg(value: unknown): SqlParam[] {
+	if (value === undefined || value === null) return ['cursor', 'key', 'limit'];
+	if (
+		!Array.isArray(value) ||
+		value.length === 0 ||
+		value.some((name) => !PARAM_NAMES.includes(name as SqlParam)) ||
+		!value.includes('cursor')
+	)
+		throw argumentError(
+			'params',
+			value,
+			'must list what each bind parameter of the query stands for, in order, from "cursor", "key" and "limit" (at least "cursor"), e.g. ["cursor", "cursor", "key"] for MySQL\'s "updated_at > ? OR (updated_at = ? AND id > ?)"',
+		);
+	return value as SqlParam[];
+}
+
+function columnArg(value: unknown, key: string): string {
+	if (typeof value !== 'string' || value.trim() === '')
+		throw argumentError(
+			key,
+			value,
+			key === 'cursor'
+				? 'must name the result column the query orders by first, e.g. "updated_at"'
+				: 'must name the result column that breaks ties of the cursor (a unique key), e.g. "id"',
+		);
+	return value;
+}
+
+function positionArg(value: unknown): SqlPosition {
+	const isValue = (part: unknown) =>
+		(typeof part === 'string' && part !== '') || (typeof part === 'number' && Number.isFinite(part));
+	if (
+		!Array.isArray(value) ||
+		value.length !== 2 ||
+		!isValue(value[0]) ||
+		!isValue(value[1]) ||
+		(typeof value[0] === 'string' && cursorUnits(value[0]) === undefined)
+	)
+		throw argumentError(
+			'from',
+			value,
+			'must be the position the first poll starts after: [cursor, key], e.g. ["2026-01-01 00:00:00", 0]',
+		);
+	return value as SqlPosition;
+}
+
+/**
+ * A cursor value as a number that orders like the database orders it: a timestamp as nanoseconds
+ * since 1970 in UTC (text with no offset is taken as UTC, the session's zone), a whole number as
+ * itself. Undefined for anything else.
+ */
+export function cursorUnits(value: unknown): bigint | undefined {
+	if (typeof value === 'number') return Number.isInteger(value) ? BigInt(value) : undefined;
+	if (typeof value === 'bigint') return value;
+	if (typeof value !== 'string') return undefined;
+	const text = value.trim();
+	if (/^-?\d+$/.test(text)) return BigInt(text);
+	const match =
+		/^(\d{4})-(\d{2})-(\d{2})(?:[ T](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?)?\s*(Z|[+-]\d{2}(?::?\d{2}(?::?\d{2})?)?)?$/i.exec(
+			text,
+		);
+	if (!match) return undefined;
+	const [, y, mo, d, h = '0', mi = '0', s = '0', fraction = '', zone] = match;
+	const ms = Date.UTC(Number(y), Number(mo) - 1, Number(d), Number(h), Number(mi), Number(s));
+	if (Number.isNaN(ms)) return undefined;
+	let offsetSeconds = 0;
+	if (zone && zone.toUpperCase() !== 'Z') {
+		const digits = zone.slice(1).replace(/:/g, '');
+		offsetSeconds =
+			(Number(digits.slice(0, 2)) * 3600 +
+				Number(digits.slice(2, 4) || 0) * 60 +
+				Number(digits.slice(4, 6) || 0)) *
+			(zone.startsWith('-') ? -1 : 1);
+	}
+	return (
+		(BigInt(ms / 1000) - BigInt(offsetSeconds)) * 1_000_000_000n +
+		BigInt(fraction.padEnd(9, '0'))
+	);
+}
+
+/** What one call read, and where the next starts. */
+export interface SqlReadResult {
+	rows: Array<Record<string, unknown>>;
+	pages: number;
+	/** The database's clock before the first page. */
+	databaseNow: string;
+	/** The position this call started after. */
+	startedAfter: SqlPosition;
+	/** The position the next call starts after: the last row read that is older than the lag. */
+	nextAfter: SqlPosition;
+	/** True when `maxRows` stopped the paging before a short page. */
+	truncated: boolean;
+}
+
+/**
+ * Reads from `after` page by page until a page comes back short or `maxRows` are read, and plans
+ * the next start position by the lag. Pure but for the session, so a unit test drives it with a fake.
+ */
+export async function readPages(
+	session: SqlSession,
+	args: SqlQueryArgs,
+	after: SqlPosition,
+): Promise<SqlReadResult> {
+	const databaseNow = await session.now();
+	const now = cursorUnits(databaseNow);
+	if (now === undefined)
+		throw new ConnectorError(`The database's clock read as ${JSON.stringify(databaseNow)}, which is not a timestamp`);
+	const boundary = now - BigInt(args.lagMs) * 1_000_000n;
+	const rows: Array<Record<string, unknown>> = [];
+	let nextAfter = after;
+	let pageAfter = after;
+	let pages = 0;
+	let previousUnits: bigint | undefined;
+	let lagPassed = false;
+	for (;;) {
+		const limit = Math.min(args.pageSize, args.maxRows - rows.length);
+		const page = await session.query(args.query, bindValues(args.params, pageAfter, limit));
+		pages++;
+		for (const row of page) {
+			const position = rowPosition(row, args);
+			const units = cursorUnits(position[0])!;
+			if (previousUnits !== undefined && units < previousUnits)
+				throw new ConnectorError(
+					`sql.query: the query returned cursor ${JSON.stringify(position[0])} after ${JSON.stringify(rows[rows.length - 1][args.cursor])}: it must ORDER BY ${args.cursor}, ${args.key}`,
+				);
+			previousUnits = units;
+			if (units > boundary) lagPassed = true;
+			// Rows come in (cursor, key) order, so those older than the lag are a prefix of the read.
+			if (!lagPassed) nextAfter = position;
+			rows.push(row);
+		}
+		if (page.length > args.pageSize)
+			throw new ConnectorError(
+				`sql.query: a page returned ${page.length} rows, more than "pageSize" ${args.pageSize}: the query's LIMIT must be the "limit" parameter or at most "pageSize"`,
+			);
+		if (page.length < limit || page.length === 0) break;
+		pageAfter = rowPosition(page[page.length - 1], args);
+		if (rows.length >= args.maxRows)
+			return { rows, pages, databaseNow, startedAfter: after, nextAfter, truncated: true };
+	}
+	return { rows, pages, databaseNow, startedAfter: after, nextAfter, truncated: false };
+}
+
+function bindValues(params: readonly SqlParam[], after: SqlPosition, limit: number): unknown[] {
+	return params.map((name) => (name === 'cursor' ? after[0] : name === 'key' ? after[1] : limit));
+}
+
+function rowPosition(row: Record<string, unknown>, args: SqlQueryArgs): SqlPosition {
+	const cursor = row[args.cursor];
+	const key = row[args.key];
+	if (!(args.cursor in row) || !(args.key in row))
+		throw new ConnectorError(
+			`sql.query: the query's rows have no column "${!(args.cursor in row) ? args.cursor : args.key}" (columns: ${Object.keys(row).join(', ')}); "cursor" and "key" in With must name result columns`,
+		);
+	if (cursorUnits(cursor) === undefined)
+		throw new ConnectorError(
+			`sql.query: cursor column "${args.cursor}" holds ${JSON.stringify(cursor)}, which is not a timestamp or a whole number`,
+		);
+	if ((typeof key !== 'string' && typeof key !== 'number') || key === '')
+		throw new ConnectorError(
+			`sql.query: key column "${args.key}" holds ${JSON.stringify(key)}; it must be a non-empty text or a number (a unique, non-null key)`,
+		);
+	return [cursor as string | number, key];
+}
+
+/** The start position kept in the op's memory, or `from` when there is none (first poll, or rolled back). */
+function startPosition(memory: Record<string, string>, args: SqlQueryArgs): SqlPosition {
+	const saved = memory[POSITION_MEMORY];
+	if (saved === undefined) return args.from;
+	const parsed = JSON.parse(saved) as SqlPosition;
+	return Array.isArray(parsed) && parsed.length === 2 ? parsed : args.from;
+}
+
+/** The first line of a query, shortened, to name it in an error. */
+export function firstLine(query: string): string {
+	const line = query.trim().split('\n')[0].trim();
+	return line.length > 120 ? `${line.slice(0, 117)}...` : line;
+}
+
+export function createSqlOps(): ConnectorOp[] {
+	const query: ConnectorOp = {
+		name: 'sql.query',
+		description:
+			"Rows of a PostgreSQL or MySQL/MariaDB table, read with your SELECT after the last position by (cursor, key), with a safety lag on the database's clock",
+		transport: 'sql',
+		check: (args) => sqlQueryArgs(args),
+		async run(args, context: OpContext) {
+			const parsed = sqlQueryArgs(args);
+			if (!context.sql) throw new Error('sql.query needs a SQL connection');
+			if (context.signal?.aborted)
+				throw new ConnectorError('sql.query was aborted before it started');
+			const session = await context.sql({
+				timeoutMs: context.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+				signal: context.signal,
+			});
+			try {
+				const read = await readPages(session, parsed, startPosition(context.memory, parsed));
+				return {
+					kind: 'data',
+					data: {
+						rows: read.rows,
+						pages: read.pages,
+						databaseNow: read.databaseNow,
+						startedAfter: read.startedAfter,
+						nextAfter: read.nextAfter,
+						truncated: read.truncated,
+					},
+					memory: { [POSITION_MEMORY]: JSON.stringify(read.nextAfter) },
+				};
+			} catch (error) {
+				throw describeSqlFailure(error, session.dialect, parsed.query);
+			} finally {
+				await session.close();
+			}
+		},
+	};
+	return [query];
+}
+
+export const sqlOps = createSqlOps();
+
+/** The database's own message (and code), with the query's first line, as one ConnectorError. */
+export function describeSqlFailure(
+	error: unknown,
+	dialect: SqlDialect,
+	query: string,
+): ConnectorError | ConfigError {
+	if (error instanceof ConnectorError || error instanceof ConfigError) return error;
+	const failure = (typeof error === 'object' && error !== null ? error : {}) as {
+		message?: string;
+		code?: string;
+		sqlMessage?: string;
+	};
+	const database = dialect === 'postgres' ? 'PostgreSQL' : 'MySQL/MariaDB';
+	const message = failure.sqlMessage ?? failure.message ?? String(error);
+	const code = failure.code ? ` (${failure.code})` : '';
+	return new ConnectorError(`${database} error${code} in query "${firstLine(query)}": ${message}`, {
+		description: message,
+	});
+}
