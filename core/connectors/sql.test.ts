@@ -35,8 +35,7 @@ function fakeDatabase(rows: FakeRow[]) {
 					return units > after || (units === after && row.id > key);
 				})
 				.sort(
-					(a, b) =>
-						Number(cursorUnits(a.updated_at)! - cursorUnits(b.updated_at)!) || a.id - b.id,
+					(a, b) => Number(cursorUnits(a.updated_at)! - cursorUnits(b.updated_at)!) || a.id - b.id,
 				)
 				.slice(0, limit)
 				.map(({ id, updated_at }) => ({ id, updated_at }));
@@ -48,7 +47,8 @@ function fakeDatabase(rows: FakeRow[]) {
 
 const args = (extra: Record<string, unknown> = {}) =>
 	sqlQueryArgs({
-		query: 'SELECT id, updated_at FROM orders WHERE (updated_at, id) > ($1, $2) ORDER BY updated_at, id LIMIT $3',
+		query:
+			'SELECT id, updated_at FROM orders WHERE (updated_at, id) > ($1, $2) ORDER BY updated_at, id LIMIT $3',
 		cursor: 'updated_at',
 		key: 'id',
 		from: ['1970-01-01 00:00:00', 0],
@@ -134,9 +134,9 @@ describe('sql.query planning', () => {
 	});
 
 	it('compares timestamps at full precision and across time zones', () => {
-		expect(cursorUnits('2026-12-01 10:00:00.123456')! < cursorUnits('2026-12-01 10:00:00.123457')!).toBe(
-			true,
-		);
+		expect(
+			cursorUnits('2026-12-01 10:00:00.123456')! < cursorUnits('2026-12-01 10:00:00.123457')!,
+		).toBe(true);
 		expect(cursorUnits('2026-12-01 10:00:00.123456789')).toBe(
 			cursorUnits('2026-12-01T10:00:00.123456789Z'),
 		);
@@ -149,11 +149,15 @@ describe('sql.query planning', () => {
 	});
 
 	it('checks its arguments, naming the one at fault', () => {
-		expect(() => args({ query: '' })).toThrow('Invalid value "" for "With": "query" must be the SELECT');
+		expect(() => args({ query: '' })).toThrow(
+			'Invalid value "" for "With": "query" must be the SELECT',
+		);
 		expect(() => args({ params: ['key'] })).toThrow('"params" must list what each bind parameter');
 		expect(() => args({ cursor: undefined })).toThrow('"cursor" must name the result column');
 		expect(() => args({ from: ['soon', 0] })).toThrow('"from" must be the position');
-		expect(() => args({ pageSize: 0 })).toThrow('"pageSize" must be a whole number from 1 to 10000');
+		expect(() => args({ pageSize: 0 })).toThrow(
+			'"pageSize" must be a whole number from 1 to 10000',
+		);
 		expect(() => args({ pageSize: 500, maxRows: 100 })).toThrow('"maxRows" must be a whole number');
 		expect(args({ params: ['cursor', 'cursor', 'key'] }).params).toEqual([
 			'cursor',

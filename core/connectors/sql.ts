@@ -149,7 +149,8 @@ function columnArg(value: unknown, key: string): string {
 
 function positionArg(value: unknown): SqlPosition {
 	const isValue = (part: unknown) =>
-		(typeof part === 'string' && part !== '') || (typeof part === 'number' && Number.isFinite(part));
+		(typeof part === 'string' && part !== '') ||
+		(typeof part === 'number' && Number.isFinite(part));
 	if (
 		!Array.isArray(value) ||
 		value.length !== 2 ||
@@ -194,8 +195,7 @@ export function cursorUnits(value: unknown): bigint | undefined {
 			(zone.startsWith('-') ? -1 : 1);
 	}
 	return (
-		(BigInt(ms / 1000) - BigInt(offsetSeconds)) * 1_000_000_000n +
-		BigInt(fraction.padEnd(9, '0'))
+		(BigInt(ms / 1000) - BigInt(offsetSeconds)) * 1_000_000_000n + BigInt(fraction.padEnd(9, '0'))
 	);
 }
 
@@ -225,7 +225,9 @@ export async function readPages(
 	const databaseNow = await session.now();
 	const now = cursorUnits(databaseNow);
 	if (now === undefined)
-		throw new ConnectorError(`The database's clock read as ${JSON.stringify(databaseNow)}, which is not a timestamp`);
+		throw new ConnectorError(
+			`The database's clock read as ${JSON.stringify(databaseNow)}, which is not a timestamp`,
+		);
 	const boundary = now - BigInt(args.lagMs) * 1_000_000n;
 	const rows: Array<Record<string, unknown>> = [];
 	let nextAfter = after;

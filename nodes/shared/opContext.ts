@@ -3,6 +3,7 @@ import { type HttpAuthSettings, type HttpHelpers, n8nHttpTransport } from './htt
 import { IMAP_CREDENTIAL, imapConnection, N8N_IMAP_CREDENTIAL } from './imapCredential';
 import { CONNECTOR_CREDENTIALS_VERSION } from './parameters';
 import { N8N_SFTP_CREDENTIAL, sftpConnection } from './sftpCredential';
+import { dialectOf, SQL_CREDENTIALS, sqlSessionFactory } from './sqlSession';
 
 /**
  * The transports an op needs, made from n8n's helpers and the node's stored credentials. `http` is
@@ -25,5 +26,11 @@ export async function opContext(
 		}
 		case 'sftp':
 			return { sftp: sftpConnection(await context.getCredentials(N8N_SFTP_CREDENTIAL)) };
+		case 'sql': {
+			const dialect = dialectOf(context.getNode().parameters.database);
+			return {
+				sql: sqlSessionFactory(dialect, await context.getCredentials(SQL_CREDENTIALS[dialect])),
+			};
+		}
 	}
 }

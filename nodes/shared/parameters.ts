@@ -34,6 +34,7 @@ const opsOf = (transport: string) =>
 		.map((op) => op.name);
 const IMAP_OPS = opsOf('imap');
 const SFTP_OPS = opsOf('sftp');
+const SQL_OPS = opsOf('sql');
 /** The ops that take no HTTP settings: HTTP credentials, Authentication and Base URL are hidden for them. */
 const NOT_HTTP_OPS = allOps()
 	.filter((op) => op.transport !== 'http')
@@ -96,6 +97,13 @@ export const connectorCredentials: INodeCredentialDescription[] = [
 		testedBy: 'sftpCredentialTest',
 		displayOptions: { show: { op: SFTP_OPS } },
 	},
+	// n8n's own database credentials (its Postgres and MySQL nodes'), in every version.
+	{
+		name: 'postgres',
+		required: true,
+		displayOptions: { show: { op: SQL_OPS, database: ['postgres'] } },
+	},
+	{ name: 'mySql', required: true, displayOptions: { show: { op: SQL_OPS, database: ['mySql'] } } },
 ];
 
 /**
@@ -155,6 +163,23 @@ export function connectorProperties(withDescription: string): INodeProperties[] 
 			description: 'The connector operation to call',
 		},
 		httpAuthProperties(V1_1, { op: NOT_HTTP_OPS }),
+		{
+			displayName: 'Database',
+			name: 'database',
+			type: 'options',
+			noDataExpression: true,
+			default: 'postgres',
+			displayOptions: { show: { op: SQL_OPS } },
+			options: [
+				{ name: 'PostgreSQL', value: 'postgres', description: "With n8n's Postgres credential" },
+				{
+					name: 'MySQL or MariaDB',
+					value: 'mySql',
+					description: "With n8n's MySQL credential",
+				},
+			],
+			description: "The database sql.query reads, and so which of n8n's credentials it uses",
+		},
 		{
 			displayName: 'Base URL',
 			name: 'baseUrl',

@@ -71,6 +71,16 @@ export async function startQueueServices(
 	}
 	const postgresPort = ports.postgres ?? (await freePort());
 	const redisPort = ports.redis ?? (await freePort());
+	startPostgres(dir, postgresPort, throwaway);
+	await startRedis(dir, redisPort);
+	return { dir, postgresPort, redisPort };
+}
+
+/**
+ * Starts Postgres on `dir`/postgres and `port` (initialised on first use; existing data is kept) and
+ * waits until it accepts connections. `throwaway`: no fsync, as the data dies with the run.
+ */
+export function startPostgres(dir: string, port: number, throwaway = false): void {
 	const pgDir = join(dir, 'postgres');
 	const pgData = join(pgDir, 'data');
 	mkdirSync(pgDir, { recursive: true });
@@ -92,7 +102,7 @@ export async function startQueueServices(
 		'-D',
 		pgData,
 		'-o',
-		`-p ${postgresPort} -k ${pgDir} -c listen_addresses=127.0.0.1 -c max_connections=300${throwaway ? ' -c fsync=off' : ''}`,
+		`-p ${port} -k ${pgDir} -c listen_addresses=127.0.0.1 -c max_connections=300${throwaway ? ' -c fsync=off' : ''}`,
 		'-l',
 		join(pgDir, 'log'),
 		'-w',
@@ -100,8 +110,11 @@ export async function startQueueServices(
 		'60',
 		'start',
 	]);
-	await startRedis(dir, redisPort);
-	return { dir, postgresPort, redisPort };
+}
+
+/** Stops the Postgres that startPostgres started on `dir` (fast shutdown: open sessions are ended). */
+export function stopPostgres(dir: string): void {
+	stopPostgresIfRunning(join(dir, 'postgres'));
 }
 
 /**
@@ -143,7 +156,7 @@ export function stopRedis(dir: string): void {
 }
 
 export function stopQueueServices(dir: string): void {
-	stopPostgresIfRunning(join(dir, 'postgres'));
+	stopPostgres(dir);
 	stopRedisIfRunning(join(dir, 'redis'));
 }
 

@@ -1,0 +1,230 @@
+import * as mysql from 'mysql2/promise';
+import type { ICredentialDataDecryptedObject } from 'n8n-workflow';
+import { Client as PgClient, types as pgTypes } from 'pg';
+
+import { checkRange, ConfigError } from '../../core/configError';
+import type { SqlDialect, SqlSession, SqlSessionFactory } from '../../core/connectors/sql';
+import { ConnectorError } from '../../core/connectors/types';
+
+/**
+ * The SQL ops' sessions, made from n8n's own credentials: `postgres` (its Postgres node's) and
+ * `mySql` (its MySQL node's, for MySQL and MariaDB). The drivers are the ones under n8n's nodes:
+ * pg (under pg-promise, which adds query formatting the op does not use) and mysql2.
+ *
+ * Every session reads the database in UTC and returns timestamps, dates and big numbers as text,
+ * at the database's precision. One session per call: nothing is held between polls, so a
+ * restarted database is simply connected to again at the next poll.
+ */
+
+/** n8n's credential type for each database, which the node declares and reads by name. */
+export const SQL_CREDENTIALS: Record<SqlDialect, string> = { postgres: 'postgres', mysql: 'mySql' };
+
+/** The "Database" parameter's value for each dialect (the credential type's name). */
+export function dialectOf(database: unknown): SqlDialect {
+	if (database === 'postgres') return 'postgres';
+	if (database === 'mySql') return 'mysql';
+	throw new ConfigError('database', 'Database', database, 'must be postgres or mySql');
+}
+
+/** Postgres types returned as the server's text: date, timestamp, timestamptz, time, timetz. */
+const TEXT_TYPES = new Set([1082, 1114, 1184, 1083, 1266]);
+
+export function sqlSessionFactory(
+	dialect: SqlDialect,
+	credential: ICredentialDataDecryptedObject,
+): SqlSessionFactory {
+	const label = dialect === 'postgres' ? 'Postgres credential' : 'MySQL credential';
+	if (credential.sshTunnel === true)
+		throw new ConfigError(
+			'sshTunnel',
+			'SSH Tunnel',
+			true,
+			'is not supported by sql.query yet; reach the database directly (or through a tunnel you run), and turn SSH Tunnel off',
+			{ credential: label },
+		);
+	const host = typeof credential.host === 'string' ? credential.host.trim() : '';
+	if (host === '')
+		throw new ConfigError('host', 'Host', credential.host, 'must not be empty', {
+			credential: label,
+		});
+	const port = checkRange(
+		'port',
+		'Port',
+		Number(credential.port ?? (dialect === 'postgres' ? 5432 : 3306)),
+		{ min: 1, max: 65535, whole: true },
+		{ credential: label },
+	);
+	const common = {
+		host,
+		port,
+		database: String(credential.database ?? ''),
+		user: String(credential.user ?? ''),
+		password: String(credential.password ?? ''),
+	};
+	return dialect === 'postgres'
+		? (options) => openPostgres(common, credential, options)
+		: (options) => openMysql(common, credential, options);
+}
+
+interface Where {
+	host: string;
+	port: number;
+	database: string;
+	user: string;
+	password: string;
+}
+
+type SessionOptions = Parameters<SqlSessionFactory>[0];
+
+/** The margin the client waits beyond the server's own timeout, so the server's cancel is what reports. */
+const CLIENT_MARGIN_MS = 5_000;
+
+async function openPostgres(
+	where: Where,
+	credential: ICredentialDataDecryptedObject,
+	{ timeoutMs, signal }: SessionOptions,
+): Promise<SqlSession> {
+	// As n8n's Postgres node reads the credential: SSL unless "disable"; the self-signed switch.
+	const ssl =
+		credential.allowUnauthorizedCerts === true
+			? { rejectUnauthorized: false }
+			: !['disable', undefined].includes(credential.ssl as string);
+	const client = new PgClient({
+		...where,
+		ssl,
+		connectionTimeoutMillis: timeoutMs,
+		// The server cancels a statement running longer; the client gives up a little later.
+		statement_timeout: timeoutMs,
+		query_timeout: timeoutMs + CLIENT_MARGIN_MS,
+		options: '-c TimeZone=UTC',
+		types: {
+			getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+				TEXT_TYPES.has(oid)
+					? (value: string) => value
+					: pgTypes.getTypeParser(oid, format)) as typeof pgTypes.getTypeParser,
+		},
+	});
+	// A server restart drops an idle connection with an 'error' event; unhandled, it would end n8n.
+	client.on('error', () => undefined);
+	const abort = () => void client.end().catch(() => undefined);
+	signal?.addEventListener('abort', abort, { once: true });
+	try {
+		await client.connect();
+	} catch (error) {
+		signal?.removeEventListener('abort', abort);
+		await client.end().catch(() => undefined);
+		throw connectFailure('PostgreSQL', where, error);
+	}
+	return {
+		dialect: 'postgres',
+		async now() {
+			const result = await client.query<{ now: string }>('SELECT now()::text AS now');
+			return result.rows[0].now;
+		},
+		async query(sql, params) {
+			return (await client.query(sql, params)).rows as Array<Record<string, unknown>>;
+		},
+		async close() {
+			signal?.removeEventListener('abort', abort);
+			await client.end().catch(() => undefined);
+		},
+	};
+}
+
+async function openMysql(
+	where: Where,
+	credential: ICredentialDataDecryptedObject,
+	{ timeoutMs, signal }: SessionOptions,
+): Promise<SqlSession> {
+	let connection: mysql.Connection;
+	try {
+		connection = await mysql.createConnection({
+			...where,
+			connectTimeout: Number(credential.connectTimeout) || timeoutMs,
+			// As n8n's MySQL node reads the credential: SSL with the given CA and client certificate.
+			...(credential.ssl === true && {
+				ssl: {
+					...(credential.caCertificate ? { ca: pem(credential.caCertificate) } : {}),
+					...(credential.clientCertificate ? { cert: pem(credential.clientCertificate) } : {}),
+					...(credential.clientPrivateKey ? { key: pem(credential.clientPrivateKey) } : {}),
+				},
+			}),
+			dateStrings: true,
+			supportBigNumbers: true,
+			bigNumberStrings: true,
+			decimalNumbers: false,
+		});
+	} catch (error) {
+		throw connectFailure('MySQL/MariaDB', where, error);
+	}
+	// A server restart drops the connection with an 'error' event; the pending call reports it.
+	connection.on('error', () => undefined);
+	const abort = () => connection.destroy();
+	signal?.addEventListener('abort', abort, { once: true });
+	try {
+		await connection.query("SET time_zone = '+00:00'");
+		const [[{ version }]] = (await connection.query('SELECT VERSION() AS version')) as unknown as [
+			[{ version: string }],
+		];
+		// The server cancels a statement running longer: MariaDB's max_statement_time is seconds,
+		// MySQL's max_execution_time milliseconds (SELECTs only, which is what the op runs).
+		await connection.query(
+			version.includes('MariaDB')
+				? `SET SESSION max_statement_time = ${(timeoutMs / 1000).toFixed(3)}`
+				: `SET SESSION max_execution_time = ${Math.round(timeoutMs)}`,
+		);
+	} catch (error) {
+		signal?.removeEventListener('abort', abort);
+		connection.destroy();
+		throw connectFailure('MySQL/MariaDB', where, error);
+	}
+	return {
+		dialect: 'mysql',
+		async now() {
+			const [rows] = await connection.query('SELECT CAST(NOW(6) AS CHAR) AS now');
+			return (rows as Array<{ now: string }>)[0].now;
+		},
+		async query(sql, params) {
+			// Server-side bind parameters (a prepared statement). Sent as text: MySQL refuses a
+			// number bound as DOUBLE in LIMIT, and compares text with a column by the column's type.
+			const [rows] = await connection.execute({
+				sql,
+				values: params.map((value) => String(value)),
+				timeout: timeoutMs + CLIENT_MARGIN_MS,
+			});
+			return rows as Array<Record<string, unknown>>;
+		},
+		async close() {
+			signal?.removeEventListener('abort', abort);
+			await connection.end().catch(() => connection.destroy());
+		},
+	};
+}
+
+/** A PEM block pasted on one line (as n8n's credential field often holds it) gets its line breaks back. */
+function pem(value: unknown): string {
+	const text = String(value).trim();
+	if (text.includes('\n')) return text;
+	return text.replace(
+		/(-----BEGIN [^-]+-----)\s*(.*?)\s*(-----END [^-]+-----)/,
+		(_m, begin, body, end) =>
+			[
+				begin,
+				...(String(body)
+					.replace(/\s+/g, '')
+					.match(/.{1,64}/g) ?? []),
+				end,
+			].join('\n'),
+	);
+}
+
+function connectFailure(database: string, where: Where, error: unknown): ConnectorError {
+	const failure = (typeof error === 'object' && error !== null ? error : {}) as {
+		message?: string;
+		code?: string;
+	};
+	const code = failure.code ? ` (${failure.code})` : '';
+	return new ConnectorError(
+		`Could not connect to ${database} at ${where.host}:${where.port} as ${JSON.stringify(where.user)}${code}: ${failure.message ?? String(error)}`,
+	);
+}

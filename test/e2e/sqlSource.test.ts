@@ -1,0 +1,275 @@
+import { type Execution, isFinal, N8nInstance, nodeOutput } from '../harness/n8nInstance';
+import { type Exec, SqlServers } from '../harness/sqlServers';
+import { node, PACKAGE, workflow } from './workflowBuilder';
+
+/**
+ * sql.query in a real n8n 2.41.1 against PostgreSQL 15 and MariaDB from Debian's packages
+ * (test/harness/sqlServers.ts), with n8n's own `postgres` and `mySql` credentials. One n8n and both
+ * databases for the suite; each test its own database.
+ */
+type Dialect = 'postgres' | 'mariadb';
+
+const LAG_SECONDS = 10;
+
+/** The table each test polls: `updated_at` at microsecond precision, set by the database's clock. */
+const TABLE: Record<Dialect, string> = {
+	postgres:
+		'CREATE TABLE orders (id serial PRIMARY KEY, updated_at timestamptz(6) NOT NULL DEFAULT clock_timestamp(), note text)',
+	mariadb:
+		'CREATE TABLE orders (id int AUTO_INCREMENT PRIMARY KEY, updated_at datetime(6) NOT NULL DEFAULT NOW(6), note text, INDEX (updated_at, id))',
+};
+
+/** The user's query, with the trigger's position and the page size as bind parameters. */
+const QUERY: Record<Dialect, { query: string; params: string[] }> = {
+	postgres: {
+		query:
+			'SELECT id, updated_at, note FROM orders\nWHERE (updated_at, id) > ($1, $2)\nORDER BY updated_at, id LIMIT $3',
+		params: ['cursor', 'key', 'limit'],
+	},
+	mariadb: {
+		query:
+			'SELECT id, updated_at, note FROM orders\nWHERE updated_at > ? OR (updated_at = ? AND id > ?)\nORDER BY updated_at, id LIMIT ?',
+		params: ['cursor', 'cursor', 'key', 'limit'],
+	},
+};
+
+describe('sql.query in a real n8n', () => {
+	let n8n: N8nInstance;
+	let servers: SqlServers;
+	let databaseCount = 0;
+
+	beforeAll(async () => {
+		[servers, n8n] = await Promise.all([SqlServers.start(), N8nInstance.launch('sql-source')]);
+	});
+
+	afterAll(async () => {
+		await n8n?.stop();
+		await servers?.stop();
+	});
+
+	/** A database of its own, its `orders` table, and an n8n credential for it. */
+	async function freshDatabase(dialect: Dialect) {
+		databaseCount += 1;
+		const name = `shop${databaseCount}`;
+		const exec = (await servers.createDatabase(name))[dialect];
+		await exec(TABLE[dialect]);
+		const credentialId =
+			dialect === 'postgres'
+				? await n8n.createCredential(`pg ${name}`, 'postgres', {
+						host: '127.0.0.1',
+						port: servers.postgresPort,
+						database: name,
+						user: 'postgres',
+						password: '',
+						ssl: 'disable',
+						allowUnauthorizedCerts: false,
+						maxConnections: 100,
+						sshTunnel: false,
+					})
+				: await n8n.createCredential(`mariadb ${name}`, 'mySql', {
+						host: '127.0.0.1',
+						port: servers.mariadbPort,
+						database: name,
+						user: 'root',
+						password: '',
+						connectTimeout: 10000,
+						ssl: false,
+						sshTunnel: false,
+					});
+		return { name, exec, credentialId };
+	}
+
+	function sqlWorkflow(
+		dialect: Dialect,
+		database: { name: string; credentialId: string },
+		withArgs: Record<string, unknown> = {},
+	) {
+		const type = dialect === 'postgres' ? 'postgres' : 'mySql';
+		return workflow(
+			`sql ${dialect} ${database.name}`,
+			[
+				node(
+					'Poll',
+					`${PACKAGE}.pollTrigger`,
+					{
+						op: 'sql.query',
+						database: type,
+						with: JSON.stringify({
+							...QUERY[dialect],
+							cursor: 'updated_at',
+							key: 'id',
+							from: ['1970-01-01 00:00:00', 0],
+							pageSize: 100,
+							lagSeconds: LAG_SECONDS,
+							...withArgs,
+						}),
+						items: 'rows',
+						id: 'id',
+						dedupe: 'unique',
+						// One run per poll's new rows: a 1,000-row burst is a few runs, not 1,000.
+						oneRunPerItem: false,
+						interval: 1,
+						intervalUnit: 'seconds',
+					},
+					{ credentials: { [type]: { id: database.credentialId, name: database.name } } },
+				),
+			],
+			[],
+		);
+	}
+
+	/** Every row id the workflow's successful runs started, in start order, repeats included. */
+	function startedIds(executions: Execution[]): number[] {
+		return executions
+			.filter((execution) => execution.status === 'success')
+			.flatMap((execution) => nodeOutput(execution, 'Poll').map((row) => Number(row.id)));
+	}
+
+	async function waitForIds(workflowId: string, ids: number[], description: string) {
+		const wanted = new Set(ids);
+		return await n8n.waitForExecutions(
+			workflowId,
+			(all) => {
+				const started = new Set(startedIds(all.filter(isFinal)));
+				return [...wanted].every((id) => started.has(id));
+			},
+			description,
+			180_000,
+		);
+	}
+
+	async function insert(exec: Exec, dialect: Dialect, notes: string[], at?: string) {
+		const ids: number[] = [];
+		for (const note of notes) {
+			const rows =
+				dialect === 'postgres'
+					? await exec(
+							at
+								? 'INSERT INTO orders (note, updated_at) VALUES ($1, $2) RETURNING id'
+								: 'INSERT INTO orders (note) VALUES ($1) RETURNING id',
+							at ? [note, at] : [note],
+						)
+					: await exec(
+							at
+								? 'INSERT INTO orders (note, updated_at) VALUES (?, ?) RETURNING id'
+								: 'INSERT INTO orders (note) VALUES (?) RETURNING id',
+							at ? [note, at] : [note],
+						);
+			ids.push(Number(rows[0].id));
+		}
+		return ids;
+	}
+
+	describe.each<Dialect>(['postgres', 'mariadb'])('%s', (dialect) => {
+		test('1,000 rows with one timestamp across pages of 100, rows inserted during polls, a late commit of an older timestamp, and a restart between polls: every row starts once', async () => {
+			const database = await freshDatabase(dialect);
+			const { exec } = database;
+			// 1,000 rows sharing one microsecond, in one statement.
+			const sameStamp = '2026-11-30 12:00:00.123456';
+			await exec(
+				dialect === 'postgres'
+					? `INSERT INTO orders (note, updated_at) SELECT 'burst ' || n, '${sameStamp}' FROM generate_series(1, 1000) AS n`
+					: `INSERT INTO orders (note, updated_at) SELECT CONCAT('burst ', seq), '${sameStamp}' FROM seq_1_to_1000`,
+			);
+			const burst = (await exec('SELECT id FROM orders ORDER BY id')).map((row) => Number(row.id));
+			expect(burst).toHaveLength(1000);
+
+			const workflowId = await n8n.importWorkflow(sqlWorkflow(dialect, database));
+			await n8n.publish(workflowId);
+			const afterBurst = await waitForIds(workflowId, burst, 'the 1,000-row burst');
+			// The timestamp came back at full precision.
+			const someRun = afterBurst.find((execution) => nodeOutput(execution, 'Poll').length > 0)!;
+			expect(String(nodeOutput(someRun, 'Poll')[0].updated_at)).toContain('12:00:00.123456');
+
+			// Rows inserted one by one while the trigger polls every second.
+			const during: number[] = [];
+			for (let i = 0; i < 5; i++) {
+				during.push(...(await insert(exec, dialect, [`during ${i}`])));
+				await waitForIds(workflowId, during, `row ${during.at(-1)} inserted during polling`);
+			}
+
+			// A long transaction stamps its row first, a newer row commits and is started, then the
+			// long one commits its older stamp: the lag keeps it in reach of the next polls.
+			const late =
+				dialect === 'postgres'
+					? await servers.postgresSession(database.name)
+					: await servers.mariadbSession(database.name);
+			let lateId: number;
+			if (dialect === 'postgres') {
+				const pg = late as Awaited<ReturnType<SqlServers['postgresSession']>>;
+				await pg.query('BEGIN');
+				// now() is the transaction's start: the row is stamped before the newer one below.
+				const { rows } = await pg.query(
+					"INSERT INTO orders (note, updated_at) VALUES ('late', now()) RETURNING id",
+				);
+				lateId = Number(rows[0].id);
+			} else {
+				const maria = late as Awaited<ReturnType<SqlServers['mariadbSession']>>;
+				await maria.query('BEGIN');
+				const [rows] = await maria.query(
+					"INSERT INTO orders (note, updated_at) VALUES ('late', NOW(6)) RETURNING id",
+				);
+				lateId = Number((rows as Array<{ id: number }>)[0].id);
+			}
+			const newer = await insert(exec, dialect, ['newer']);
+			await waitForIds(workflowId, newer, 'the newer row, committed first');
+			if (dialect === 'postgres')
+				await (late as Awaited<ReturnType<SqlServers['postgresSession']>>).query('COMMIT');
+			else await (late as Awaited<ReturnType<SqlServers['mariadbSession']>>).query('COMMIT');
+			await late.end();
+			await waitForIds(workflowId, [lateId], 'the row of the late commit, stamped older');
+
+			// The database restarts between polls: a poll fails while it is down, the next ones go on.
+			const failedBefore = (await n8n.executions(workflowId)).filter(
+				(execution) => execution.status === 'error',
+			).length;
+			if (dialect === 'postgres') servers.stopPostgres();
+			else await servers.stopMariadb();
+			await n8n.waitForExecutions(
+				workflowId,
+				(all) => all.filter((execution) => execution.status === 'error').length > failedBefore,
+				'a poll failing while the database is down',
+			);
+			if (dialect === 'postgres') servers.startPostgres();
+			else await servers.startMariadb();
+			const afterRestart = await insert(exec, dialect, ['after restart 1', 'after restart 2']);
+			const all = await waitForIds(workflowId, afterRestart, 'the rows inserted after the restart');
+			const failure = all.find((execution) => execution.status === 'error')!;
+			expect(failure.data?.resultData.error?.message).toMatch(
+				/Could not connect to|terminat|closed|ECONNRE/i,
+			);
+
+			// Every row of the table started exactly once.
+			const everyRow = (await exec('SELECT id FROM orders')).map((row) => Number(row.id));
+			const started = startedIds(all);
+			expect(started.length).toBe(new Set(started).size);
+			expect([...started].sort((a, b) => a - b)).toEqual(everyRow.sort((a, b) => a - b));
+			await n8n.unpublish(workflowId);
+		});
+	});
+
+	test('a query that fails names the database message and the query line; bad arguments refuse activation naming the field', async () => {
+		const database = await freshDatabase('postgres');
+		const broken = await n8n.importWorkflow(
+			sqlWorkflow('postgres', database, {
+				query: 'SELECT id, updated_at FROM ordres\nWHERE (updated_at, id) > ($1, $2) LIMIT $3',
+			}),
+		);
+		await n8n.publish(broken);
+		const [failed] = await n8n.waitForExecutions(
+			broken,
+			(all) => all.some((execution) => execution.status === 'error'),
+			'the failing poll',
+		);
+		expect(failed.data?.resultData.error?.message).toBe(
+			'PostgreSQL error (42P01) in query "SELECT id, updated_at FROM ordres": relation "ordres" does not exist',
+		);
+		await n8n.unpublish(broken);
+
+		const refused = await n8n.importWorkflow(sqlWorkflow('postgres', database, { cursor: '' }));
+		await n8n.publish(refused).catch(() => undefined);
+		expect(await n8n.activationError(refused)).toContain(
+			'Invalid value "" for "With": "cursor" must name the result column the query orders by first',
+		);
+	});
+});
