@@ -176,6 +176,14 @@ describe('sql.query planning', () => {
 		expect(error.message).toBe(
 			'PostgreSQL error (42P01) in query "SELECT * FROM ordres": relation "ordres" does not exist',
 		);
+		// In words, without the code: n8n replaces a message holding ECONNRESET with a generic one.
+		expect(
+			describeSqlFailure(
+				Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' }),
+				'mysql',
+				'SELECT 1',
+			).message,
+		).toBe('MySQL/MariaDB error in query "SELECT 1": the server closed the connection');
 	});
 });
 

@@ -349,15 +349,41 @@ export function describeSqlFailure(
 	query: string,
 ): ConnectorError | ConfigError {
 	if (error instanceof ConnectorError || error instanceof ConfigError) return error;
+	const database = dialect === 'postgres' ? 'PostgreSQL' : 'MySQL/MariaDB';
+	const { code, text } = describeCause(error);
+	return new ConnectorError(`${database} error${code} in query "${firstLine(query)}": ${text}`, {
+		description: failureMessage(error),
+	});
+}
+
+/**
+ * Socket failures in words: n8n replaces an error message that contains a code such as
+ * ECONNREFUSED with a generic one of its own ("The service refused the connection"), which would
+ * hide which database and query failed.
+ */
+const SOCKET_FAILURES: Record<string, string> = {
+	ECONNREFUSED: 'the server refused the connection (is it running, and are host and port right?)',
+	ECONNRESET: 'the server closed the connection',
+	ETIMEDOUT: 'the server did not answer in time',
+	ENOTFOUND: 'the host name could not be resolved',
+	EAI_AGAIN: 'the host name could not be resolved',
+	EHOSTUNREACH: 'the host cannot be reached',
+	EPIPE: 'the server closed the connection',
+};
+
+function failureMessage(error: unknown): string {
 	const failure = (typeof error === 'object' && error !== null ? error : {}) as {
 		message?: string;
-		code?: string;
 		sqlMessage?: string;
 	};
-	const database = dialect === 'postgres' ? 'PostgreSQL' : 'MySQL/MariaDB';
-	const message = failure.sqlMessage ?? failure.message ?? String(error);
-	const code = failure.code ? ` (${failure.code})` : '';
-	return new ConnectorError(`${database} error${code} in query "${firstLine(query)}": ${message}`, {
-		description: message,
-	});
+	return failure.sqlMessage ?? failure.message ?? String(error);
+}
+
+/** The database's code (" (42P01)") and message; for a socket failure, no code and the words above. */
+export function describeCause(error: unknown): { code: string; text: string } {
+	const code = (error as { code?: unknown } | null)?.code;
+	if (typeof code === 'string' && code in SOCKET_FAILURES)
+		return { code: '', text: SOCKET_FAILURES[code] };
+	const shown = typeof code === 'string' || typeof code === 'number' ? ` (${code})` : '';
+	return { code: shown, text: failureMessage(error) };
 }

@@ -3,7 +3,12 @@ import type { ICredentialDataDecryptedObject } from 'n8n-workflow';
 import { Client as PgClient, types as pgTypes } from 'pg';
 
 import { checkRange, ConfigError } from '../../core/configError';
-import type { SqlDialect, SqlSession, SqlSessionFactory } from '../../core/connectors/sql';
+import {
+	describeCause,
+	type SqlDialect,
+	type SqlSession,
+	type SqlSessionFactory,
+} from '../../core/connectors/sql';
 import { ConnectorError } from '../../core/connectors/types';
 
 /**
@@ -219,12 +224,8 @@ function pem(value: unknown): string {
 }
 
 function connectFailure(database: string, where: Where, error: unknown): ConnectorError {
-	const failure = (typeof error === 'object' && error !== null ? error : {}) as {
-		message?: string;
-		code?: string;
-	};
-	const code = failure.code ? ` (${failure.code})` : '';
+	const { code, text } = describeCause(error);
 	return new ConnectorError(
-		`Could not connect to ${database} at ${where.host}:${where.port} as ${JSON.stringify(where.user)}${code}: ${failure.message ?? String(error)}`,
+		`Could not connect to ${database} at ${where.host}:${where.port} as ${JSON.stringify(where.user)}${code}: ${text}`,
 	);
 }

@@ -9,7 +9,7 @@ import { node, PACKAGE, workflow } from './workflowBuilder';
  */
 type Dialect = 'postgres' | 'mariadb';
 
-const LAG_SECONDS = 10;
+const LAG_SECONDS = 30;
 
 /** The table each test polls: `updated_at` at microsecond precision, set by the database's clock. */
 const TABLE: Record<Dialect, string> = {
@@ -108,7 +108,7 @@ describe('sql.query in a real n8n', () => {
 						dedupe: 'unique',
 						// One run per poll's new rows: a 1,000-row burst is a few runs, not 1,000.
 						oneRunPerItem: false,
-						interval: 1,
+						interval: 5,
 						intervalUnit: 'seconds',
 					},
 					{ credentials: { [type]: { id: database.credentialId, name: database.name } } },
@@ -181,9 +181,9 @@ describe('sql.query in a real n8n', () => {
 			const someRun = afterBurst.find((execution) => nodeOutput(execution, 'Poll').length > 0)!;
 			expect(String(nodeOutput(someRun, 'Poll')[0].updated_at)).toContain('12:00:00.123456');
 
-			// Rows inserted one by one while the trigger polls every second.
+			// Rows inserted one by one while the trigger polls.
 			const during: number[] = [];
-			for (let i = 0; i < 5; i++) {
+			for (let i = 0; i < 3; i++) {
 				during.push(...(await insert(exec, dialect, [`during ${i}`])));
 				await waitForIds(workflowId, during, `row ${during.at(-1)} inserted during polling`);
 			}
@@ -236,7 +236,7 @@ describe('sql.query in a real n8n', () => {
 			const all = await waitForIds(workflowId, afterRestart, 'the rows inserted after the restart');
 			const failure = all.find((execution) => execution.status === 'error')!;
 			expect(failure.data?.resultData.error?.message).toMatch(
-				/Could not connect to|terminat|closed|ECONNRE/i,
+				/^(Could not connect to (PostgreSQL|MySQL\/MariaDB) at 127\.0\.0\.1:\d+ as "(postgres|root)"|(PostgreSQL|MySQL\/MariaDB) error)/,
 			);
 
 			// Every row of the table started exactly once.
