@@ -59,6 +59,9 @@ describe('connector credential descriptions', () => {
 		const imapOps = allOps()
 			.filter((op) => op.transport === 'imap')
 			.map((op) => op.name);
+		const notHttpOps = allOps()
+			.filter((op) => op.transport !== 'http')
+			.map((op) => op.name);
 		const imap = connectorCredentials.find((c) => c.name === 'imap');
 		expect(imap?.displayOptions?.show).toEqual({ '@version': [1.1], op: imapOps });
 		const sftpOps = allOps()
@@ -69,7 +72,19 @@ describe('connector credential descriptions', () => {
 		const oauth2 = connectorCredentials.find((c) => c.name === 'oAuth2Api');
 		expect(oauth2?.displayOptions).toEqual({
 			show: { '@version': [1.1], authentication: ['oAuth2Api'] },
-			hide: { op: [...imapOps, ...sftpOps] },
+			hide: { op: notHttpOps },
+		});
+	});
+
+	it("sql.query asks for n8n's Postgres or MySQL credential, by the Database chosen", () => {
+		const postgres = connectorCredentials.find((c) => c.name === 'postgres');
+		const mySql = connectorCredentials.find((c) => c.name === 'mySql');
+		expect(postgres?.displayOptions).toEqual({
+			show: { op: ['sql.query'], database: ['postgres'] },
+		});
+		expect(mySql?.displayOptions).toEqual({
+			show: { op: ['sql.query'] },
+			hide: { database: ['postgres'] },
 		});
 	});
 });

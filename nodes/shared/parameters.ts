@@ -97,13 +97,19 @@ export const connectorCredentials: INodeCredentialDescription[] = [
 		testedBy: 'sftpCredentialTest',
 		displayOptions: { show: { op: SFTP_OPS } },
 	},
-	// n8n's own database credentials (its Postgres and MySQL nodes'), in every version.
+	// n8n's own database credentials (its Postgres and MySQL nodes'), in every version. MySQL's is
+	// keyed with `hide`: were both keyed with `show`, they would cover every value of "Database",
+	// and the editor would take that parameter for the auth field (see above).
 	{
 		name: 'postgres',
 		required: true,
 		displayOptions: { show: { op: SQL_OPS, database: ['postgres'] } },
 	},
-	{ name: 'mySql', required: true, displayOptions: { show: { op: SQL_OPS, database: ['mySql'] } } },
+	{
+		name: 'mySql',
+		required: true,
+		displayOptions: { show: { op: SQL_OPS }, hide: { database: ['postgres'] } },
+	},
 ];
 
 /**
