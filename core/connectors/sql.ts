@@ -381,7 +381,9 @@ function failureMessage(error: unknown): string {
 
 /** The database's code (" (42P01)") and message; for a socket failure, no code and the words above. */
 export function describeCause(error: unknown): { code: string; text: string } {
-	const code = (error as { code?: unknown } | null)?.code;
+	// mysql2 names only MySQL's error numbers; a MariaDB-only one (1969, statement timeout) has its errno.
+	const failure = error as { code?: unknown; errno?: unknown } | null;
+	const code = failure?.code ?? failure?.errno;
 	if (typeof code === 'string' && code in SOCKET_FAILURES)
 		return { code: '', text: SOCKET_FAILURES[code] };
 	const shown = typeof code === 'string' || typeof code === 'number' ? ` (${code})` : '';

@@ -1,3 +1,5 @@
+import { resolveOp } from '../../core/connectors/registry';
+import { sqlSessionFactory } from '../../nodes/shared/sqlSession';
 import { type Execution, isFinal, N8nInstance, nodeOutput } from '../harness/n8nInstance';
 import { type Exec, SqlServers } from '../harness/sqlServers';
 import { node, PACKAGE, workflow } from './workflowBuilder';
@@ -272,4 +274,44 @@ describe('sql.query in a real n8n', () => {
 			'Invalid value "" for "With": "cursor" must name the result column the query orders by first',
 		);
 	});
+
+	test.each<[Dialect, string, RegExp]>([
+		[
+			'postgres',
+			'SELECT now() AS c, 1 AS k FROM pg_sleep(30) WHERE $1::text IS NOT NULL',
+			/^PostgreSQL error \(57014\) in query "SELECT now\(\) AS c.*": canceling statement due to statement timeout$/,
+		],
+		[
+			'mariadb',
+			'SELECT NOW(6) AS c, COUNT(*) AS k FROM seq_1_to_100000 a, seq_1_to_100000 b WHERE ? IS NOT NULL',
+			/^MySQL\/MariaDB error \(1969\) in query "SELECT NOW\(6\) AS c.*": Query execution was interrupted \(max_statement_time exceeded\)$/,
+		],
+	])(
+		'%s cancels a query running past the timeout, on the server',
+		async (dialect, query, error) => {
+			const credential =
+				dialect === 'postgres'
+					? {
+							host: '127.0.0.1',
+							port: servers.postgresPort,
+							database: 'postgres',
+							user: 'postgres',
+							ssl: 'disable',
+						}
+					: {
+							host: '127.0.0.1',
+							port: servers.mariadbPort,
+							database: 'mysql',
+							user: 'root',
+							ssl: false,
+						};
+			const sql = sqlSessionFactory(dialect === 'postgres' ? 'postgres' : 'mysql', credential);
+			await expect(
+				resolveOp('sql.query').run(
+					{ query, params: ['cursor'], cursor: 'c', key: 'k', from: ['1970-01-01', 0] },
+					{ memory: {}, sql, timeoutMs: 1_000 },
+				),
+			).rejects.toThrow(error);
+		},
+	);
 });
