@@ -306,6 +306,8 @@ export function createSqlOps(): ConnectorOp[] {
 		description:
 			"Rows of a PostgreSQL or MySQL/MariaDB table, read with your SELECT after the last position by (cursor, key), with a safety lag on the database's clock",
 		transport: 'sql',
+		// Execute step reads from the trigger's saved position: what the next poll would read.
+		previewsWithMemory: true,
 		check: (args) => sqlQueryArgs(args),
 		async run(args, context: OpContext) {
 			const parsed = sqlQueryArgs(args);
