@@ -40,3 +40,54 @@ export function booleanArg(value: unknown, key: string, fallback: boolean): bool
 	if (value === 'true' || value === 'false') return value === 'true';
 	throw argumentError(key, value, 'must be true or false');
 }
+
+const PLACEHOLDER = /\{\{\s*\$([A-Za-z_][A-Za-z0-9_]*)\s*\}\}/g;
+
+/** The names of the `{{ $name }}` placeholders in `with`. */
+export function placeholdersIn(args: unknown): Set<string> {
+	const names = new Set<string>();
+	const walk = (value: unknown) => {
+		if (typeof value === 'string')
+			for (const match of value.matchAll(PLACEHOLDER)) names.add(match[1]);
+		else if (Array.isArray(value)) value.forEach(walk);
+		else if (typeof value === 'object' && value !== null) Object.values(value).forEach(walk);
+	};
+	walk(args);
+	return names;
+}
+
+/**
+ * `with` with its `{{ $name }}` placeholders replaced by `values` (values the trigger owns, such as
+ * its cursor: a poll has no run data for n8n expressions). A string that is only a placeholder takes
+ * the value as it is (a number stays a number in a JSON body); inside text it is written as text.
+ * An unknown name is a ConfigError naming it.
+ */
+export function fillPlaceholders(
+	args: Record<string, unknown>,
+	values: Record<string, unknown>,
+): Record<string, unknown> {
+	const fill = (value: unknown): unknown => {
+		if (typeof value === 'string') {
+			const whole = /^\{\{\s*\$([A-Za-z_][A-Za-z0-9_]*)\s*\}\}$/.exec(value);
+			if (whole) return valueOf(whole[1], value);
+			return value.replace(PLACEHOLDER, (_, name: string) => String(valueOf(name, value)));
+		}
+		if (Array.isArray(value)) return value.map(fill);
+		if (typeof value === 'object' && value !== null)
+			return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, fill(v)]));
+		return value;
+	};
+	const valueOf = (name: string, text: string) => {
+		if (!Object.prototype.hasOwnProperty.call(values, name))
+			throw new ConfigError(
+				'with',
+				FIELD_LABELS.with,
+				text,
+				`"$${name}" is not a value the trigger has; use ${Object.keys(values)
+					.map((known) => `{{ $${known} }}`)
+					.join(' or ')}`,
+			);
+		return values[name];
+	};
+	return fill(args) as Record<string, unknown>;
+}

@@ -1,5 +1,5 @@
 import { argumentError } from './args';
-import { ConnectorError, type ConnectorOp, type OpMemory } from './types';
+import { ConnectorError, type ConnectorOp, type OpContext, type OpMemory } from './types';
 
 const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD'];
 /** Conditional requests only make sense for reads. */
@@ -21,49 +21,84 @@ export const httpRequestOp: ConnectorOp = {
 		requestArgs(args);
 	},
 	async run(args, context) {
-		if (!context.http) throw new Error('http.request needs an HTTP transport');
-		const { method, url, query, headers } = requestArgs(args);
-		if (CONDITIONAL_METHODS.includes(method)) {
-			if (context.memory.etag) headers['if-none-match'] = context.memory.etag;
-			if (context.memory.lastModified) headers['if-modified-since'] = context.memory.lastModified;
-		}
-		const response = await context.http({
-			method,
-			url,
-			query,
-			headers,
-			body: args.body,
-			timeoutMs: context.timeoutMs,
-			signal: context.signal,
-		});
-		const where = `${method} ${url}`;
-		if (response.status === 304) return { kind: 'not_modified' };
-		if (response.status === 429 || response.status === 503) {
-			throw new ConnectorError(
-				`${where} answered ${response.status}${response.status === 429 ? ' Too Many Requests' : ' Service Unavailable'}`,
-				{
-					status: response.status,
-					retryAfterMs: parseRetryAfter(response.headers['retry-after']),
-					description: snippet(response.body),
-				},
-			);
-		}
-		if (response.status < 200 || response.status >= 300) {
-			throw new ConnectorError(`${where} answered HTTP ${response.status}`, {
-				status: response.status,
-				description: snippet(response.body),
-			});
-		}
-		const data =
-			method === 'HEAD' || BODILESS_STATUSES.includes(response.status)
-				? { status: response.status, headers: response.headers }
-				: parseJsonBody(response.body, response.headers['content-type'], where);
-		return { kind: 'data', data, memory: validatorsOf(response.headers) };
+		const answer = await httpExchange(args, context, { conditional: true });
+		if (answer.kind !== 'data') return { kind: 'not_modified' };
+		return { kind: 'data', data: answer.data, memory: answer.memory };
 	},
 };
 
+/** One answer of `http.request` with what paging reads from it (core/connectors/pagination.ts). */
+export type HttpAnswer =
+	| { kind: 'not_modified' }
+	| {
+			kind: 'data';
+			data: unknown;
+			status: number;
+			headers: Record<string, string>;
+			memory: OpMemory;
+	  }
+	/** One of `options.endStatuses`: the source says there is nothing more (no body read). */
+	| { kind: 'end_status'; status: number; headers: Record<string, string> };
+
+/**
+ * The one HTTP exchange of `http.request`. `conditional`: send the remembered validators (only the
+ * first page of a paginated poll does). `endStatuses`: statuses that are an answer, not a failure.
+ */
+export async function httpExchange(
+	args: Record<string, unknown>,
+	context: OpContext,
+	options: { conditional: boolean; endStatuses?: readonly number[] },
+): Promise<HttpAnswer> {
+	if (!context.http) throw new Error('http.request needs an HTTP transport');
+	const { method, url, query, headers } = requestArgs(args);
+	if (options.conditional && CONDITIONAL_METHODS.includes(method)) {
+		if (context.memory.etag) headers['if-none-match'] = context.memory.etag;
+		if (context.memory.lastModified) headers['if-modified-since'] = context.memory.lastModified;
+	}
+	const response = await context.http({
+		method,
+		url,
+		query,
+		headers,
+		body: args.body,
+		timeoutMs: context.timeoutMs,
+		signal: context.signal,
+	});
+	const where = `${method} ${url}`;
+	if (response.status === 304 && options.conditional) return { kind: 'not_modified' };
+	if (options.endStatuses?.includes(response.status))
+		return { kind: 'end_status', status: response.status, headers: response.headers };
+	if (response.status === 429 || response.status === 503) {
+		throw new ConnectorError(
+			`${where} answered ${response.status}${response.status === 429 ? ' Too Many Requests' : ' Service Unavailable'}`,
+			{
+				status: response.status,
+				retryAfterMs: parseRetryAfter(response.headers['retry-after']),
+				description: snippet(response.body),
+			},
+		);
+	}
+	if (response.status < 200 || response.status >= 300) {
+		throw new ConnectorError(`${where} answered HTTP ${response.status}`, {
+			status: response.status,
+			description: snippet(response.body),
+		});
+	}
+	const data =
+		method === 'HEAD' || BODILESS_STATUSES.includes(response.status)
+			? { status: response.status, headers: response.headers }
+			: parseJsonBody(response.body, response.headers['content-type'], where);
+	return {
+		kind: 'data',
+		data,
+		status: response.status,
+		headers: response.headers,
+		memory: validatorsOf(response.headers),
+	};
+}
+
 /** The request `with` describes, or a ConfigError naming the argument and its value. */
-function requestArgs(args: Record<string, unknown>): {
+export function requestArgs(args: Record<string, unknown>): {
 	method: string;
 	url: string;
 	query: Record<string, string>;

@@ -262,6 +262,11 @@ export abstract class DedupeStore {
 		return JSON.stringify(this.savedFields()).length;
 	}
 
+	/** The high-water mark ($cursor in With): set only for `greatest`, once it started or saw an item. */
+	get cursor(): ItemKey | undefined {
+		return undefined;
+	}
+
 	/** What the history budget (DedupeOptions.maxRemembered) has forgotten; cursor kinds have none. */
 	get forgotten(): ForgottenKeys | undefined {
 		return undefined;

@@ -215,7 +215,14 @@ export class PollExpressions {
 		result: unknown,
 		options: { withVersion: boolean },
 	): Promise<Array<KeyedItem<T>>> {
-		const items = (await this.selectItems(result)) as T[];
+		return this.keyList((await this.selectItems(result)) as T[], options);
+	}
+
+	/** Keys each item of a list already selected (the pages of a paginated poll). */
+	async keyList<T = unknown>(
+		items: readonly T[],
+		options: { withVersion: boolean },
+	): Promise<Array<KeyedItem<T>>> {
 		const keyed: Array<KeyedItem<T>> = new Array(items.length);
 		for (let index = 0; index < items.length; index++) {
 			const item = items[index];

@@ -8,3 +8,4 @@ export * from './runner';
 export * from './ledger';
 export * from './runStage';
 export * from './history';
+export * from './paging';

@@ -230,6 +230,10 @@ export class GreatestStore extends DedupeStore {
 		return this.watermark === undefined ? 0 : 1;
 	}
 
+	get cursor(): ItemKey | undefined {
+		return this.watermark;
+	}
+
 	protected undo(undo: Undo): void {
 		if (!('watermark' in undo)) throw new Error(`dedupe "greatest" cannot undo ${showValue(undo)}`);
 		const before = undo.watermark ?? undefined;

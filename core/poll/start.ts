@@ -8,10 +8,18 @@ export interface PollCycle {
 	expressions: PollExpressions;
 	store: DedupeStore;
 	clock: Clock;
-	/** Performs the op; `notModified` for an HTTP 304 or the like (nothing to look at). */
+	/**
+	 * Performs the op; `notModified` for an HTTP 304 or the like (nothing to look at). `result` is the
+	 * op's result, whose list Items selects; `items`, the list already selected (the pages of a
+	 * paginated poll, core/poll/paging.ts).
+	 */
 	fetch(
 		signal: AbortSignal,
-	): Promise<{ notModified: true } | { notModified?: false; result: unknown }>;
+	): Promise<
+		| { notModified: true }
+		| { notModified?: false; result: unknown }
+		| { notModified?: false; items: unknown[] }
+	>;
 	commit: CommitOptions;
 }
 
@@ -33,9 +41,11 @@ export async function runPollCycle<T>(
 	const fetched = await cycle.fetch(signal);
 	if (fetched.notModified) return { outcome: { kind: 'not_modified' }, runs: [] };
 	const { store } = cycle;
-	const keyed = await cycle.expressions.keyItems<T>(fetched.result, {
-		withVersion: store.needsVersion,
-	});
+	const options = { withVersion: store.needsVersion };
+	const keyed =
+		'items' in fetched
+			? await cycle.expressions.keyList(fetched.items as T[], options)
+			: await cycle.expressions.keyItems<T>(fetched.result, options);
 	signal.throwIfAborted();
 	const now = cycle.clock.now();
 	const runs = store.commit(store.plan(keyed, now), now, cycle.commit);

@@ -36,6 +36,9 @@ import {
 	startsRun,
 	RunStage,
 	type StagedRun,
+	PagedSource,
+	type PagingSettings,
+	type SavedPagingState,
 } from '../../core/poll';
 import { type TimeUnit, UNIT_MS } from '../../core/units';
 import { BUSY_WRITE_INTERVAL_MS, RunEmitter, type RunToEmit } from '../shared/emitRuns';
@@ -44,6 +47,7 @@ import type { HttpAuthSettings } from '../shared/httpTransport';
 import { imapCredentialTest } from '../shared/imapCredentialTest';
 import { writerToLiveCopies } from '../shared/liveCopies';
 import { opContext } from '../shared/opContext';
+import { paginationProperties, readPagingSettings } from '../shared/pagination';
 import { sftpCredentialTest } from '../shared/sftpCredential';
 import {
 	connectorCredentials,
@@ -71,6 +75,8 @@ interface PollTriggerState {
 	ledger?: LedgerEntry[];
 	/** The Start Again list last applied (startAgainId), so a list is applied once. */
 	startAgainApplied?: string;
+	/** Paginated http.request: $lastPollStartedAt, and whether Max Pages was reported (core/poll/paging.ts). */
+	paging?: SavedPagingState;
 	/** Before the outbox (0.1.x): the last run emitted. Moved into the outbox on load. */
 	pending?: { items: IDataObject[]; dedupeKey: string };
 }
@@ -94,8 +100,9 @@ export class PollTrigger implements INodeType {
 		credentials: connectorCredentials,
 		properties: [
 			...connectorProperties(
-				"The op's arguments, passed as written. For http.request: method, URL (absolute, or relative to the credential's base URL), query, headers, body.",
+				'The op\'s arguments, passed as written. For http.request: method, URL (absolute, or relative to the credential\'s base URL), query, headers, body. Ask only for what is new with {{ $cursor }} (Dedupe Greatest\'s high-water mark) or {{ $lastPollStartedAt }} (ISO time), e.g. "query": {"since": "{{ $lastPollStartedAt }}"}; Execute step shows the requests.',
 			),
+			...paginationProperties,
 			{
 				displayName: 'Items',
 				name: 'items',
@@ -322,6 +329,7 @@ export class PollTrigger implements INodeType {
 		// and so are the dedupe settings and an IMAP credential (its host and port).
 		let loaded: ReturnType<typeof loadDedupeStore>;
 		let context: Awaited<ReturnType<typeof opContext>>;
+		let paged: PagedSource | undefined;
 		try {
 			loaded = loadDedupeStore(
 				{
@@ -337,6 +345,16 @@ export class PollTrigger implements INodeType {
 			if (config.http && config.http.auth.kind !== 'legacy' && typeof config.with.url === 'string')
 				resolveUrl(config.with.url, config.http.baseUrl);
 			context = await opContext(this, op, () => config.http ?? { auth: { kind: 'none' } });
+			if (config.paging)
+				paged = new PagedSource(
+					config.paging,
+					config.with,
+					saved.paging,
+					loaded.store,
+					config.expressions,
+					systemClock,
+					config.firstPoll.mode === 'all',
+				);
 		} catch (error) {
 			throw toNodeError(node, error);
 		}
@@ -356,21 +374,40 @@ export class PollTrigger implements INodeType {
 						]);
 						return;
 					}
-					const fetched = await op.run(config.with, {
-						...context,
-						memory: (op.previewsWithMemory && saved.opMemory) || {},
-						timeoutMs: config.timeoutMs,
-					});
-					const result = fetched.kind === 'data' ? fetched.data : undefined;
-					const keyed = await config.expressions.keyItems(result ?? [], {
-						withVersion: store.needsVersion,
-					});
+					const pages = await paged?.fetch({ context, memory: {}, timeoutMs: config.timeoutMs });
+					const fetched =
+						pages ??
+						(await op.run(config.with, {
+							...context,
+							memory: (op.previewsWithMemory && saved.opMemory) || {},
+							timeoutMs: config.timeoutMs,
+						}));
+					const withVersion = { withVersion: store.needsVersion };
+					const keyed =
+						pages?.kind === 'pages'
+							? await config.expressions.keyList(pages.items, withVersion)
+							: await config.expressions.keyItems(
+									fetched.kind === 'data' ? fetched.data : [],
+									withVersion,
+								);
 					const plan = store.plan(keyed, Date.now());
 					// A history that costs, or keys the cap forgot, are said first, in a row of their own.
 					const history = historySummary(store, config.maxRemembered);
 					this.emit([
 						[
 							...(history ? [{ json: { history } }] : []),
+							// The requests a poll would send, the cursor filled in (paginated http.request).
+							...(pages?.kind === 'pages' && paged?.showsRequests
+								? [
+										{
+											json: {
+												requests: pages.requests,
+												pages: pages.pages,
+												pagingStopped: pages.stop,
+											} as IDataObject,
+										},
+									]
+								: []),
 							...plan.candidates.map((candidate) => ({
 								json: preview(candidate, fetched.kind === 'not_modified'),
 							})),
@@ -413,6 +450,7 @@ export class PollTrigger implements INodeType {
 				opMemory,
 				outbox: outbox.saved(),
 				ledger: ledger.saved(),
+				...(paged?.saved && { paging: paged.saved }),
 				...(startAgainApplied !== undefined && { startAgainApplied }),
 			};
 			liveCopies.write(STATE_KEY, state as unknown as IDataObject);
@@ -512,6 +550,17 @@ export class PollTrigger implements INodeType {
 								onePerItem: config.oneRunPerItem,
 							},
 							fetch: async (fetchSignal) => {
+								if (paged) {
+									const pages = await paged.fetch({
+										context,
+										memory: opMemory ?? {},
+										signal: fetchSignal,
+										timeoutMs: config.timeoutMs,
+									});
+									if (pages.kind === 'not_modified') return { notModified: true };
+									memory = pages.memory;
+									return { items: pages.items };
+								}
 								const result = await op.run(config.with, {
 									...context,
 									memory: opMemory ?? {},
@@ -525,6 +574,7 @@ export class PollTrigger implements INodeType {
 						},
 						signal,
 					);
+					const pageLimit = paged?.commit();
 					if (outcome.kind === 'not_modified') return outcome;
 					const planned = runs.map(({ key, candidates, undo }) => ({
 						key,
@@ -547,6 +597,14 @@ export class PollTrigger implements INodeType {
 					// Not awaited: the poll (and its timeout) ends with the op and this write; the emitter
 					// sends the runs in order, after any still going out from the poll before.
 					void emitter.emit([...unkeyed, ...armed]);
+					if (pageLimit)
+						saveTriggerFailure(
+							this,
+							new NodeOperationError(node, `Poll Trigger "${node.name}": ${pageLimit}`, {
+								description:
+									'The items of the pages fetched were started. This is recorded once, until a poll reaches known ground again.',
+							}),
+						);
 					return outcome;
 				},
 			});
@@ -610,6 +668,8 @@ interface PollConfig {
 	backoffMaxMs: number | undefined;
 	failureLimit: number;
 	executeStepShows: 'nextPoll' | 'recentStarts';
+	/** Pagination and the cursor (http.request only). */
+	paging: PagingSettings | undefined;
 	startAgain: ItemKey[];
 	/** The history budget (keyed kinds); 0: no cap. */
 	maxRemembered: number;
@@ -663,6 +723,10 @@ function readConfig(context: ITriggerFunctions): PollConfig {
 				options.backoffMaxSec === undefined ? undefined : Number(options.backoffMaxSec) * 1000,
 			failureLimit: Number(options.failureLimit ?? 5),
 			executeStepShows: options.executeStepShows === 'recentStarts' ? 'recentStarts' : 'nextPoll',
+			paging:
+				op === 'http.request'
+					? readPagingSettings((name, fallback) => context.getNodeParameter(name, fallback))
+					: undefined,
 			startAgain: parseStartAgain(String(options.startAgain ?? '')),
 			maxRemembered: Number(options.maxRemembered ?? 0),
 		};

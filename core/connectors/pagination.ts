@@ -1,0 +1,460 @@
+import jsonata from 'jsonata';
+
+import type { Clock } from '../clock';
+import { ConfigError } from '../configError';
+import type { HttpAnswer } from './http';
+import type { OpMemory } from './types';
+
+/**
+ * Paging for `http.request`, with the options of n8n's HTTP Request node (Pagination), plus a
+ * `Link: <…>; rel="next"` mode. A poll has no run data, so the expressions are JSONata (as Items and
+ * ID are) over `{ response: { body, headers, statusCode }, pageCount, cursor }`: the last page's
+ * response, the number of pages received so far, and the trigger's cursor ($cursor in With).
+ */
+export type PaginationMode =
+	| 'off'
+	| 'updateAParameterInEachRequest'
+	| 'responseContainsNextURL'
+	| 'linkHeader';
+
+export type PaginationCompleteWhen = 'responseIsEmpty' | 'receiveSpecificStatusCodes' | 'other';
+
+export interface PaginationParameter {
+	/** Where the value goes, as n8n's HTTP Request node names it. */
+	type: 'qs' | 'body' | 'headers';
+	name: string;
+	/** JSONata giving the value for the next request. */
+	value: string;
+}
+
+export interface PaginationSettings {
+	mode: PaginationMode;
+	nextURL?: string;
+	parameters?: PaginationParameter[];
+	paginationCompleteWhen?: PaginationCompleteWhen;
+	/** Comma-separated, as in n8n's HTTP Request node. */
+	statusCodesWhenComplete?: string;
+	completeExpression?: string;
+	limitPagesFetched?: boolean;
+	maxRequests?: number;
+	requestInterval?: number;
+}
+
+/** The pagination options as the editor labels them: the labels their ConfigErrors carry. */
+export const PAGINATION_LABELS = {
+	paginationMode: 'Pagination Mode',
+	nextURL: 'Next URL',
+	parameters: 'Parameters',
+	paginationCompleteWhen: 'Pagination Complete When',
+	statusCodesWhenComplete: 'Status Code(s) when Complete',
+	completeExpression: 'Complete Expression',
+	maxRequests: 'Max Pages',
+	requestInterval: 'Interval Between Requests (Ms)',
+} as const;
+
+type PaginationField = keyof typeof PAGINATION_LABELS;
+
+function paginationError(field: PaginationField, value: unknown, problem: string): ConfigError {
+	return new ConfigError(field, PAGINATION_LABELS[field], value, problem);
+}
+
+/** What an expression sees. */
+export interface PageScope {
+	response: { body: unknown; headers: Record<string, string>; statusCode: number };
+	pageCount: number;
+	cursor: unknown;
+}
+
+class PageExpression {
+	private readonly expression: jsonata.Expression;
+
+	constructor(
+		readonly field: PaginationField,
+		readonly source: string,
+		readonly name?: string,
+	) {
+		try {
+			this.expression = jsonata(source);
+		} catch (error) {
+			throw paginationError(
+				field,
+				source,
+				`${name ? `"${name}": ` : ''}not valid JSONata: ${(error as Error)?.message ?? error}`,
+			);
+		}
+	}
+
+	async evaluate(scope: PageScope, where: string): Promise<unknown> {
+		try {
+			return await this.expression.evaluate(scope);
+		} catch (error) {
+			throw paginationError(
+				this.field,
+				this.source,
+				`${this.name ? `"${this.name}": ` : ''}failed after ${where}: ${(error as Error)?.message ?? error}`,
+			);
+		}
+	}
+}
+
+/** Why paging stopped. */
+export type PagingStop =
+	/** The source said it had no more (no next link, empty page, end status, Complete Expression). */
+	| 'complete'
+	/** A page reached items already remembered (or at or below the cursor). */
+	| 'known_ground'
+	/** Max Pages pages were all new and the source had more. */
+	| 'page_limit';
+
+/** One request as sent, for Execute step. */
+export interface SentRequest {
+	method: string;
+	url: string;
+	query?: unknown;
+	headers?: unknown;
+	body?: unknown;
+}
+
+export type PagedResult =
+	| { kind: 'not_modified' }
+	| {
+			kind: 'pages';
+			/** The items of every page, in the source's order. */
+			items: unknown[];
+			pages: number;
+			stop: PagingStop;
+			requests: SentRequest[];
+			/** The first page's validators (ETag/Last-Modified): conditional requests are for the first page only. */
+			memory: OpMemory;
+	  };
+
+export interface PagingHooks {
+	/** One exchange; `first` sends the remembered validators. */
+	request(
+		args: Record<string, unknown>,
+		first: boolean,
+		endStatuses: readonly number[],
+	): Promise<HttpAnswer>;
+	/** The list in a page's body (the trigger's Items). */
+	selectItems(body: unknown): Promise<unknown[]>;
+	/** Whether a page reaches what the trigger already knows; unset: walk every page. */
+	knownGround?(items: unknown[]): Promise<boolean>;
+	clock: Clock;
+	signal?: AbortSignal;
+	cursor: unknown;
+}
+
+const MAX_PAGES_DEFAULT = 20;
+
+/** Compiled paging settings; checks them once, at activation. */
+export class Pagination {
+	readonly mode: PaginationMode;
+	private readonly nextURL: PageExpression | undefined;
+	private readonly parameters: Array<PaginationParameter & { expression: PageExpression }>;
+	private readonly completeWhen: PaginationCompleteWhen;
+	private readonly endStatuses: number[];
+	private readonly complete: PageExpression | undefined;
+	/** Unset: no limit. */
+	readonly maxPages: number | undefined;
+	private readonly intervalMs: number;
+
+	constructor(settings: PaginationSettings) {
+		this.mode = settings.mode;
+		const modes: PaginationMode[] = [
+			'off',
+			'updateAParameterInEachRequest',
+			'responseContainsNextURL',
+			'linkHeader',
+		];
+		if (!modes.includes(this.mode))
+			throw paginationError('paginationMode', this.mode, `must be one of ${modes.join(', ')}`);
+		this.nextURL =
+			this.mode === 'responseContainsNextURL'
+				? new PageExpression('nextURL', required('nextURL', settings.nextURL))
+				: undefined;
+		this.parameters =
+			this.mode === 'updateAParameterInEachRequest'
+				? (settings.parameters ?? []).map((parameter) => {
+						if (!['qs', 'body', 'headers'].includes(parameter.type))
+							throw paginationError(
+								'parameters',
+								parameter.type,
+								'type must be qs, body or headers',
+							);
+						if (!parameter.name?.trim())
+							throw paginationError('parameters', parameter.name, 'every parameter needs a name');
+						return {
+							...parameter,
+							expression: new PageExpression(
+								'parameters',
+								required('parameters', parameter.value),
+								parameter.name,
+							),
+						};
+					})
+				: [];
+		if (this.mode === 'updateAParameterInEachRequest' && this.parameters.length === 0)
+			throw paginationError(
+				'parameters',
+				[],
+				'add the parameter to update in each request (for example qs "page" with value "pageCount + 1")',
+			);
+		this.completeWhen = settings.paginationCompleteWhen ?? 'responseIsEmpty';
+		if (!['responseIsEmpty', 'receiveSpecificStatusCodes', 'other'].includes(this.completeWhen))
+			throw paginationError(
+				'paginationCompleteWhen',
+				this.completeWhen,
+				'must be responseIsEmpty, receiveSpecificStatusCodes or other',
+			);
+		this.endStatuses =
+			this.completeWhen === 'receiveSpecificStatusCodes'
+				? parseStatuses(settings.statusCodesWhenComplete)
+				: [];
+		this.complete =
+			this.completeWhen === 'other'
+				? new PageExpression(
+						'completeExpression',
+						required('completeExpression', settings.completeExpression),
+					)
+				: undefined;
+		if (settings.limitPagesFetched === false) this.maxPages = undefined;
+		else {
+			const max = settings.maxRequests ?? MAX_PAGES_DEFAULT;
+			if (!Number.isInteger(max) || max < 1)
+				throw paginationError('maxRequests', max, 'must be a whole number of pages, at least 1');
+			this.maxPages = max;
+		}
+		const interval = settings.requestInterval ?? 0;
+		if (!Number.isFinite(interval) || interval < 0)
+			throw paginationError('requestInterval', interval, 'must be 0 or more milliseconds');
+		this.intervalMs = interval;
+	}
+
+	get enabled(): boolean {
+		return this.mode !== 'off';
+	}
+
+	/**
+	 * Fetches pages from `args` (the op's arguments, placeholders filled) until the source is complete,
+	 * a page reaches known ground, or Max Pages. Throws (nothing returned, so nothing remembered) on a
+	 * failing expression, a next URL that is not one, a loop, or a page that is not a list.
+	 */
+	async fetch(args: Record<string, unknown>, hooks: PagingHooks): Promise<PagedResult> {
+		const items: unknown[] = [];
+		const requests: SentRequest[] = [];
+		const sent = new Set<string>();
+		let memory: OpMemory = {};
+		let current = args;
+		for (let pageCount = 0; ; ) {
+			const identity = JSON.stringify([
+				current.method,
+				current.url,
+				current.query,
+				current.headers,
+				current.body,
+			]);
+			if (sent.has(identity)) throw this.loopError(current, pageCount);
+			sent.add(identity);
+			requests.push(describe(current));
+			const where = `page ${pageCount + 1} (${String(current.method ?? 'GET').toUpperCase()} ${String(current.url)})`;
+			const answer = await hooks.request(current, pageCount === 0, this.endStatuses);
+			if (answer.kind === 'not_modified') return { kind: 'not_modified' };
+			if (answer.kind === 'end_status')
+				return this.result(items, pageCount, 'complete', requests, memory);
+			if (pageCount === 0) memory = answer.memory;
+			pageCount++;
+			let pageItems: unknown[];
+			try {
+				pageItems = await hooks.selectItems(answer.data);
+			} catch (error) {
+				if (this.enabled && error instanceof Error) error.message = `${where}: ${error.message}`;
+				throw error;
+			}
+			items.push(...pageItems);
+			if (!this.enabled) return this.result(items, pageCount, 'complete', requests, memory);
+			const scope: PageScope = {
+				response: { body: answer.data, headers: answer.headers, statusCode: answer.status },
+				pageCount,
+				cursor: hooks.cursor,
+			};
+			if (this.completeWhen === 'responseIsEmpty' && pageItems.length === 0)
+				return this.result(items, pageCount, 'complete', requests, memory);
+			if (this.complete && truthy(await this.complete.evaluate(scope, where)))
+				return this.result(items, pageCount, 'complete', requests, memory);
+			if (hooks.knownGround && (await hooks.knownGround(pageItems)))
+				return this.result(items, pageCount, 'known_ground', requests, memory);
+			const next = await this.nextRequest(current, scope, where);
+			if (!next) return this.result(items, pageCount, 'complete', requests, memory);
+			if (this.maxPages !== undefined && pageCount >= this.maxPages)
+				return this.result(items, pageCount, 'page_limit', requests, memory);
+			if (this.intervalMs > 0) await sleep(hooks.clock, this.intervalMs, hooks.signal);
+			hooks.signal?.throwIfAborted();
+			current = next;
+		}
+	}
+
+	private result(
+		items: unknown[],
+		pages: number,
+		stop: PagingStop,
+		requests: SentRequest[],
+		memory: OpMemory,
+	): PagedResult {
+		return { kind: 'pages', items, pages, stop, requests, memory };
+	}
+
+	/** The request for the page after the one in `scope`, or undefined when the source has no more. */
+	private async nextRequest(
+		current: Record<string, unknown>,
+		scope: PageScope,
+		where: string,
+	): Promise<Record<string, unknown> | undefined> {
+		switch (this.mode) {
+			case 'off':
+				return undefined;
+			case 'responseContainsNextURL': {
+				const url = await this.nextURL!.evaluate(scope, where);
+				if (url === undefined || url === null || url === '') return undefined;
+				return withUrl(
+					current,
+					checkedUrl(
+						'nextURL',
+						url,
+						`the expression ${this.nextURL!.source} gave it after ${where}`,
+					),
+				);
+			}
+			case 'linkHeader': {
+				const url = nextLink(scope.response.headers.link);
+				if (url === undefined) return undefined;
+				return withUrl(
+					current,
+					checkedUrl('paginationMode', url, `the Link header (rel="next") gave it after ${where}`),
+				);
+			}
+			case 'updateAParameterInEachRequest': {
+				const next: Record<string, unknown> = { ...current };
+				for (const parameter of this.parameters) {
+					const value = await parameter.expression.evaluate(scope, where);
+					if (value === undefined)
+						throw paginationError(
+							'parameters',
+							parameter.value,
+							`"${parameter.name}" gave nothing after ${where}`,
+						);
+					const target = { qs: 'query', body: 'body', headers: 'headers' }[parameter.type];
+					const existing = current[target];
+					next[target] = {
+						...(typeof existing === 'object' && existing !== null ? existing : {}),
+						[parameter.name]: value,
+					};
+				}
+				return next;
+			}
+		}
+	}
+
+	private loopError(current: Record<string, unknown>, pageCount: number): ConfigError {
+		const field: PaginationField =
+			this.mode === 'responseContainsNextURL'
+				? 'nextURL'
+				: this.mode === 'updateAParameterInEachRequest'
+					? 'parameters'
+					: 'paginationMode';
+		return paginationError(
+			field,
+			this.mode === 'updateAParameterInEachRequest' ? describe(current) : current.url,
+			`page ${pageCount + 1} would repeat a request already sent in this poll (a loop); the source or the expression does not move on`,
+		);
+	}
+}
+
+function required(field: PaginationField, value: string | undefined): string {
+	if (!value?.trim())
+		throw paginationError(field, value ?? '', 'must be set for this pagination mode');
+	return value.trim();
+}
+
+function parseStatuses(text: string | undefined): number[] {
+	const codes = (text ?? '')
+		.split(',')
+		.map((part) => part.trim())
+		.filter((part) => part !== '');
+	const statuses = codes.map(Number);
+	if (
+		statuses.length === 0 ||
+		statuses.some((code) => !Number.isInteger(code) || code < 100 || code > 599)
+	)
+		throw paginationError(
+			'statusCodesWhenComplete',
+			text ?? '',
+			'must be HTTP status codes separated by commas, for example "404"',
+		);
+	return statuses;
+}
+
+function truthy(value: unknown): boolean {
+	return value !== undefined && value !== null && value !== false && value !== '' && value !== 0;
+}
+
+function checkedUrl(field: PaginationField, value: unknown, how: string): string {
+	if (typeof value === 'string') {
+		if (value.startsWith('/')) return value;
+		try {
+			const url = new URL(value);
+			if (url.protocol === 'http:' || url.protocol === 'https:') return value;
+		} catch {
+			// Not a URL: reported below.
+		}
+	}
+	throw new ConfigError(
+		field,
+		PAGINATION_LABELS[field],
+		value,
+		`${how}; a next page must be an absolute http(s) URL or a path starting with "/"`,
+	);
+}
+
+/** The next request at `url`: the URL carries its own query, so the first request's is dropped. */
+function withUrl(current: Record<string, unknown>, url: string): Record<string, unknown> {
+	const next: Record<string, unknown> = { ...current, url };
+	delete next.query;
+	return next;
+}
+
+/** The target of `rel="next"` in a Link header (RFC 8288), or undefined. */
+export function nextLink(header: string | undefined): string | undefined {
+	if (!header) return undefined;
+	for (const match of header.matchAll(/<([^>]*)>((?:\s*;\s*[^;,]+)*)/g)) {
+		const params = match[2];
+		const rel = /;\s*rel\s*=\s*(?:"([^"]*)"|([^\s;,]+))/i.exec(params);
+		const values = (rel?.[1] ?? rel?.[2] ?? '').toLowerCase().split(/\s+/);
+		if (values.includes('next')) return match[1];
+	}
+	return undefined;
+}
+
+function describe(args: Record<string, unknown>): SentRequest {
+	const request: SentRequest = {
+		method: String(args.method ?? 'GET').toUpperCase(),
+		url: String(args.url),
+	};
+	if (args.query !== undefined) request.query = args.query;
+	if (args.headers !== undefined) request.headers = args.headers;
+	if (args.body !== undefined) request.body = args.body;
+	return request;
+}
+
+function sleep(clock: Clock, ms: number, signal?: AbortSignal): Promise<void> {
+	return new Promise((resolve, reject) => {
+		const timer = clock.setTimer(() => {
+			signal?.removeEventListener('abort', onAbort);
+			resolve();
+		}, ms);
+		const onAbort = () => {
+			timer.cancel();
+			reject(signal!.reason);
+		};
+		signal?.addEventListener('abort', onAbort, { once: true });
+	});
+}

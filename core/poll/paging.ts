@@ -1,0 +1,230 @@
+import type { Clock } from '../clock';
+import { ConfigError } from '../configError';
+import { fillPlaceholders, placeholdersIn } from '../connectors/args';
+import { httpExchange } from '../connectors/http';
+import type { PagedResult, Pagination } from '../connectors/pagination';
+import type { OpContext, OpMemory } from '../connectors/types';
+import { FIELD_LABELS as CONNECTOR_LABELS } from '../connectors/types';
+import type { DedupeStore, Verdict } from './dedupe';
+import type { PollExpressions } from './expressions';
+
+/**
+ * A paginated `http.request` poll: the trigger's cursor in the request, the pages up to known ground,
+ * and when Max Pages cut a poll short. Pages are one poll: their items are planned and committed
+ * together (runPollCycle), so a kill while paging remembers nothing and the cursor moves with the runs.
+ */
+
+/** How the source orders its list. */
+export type ListOrder = 'newestFirst' | 'oldestFirst';
+
+export interface PagingSettings {
+	pagination: Pagination;
+	listOrder: ListOrder;
+	/** Newest first: stop at the first page that reaches remembered items (on by default). */
+	stopAtKnownGround: boolean;
+	/** $cursor before the trigger has a high-water mark. */
+	firstCursor: string;
+}
+
+/** What the trigger keeps for paging between polls. */
+export interface SavedPagingState {
+	/** When the last successful poll began (ms): $lastPollStartedAt. */
+	lastPollStartedAt?: number;
+	/** Max Pages cut the last poll short and that was reported: reported once per occurrence. */
+	limitReported?: boolean;
+}
+
+/** $lastPollStartedAt before the first successful poll: everything. */
+export const NO_POLL_YET = '1970-01-01T00:00:00.000Z';
+
+/** The values `{{ $name }}` in With may use. $cursor only with Dedupe Greatest, which has one. */
+export function cursorValues(
+	store: DedupeStore,
+	saved: SavedPagingState | undefined,
+	firstCursor: string,
+): Record<string, unknown> {
+	const lastPollStartedAt =
+		saved?.lastPollStartedAt === undefined
+			? NO_POLL_YET
+			: new Date(saved.lastPollStartedAt).toISOString();
+	return store.kind === 'greatest'
+		? { cursor: store.cursor ?? firstCursor, lastPollStartedAt }
+		: { lastPollStartedAt };
+}
+
+/** Checks With's placeholders at activation, so a wrong name refuses activation with the field named. */
+export function checkPlaceholders(args: Record<string, unknown>, store: DedupeStore): void {
+	if (store.kind !== 'greatest' && placeholdersIn(args).has('cursor'))
+		throw new ConfigError(
+			'with',
+			CONNECTOR_LABELS.with,
+			'{{ $cursor }}',
+			`$cursor is the high-water mark of Dedupe "greatest"; with Dedupe "${store.kind}" ask for what is new with {{ $lastPollStartedAt }}`,
+		);
+	fillPlaceholders(args, cursorValues(store, undefined, ''));
+}
+
+/** Verdicts of an item the trigger already knows: a newest-first list is known from there on. */
+const KNOWN: ReadonlySet<Verdict> = new Set<Verdict>([
+	'seen',
+	'at_or_below_watermark',
+	'unchanged',
+	'again',
+]);
+
+/**
+ * Whether a page reaches known ground: one of its items is remembered (Unique, Time Window), at or
+ * below the high-water mark (Greatest), unchanged (Changed), or at or before the anchor (Last). A
+ * fresh store knows nothing; None remembers nothing, so every page is new.
+ */
+export async function reachesKnownGround(
+	store: DedupeStore,
+	expressions: PollExpressions,
+	items: readonly unknown[],
+	now: number,
+): Promise<boolean> {
+	if (store.isFresh || store.kind === 'none' || items.length === 0) return false;
+	const keyed = await expressions.keyList(items, { withVersion: store.needsVersion });
+	return store.plan(keyed, now).candidates.some((candidate) => KNOWN.has(candidate.verdict));
+}
+
+export interface PageRequestContext {
+	context: Omit<OpContext, 'memory'>;
+	/** The validators of the last successful poll: sent with the first page only. */
+	memory: OpMemory;
+	signal?: AbortSignal;
+	timeoutMs?: number;
+}
+
+/**
+ * A Poll Trigger's paginated source: fetches a poll's pages, and after the poll's one state write
+ * says (once per occurrence) when Max Pages cut it short.
+ */
+export class PagedSource {
+	private state: SavedPagingState | undefined;
+	/** The poll in flight: when it began and what it fetched, until commit(). */
+	private pending: { startedAt: number; fresh: boolean; result: PagedResult } | undefined;
+
+	constructor(
+		private readonly settings: PagingSettings,
+		private readonly args: Record<string, unknown>,
+		saved: SavedPagingState | undefined,
+		private readonly store: DedupeStore,
+		private readonly expressions: PollExpressions,
+		private readonly clock: Clock,
+		private readonly firstPollStartsAll: boolean,
+	) {
+		this.state = saved;
+		checkPlaceholders(args, store);
+	}
+
+	/** Whether Execute step shows the requests: they differ from With as written. */
+	get showsRequests(): boolean {
+		return this.settings.pagination.enabled || placeholdersIn(this.args).size > 0;
+	}
+
+	/** What to keep in static data, in the same write as the poll's runs. */
+	get saved(): SavedPagingState | undefined {
+		return this.state;
+	}
+
+	/** The pages of one poll, with the cursor filled into With. Changes nothing until commit(). */
+	async fetch(request: PageRequestContext): Promise<PagedResult> {
+		const startedAt = this.clock.now();
+		const fresh = this.store.isFresh;
+		const { settings, store, expressions, clock } = this;
+		const values = cursorValues(store, this.state, settings.firstCursor);
+		const result = await settings.pagination.fetch(fillPlaceholders(this.args, values), {
+			request: (args, first, endStatuses) =>
+				httpExchange(
+					args,
+					{
+						...request.context,
+						memory: request.memory,
+						signal: request.signal,
+						timeoutMs: request.timeoutMs,
+					},
+					{ conditional: first, endStatuses },
+				),
+			selectItems: (body) => expressions.selectItems(body),
+			knownGround:
+				settings.listOrder === 'newestFirst' && settings.stopAtKnownGround
+					? (items) => reachesKnownGround(store, expressions, items, startedAt)
+					: undefined,
+			clock,
+			signal: request.signal,
+			cursor: values.cursor,
+		});
+		this.pending = { startedAt, fresh, result };
+		return result;
+	}
+
+	/**
+	 * The poll's runs are remembered: $lastPollStartedAt moves to when it began, and a poll that Max
+	 * Pages cut short gives the message of its one failed execution (none while that goes on).
+	 * Call before the write that keeps the runs.
+	 */
+	commit(): string | undefined {
+		if (!this.pending) return undefined;
+		const { startedAt, fresh, result } = this.pending;
+		this.pending = undefined;
+		const problem = pageLimitProblem(result, {
+			settings: this.settings,
+			args: this.args,
+			fresh,
+			kind: this.store.kind,
+			firstPollStartsAll: this.firstPollStartsAll,
+		});
+		const next = nextPagingState(this.state, result, problem, startedAt);
+		this.state = next.state;
+		return next.report;
+	}
+}
+
+/**
+ * Whether Max Pages may have left new items unstarted, as a message for one failed execution. Not
+ * when the first poll only takes a baseline, nor for an oldest-first source that asks from $cursor
+ * (the next poll goes on from the last item started).
+ */
+export function pageLimitProblem(
+	result: PagedResult,
+	poll: {
+		settings: PagingSettings;
+		args: Record<string, unknown>;
+		fresh: boolean;
+		kind: DedupeStore['kind'];
+		firstPollStartsAll: boolean;
+	},
+): string | undefined {
+	if (result.kind !== 'pages' || result.stop !== 'page_limit') return undefined;
+	const { settings } = poll;
+	if (poll.fresh && !poll.firstPollStartsAll) return undefined;
+	if (
+		settings.listOrder === 'oldestFirst' &&
+		poll.kind === 'greatest' &&
+		placeholdersIn(poll.args).has('cursor')
+	)
+		return undefined;
+	const { pages } = result;
+	return settings.listOrder === 'newestFirst'
+		? `Max Pages reached: all ${pages} pages were new; items beyond page ${pages} may not have been started: raise Max Pages or poll more often`
+		: `Max Pages reached: the source had more than ${pages} pages; items beyond page ${pages} may not have been started: put {{ $cursor }} (Dedupe Greatest) in the request, raise Max Pages or poll more often`;
+}
+
+/** Reports Max Pages once per occurrence: again only after a poll that was not cut short. */
+export function nextPagingState(
+	saved: SavedPagingState | undefined,
+	result: PagedResult,
+	problem: string | undefined,
+	pollStartedAt: number,
+): { state: SavedPagingState; report: string | undefined } {
+	const report = problem && !saved?.limitReported ? problem : undefined;
+	const cutShort = result.kind === 'pages' && result.stop === 'page_limit';
+	return {
+		state: {
+			lastPollStartedAt: pollStartedAt,
+			...(cutShort && (saved?.limitReported || report) ? { limitReported: true } : {}),
+		},
+		report,
+	};
+}

@@ -1,0 +1,249 @@
+import type { IDataObject, INodeProperties } from 'n8n-workflow';
+
+import {
+	Pagination,
+	type PaginationParameter,
+	type PaginationSettings,
+} from '../../core/connectors/pagination';
+import type { ListOrder, PagingSettings } from '../../core/poll';
+
+const HTTP_OPS = { op: ['http.request'] };
+
+/**
+ * The Poll Trigger's "Pagination" for `http.request`: the options of n8n's HTTP Request node
+ * (same names and values), plus a Link header mode and what paging needs to stop at known ground.
+ * Its expressions are JSONata over `{ response: { body, headers, statusCode }, pageCount, cursor }`
+ * (docs/pagination.md): a poll has no run data for n8n expressions.
+ */
+export const paginationProperties: INodeProperties[] = [
+	{
+		displayName: 'Pagination',
+		name: 'pagination',
+		placeholder: 'Add pagination',
+		type: 'fixedCollection',
+		default: {},
+		displayOptions: { show: HTTP_OPS },
+		description:
+			'Fetch several pages in one poll. Expressions here are JSONata over response (body, headers, statusCode), pageCount (pages received so far) and cursor.',
+		options: [
+			{
+				displayName: 'Pagination',
+				name: 'pagination',
+				// In the order of n8n's HTTP Request node's Pagination (mode first), not alphabetical.
+				// eslint-disable-next-line n8n-nodes-base/node-param-fixed-collection-type-unsorted-items
+				values: [
+					{
+						displayName: 'Pagination Mode',
+						name: 'paginationMode',
+						type: 'options',
+						default: 'off',
+						options: [
+							{ name: 'Off', value: 'off' },
+							{
+								name: 'Update a Parameter in Each Request',
+								value: 'updateAParameterInEachRequest',
+								description: 'A page number, an offset or a cursor token from the last response',
+							},
+							{
+								name: 'Response Contains Next URL',
+								value: 'responseContainsNextURL',
+								description: 'The next URL is in the body or a header of the response',
+							},
+							{
+								name: 'Link Header (Rel="next")',
+								value: 'linkHeader',
+								description:
+									'The next URL is the Link header\'s rel="next" (GitHub and many others)',
+							},
+						],
+					},
+					{
+						displayName: 'Next URL',
+						name: 'nextURL',
+						type: 'string',
+						default: '',
+						placeholder: 'e.g. response.body.next',
+						displayOptions: { show: { paginationMode: ['responseContainsNextURL'] } },
+						description:
+							"JSONata giving the next page's URL from the last response; empty or missing: no more pages",
+					},
+					{
+						displayName: 'Parameters',
+						name: 'parameters',
+						type: 'fixedCollection',
+						typeOptions: { multipleValues: true },
+						default: { parameters: [] },
+						displayOptions: { show: { paginationMode: ['updateAParameterInEachRequest'] } },
+						options: [
+							{
+								displayName: 'Parameter',
+								name: 'parameters',
+								values: [
+									{
+										displayName: 'Type',
+										name: 'type',
+										type: 'options',
+										default: 'qs',
+										options: [
+											{ name: 'Body', value: 'body' },
+											{ name: 'Header', value: 'headers' },
+											{ name: 'Query', value: 'qs' },
+										],
+									},
+									{
+										displayName: 'Name',
+										name: 'name',
+										type: 'string',
+										default: '',
+										placeholder: 'e.g. page',
+									},
+									{
+										displayName: 'Value',
+										name: 'value',
+										type: 'string',
+										default: '',
+										placeholder: 'e.g. pageCount + 1',
+										description:
+											'JSONata for the next request, e.g. pageCount + 1, or response.body.next_cursor. The first request is With as written.',
+									},
+								],
+							},
+						],
+					},
+					{
+						displayName: 'Pagination Complete When',
+						name: 'paginationCompleteWhen',
+						type: 'options',
+						default: 'responseIsEmpty',
+						displayOptions: { hide: { paginationMode: ['off'] } },
+						options: [
+							{
+								name: 'Response Is Empty',
+								value: 'responseIsEmpty',
+								description: 'The page lists no items',
+							},
+							{ name: 'Receive Specific Status Codes', value: 'receiveSpecificStatusCodes' },
+							{ name: 'Other', value: 'other' },
+						],
+						description: 'Besides this, paging ends when there is no next URL (or Link rel="next")',
+					},
+					{
+						displayName: 'Status Code(s) when Complete',
+						name: 'statusCodesWhenComplete',
+						type: 'string',
+						default: '',
+						placeholder: 'e.g. 404',
+						displayOptions: { show: { paginationCompleteWhen: ['receiveSpecificStatusCodes'] } },
+						description: 'Comma-separated',
+					},
+					{
+						displayName: 'Complete Expression',
+						name: 'completeExpression',
+						type: 'string',
+						default: '',
+						placeholder: 'e.g. response.body.has_more = false',
+						displayOptions: { show: { paginationCompleteWhen: ['other'] } },
+						description: 'JSONata; true when the last page was the last',
+					},
+					{
+						displayName: 'Limit Pages Fetched',
+						name: 'limitPagesFetched',
+						type: 'boolean',
+						default: true,
+						displayOptions: { hide: { paginationMode: ['off'] } },
+						description: 'Whether to stop after Max Pages pages in one poll',
+					},
+					{
+						displayName: 'Max Pages',
+						name: 'maxRequests',
+						type: 'number',
+						default: 20,
+						typeOptions: { minValue: 1 },
+						displayOptions: {
+							show: { limitPagesFetched: [true] },
+							hide: { paginationMode: ['off'] },
+						},
+						description:
+							'Pages per poll at most. When all of them are new a failed execution says items beyond may not have been started.',
+					},
+					{
+						displayName: 'Interval Between Requests (Ms)',
+						name: 'requestInterval',
+						type: 'number',
+						default: 0,
+						typeOptions: { minValue: 0 },
+						displayOptions: { hide: { paginationMode: ['off'] } },
+					},
+					{
+						displayName: 'Source Lists',
+						name: 'listOrder',
+						type: 'options',
+						default: 'newestFirst',
+						displayOptions: { hide: { paginationMode: ['off'] } },
+						options: [
+							{
+								name: 'Newest First',
+								value: 'newestFirst',
+								description: 'Paging stops at the first page that reaches items already remembered',
+							},
+							{
+								name: 'Oldest First',
+								value: 'oldestFirst',
+								description:
+									'Every page is read; put {{ $cursor }} in the request so each poll starts after the last item',
+							},
+						],
+					},
+					{
+						displayName: 'Stop at Known Ground',
+						name: 'stopAtKnownGround',
+						type: 'boolean',
+						default: true,
+						displayOptions: {
+							show: { listOrder: ['newestFirst'] },
+							hide: { paginationMode: ['off'] },
+						},
+						description:
+							'Whether paging stops at the first page with an item already remembered (or at or below the high-water mark); off: every page is read at every poll',
+					},
+					{
+						displayName: 'Cursor Before the First Start',
+						name: 'firstCursor',
+						type: 'string',
+						default: '',
+						placeholder: 'e.g. 0 or 2026-01-01T00:00:00Z',
+						description:
+							'The value of {{ $cursor }} in With until Dedupe Greatest has a high-water mark',
+					},
+				],
+			},
+		],
+	},
+];
+
+/** Reads "Pagination" (http.request only); a setting that can never work is a ConfigError. */
+export function readPagingSettings(
+	getNodeParameter: (name: string, fallback: unknown) => unknown,
+): PagingSettings {
+	const values = (getNodeParameter('pagination.pagination', {}) ?? {}) as IDataObject;
+	const parameters = ((values.parameters as IDataObject | undefined)?.parameters ??
+		[]) as unknown as PaginationParameter[];
+	const settings: PaginationSettings = {
+		mode: (values.paginationMode ?? 'off') as PaginationSettings['mode'],
+		nextURL: values.nextURL as string | undefined,
+		parameters,
+		paginationCompleteWhen:
+			values.paginationCompleteWhen as PaginationSettings['paginationCompleteWhen'],
+		statusCodesWhenComplete: values.statusCodesWhenComplete as string | undefined,
+		completeExpression: values.completeExpression as string | undefined,
+		limitPagesFetched: values.limitPagesFetched as boolean | undefined,
+		maxRequests: values.maxRequests as number | undefined,
+		requestInterval: values.requestInterval as number | undefined,
+	};
+	return {
+		pagination: new Pagination(settings),
+		listOrder: (values.listOrder ?? 'newestFirst') as ListOrder,
+		stopAtKnownGround: values.stopAtKnownGround !== false,
+		firstCursor: String(values.firstCursor ?? ''),
+	};
+}
