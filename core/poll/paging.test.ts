@@ -1,0 +1,377 @@
+import { Pagination, type PaginationSettings, nextLink } from '../connectors/pagination';
+import type { HttpRequest, HttpResponse } from '../connectors/types';
+import { FakeClock, flushPromises } from '../testing/fakeClock';
+import { PollExpressions } from './expressions';
+import { loadDedupeStore } from './kinds';
+import { type ListOrder, PagedSource, type SavedPagingState } from './paging';
+import { runPollCycle } from './start';
+
+const PAGE = 50;
+
+/**
+ * A ticket API: ids 1..count, `order` newest or oldest first, PAGE a page, answering every paging
+ * style at once: `page` (1-based), `cursor` (an opaque token), a `next` URL in the body, a Link
+ * header, and `since` (ids above it).
+ */
+class TicketSource {
+	count = 0;
+	readonly requests: HttpRequest[] = [];
+	constructor(readonly order: 'newest' | 'oldest' = 'newest') {}
+
+	readonly http = async (request: HttpRequest): Promise<HttpResponse> => {
+		this.requests.push(request);
+		const url = new URL(request.url, 'http://source.test');
+		const query = { ...Object.fromEntries(url.searchParams), ...request.query };
+		const since = Number(query.since ?? 0);
+		const ids = Array.from({ length: this.count }, (_, i) => i + 1).filter((id) => id > since);
+		if (this.order === 'newest') ids.reverse();
+		const page = query.cursor
+			? Number(Buffer.from(query.cursor, 'base64').toString())
+			: Number(query.page ?? 1);
+		const tickets = ids.slice((page - 1) * PAGE, page * PAGE).map((id) => ({ id }));
+		const more = page * PAGE < ids.length;
+		const next = `http://source.test/tickets?page=${page + 1}${query.since ? `&since=${since}` : ''}`;
+		return {
+			status: 200,
+			headers: {
+				'content-type': 'application/json',
+				...(more && {
+					link: `<${next}>; rel="next", <http://source.test/tickets?page=1>; rel="first"`,
+				}),
+			},
+			body: JSON.stringify({
+				tickets,
+				next: more ? next : null,
+				next_cursor: more ? Buffer.from(String(page + 1)).toString('base64') : null,
+			}),
+		};
+	};
+
+	add(n: number) {
+		this.count += n;
+	}
+}
+
+interface Setup {
+	pagination: PaginationSettings;
+	dedupe?: 'unique' | 'greatest' | 'changed' | 'time_window' | 'last';
+	order?: 'newest' | 'oldest';
+	listOrder?: ListOrder;
+	with?: Record<string, unknown>;
+	stopAtKnownGround?: boolean;
+	firstPoll?: 'all' | 'none';
+}
+
+/** A trigger's poll loop in core: pages, the cycle, the commit, the saved state. */
+function trigger(setup: Setup) {
+	const clock = new FakeClock();
+	const source = new TicketSource(setup.order);
+	const kind = setup.dedupe ?? 'unique';
+	const store = loadDedupeStore({
+		dedupe: kind === 'time_window' ? { kind, ttlMs: 86_400_000 } : { kind },
+		firstPoll: { mode: setup.firstPoll ?? 'none' },
+	}).store;
+	const expressions = new PollExpressions({ items: 'tickets', id: 'id' });
+	let saved: SavedPagingState | undefined;
+	const paged = new PagedSource(
+		{
+			pagination: new Pagination(setup.pagination),
+			listOrder: setup.listOrder ?? 'newestFirst',
+			stopAtKnownGround: setup.stopAtKnownGround ?? true,
+			firstCursor: '0',
+		},
+		setup.with ?? { url: 'http://source.test/tickets' },
+		undefined,
+		store,
+		expressions,
+		clock,
+		setup.firstPoll === 'all',
+	);
+	const started: number[] = [];
+	const reports: string[] = [];
+	return {
+		source,
+		clock,
+		started,
+		reports,
+		get saved() {
+			return saved;
+		},
+		async poll() {
+			const before = source.requests.length;
+			const { runs } = await runPollCycle(
+				{
+					expressions,
+					store,
+					clock,
+					commit: { keyPrefix: 'k:' },
+					fetch: async (signal) => {
+						const pages = await paged.fetch({ context: { http: source.http }, memory: {}, signal });
+						return pages.kind === 'not_modified' ? { notModified: true } : { items: pages.items };
+					},
+				},
+				new AbortController().signal,
+			);
+			const report = paged.commit();
+			if (report) reports.push(report);
+			saved = paged.saved;
+			for (const run of runs)
+				for (const c of run.candidates) started.push((c.item as { id: number }).id);
+			await clock.advance(10_000);
+			return source.requests.length - before;
+		},
+	};
+}
+
+const range = (from: number, to: number) =>
+	Array.from({ length: to - from + 1 }, (_, i) => from + i);
+const sorted = (ids: number[]) => [...ids].sort((a, b) => a - b);
+
+describe('paginated polls (core/poll/paging.ts, core/connectors/pagination.ts)', () => {
+	const styles: Array<[string, PaginationSettings]> = [
+		['next URL in the body', { mode: 'responseContainsNextURL', nextURL: 'response.body.next' }],
+		['Link header', { mode: 'linkHeader' }],
+		[
+			'page number',
+			{
+				mode: 'updateAParameterInEachRequest',
+				parameters: [{ type: 'qs', name: 'page', value: 'pageCount + 1' }],
+			},
+		],
+		[
+			'cursor token',
+			{
+				mode: 'updateAParameterInEachRequest',
+				parameters: [{ type: 'qs', name: 'cursor', value: 'response.body.next_cursor' }],
+				paginationCompleteWhen: 'other',
+				completeExpression: 'response.body.next_cursor = null',
+			},
+		],
+	];
+
+	it.each(styles)(
+		'%s, newest first: a burst of 2.5 pages starts every item once and paging stops at known ground',
+		async (_, pagination) => {
+			for (const dedupe of ['unique', 'greatest', 'changed', 'time_window'] as const) {
+				const t = trigger({ pagination, dedupe });
+				t.source.add(30);
+				await t.poll(); // the baseline: First Poll Starts nothing
+				t.source.add(125);
+				const requests = await t.poll();
+				expect(sorted(t.started)).toEqual(range(31, 155));
+				// Pages 1-3 hold the burst, page 3 reaches ticket 30: known ground.
+				expect(requests).toBe(3);
+				expect(await t.poll()).toBe(1);
+				expect(t.started).toHaveLength(125);
+				expect(t.reports).toEqual([]);
+			}
+		},
+	);
+
+	it('oldest first with since={{ $cursor }}: bursts start once, Max Pages only defers to the next poll', async () => {
+		const t = trigger({
+			pagination: { mode: 'linkHeader', maxRequests: 2 },
+			dedupe: 'greatest',
+			order: 'oldest',
+			listOrder: 'oldestFirst',
+			firstPoll: 'all',
+			with: { url: 'http://source.test/tickets', query: { since: '{{ $cursor }}' } },
+		});
+		t.source.add(125);
+		await t.poll();
+		expect(t.started).toEqual(range(1, 100));
+		expect(
+			t.source.requests.map((r) => r.query?.since ?? new URL(r.url).searchParams.get('since')),
+		).toEqual(['0', '0']);
+		await t.poll();
+		expect(t.started).toEqual(range(1, 125));
+		expect(t.source.requests[2].query).toEqual({ since: '100' });
+		expect(t.reports).toEqual([]);
+	});
+
+	it('newest first: Max Pages reached before known ground starts what it saw and reports once per occurrence', async () => {
+		const t = trigger({ pagination: { mode: 'linkHeader', maxRequests: 2 }, dedupe: 'unique' });
+		t.source.add(10);
+		await t.poll();
+		t.source.add(130);
+		expect(await t.poll()).toBe(2);
+		expect(sorted(t.started)).toEqual(range(41, 140));
+		expect(t.reports).toEqual([
+			'Max Pages reached: all 2 pages were new; items beyond page 2 may not have been started: raise Max Pages or poll more often',
+		]);
+		expect(t.saved?.limitReported).toBe(true);
+		t.source.add(120);
+		await t.poll(); // cut short again: the same occurrence, not reported again
+		expect(t.reports).toHaveLength(1);
+		await t.poll(); // reaches known ground: over
+		expect(t.saved?.limitReported).toBeUndefined();
+		t.source.add(150);
+		await t.poll();
+		expect(t.reports).toHaveLength(2);
+		expect(new Set(t.started).size).toBe(t.started.length);
+	});
+
+	it('without stop at known ground every page is walked', async () => {
+		const t = trigger({
+			pagination: { mode: 'linkHeader', limitPagesFetched: false },
+			stopAtKnownGround: false,
+		});
+		t.source.add(500);
+		await t.poll();
+		t.source.add(10);
+		expect(await t.poll()).toBe(11);
+		expect(sorted(t.started)).toEqual(range(501, 510));
+	});
+
+	it('{{ $lastPollStartedAt }} is the epoch before the first poll, then when the last successful poll began', async () => {
+		const t = trigger({
+			pagination: { mode: 'off' },
+			with: {
+				url: 'http://source.test/tickets',
+				query: { updatedSince: '{{ $lastPollStartedAt }}' },
+			},
+		});
+		const first = t.clock.now();
+		await t.poll();
+		await t.poll();
+		expect(t.source.requests.map((r) => r.query?.updatedSince)).toEqual([
+			'1970-01-01T00:00:00.000Z',
+			new Date(first).toISOString(),
+		]);
+	});
+
+	it('{{ $cursor }} needs Dedupe Greatest; an unknown placeholder names itself', () => {
+		expect(() =>
+			trigger({
+				pagination: { mode: 'off' },
+				with: { url: '/t', query: { since: '{{ $cursor }}' } },
+			}),
+		).toThrow(
+			'$cursor is the high-water mark of Dedupe "greatest"; with Dedupe "unique" ask for what is new with {{ $lastPollStartedAt }}',
+		);
+		expect(() =>
+			trigger({
+				pagination: { mode: 'off' },
+				with: { url: '/t', query: { since: '{{ $since }}' } },
+			}),
+		).toThrow(
+			'Invalid value "{{ $since }}" for "With": "$since" is not a value the trigger has; use {{ $lastPollStartedAt }}',
+		);
+	});
+
+	it('bad input fails the poll naming the option and the value, and remembers nothing', async () => {
+		const cases: Array<[PaginationSettings, string]> = [
+			[
+				{ mode: 'responseContainsNextURL', nextURL: 'response.body.tickets[0].id' },
+				'Invalid value 150 for "Next URL": the expression response.body.tickets[0].id gave it after page 1',
+			],
+			[
+				{ mode: 'responseContainsNextURL', nextURL: '"http://source.test/tickets?page=1"' },
+				'for "Next URL": page 3 would repeat a request already sent in this poll (a loop)',
+			],
+			[
+				{ mode: 'responseContainsNextURL', nextURL: '$unknownFunction()' },
+				'for "Next URL": failed after page 1',
+			],
+		];
+		for (const [pagination, message] of cases) {
+			const t = trigger({ pagination, firstPoll: 'all' });
+			t.source.add(150);
+			await expect(t.poll()).rejects.toThrow(message);
+			expect(t.started).toEqual([]);
+			expect(t.saved).toBeUndefined();
+		}
+	});
+
+	it('a page that is not a list names the page', async () => {
+		const pagination = new Pagination({ mode: 'linkHeader' });
+		const clock = new FakeClock();
+		let page = 0;
+		const fetched = pagination.fetch(
+			{ url: 'http://source.test/a' },
+			{
+				request: async () => ({
+					kind: 'data',
+					data: ++page === 1 ? [{ id: 1 }] : { error: 'x' },
+					status: 200,
+					headers: page === 1 ? { link: '<http://source.test/b>; rel="next"' } : {},
+					memory: {},
+				}),
+				selectItems: (body) => new PollExpressions({ id: 'id' }).selectItems(body),
+				clock,
+				cursor: undefined,
+			},
+		);
+		await expect(fetched).rejects.toThrow(
+			'page 2 (GET http://source.test/b): Invalid value "" for "Items"',
+		);
+	});
+
+	it('settings that can never work are refused at activation, naming the option', () => {
+		expect(() => new Pagination({ mode: 'responseContainsNextURL' })).toThrow(
+			'Invalid value "" for "Next URL": must be set for this pagination mode',
+		);
+		expect(
+			() =>
+				new Pagination({
+					mode: 'linkHeader',
+					paginationCompleteWhen: 'receiveSpecificStatusCodes',
+					statusCodesWhenComplete: 'none',
+				}),
+		).toThrow('for "Status Code(s) when Complete"');
+		expect(() => new Pagination({ mode: 'linkHeader', maxRequests: 0 })).toThrow(
+			'Invalid value 0 for "Max Pages"',
+		);
+		expect(() => new Pagination({ mode: 'updateAParameterInEachRequest', parameters: [] })).toThrow(
+			'for "Parameters"',
+		);
+	});
+
+	it('an end status code completes paging; the interval between requests waits on the clock', async () => {
+		const clock = new FakeClock();
+		const pagination = new Pagination({
+			mode: 'updateAParameterInEachRequest',
+			parameters: [{ type: 'qs', name: 'page', value: 'pageCount + 1' }],
+			paginationCompleteWhen: 'receiveSpecificStatusCodes',
+			statusCodesWhenComplete: '404',
+			requestInterval: 1000,
+		});
+		const at: number[] = [];
+		const fetched = pagination.fetch(
+			{ url: 'http://source.test/a', query: { page: 1 } },
+			{
+				request: async (args, _first, endStatuses) => {
+					at.push(clock.now());
+					const page = Number((args.query as { page: number }).page);
+					return page > 2
+						? { kind: 'end_status', status: endStatuses[0], headers: {} }
+						: { kind: 'data', data: [{ id: page }], status: 200, headers: {}, memory: {} };
+				},
+				selectItems: async (body) => body as unknown[],
+				clock,
+				cursor: undefined,
+			},
+		);
+		for (let step = 0; step < 3; step++) {
+			await flushPromises();
+			await clock.advance(1000);
+		}
+		const result = await fetched;
+		expect(result).toMatchObject({
+			kind: 'pages',
+			items: [{ id: 1 }, { id: 2 }],
+			pages: 2,
+			stop: 'complete',
+		});
+		expect(at.map((t) => t - at[0])).toEqual([0, 1000, 2000]);
+	});
+
+	it('nextLink reads rel="next" among other links', () => {
+		expect(nextLink('<https://a/x?page=1>; rel="prev", <https://a/x?page=3>; rel="next"')).toBe(
+			'https://a/x?page=3',
+		);
+		expect(nextLink('<https://a/x?page=3>; rel=next')).toBe('https://a/x?page=3');
+		expect(nextLink('<https://a/x?page=1>; rel="first"')).toBeUndefined();
+		expect(nextLink(undefined)).toBeUndefined();
+	});
+});
