@@ -294,7 +294,10 @@ describe('paginated polls (core/poll/paging.ts, core/connectors/pagination.ts)',
 					kind: 'data',
 					data: ++page === 1 ? [{ id: 1 }] : { error: 'x' },
 					status: 200,
-					headers: page === 1 ? { link: '<http://source.test/b>; rel="next"' } : {},
+					headers: (page === 1 ? { link: '<http://source.test/b>; rel="next"' } : {}) as Record<
+						string,
+						string
+					>,
 					memory: {},
 				}),
 				selectItems: (body) => new PollExpressions({ id: 'id' }).selectItems(body),

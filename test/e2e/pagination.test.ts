@@ -1,0 +1,235 @@
+import { FakeSystem } from '../harness/fakeSystem';
+import { type Execution, isFinal, N8nInstance, nodeOutput } from '../harness/n8nInstance';
+import { waitFor } from '../harness/net';
+import { PagedTickets } from '../harness/pagedSource';
+import { isN8n1 } from '../harness/paths';
+import { marker, node, PACKAGE, workflow } from './workflowBuilder';
+
+/** Pages of 10: a burst of 25 is 2.5 pages. */
+const PAGE = 10;
+
+function pagedWorkflow(name: string, parameters: Record<string, unknown>) {
+	return workflow(
+		name,
+		[
+			node('Poll', `${PACKAGE}.pollTrigger`, {
+				op: 'http.request',
+				interval: 5,
+				intervalUnit: 'seconds',
+				items: 'tickets',
+				id: 'id',
+				dedupe: 'unique',
+				options: { firstPoll: 'none' },
+				...parameters,
+			}),
+			marker('Handled'),
+		],
+		[['Poll', 'Handled']],
+	);
+}
+
+/** The ticket ids the workflow's runs started, sorted. */
+function startedIds(executions: Execution[]): number[] {
+	return executions
+		.filter((execution) => execution.status !== 'error' || nodeOutput(execution, 'Poll').length > 0)
+		.flatMap((execution) => nodeOutput(execution, 'Poll').map((item) => Number(item.id)))
+		.sort((a, b) => a - b);
+}
+
+const range = (from: number, to: number) =>
+	Array.from({ length: to - from + 1 }, (_, i) => from + i);
+
+const STYLES: Array<[string, Record<string, unknown>]> = [
+	[
+		'next URL in the body',
+		{ paginationMode: 'responseContainsNextURL', nextURL: 'response.body.next' },
+	],
+	['Link header', { paginationMode: 'linkHeader' }],
+	[
+		'page number',
+		{
+			paginationMode: 'updateAParameterInEachRequest',
+			parameters: { parameters: [{ type: 'qs', name: 'page', value: 'pageCount + 1' }] },
+		},
+	],
+	[
+		'cursor token',
+		{
+			paginationMode: 'updateAParameterInEachRequest',
+			parameters: {
+				parameters: [{ type: 'qs', name: 'cursor', value: 'response.body.next_cursor' }],
+			},
+			paginationCompleteWhen: 'other',
+			completeExpression: 'response.body.next_cursor = null',
+		},
+	],
+];
+
+describe('Poll Trigger pagination in a real n8n', () => {
+	let n8n: N8nInstance;
+	let source: FakeSystem;
+
+	beforeAll(async () => {
+		source = await FakeSystem.start();
+		n8n = await N8nInstance.launch('pagination');
+	});
+
+	afterAll(async () => {
+		await n8n?.stop();
+		await source?.close();
+	});
+
+	/** Every ended run of the workflow once `ids` have all started (and no more than that many runs). */
+	async function runsOf(workflowId: string, count: number): Promise<Execution[]> {
+		return (await n8n.waitForFinishedExecutions(workflowId, count)).filter(isFinal);
+	}
+
+	/** Resolves once `path` has answered `count` more requests than it had when called. */
+	async function requests(path: string, count: number): Promise<void> {
+		await source.requestCount(path, source.requests(path).length + count);
+	}
+
+	test('each style, newest first: a burst of 2.5 pages starts every item once, and paging stops at known ground', async () => {
+		const sources = STYLES.map(
+			([,], i) => new PagedTickets(source, `/style-${i}`, { pageSize: PAGE, order: 'newest' }),
+		);
+		const ids: string[] = [];
+		for (const [i, [name, pagination]] of STYLES.entries()) {
+			sources[i].add(5);
+			const id = await n8n.importWorkflow(
+				pagedWorkflow(`paged ${name}`, {
+					with: JSON.stringify({ url: source.url(`/style-${i}`) }),
+					dedupe: i % 2 === 0 ? 'unique' : 'greatest',
+					pagination: { pagination },
+				}),
+			);
+			await n8n.publish(id);
+			ids.push(id);
+		}
+		for (const s of sources) s.add(25);
+		for (const [i, id] of ids.entries()) {
+			const executions = await runsOf(id, 25);
+			expect({ style: STYLES[i][0], ids: startedIds(executions) }).toEqual({
+				style: STYLES[i][0],
+				ids: range(6, 30),
+			});
+		}
+		// A poll with nothing new reads one page: it reaches known ground at once.
+		for (const [i, s] of sources.entries()) {
+			await requests(s.path, 1);
+			const before = source.requests(s.path).length;
+			await requests(s.path, 1);
+			const polled = source.requests(s.path).slice(before);
+			expect({ style: STYLES[i][0], pages: polled.length }).toEqual({
+				style: STYLES[i][0],
+				pages: 1,
+			});
+			expect((await n8n.executions(ids[i])).length).toBe(25);
+		}
+		for (const id of ids) await n8n.unpublish(id);
+	});
+
+	test('oldest first with since={{ $cursor }} (Dedupe Greatest): bursts start once; Max Pages only defers to the next poll', async () => {
+		const tickets = new PagedTickets(source, '/oldest', { pageSize: PAGE, order: 'oldest' });
+		tickets.add(5);
+		const id = await n8n.importWorkflow(
+			pagedWorkflow('paged oldest first', {
+				with: JSON.stringify({ url: source.url('/oldest'), query: { since: '{{ $cursor }}' } }),
+				dedupe: 'greatest',
+				pagination: {
+					pagination: { paginationMode: 'linkHeader', listOrder: 'oldestFirst', maxRequests: 2 },
+				},
+			}),
+		);
+		await n8n.publish(id);
+		await requests('/oldest', 1);
+		tickets.add(25);
+		const executions = await runsOf(id, 25);
+		expect(startedIds(executions)).toEqual(range(6, 30));
+		expect(executions.filter((execution) => execution.status === 'error')).toEqual([]);
+		expect(source.requests('/oldest').some((r) => r.query.since === '20')).toBe(true);
+		await n8n.unpublish(id);
+	});
+
+	test('Max Pages reached before known ground: the items seen start once and ONE failed execution says so', async () => {
+		const tickets = new PagedTickets(source, '/limit', { pageSize: PAGE, order: 'newest' });
+		tickets.add(5);
+		const id = await n8n.importWorkflow(
+			pagedWorkflow('paged limit', {
+				with: JSON.stringify({ url: source.url('/limit') }),
+				pagination: { pagination: { paginationMode: 'linkHeader', maxRequests: 2 } },
+			}),
+		);
+		await n8n.publish(id);
+		await requests('/limit', 1);
+		tickets.add(35);
+		const message =
+			'all 2 pages were new; items beyond page 2 may not have been started: raise Max Pages or poll more often';
+		if (isN8n1) {
+			await waitFor("the failure in n8n's log", async () =>
+				n8n.log().includes(message) ? true : undefined,
+			);
+		} else {
+			const executions = await n8n.waitForExecutions(
+				id,
+				(all) => all.filter(isFinal).length >= 21,
+				'20 runs and the failure',
+			);
+			const failures = executions.filter(
+				(e) => e.status === 'error' && nodeOutput(e, 'Poll').length === 0,
+			);
+			expect(failures).toHaveLength(1);
+			const failed = await n8n.execution(failures[0].id);
+			expect(failed.data?.resultData.error?.message).toContain(message);
+		}
+		// Further polls reach known ground (page 1 is all started): nothing more starts, no second failure.
+		await requests('/limit', 2);
+		const all = (await n8n.executions(id)).filter(isFinal);
+		expect(startedIds(all)).toEqual(range(21, 40));
+		if (!isN8n1) expect(all.filter((e) => nodeOutput(e, 'Poll').length === 0)).toHaveLength(1);
+		await n8n.unpublish(id);
+	});
+
+	test('kill -9 while paging, and again during the burst: lost 0, repeated 0', async () => {
+		// Each page answers after 1.5 s: a kill lands between pages.
+		const tickets = new PagedTickets(source, '/kill', {
+			pageSize: PAGE,
+			order: 'newest',
+			delayMs: 1500,
+		});
+		tickets.add(5);
+		const id = await n8n.importWorkflow(
+			pagedWorkflow('paged kill', {
+				with: JSON.stringify({ url: source.url('/kill') }),
+				pagination: { pagination: { paginationMode: 'linkHeader' } },
+			}),
+		);
+		await n8n.publish(id);
+		await requests('/kill', 1);
+		tickets.add(25);
+		// Page 2 of the burst's poll was asked for: kill while paging.
+		await source.nextRequest((r) => r.path === '/kill' && r.query.page === '2');
+		await n8n.kill();
+		await n8n.start();
+		await n8n.login();
+		// During the burst: once some runs ended, kill again.
+		await n8n.waitForExecutions(id, (all) => all.filter(isFinal).length >= 3, '3 runs');
+		await n8n.kill();
+		await n8n.start();
+		await n8n.login();
+		tickets.add(25);
+		const executions = await waitFor(
+			'every ticket started',
+			async () => {
+				const ended = (await n8n.executions(id)).filter(isFinal);
+				return new Set(startedIds(ended)).size >= 50 ? ended : undefined;
+			},
+			{ timeoutMs: 180_000, intervalMs: 500 },
+		);
+		const ids = startedIds(executions);
+		const repeated = ids.filter((x, i) => ids.indexOf(x) !== i);
+		const lost = range(6, 55).filter((x) => !ids.includes(x));
+		expect({ lost, repeated }).toEqual({ lost: [], repeated: [] });
+		await n8n.unpublish(id);
+	});
+});
