@@ -19,6 +19,8 @@ const DEMO_TOKEN_LIFETIME_SEC = 300;
  * jobs by calling back later. State is derived from the clock, so every poll sees a consistent world.
  *   GET  /health      the credential test target
  *   GET  /tickets     support tickets, oldest first, a new one every 20 s (last 20 kept)
+ *   GET  /tickets/paged  many tickets, newest first, a new one every 5 s, 5 a page (`page`), with
+ *                     `Link: </tickets/paged?page=N>; rel="next"`: a poll every 30 s finds more than a page
  *   GET  /inventory   products whose stock changes every 30 s; ETag, so an unchanged list answers 304
  *   POST /jobs        accepts { correlationId, callbackUrl } and calls back 3 s later, HMAC-signed
  *   POST /oauth/token OAuth2 token endpoint, client credentials grant (client id and secret in Basic auth
@@ -29,6 +31,21 @@ export async function startDemoSource(port: number, startedAt = Date.now()): Pro
 	const source = await FakeSystem.start(port);
 	source.on('GET', '/health', { body: { ok: true } });
 	source.on('GET', '/tickets', () => ({ body: { tickets: ticketsAt(Date.now(), startedAt) } }));
+	source.on('GET', '/tickets/paged', (request) => {
+		const page = Math.max(1, Number(request.query.page ?? 1));
+		const newest = Math.floor((Date.now() - startedAt) / 5_000) + 1;
+		const ids = Array.from({ length: Math.min(newest, 200) }, (_, i) => newest - i);
+		const tickets = ids.slice((page - 1) * 5, page * 5).map((id) => ({
+			id,
+			subject: SUBJECTS[id % SUBJECTS.length],
+			priority: id % 3 === 0 ? 'high' : 'normal',
+		}));
+		const more = page * 5 < ids.length;
+		return {
+			headers: more ? { link: `</tickets/paged?page=${page + 1}>; rel="next"` } : undefined,
+			body: { tickets },
+		};
+	});
 	source.on('GET', '/inventory', () => {
 		const products = inventoryAt(Date.now());
 		return {
