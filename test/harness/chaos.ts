@@ -69,6 +69,8 @@ export interface ChaosCase {
 	change(list: Item[], round: number): Item[];
 	/** One item's identity: its id, for `changed` id@version. */
 	identity(item: Item): string;
+	/** The source answers this many items a page, with `Link: <…?page=N>; rel="next"` (docs/pagination.md). */
+	pageSize?: number;
 }
 
 /** What one kill did to one case, as the timeline prints it. */
@@ -181,6 +183,24 @@ export function pollChaosCases(history: number, burst: number): ChaosCase[] {
 				),
 		},
 		{ ...unordered('batch', { dedupe: 'unique', oneRunPerItem: false }), name: 'batch' },
+		{
+			// Newest first, in pages of a quarter burst: each burst spans several pages, and paging stops
+			// at the first page that reaches remembered items. Items removed, never reordered.
+			name: 'paged',
+			parameters: {
+				dedupe: 'unique',
+				pagination: { pagination: { paginationMode: 'linkHeader', maxRequests: 1000 } },
+			},
+			pageSize: Math.max(1, Math.floor(burst / 4)),
+			// 20 pages of history, so the first poll (which reads every page) stays short.
+			history: () =>
+				seeds('paged')
+					.slice(0, 20 * Math.max(1, Math.floor(burst / 4)))
+					.reverse(),
+			grow: (list, round) => [...fresh('paged', round).reverse(), ...list],
+			change: (list, round) => withoutSome(list, 'paged', round, history),
+			identity: byId,
+		},
 		{
 			// Oldest first: new items appended; only the older half of the history is reordered (far
 			// from the remembered tail of 32 keys, whose order is what `last` reads).
@@ -503,16 +523,26 @@ export async function runChaos(
 		};
 	});
 	for (const poll of pollCases) {
-		source.on('GET', poll.path, async () => {
+		source.on('GET', poll.path, async (request) => {
 			const held = gate;
-			if (held && !held.releasedAt) {
+			const page = Number(request.query.page ?? 1);
+			// A paginated case's later pages are part of a poll already let through.
+			if (held && !held.releasedAt && page === 1) {
 				held.waiting.add(poll.chaos.name);
 				if (held.waiting.size === pollCases.length && held.schedulesRan.size === schedules.length)
 					held.release();
 				else if (held.waiting.size === 1) setTimeout(held.release, HOLD_MAX_MS);
 				await held.released;
 			}
-			return { body: poll.list };
+			const size = poll.chaos.pageSize;
+			if (!size) return { body: poll.list };
+			const more = page * size < poll.list.length;
+			return {
+				body: poll.list.slice((page - 1) * size, page * size),
+				headers: more
+					? { link: `<${source.url(poll.path)}?page=${page + 1}>; rel="next"` }
+					: undefined,
+			};
 		});
 	}
 	// Runs of the current round's new identities reported so far; the kill waits for `killAfter` of them.
