@@ -147,6 +147,27 @@ describe('Poll Trigger node (n8n-core TriggerContext)', () => {
 		expect(active.emitted).toEqual([]);
 	});
 
+	it('Pagination read through n8n: a page-number source starts the items of every page', async () => {
+		source.on('GET', '/paged', (request) => {
+			const page = Number(request.query.page ?? 1);
+			return { body: { tickets: page <= 2 ? [{ id: `p${page}` }] : [] } };
+		});
+		active = await activateTrigger(PollTrigger, {
+			parameters: pollParameters(source.url('/paged'), {
+				items: 'tickets',
+				pagination: {
+					pagination: {
+						paginationMode: 'updateAParameterInEachRequest',
+						parameters: { parameters: [{ type: 'qs', name: 'page', value: 'pageCount + 1' }] },
+					},
+				},
+			}),
+		});
+		expect(active.failures).toEqual([]);
+		expect(runs(active)).toEqual([[{ id: 'p1' }], [{ id: 'p2' }]]);
+		expect(source.requests('/paged').map((r) => r.query.page)).toEqual([undefined, '2', '3']);
+	});
+
 	it('changed: a ticket at version 1, then 2, then 1 again (reopened) starts three runs', async () => {
 		let version = 1;
 		source.on('GET', '/reopened', () => ({ body: [{ id: 't-1', version }] }));
