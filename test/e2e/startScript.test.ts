@@ -50,7 +50,7 @@ interface RunState {
 }
 
 const CONNECTOR_DESCRIPTION =
-	'Runs a connector op (HTTP, IMAP) of the Durable Triggers package as an action';
+	'Runs a connector op (HTTP, IMAP, SQL, SFTP) of the Durable Triggers package as an action';
 const CHANGED_DESCRIPTION = 'Runs a connector op, as changed by the npm start test';
 
 describe('npm start on a fresh clone', () => {
