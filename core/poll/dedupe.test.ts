@@ -373,6 +373,20 @@ describe('changed', () => {
 		expect(verdicts(store.plan(keyed(['a'], ['1']), 0))).toEqual(['a:unchanged']);
 	});
 
+	it('a rollback reported after the next poll committed a newer version starts nothing twice', () => {
+		const store = loadDedupeStore(options);
+		commitPoll(store, keyed(['a'], ['1']), 0);
+		const [v2] = commitPoll(store, keyed(['a'], ['2']), 0);
+		// The next poll sees version 3 and starts it before n8n reports that it could not create v2's run.
+		expect(runKeys(commitPoll(store, keyed(['a'], ['3']), 0))).toHaveLength(1);
+		store.rollback(v2.undo!, ['a']);
+		// Version 3 ran: the late rollback neither restores version 1 nor marks "a" to start again.
+		expect(verdicts(store.plan(keyed(['a'], ['3']), 0))).toEqual(['a:unchanged']);
+		expect(store.againCount).toBe(0);
+		const reloadedStore = reloaded(store, options);
+		expect(verdicts(reloadedStore.plan(keyed(['a'], ['3']), 0))).toEqual(['a:unchanged']);
+	});
+
 	it('A -> B -> A starts three times, each with its own deduplication key', () => {
 		const store = loadDedupeStore(options);
 		const keys = [['1'], ['2'], ['1']].flatMap((version) =>

@@ -154,10 +154,11 @@ export interface PollPlan<T = unknown> {
  * What undoing one run's remembering takes, should n8n not create it. JSON-safe, as it is saved in
  * the outbox with its run. Keyed kinds restore each record (hex hash → hex previous value, null for
  * none); cursor kinds move the cursor back to before the run (runs after it come back and are
- * refused by n8n by their keys, as they did start).
+ * refused by n8n by their keys, as they did start). A keyed record is restored only while it still
+ * holds what the run wrote (`written`): a later poll may have started a newer version of the key.
  */
 export type Undo =
-	| { records: Array<[hash: string, previous: string | null]> }
+	| { records: Array<[hash: string, previous: string | null, written?: string]> }
 	| { watermark: ItemKey | null }
 	| {
 			tail: string;
@@ -386,8 +387,11 @@ export abstract class DedupeStore {
 	 * refuses the job): the item's next start must not carry that key.
 	 */
 	rollback(undo: Undo | undefined, keys: readonly ItemKey[] = []): void {
-		if (undo) this.undo(undo);
-		this.startAgain(keys);
+		const superseded = undo ? this.undo(undo) : undefined;
+		// A key that a later poll started again (a newer version) has run since: nothing to start.
+		this.startAgain(
+			superseded ? keys.filter((key) => !superseded.has(hash64(canonicalKey(key)))) : keys,
+		);
 	}
 
 	/**
@@ -427,8 +431,11 @@ export abstract class DedupeStore {
 		};
 	}
 
-	/** Puts back what a commit remembered for one run. */
-	protected abstract undo(undo: Undo): void;
+	/**
+	 * Puts back what a commit remembered for one run; returns the key hashes it left alone because a
+	 * later commit wrote them again.
+	 */
+	protected abstract undo(undo: Undo): ReadonlySet<string> | void;
 
 	/** Items in the order they start; the list order unless a kind says otherwise. */
 	protected startOrder<T>(items: ReadonlyArray<KeyedItem<T>>): ReadonlyArray<KeyedItem<T>> {

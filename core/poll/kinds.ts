@@ -80,13 +80,24 @@ abstract class KeyedStore extends DedupeStore {
 	/** Drops entries that no longer count, whatever the cap; for kinds whose entries expire. */
 	protected expire?(now: number): void;
 
-	protected undo(undo: Undo): void {
+	protected undo(undo: Undo): ReadonlySet<string> {
 		if (!('records' in undo))
 			throw new Error(`dedupe "${this.kind}" cannot undo ${showValue(undo)}`);
-		for (const [hash, previous] of undo.records) {
-			if (previous === null) this.records.delete(hexToUnits(hash));
-			else this.records.set(hexToUnits(hash), hexToUnits(previous));
+		const superseded = new Set<string>();
+		for (const [hex, previous, written] of undo.records) {
+			const hash = hexToUnits(hex);
+			// Written again by a later poll (a newer version started, an expired key renewed): that
+			// start stands. An undo saved before `written` existed restores as it always did; a record
+			// forgotten since (cap, expiry) has nothing to restore, and its item still starts again.
+			const current = this.records.get(hash);
+			if (written !== undefined && current !== undefined && unitsToHex(current) !== written) {
+				superseded.add(hash);
+				continue;
+			}
+			if (previous === null) this.records.delete(hash);
+			else this.records.set(hash, hexToUnits(previous));
 		}
+		return superseded;
 	}
 
 	protected savedFields(): Partial<SavedDedupeState> {
@@ -102,7 +113,11 @@ abstract class KeyedStore extends DedupeStore {
 		const previous = this.records.get(hash);
 		if (renew) this.records.renew(hash, value);
 		else this.records.set(hash, value);
-		return { records: [[unitsToHex(hash), previous === undefined ? null : unitsToHex(previous)]] };
+		return {
+			records: [
+				[unitsToHex(hash), previous === undefined ? null : unitsToHex(previous), unitsToHex(value)],
+			],
+		};
 	}
 }
 
