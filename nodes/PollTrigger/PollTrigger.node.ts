@@ -1,5 +1,6 @@
 import {
 	type IDataObject,
+	type INode,
 	type INodeType,
 	type INodeTypeDescription,
 	type ITriggerFunctions,
@@ -473,17 +474,6 @@ export class PollTrigger implements INodeType {
 			// change is written with the next poll.
 			store.rollback(run.undo, run.keys);
 			opMemory = undefined;
-			saveTriggerFailure(
-				this,
-				new NodeOperationError(
-					node,
-					`n8n could not start a run for ${describeKeys(run.keys)}: ${error?.message ?? 'unknown error'}`,
-					{
-						description:
-							'The item was not remembered; the next poll starts it again if the source still lists it.',
-					},
-				),
-			);
 		};
 		const emitter = new RunEmitter<PollRun>(this, {
 			toItems: (run) => (run.items ?? []).map((json) => ({ json })),
@@ -495,6 +485,16 @@ export class PollTrigger implements INodeType {
 				refill();
 			},
 			moreToEmit: () => outbox.heldCount > 0,
+			writeKey: `poll:${workflowId}:${node.id}:write`,
+			// One failed execution per burst, however many of its runs n8n did not run.
+			reportNotRun: (runs) =>
+				saveTriggerFailure(
+					this,
+					notRunError(
+						node,
+						runs.map(({ run, error }) => ({ keys: run.run.keys, error })),
+					),
+				),
 			// So that after a crash the ledger tells the runs that had ended from those cut short.
 			busyWriteIntervalMs: BUSY_WRITE_INTERVAL_MS,
 		});
@@ -515,6 +515,8 @@ export class PollTrigger implements INodeType {
 		}
 
 		let runner: PollRunner;
+		/** Activation has ended: n8n saves static data now only on emit. */
+		let activated = false;
 		try {
 			runner = new PollRunner({
 				clock: systemClock,
@@ -540,6 +542,7 @@ export class PollTrigger implements INodeType {
 					),
 				poll: async (signal) => {
 					let memory: OpMemory | undefined;
+					const baseline = store.isFresh;
 					const { outcome, runs } = await runPollCycle<unknown>(
 						{
 							expressions: config.expressions,
@@ -594,6 +597,9 @@ export class PollTrigger implements INodeType {
 					// Validators are kept with the runs they listed: both are in this one write.
 					opMemory = memory;
 					writeState();
+					// A first poll after activation (the activation's failed) that starts nothing: n8n saves
+					// static data only on emit, so without this a crash would take a new baseline later.
+					if (baseline && activated && planned.length === 0) emitter.write();
 					// Not awaited: the poll (and its timeout) ends with the op and this write; the emitter
 					// sends the runs in order, after any still going out from the poll before.
 					void emitter.emit([...unkeyed, ...armed]);
@@ -642,6 +648,7 @@ export class PollTrigger implements INodeType {
 		// crash later cannot make a new first poll take items that arrived since as its baseline.
 		const firstPoll = runner.start();
 		if (store.isFresh) await firstPoll;
+		activated = true;
 		return {
 			closeFunction: async () => {
 				liveCopies.close();
@@ -740,6 +747,24 @@ function toRunItem(candidate: Candidate<unknown>): IDataObject {
 	return typeof item === 'object' && item !== null && !Array.isArray(item)
 		? (item as IDataObject)
 		: { value: item as IDataObject[keyof IDataObject] };
+}
+
+/** The one report of a burst's runs that n8n did not run (nodes/shared/emitRuns.ts). */
+function notRunError(
+	node: INode,
+	runs: Array<{ keys: readonly ItemKey[]; error?: Error }>,
+): NodeOperationError {
+	const keys = runs.flatMap((run) => run.keys);
+	const first = runs[0]?.error?.message ?? 'unknown error';
+	const what = runs.length === 1 ? 'a run' : `${runs.length} runs`;
+	return new NodeOperationError(
+		node,
+		`n8n did not run ${what} of this trigger (${describeKeys(keys)}): ${first}`,
+		{
+			description:
+				'Their items were not remembered: the next poll that still lists them starts them again, each under a new deduplication key.',
+		},
+	);
 }
 
 function describeKeys(keys: readonly ItemKey[]): string {

@@ -2,7 +2,7 @@ import type { INodeExecutionData, IRun, ITriggerFunctions } from 'n8n-workflow';
 
 import { endedRun, triggerContext } from '../../test/nodeContext';
 import { PollTrigger } from '../PollTrigger/PollTrigger.node';
-import { emitsDeduplicationKeys, RunEmitter, type RunEmitterOptions } from './emitRuns';
+import { EMIT_CHUNK, emitsDeduplicationKeys, RunEmitter, type RunEmitterOptions } from './emitRuns';
 
 /** A deferred promise as n8n-core's `helpers.createDeferredPromise` makes it. */
 type Done = {
@@ -117,7 +117,8 @@ function n8n2Context({ writesFinish = true } = {}) {
 	const log: string[] = [];
 	const existing = new Set<string>();
 	const running = new Map<string, Done>();
-	const emit = (data: INodeExecutionData[][], _response: unknown, done: Done, key: string) => {
+	const responses = new Map<string, Done>();
+	const emit = (data: INodeExecutionData[][], response: Done, done: Done, key: string) => {
 		const items = data[0].map((item) => String(item.json.name)).join(',') || 'no items';
 		log.push(`emit ${key} (${items})${staticData.__dataChanged ? ' writes state' : ''}`);
 		if (writesFinish) staticData.__dataChanged = false;
@@ -125,6 +126,7 @@ function n8n2Context({ writesFinish = true } = {}) {
 			return void Promise.resolve().then(() => done.resolve(undefined as never));
 		existing.add(key);
 		running.set(key, done);
+		responses.set(key, response);
 	};
 	const context = {
 		emit,
@@ -136,7 +138,16 @@ function n8n2Context({ writesFinish = true } = {}) {
 		running.get(key)!.resolve(run);
 		await new Promise((resolve) => setImmediate(resolve));
 	};
-	return { context, log, staticData, existing, end };
+	/**
+	 * workflow-runner.js `failExecution` (a credential the workflow cannot use): the execution is
+	 * saved failed, the response promise rejected, and the done-promise resolves with nothing.
+	 */
+	const failBeforeRun = async (key: string, error: Error) => {
+		responses.get(key)!.reject(error);
+		running.get(key)!.resolve(undefined as never);
+		await new Promise((resolve) => setImmediate(resolve));
+	};
+	return { context, log, staticData, existing, end, failBeforeRun };
 }
 
 describe('RunEmitter with deduplication keys (n8n 2.x)', () => {
@@ -145,9 +156,11 @@ describe('RunEmitter with deduplication keys (n8n 2.x)', () => {
 		log: string[],
 		staticData: { __dataChanged?: boolean },
 		busyWriteIntervalMs?: number,
+		more: Partial<RunEmitterOptions<string>> = {},
 	) {
 		const outbox = new Set<string>();
 		const options: RunEmitterOptions<string> = {
+			...more,
 			toItems: (name) => [{ json: { name } }],
 			settled: async ({ key }, settlement) => {
 				await Promise.resolve();
@@ -299,5 +312,52 @@ describe('RunEmitter with deduplication keys (n8n 2.x)', () => {
 		function runningDone(key: string) {
 			return (context as unknown as { running: Map<string, Done> }).running.get(key)!;
 		}
+	});
+
+	test('a run n8n failed before executing it (failExecution: its done-promise resolves with nothing) is not run, not a duplicate; a burst reports once', async () => {
+		const { context, log, staticData, failBeforeRun } = n8n2Context();
+		const reports: string[] = [];
+		const { emitter: runs } = emitter(context, log, staticData, undefined, {
+			writeKey: 'k-write',
+			reportNotRun: (failed) =>
+				reports.push(
+					`${failed.length}: ${failed.map(({ run }) => run.run).join(',')} (${failed[0].error?.message})`,
+				),
+		});
+		await runs.emit(['a', 'b'].map((name) => ({ key: `k-${name}`, run: name })));
+		const inaccessible = new Error('Node has no access to credential');
+		await failBeforeRun('k-a', inaccessible);
+		await failBeforeRun('k-b', inaccessible);
+		expect(log.slice(2)).toEqual([
+			'settled k-a not_created',
+			'settled k-b not_created',
+			'rewrite (outbox: empty)',
+			// No run executed: the settlements go under the trigger's fixed write key.
+			'emit k-write (no items) writes state',
+		]);
+		expect(reports).toEqual(['2: a,b (Node has no access to credential)']);
+	});
+
+	test(`a long outbox goes out in chunks of ${EMIT_CHUNK}: before each, n8n writes the state and the emitter waits for that write`, async () => {
+		const { context, log, staticData } = n8n2Context({ writesFinish: false });
+		const { emitter: runs } = emitter(context, log, staticData);
+		staticData.__dataChanged = true;
+		const names = Array.from({ length: 2 * EMIT_CHUNK + 1 }, (_, i) => `r${i}`);
+		const emitting = runs.emit(names.map((name) => ({ key: `k-${name}`, run: name })));
+		const written = async () => {
+			await new Promise((resolve) => setTimeout(resolve, 20));
+			staticData.__dataChanged = false;
+		};
+		await new Promise((resolve) => setImmediate(resolve));
+		expect(log).toEqual(['emit k-r0 (r0) writes state']);
+		await written();
+		await new Promise((resolve) => setTimeout(resolve, 20));
+		const emits = () => log.filter((line) => line.startsWith('emit')).length;
+		expect(emits()).toBe(EMIT_CHUNK + 1); // r0..r9, then r10, whose emit writes the state
+		expect(log.at(-1)).toBe(`emit k-r${EMIT_CHUNK} (r${EMIT_CHUNK}) writes state`);
+		await written();
+		await new Promise((resolve) => setTimeout(resolve, 20));
+		expect(emits()).toBe(2 * EMIT_CHUNK + 1);
+		await emitting;
 	});
 });

@@ -1,4 +1,9 @@
-import type { INodeExecutionData, IRun, ITriggerFunctions } from 'n8n-workflow';
+import type {
+	IExecuteResponsePromiseData,
+	INodeExecutionData,
+	IRun,
+	ITriggerFunctions,
+} from 'n8n-workflow';
 
 import { systemClock } from '../../core/clock';
 import type { Settlement } from '../../core/outbox';
@@ -10,6 +15,13 @@ export interface RunToEmit<R> {
 	run: R;
 }
 
+/**
+ * Runs emitted between two waits for n8n's write of the static data. Each emit makes n8n read the
+ * workflow and create an execution through its database pool; a whole stored outbox emitted at once
+ * (500 runs) waited past the pool's timeout. A write n8n starts after a chunk's emits queues behind
+ * their reads in the pool, so waiting for it keeps about two chunks being created at once.
+ */
+export const EMIT_CHUNK = 10;
 /** The longest the emitter waits for n8n to write the static data before emitting the rest anyway. */
 const STATIC_DATA_WRITE_WAIT_MS = 60_000;
 const STATIC_DATA_CHECK_MS = 5;
@@ -40,6 +52,18 @@ export interface RunEmitterOptions<R> {
 	 * state, so until then settlements are written as while runs are unsettled.
 	 */
 	moreToEmit?: () => boolean;
+	/**
+	 * The key of the settlement write when no run of this emitter has a key n8n must refuse (none
+	 * executed yet, or all were not run): one fixed key per trigger. The first such write creates one
+	 * run with no items (it executes no node after the trigger); n8n refuses the key after that, for
+	 * as long as it keeps that execution.
+	 */
+	writeKey?: string;
+	/**
+	 * Set: the runs n8n did not run (settled `not_created`) are reported here, together, once the
+	 * emitter is idle (every run settled, nothing more to emit) or stopped: one report per burst.
+	 */
+	reportNotRun?: (runs: Array<{ run: RunToEmit<R>; error?: Error }>) => void;
 	/**
 	 * Set: while runs of a burst are still unsettled, their settlements so far are written too, at
 	 * most once per this many ms (the first at once). A crash mid-burst then leaves the runs that
@@ -117,6 +141,8 @@ export class RunEmitter<R> {
 	private stopped = false;
 	/** When a settlement write last went out while runs were still unsettled. */
 	private lastBusyWrite = -Infinity;
+	/** Runs n8n did not run, not reported yet (RunEmitterOptions.reportNotRun). */
+	private notRun: Array<{ run: RunToEmit<R>; error?: Error }> = [];
 
 	constructor(
 		private readonly context: ITriggerFunctions,
@@ -148,6 +174,7 @@ export class RunEmitter<R> {
 	/** Nothing is emitted after this, not even the write of the last settlements. */
 	stop(): void {
 		this.stopped = true;
+		this.reportNotRun();
 	}
 
 	private async emitInOrder(runs: ReadonlyArray<RunToEmit<R>>): Promise<void> {
@@ -167,7 +194,11 @@ export class RunEmitter<R> {
 				);
 				continue;
 			}
-			if (emitted === 1) await staticDataWritten(this.context, () => this.stopped);
+			// After the first emit and then every EMIT_CHUNK: n8n writes the state (the first emit's
+			// write carries the caller's; later ones the settlements so far) before more runs go out.
+			if (emitted > 0 && emitted % EMIT_CHUNK === 0) this.options.rewrite();
+			if (emitted === 1 || (emitted > 1 && emitted % EMIT_CHUNK === 1))
+				await staticDataWritten(this.context, () => this.stopped);
 			if (this.stopped) return;
 			emitted++;
 			if (entry.key === undefined) {
@@ -177,11 +208,22 @@ export class RunEmitter<R> {
 			const key = entry.key;
 			this.unsettled.add(key);
 			const done = this.context.helpers.createDeferredPromise<IRun>();
+			// n8n 2.41 rejects the response promise, and only it, when it fails a run before executing
+			// it (workflow-runner.js `failExecution`: a credential the workflow cannot use, a context it
+			// cannot establish); the done-promise then resolves with nothing, as for a duplicate.
+			const response = this.context.helpers.createDeferredPromise<IExecuteResponsePromiseData>();
+			let failedBeforeRun: Error | undefined;
+			response.promise.catch((error: Error) => {
+				if (!ranAnyway(error)) failedBeforeRun = error;
+			});
 			const outcome = done.promise.then(
-				(result): Outcome => ({ settlement: 'started', result }),
+				(result): Outcome =>
+					failedBeforeRun && !(result && executed(result))
+						? { settlement: 'not_created', error: failedBeforeRun }
+						: { settlement: 'started', result },
 				(error: Error): Outcome => ({
-					settlement: ranAnyway(error) ? 'started' : 'not_created',
-					error,
+					settlement: ranAnyway(error) && !failedBeforeRun ? 'started' : 'not_created',
+					error: failedBeforeRun ?? error,
 				}),
 			);
 			inFlight.set(key, outcome);
@@ -190,7 +232,7 @@ export class RunEmitter<R> {
 				await this.onSettled(entry, settlement, error, result);
 			});
 			try {
-				this.context.emit([this.options.toItems(entry.run)], undefined, done, key);
+				this.context.emit([this.options.toItems(entry.run)], response, done, key);
 			} catch (error) {
 				done.reject(error as Error);
 			}
@@ -206,6 +248,7 @@ export class RunEmitter<R> {
 	) {
 		this.unsettled.delete(entry.key as string);
 		await this.options.settled(entry, settlement, error, result);
+		if (settlement === 'not_created') this.notRun.push({ run: entry, error });
 		this.unwritten = true;
 		if (settlement === 'started' && (result === undefined ? error === undefined : executed(result)))
 			this.existingKey = entry.key;
@@ -216,8 +259,18 @@ export class RunEmitter<R> {
 	 * Once every run has settled, one empty emit that n8n refuses makes it write the state; while
 	 * runs are still unsettled, at most one every BUSY_WRITE_INTERVAL_MS.
 	 */
+	/**
+	 * Has n8n write the trigger's state now (as a settlement write), for a change no run carries: a
+	 * poll that only remembered what is there.
+	 */
+	write(): void {
+		this.unwritten = true;
+		void this.enqueue(async () => this.writeSettlementsIfIdle());
+	}
+
 	private writeSettlementsIfIdle(): void {
-		const key = this.existingKey;
+		if (this.unsettled.size === 0 && !this.options.moreToEmit?.()) this.reportNotRun();
+		const key = this.existingKey ?? this.options.writeKey;
 		if (this.stopped || !this.unwritten || key === undefined) return;
 		if (this.unsettled.size > 0 || this.options.moreToEmit?.()) {
 			const interval = this.options.busyWriteIntervalMs;
@@ -234,6 +287,13 @@ export class RunEmitter<R> {
 		} catch {
 			// Not written now: the next emit or activation writes it.
 		}
+	}
+
+	private reportNotRun(): void {
+		if (this.notRun.length === 0 || !this.options.reportNotRun) return;
+		const runs = this.notRun;
+		this.notRun = [];
+		this.options.reportNotRun(runs);
 	}
 }
 
