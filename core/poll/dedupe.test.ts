@@ -1,5 +1,6 @@
 import { FakeClock } from '../testing/fakeClock';
 import {
+	MAX_DEDUPLICATION_KEY_CHARS,
 	type DedupeOptions,
 	type DedupeStore,
 	type PlannedRun,
@@ -948,5 +949,23 @@ describe('rolled back and started again: fresh deduplication keys, bounded', () 
 		// Started on a fresh store the keys are all new; a seen store shows which are marked.
 		commitPoll(store, keyed([0, 499, 500, 1499]), 0);
 		expect(store.againCount).toBe(998);
+	});
+});
+
+describe('deduplication keys name their item', () => {
+	const options: DedupeOptions = { dedupe: { kind: 'unique' } };
+
+	it("a one-item run: <prefix><hash>:<item key>, with #<attempt> once the item has one; cut to n8n's 255 characters", () => {
+		const store = loadDedupeStore(options);
+		const long = 'x'.repeat(400);
+		const [a, n, cut] = runKeys(commitPoll(store, keyed(['INC-101', 42, long]), 0));
+		expect(a).toMatch(/^poll:wf:node:[0-9a-f]{16}:INC-101$/);
+		expect(n).toMatch(/^poll:wf:node:[0-9a-f]{16}:42$/);
+		expect(cut).toHaveLength(MAX_DEDUPLICATION_KEY_CHARS);
+		expect(cut.endsWith('x…')).toBe(true);
+		store.startAgain(['INC-101']);
+		const [again] = runKeys(commitPoll(store, keyed(['INC-101']), 0));
+		expect(again).toMatch(/^poll:wf:node:[0-9a-f]{16}:INC-101#1$/);
+		expect(again).not.toBe(a);
 	});
 });

@@ -374,7 +374,11 @@ export abstract class DedupeStore {
 			return [{ key, candidates: plan.toStart, undo: mergeUndos(undos) }];
 		}
 		return plan.toStart.map((candidate, i) => ({
-			key: keyOf(identity(candidate)),
+			key: readableKey(
+				keyOf(identity(candidate)),
+				candidate.key,
+				this.attempts.get(candidate.ticket.hash),
+			),
 			candidates: [candidate],
 			undo: undos[i],
 		}));
@@ -469,6 +473,22 @@ export abstract class DedupeStore {
 		for (const judgement of starting.slice(0, Math.max(0, starting.length - keep)))
 			judgement.verdict = 'baseline';
 	}
+}
+
+/** n8n 2.41 keeps an execution's deduplication key in a column of 255 characters. */
+export const MAX_DEDUPLICATION_KEY_CHARS = 255;
+
+/**
+ * A one-item run's deduplication key names its item: `<prefix><hash>:<item key>`, `#<attempt>` once
+ * the item has one (Start Again, a rolled-back run), so that an execution n8n's crash recovery left
+ * with placeholder items still says, by its key, which item it carried. The hash alone keeps keys
+ * unique (it covers the item, version, generation and attempt); the readable part is cut to fit
+ * n8n's column.
+ */
+function readableKey(hashed: string, key: ItemKey, attempt: number | undefined): string {
+	const readable = `:${String(key)}${attempt === undefined ? '' : `#${attempt}`}`;
+	if (hashed.length + readable.length <= MAX_DEDUPLICATION_KEY_CHARS) return hashed + readable;
+	return `${hashed}${readable.slice(0, Math.max(0, MAX_DEDUPLICATION_KEY_CHARS - hashed.length - 1))}…`;
 }
 
 function dropOldest(collection: Map<string, unknown> | Set<string>, max: number): void {

@@ -688,4 +688,103 @@ module.exports = { workflow: { preExecute: [async function () {
 		expect(starts.filter((key) => key === a)).toEqual([a]);
 		expect(starts).toEqual([...new Set(starts)]);
 	}, 300_000);
+
+	test('a run n8n fails before executing it (a credential the workflow cannot use) is not remembered: once the workflow is fixed, its item runs', async () => {
+		source.on('GET', '/no-credential', () => ({ body: [{ id: 'nc-1' }] }));
+		// n8n 2.41 checks the credentials of every node before a run (credentials-permission-checker.js:
+		// one without an id is an InvalidCredentialError) and fails the run without executing it
+		// (workflow-runner.js `failExecution`), which resolves the trigger's done-promise with nothing,
+		// as it does for a duplicate it refused.
+		const broken = workflow(
+			'poll no credential',
+			[
+				pollNode('Poll', '/no-credential'),
+				{ ...marker('Done'), credentials: { httpHeaderAuth: { id: 'gone-1', name: 'Deleted' } } },
+			],
+			[['Poll', 'Done']],
+		);
+		const id = await n8n.importWorkflow(broken);
+		await n8n.publish(id);
+		await n8n.waitForExecutions(
+			id,
+			(all) =>
+				all.some(
+					(e) =>
+						e.status === 'error' &&
+						/credential/i.test(JSON.stringify(e.data?.resultData.error ?? {})),
+				),
+			'n8n to fail the run for its credential',
+		);
+		await polls('/no-credential', 2);
+		await n8n.unpublish(id);
+		// The user fixes the workflow (the node no longer needs the credential) and publishes it.
+		const fixed = workflow(
+			'poll no credential',
+			[pollNode('Poll', '/no-credential'), marker('Done')],
+			[['Poll', 'Done']],
+		);
+		await n8n.api('PUT', `/workflows/${id}`, {
+			name: fixed.name,
+			nodes: fixed.nodes,
+			connections: fixed.connections,
+			settings: fixed.settings,
+		});
+		await n8n.publish(id);
+		const executions = await n8n.waitForExecutions(
+			id,
+			(all) => ids(all.filter((e) => e.status === 'success')).includes('nc-1'),
+			'the item to run once the workflow is fixed',
+		);
+		await polls('/no-credential', 2);
+		expect(ids((await n8n.executions(id)).filter((e) => e.status === 'success'))).toEqual(['nc-1']);
+		expect(executions.length).toBeGreaterThan(1);
+		await n8n.unpublish(id);
+	});
+
+	test('a fresh trigger (First Poll Starts: Nothing) whose first poll failed keeps the baseline a later poll took, through a crash', async () => {
+		let answer: { status?: number; body: unknown } = { status: 503, body: { error: 'down' } };
+		source.on('GET', '/late-baseline', () => answer);
+		const id = await n8n.importWorkflow(
+			workflow(
+				'poll late baseline',
+				[
+					pollNode('Poll', '/late-baseline', { options: { firstPoll: 'none', backoffMaxSec: 5 } }),
+					marker('Done'),
+				],
+				[['Poll', 'Done']],
+			),
+		);
+		await n8n.publish(id);
+		await polls('/late-baseline', 1);
+		// The source answers from the next poll on: that poll only remembers what is there.
+		answer = { body: [{ id: 'lb-a' }, { id: 'lb-b' }] };
+		await waitFor(
+			'the baseline to be saved by n8n',
+			async () => {
+				const state = pollStateOf((await n8n.getWorkflow(id)).staticData);
+				return state?.dedupe?.fresh === false ? true : undefined;
+			},
+			{ timeoutMs: 60_000, intervalMs: 500 },
+		);
+		await n8n.kill();
+		answer = { body: [{ id: 'lb-a' }, { id: 'lb-b' }, { id: 'lb-c' }] };
+		await n8n.start();
+		await n8n.login();
+		await n8n.waitForExecutions(
+			id,
+			(all) => ids(all).includes('lb-c'),
+			'the item that arrived while n8n was down to run',
+		);
+		await polls('/late-baseline', 2);
+		expect(ids(await n8n.executions(id))).toEqual(['lb-c']);
+		await n8n.unpublish(id);
+	});
 });
+
+function pollStateOf(staticData: unknown): { dedupe?: { fresh?: boolean } } | undefined {
+	const data = (typeof staticData === 'string' ? JSON.parse(staticData) : staticData) as
+		| Record<string, { pollTrigger?: { dedupe?: { fresh?: boolean } } }>
+		| null
+		| undefined;
+	return data?.['node:Poll']?.pollTrigger;
+}

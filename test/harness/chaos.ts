@@ -383,6 +383,14 @@ async function batchKey(storeId: string, items: Item[]): Promise<string | undefi
 	return store.commit(store.plan(keyed, now), now, { keyPrefix: '', onePerItem: false })[0]?.key;
 }
 
+/**
+ * A Poll Trigger deduplication key without its `poll:<workflow>:<node>:` prefix: the hash, and for a
+ * one-item run `:<item key>` (core/poll/dedupe.ts), as the core computes it with an empty prefix.
+ */
+function unprefixed(key: string): string {
+	return key.replace(/^poll:[^:]*:[^:]*:/, '');
+}
+
 /** One execution as the harness counts it: when it started, its status, the identities it carried. */
 interface Counted {
 	id: string;
@@ -687,7 +695,7 @@ export async function runChaos(
 				const all = stored ? (pollStateOf(stored.get(poll.workflowId), 'Poll')?.outbox ?? []) : [];
 				const outbox = stored ? all.filter((entry) => !entry.run?.held) : undefined;
 				poll.storedHeld.push(stored ? all.length - (outbox?.length ?? 0) : undefined);
-				poll.storedKeys.push(new Set(outbox?.map((entry) => entry.key.split(':').at(-1) ?? '')));
+				poll.storedKeys.push(new Set(outbox?.map((entry) => unprefixed(entry.key))));
 				poll.storedRuns.push(
 					(outbox ?? []).map((entry) => (entry.run?.items ?? []).map(poll.chaos.identity)),
 				);
@@ -852,7 +860,10 @@ async function countPoll(
 		// A crashed run is named by its deduplication key (the list leaves it out: read it alone).
 		if (execution.status === 'crashed' || identities.length === 0) {
 			execution = await n8n.execution(listed.id);
-			const key = execution.deduplicationKey?.split(':').at(-1);
+			const key =
+				execution.deduplicationKey === undefined || execution.deduplicationKey === null
+					? undefined
+					: unprefixed(execution.deduplicationKey);
 			if (key && !batch) {
 				const byKey = index.get(key);
 				if (byKey && identities.length > 0 && !(identities.length === 1 && identities[0] === byKey))
@@ -1229,7 +1240,7 @@ export async function runWorkerKillChaos(
 			const found = triggerItems(execution, triggerName);
 			if (found.length > 0) return found.map((item) => String(source ? item.id : item.declaredAt));
 			const key = execution.deduplicationKey ?? '';
-			const named = source ? itemOfHash.get(key.split(':').at(-1) ?? '') : key.split('@')[1];
+			const named = source ? itemOfHash.get(unprefixed(key)) : key.split('@')[1];
 			return named ? [named] : [];
 		};
 		// The list leaves out running executions: the killed ones are read one by one.
