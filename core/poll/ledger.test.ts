@@ -21,30 +21,49 @@ describe('StartLedger', () => {
 		]);
 	});
 
-	it('keeps at most LEDGER_MAX_ENTRIES entries, newest kept', () => {
+	it('keeps at most LEDGER_MAX_ENTRIES runs whose end it learnt, newest kept', () => {
 		const ledger = new StartLedger();
-		for (let i = 0; i < LEDGER_MAX_ENTRIES + 20; i++) ledger.started(`k${i}`, [i], i);
+		for (let i = 0; i < LEDGER_MAX_ENTRIES + 20; i++) {
+			ledger.started(`k${i}`, [i], i);
+			ledger.settled(`k${i}`, 'ended: success');
+		}
 		const list = ledger.list();
 		expect(list).toHaveLength(LEDGER_MAX_ENTRIES);
 		expect(list[0].key).toBe(`k${LEDGER_MAX_ENTRIES + 19}`);
 		expect(list.at(-1)?.key).toBe('k20');
 	});
 
-	it('keeps its JSON within LEDGER_MAX_BYTES however long the keys, and a batch shows its first keys and its count', () => {
+	it('keeps the JSON of the runs whose end it learnt within LEDGER_MAX_BYTES however long the keys, and a batch shows its first keys and its count', () => {
 		const ledger = new StartLedger();
 		const long = (i: number) => `${i}-${'x'.repeat(500)}`;
-		for (let i = 0; i < 40; i++)
+		for (let i = 0; i < 40; i++) {
 			ledger.started(
 				`key-${i}`,
 				Array.from({ length: 30 }, (_, j) => long(i * 100 + j)),
 				i,
 			);
+			ledger.settled(`key-${i}`, 'ended: success');
+		}
 		expect(JSON.stringify(ledger.saved()).length).toBeLessThanOrEqual(LEDGER_MAX_BYTES);
 		const [newest] = ledger.list();
 		expect(newest.key).toBe('key-39');
 		expect(newest.items).toHaveLength(MAX_KEYS_PER_ENTRY);
 		expect(newest.itemCount).toBe(30);
 		expect(String(newest.items[0])).toMatch(/…\(cut\)$/);
+	});
+
+	it('keeps every run whose end it has not learnt, whatever the burst size, until a Start Again names its items', () => {
+		const ledger = new StartLedger();
+		for (let i = 0; i < 1_000; i++) ledger.started(`k${i}`, [`item-${i}`], i);
+		for (let i = 0; i < 1_000; i++)
+			if (i !== 37 && i !== 512) ledger.settled(`k${i}`, 'ended: success');
+		// n8n stopped while k37 and k512 ran: emitted again at the next activation, they existed.
+		for (const key of ['k37', 'k512']) ledger.settled(key, 'existed at activation');
+		const reloaded = new StartLedger(JSON.parse(JSON.stringify(ledger.saved())));
+		expect(reloaded.endUnknown().map((entry) => entry.items)).toEqual([['item-512'], ['item-37']]);
+		expect(reloaded.list().length).toBeLessThanOrEqual(LEDGER_MAX_ENTRIES + 2);
+		reloaded.startedAgain(['item-37']);
+		expect(reloaded.endUnknown().map((entry) => entry.key)).toEqual(['k512']);
 	});
 
 	it('a start recorded again (the same key emitted after a restart) is one entry', () => {

@@ -11,12 +11,21 @@ import { unitsToHex } from './records';
  * crash recovery may replace a crashed run's trigger items with placeholders
  * (`isArtificialRecoveredEventItem`), so the execution no longer shows them.
  *
- * Bounded in entries and in bytes (the JSON kept in the workflow's static data), newest kept, so it
- * never grows with history. A batch run keeps its first MAX_KEYS_PER_ENTRY item keys and the count;
- * a key longer than MAX_KEY_CHARS is cut and marked, and such a key cannot be started again by name.
+ * The runs whose end the trigger has not learnt (`emitted`, `existed at activation`: a crash's runs
+ * are among them, whatever the burst's size) are kept until their end is learnt or a Start Again
+ * names their items, up to LEDGER_MAX_END_UNKNOWN (oldest dropped first): they are what a user looks
+ * for after a crash. The other entries are bounded in entries and in bytes (the JSON kept in the
+ * workflow's static data), newest kept, so the ledger never grows with history. A batch run keeps
+ * its first MAX_KEYS_PER_ENTRY item keys and the count; a key longer than MAX_KEY_CHARS is cut and
+ * marked, and such a key cannot be started again by name.
  */
 
 export const LEDGER_MAX_ENTRIES = 50;
+/**
+ * Runs with an unknown end kept at most: every run of the stored outbox when n8n stopped (its armed
+ * window, core/poll/runStage.ts), over a few crashes.
+ */
+export const LEDGER_MAX_END_UNKNOWN = 2_000;
 export const LEDGER_MAX_BYTES = 8_192;
 export const MAX_KEYS_PER_ENTRY = 10;
 export const MAX_KEY_CHARS = 200;
@@ -35,6 +44,8 @@ export type LedgerOutcome =
 	| 'existed at activation'
 	/** Refused by n8n as a duplicate while this trigger was running. */
 	| 'existed'
+	/** Its end was unknown, and a Start Again list named its items. */
+	| 'started again'
 	/** n8n did not run it; its items come back at the next poll under another key. */
 	| 'not run: rolled back';
 
@@ -83,12 +94,32 @@ export class StartLedger {
 	/** Records how n8n settled a run; a run no longer recorded is ignored. */
 	settled(key: string, outcome: LedgerOutcome): void {
 		const entry = this.entries.find((e) => e.key === key);
-		if (entry) entry.outcome = outcome;
+		if (!entry) return;
+		entry.outcome = outcome;
+		this.bound();
 	}
 
 	/** Newest first. */
 	list(): LedgerEntry[] {
 		return [...this.entries].reverse();
+	}
+
+	/** The runs whose end the trigger has not learnt, newest first (see endUnknown). */
+	endUnknown(): LedgerEntry[] {
+		return this.list().filter(endUnknown);
+	}
+
+	/** A Start Again list was applied: runs with an unknown end, all of whose items it names, are settled. */
+	startedAgain(itemKeys: readonly ItemKey[]): void {
+		const named = new Set(itemKeys.map(canonicalKey));
+		for (const entry of this.entries)
+			if (
+				endUnknown(entry) &&
+				entry.itemCount === undefined &&
+				entry.items.every((key) => named.has(canonicalKey(key)))
+			)
+				entry.outcome = 'started again';
+		this.bound();
 	}
 
 	/** JSON-safe, oldest first. */
@@ -97,12 +128,38 @@ export class StartLedger {
 	}
 
 	private bound(): void {
-		if (this.entries.length > this.limits.entries)
-			this.entries = this.entries.slice(this.entries.length - this.limits.entries);
+		const unknown = this.entries.filter(endUnknown);
+		let known = this.entries.filter((entry) => !endUnknown(entry));
+		if (known.length > this.limits.entries) known = known.slice(known.length - this.limits.entries);
 		// The newest entry is always kept: its size is bounded by its keys.
-		while (this.entries.length > 1 && JSON.stringify(this.entries).length > this.limits.bytes)
-			this.entries.shift();
+		while (known.length > 1 && JSON.stringify(known).length > this.limits.bytes) known.shift();
+		const keep = new Set([...known, ...unknown.slice(-LEDGER_MAX_END_UNKNOWN)]);
+		this.entries = this.entries.filter((entry) => keep.has(entry));
 	}
+}
+
+/**
+ * Whether the trigger never learnt how the run ended: emitted and not settled since, or found to
+ * exist when emitted again at an activation (it ran, or n8n stopped while it ran: then its execution
+ * says `crashed`).
+ */
+function endUnknown(entry: LedgerEntry): boolean {
+	return entry.outcome === 'emitted' || entry.outcome === 'existed at activation';
+}
+
+/**
+ * Recent Starts' first row when some runs' end is unknown: how many, and their item keys as a
+ * Start Again list to paste (those whose execution n8n shows as crashed are the ones to start again).
+ */
+export function endUnknownSummary(ledger: StartLedger): Record<string, unknown> | undefined {
+	const entries = ledger.endUnknown();
+	if (entries.length === 0) return undefined;
+	const keys = [...new Set(entries.flatMap((entry) => entry.items))];
+	return {
+		endUnknown: entries.length,
+		note: "Runs whose end this trigger never learnt: n8n stopped (or the workflow was unpublished) while they ran. Those whose execution n8n shows as crashed did not finish: put their item keys (each execution's deduplication key ends with its item key) in Start Again and publish.",
+		itemKeys: JSON.stringify(keys.slice(0, MAX_START_AGAIN)),
+	};
 }
 
 function shortKey(key: ItemKey): ItemKey {

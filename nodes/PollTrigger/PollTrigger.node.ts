@@ -34,6 +34,7 @@ import {
 	LEDGER_MAX_BYTES,
 	StartLedger,
 	startAgainId,
+	endUnknownSummary,
 	startsRun,
 	RunStage,
 	type StagedRun,
@@ -368,10 +369,14 @@ export class PollTrigger implements INodeType {
 				manualTriggerFunction: async () => {
 					if (config.executeStepShows === 'recentStarts') {
 						const entries = ledger.list();
+						const unknown = endUnknownSummary(ledger);
 						this.emit([
 							entries.length === 0
 								? [{ json: { recentStarts: 0, note: 'No start recorded yet' } }]
-								: entries.map((entry) => ({ json: showStart(entry) })),
+								: [
+										...(unknown ? [{ json: unknown as IDataObject }] : []),
+										...entries.map((entry) => ({ json: showStart(entry) })),
+									],
 						]);
 						return;
 					}
@@ -622,6 +627,7 @@ export class PollTrigger implements INodeType {
 		// (the marks are the same, only the attempt moves on).
 		if (config.startAgain.length > 0 && startAgainId(config.startAgain) !== startAgainApplied) {
 			store.startAgain(config.startAgain);
+			ledger.startedAgain(config.startAgain);
 			startAgainApplied = startAgainId(config.startAgain);
 			writeState();
 			this.logger.info(
