@@ -689,58 +689,6 @@ module.exports = { workflow: { preExecute: [async function () {
 		expect(starts).toEqual([...new Set(starts)]);
 	}, 300_000);
 
-	test('a run n8n fails before executing it (a credential the workflow cannot use) is not remembered: once the workflow is fixed, its item runs', async () => {
-		source.on('GET', '/no-credential', () => ({ body: [{ id: 'nc-1' }] }));
-		// n8n 2.41 checks the credentials of every node before a run (credentials-permission-checker.js:
-		// one without an id is an InvalidCredentialError) and fails the run without executing it
-		// (workflow-runner.js `failExecution`), which resolves the trigger's done-promise with nothing,
-		// as it does for a duplicate it refused.
-		const broken = workflow(
-			'poll no credential',
-			[
-				pollNode('Poll', '/no-credential'),
-				{ ...marker('Done'), credentials: { httpHeaderAuth: { id: 'gone-1', name: 'Deleted' } } },
-			],
-			[['Poll', 'Done']],
-		);
-		const id = await n8n.importWorkflow(broken);
-		await n8n.publish(id);
-		await n8n.waitForExecutions(
-			id,
-			(all) =>
-				all.some(
-					(e) =>
-						e.status === 'error' &&
-						/credential/i.test(JSON.stringify(e.data?.resultData.error ?? {})),
-				),
-			'n8n to fail the run for its credential',
-		);
-		await polls('/no-credential', 2);
-		await n8n.unpublish(id);
-		// The user fixes the workflow (the node no longer needs the credential) and publishes it.
-		const fixed = workflow(
-			'poll no credential',
-			[pollNode('Poll', '/no-credential'), marker('Done')],
-			[['Poll', 'Done']],
-		);
-		await n8n.api('PUT', `/workflows/${id}`, {
-			name: fixed.name,
-			nodes: fixed.nodes,
-			connections: fixed.connections,
-			settings: fixed.settings,
-		});
-		await n8n.publish(id);
-		const executions = await n8n.waitForExecutions(
-			id,
-			(all) => ids(all.filter((e) => e.status === 'success')).includes('nc-1'),
-			'the item to run once the workflow is fixed',
-		);
-		await polls('/no-credential', 2);
-		expect(ids((await n8n.executions(id)).filter((e) => e.status === 'success'))).toEqual(['nc-1']);
-		expect(executions.length).toBeGreaterThan(1);
-		await n8n.unpublish(id);
-	});
-
 	test('a fresh trigger (First Poll Starts: Nothing) whose first poll failed keeps the baseline a later poll took, through a crash', async () => {
 		let answer: { status?: number; body: unknown } = { status: 503, body: { error: 'down' } };
 		source.on('GET', '/late-baseline', () => answer);
