@@ -104,6 +104,13 @@ export interface ChaosResult {
 	lost: number;
 	repeated: number;
 	timeline?: KillTimeline[];
+	/**
+	 * Poll cases: executions n8n saved `crashed`, and of those how many a user cannot trace to their
+	 * item: neither their deduplication key names an item nor Recent Starts (the trigger's ledger)
+	 * lists the run among those whose end the trigger never learnt or that were started again.
+	 */
+	crashedRuns?: number;
+	untraceable?: number;
 	/** Anything the harness wants said about the case (identities it could not name, …). */
 	notes?: string[];
 }
@@ -300,6 +307,7 @@ export function triggerItems(
 /** The trigger's stored state as the node keeps it in the workflow's static data. */
 interface StoredPollState {
 	dedupe?: { id?: string; generation?: number };
+	ledger?: Array<{ key: string; items: unknown[]; outcome: string }>;
 	outbox?: Array<{ key: string; run?: { items?: Item[]; held?: true } }>;
 }
 
@@ -896,6 +904,24 @@ async function countPoll(
 			key: execution.deduplicationKey ?? undefined,
 		});
 	}
+	// Crashed runs a user can trace: Recent Starts lists the run (by its key) as one whose end the
+	// trigger never learnt, or as started again, and its key names its items.
+	const listed = new Set(
+		(state?.ledger ?? [])
+			.filter((entry) =>
+				['emitted', 'existed at activation', 'started again'].includes(entry.outcome),
+			)
+			.map((entry) => entry.key),
+	);
+	const crashed = counted.filter((execution) => execution.status === 'crashed');
+	const untraceable = crashed.filter(
+		(execution) =>
+			execution.key === undefined ||
+			!listed.has(execution.key) ||
+			(!batch && !/^[0-9a-f]{16}:./.test(unprefixed(execution.key))),
+	);
+	for (const execution of untraceable.slice(0, 5))
+		notes.push(`crashed execution ${execution.id} untraceable (key ${execution.key ?? 'none'})`);
 	const counts = new Map<string, number>();
 	for (const execution of counted)
 		for (const identity of execution.identities)
@@ -959,6 +985,8 @@ async function countPoll(
 		lost,
 		repeated,
 		timeline,
+		crashedRuns: crashed.length,
+		untraceable: untraceable.length,
 		notes: [
 			...notes,
 			...owed
@@ -1032,7 +1060,10 @@ async function crashedStartTimes(n8n: N8nInstance, workflowId: string): Promise<
 /** The per-kill timeline of one case, and its final counts. */
 export function timelineText(result: ChaosResult): string {
 	const lines = [
-		`${result.case}: expected ${result.expected}${result.optional ? ` (+${result.optional} may run once)` : ''}, lost ${result.lost}, repeated ${result.repeated}, kills mid-burst ${result.earlyKills}/${result.kills}`,
+		`${result.case}: expected ${result.expected}${result.optional ? ` (+${result.optional} may run once)` : ''}, lost ${result.lost}, repeated ${result.repeated}, kills mid-burst ${result.earlyKills}/${result.kills}` +
+			(result.crashedRuns === undefined
+				? ''
+				: `, crashed runs ${result.crashedRuns} (untraceable ${result.untraceable})`),
 		...(result.timeline ?? []).map(
 			(t) =>
 				`  kill ${t.kill}: ${t.startedBefore}/${t.ranInRound} of the round's runs started before it${t.midBurst ? ' (mid-burst)' : ''}; crashed ${t.crashed}` +
