@@ -765,7 +765,7 @@ function notRunError(
 	const what = runs.length === 1 ? 'a run' : `${runs.length} runs`;
 	return new NodeOperationError(
 		node,
-		`n8n did not run ${what} of this trigger (${describeKeys(keys)}): ${first}`,
+		`n8n could not start ${what} for ${describeKeys(keys)}: ${first}`,
 		{
 			description:
 				'Their items were not remembered: the next poll that still lists them starts them again, each under a new deduplication key.',
