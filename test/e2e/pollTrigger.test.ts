@@ -249,11 +249,14 @@ describe('Poll Trigger in a real n8n', () => {
 			const execution = await n8n.execution(run.executionId);
 			return isFinal(execution) ? execution : undefined;
 		});
-		const rows = nodeOutput(manual, 'Poll') as Array<{
+		const [summary, ...rows] = nodeOutput(manual, 'Poll') as Array<{
 			deduplicationKey: string;
 			itemKeys: string[];
 			outcome: string;
 		}>;
+		// The first row lists the runs whose end the trigger never learnt, as a Start Again list.
+		expect(summary).toMatchObject({ endUnknown: 2 });
+		expect((JSON.parse(String(summary.itemKeys)) as string[]).sort()).toEqual(['j-1', 'j-2']);
 		expect(rows.map((row) => [row.itemKeys, row.outcome]).sort()).toEqual([
 			[['j-0'], 'ended: success'],
 			[['j-1'], 'existed at activation'],
