@@ -1,6 +1,6 @@
 import type { ICredentialDataDecryptedObject } from 'n8n-workflow';
 
-import { checkRange, ConfigError } from '../../core/configError';
+import { credentialAddress } from './credentialAddress';
 import type { ImapConnection } from '../../core/connectors/types';
 
 /** This package's own IMAP credential, used by version 1 nodes. */
@@ -16,19 +16,7 @@ export const N8N_IMAP_CREDENTIAL = 'imap';
  */
 export function imapConnection(data: ICredentialDataDecryptedObject): ImapConnection {
 	const credential = 'IMAP credential';
-	const host = typeof data.host === 'string' ? data.host.trim() : '';
-	if (host === '')
-		throw new ConfigError('host', 'Host', data.host, 'must not be empty', { credential });
-	// A port stored as text (a credential made through the API) counts as its number.
-	const port = checkRange(
-		'port',
-		'Port',
-		typeof data.port === 'string' && /^\d+$/.test(data.port.trim())
-			? Number(data.port)
-			: (data.port ?? 993),
-		{ min: 1, max: 65535, whole: true },
-		{ credential },
-	);
+	const { host, port } = credentialAddress(data, credential, 993);
 	return {
 		host,
 		port,

@@ -5,7 +5,7 @@ import type {
 	INodeCredentialTestResult,
 } from 'n8n-workflow';
 
-import { checkRange, ConfigError } from '../../core/configError';
+import { credentialAddress } from './credentialAddress';
 import { resolveOp } from '../../core/connectors/registry';
 import type { SftpConnection } from '../../core/connectors/types';
 
@@ -19,19 +19,7 @@ const credential = 'SFTP credential';
  * or a private key with its passphrase, as n8n's FTP node reads them (a key is used when one is set).
  */
 export function sftpConnection(data: ICredentialDataDecryptedObject): SftpConnection {
-	const host = typeof data.host === 'string' ? data.host.trim() : '';
-	if (host === '')
-		throw new ConfigError('host', 'Host', data.host, 'must not be empty', { credential });
-	// A port stored as text (a credential made through the API) counts as its number.
-	const port = checkRange(
-		'port',
-		'Port',
-		typeof data.port === 'string' && /^\d+$/.test(data.port.trim())
-			? Number(data.port)
-			: (data.port ?? 22),
-		{ min: 1, max: 65535, whole: true },
-		{ credential },
-	);
+	const { host, port } = credentialAddress(data, credential, 22);
 	const privateKey = typeof data.privateKey === 'string' ? data.privateKey.trim() : '';
 	return {
 		host,

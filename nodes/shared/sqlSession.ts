@@ -2,7 +2,8 @@ import * as mysql from 'mysql2/promise';
 import type { ICredentialDataDecryptedObject } from 'n8n-workflow';
 import { Client as PgClient, types as pgTypes } from 'pg';
 
-import { checkRange, ConfigError } from '../../core/configError';
+import { ConfigError } from '../../core/configError';
+import { credentialAddress } from './credentialAddress';
 import {
 	describeCause,
 	type SqlDialect,
@@ -47,18 +48,7 @@ export function sqlSessionFactory(
 			'is not supported by sql.query yet; reach the database directly (or through a tunnel you run), and turn SSH Tunnel off',
 			{ credential: label },
 		);
-	const host = typeof credential.host === 'string' ? credential.host.trim() : '';
-	if (host === '')
-		throw new ConfigError('host', 'Host', credential.host, 'must not be empty', {
-			credential: label,
-		});
-	const port = checkRange(
-		'port',
-		'Port',
-		Number(credential.port ?? (dialect === 'postgres' ? 5432 : 3306)),
-		{ min: 1, max: 65535, whole: true },
-		{ credential: label },
-	);
+	const { host, port } = credentialAddress(credential, label, dialect === 'postgres' ? 5432 : 3306);
 	const common = {
 		host,
 		port,
