@@ -5,7 +5,8 @@
 # Build, lint, format and unit run one after the other (a failure stops there). The real-n8n phases then
 # run in three lanes side by side, since most of their time is spent waiting (for a poll interval, a
 # schedule window, an n8n start), not computing:
-#   lane "2.41":  the n8n 2.41 e2e suites on two jest workers, longest first (test/harness/sequencer.js);
+#   lane "2.41":  the n8n 2.41 e2e suites on three jest workers, longest first (test/harness/sequencer.js):
+#                 with two, this lane alone took 40 of CI's 46 minutes (2026-12-01) while the others idled;
 #   lane "queue": the queue-mode subset;
 #   lane "1.x":   the n8n 1.123 subset.
 # Each lane's lines are prefixed with its name. A failed phase fails the run; the other lanes still end,
@@ -64,7 +65,7 @@ for spec in \
 done
 
 if [ "$status" -eq 0 ]; then
-  lane "2.41" "e2e n8n 2.41|jest --selectProjects e2e --maxWorkers=2"
+  lane "2.41" "e2e n8n 2.41|jest --selectProjects e2e --maxWorkers=3"
   lane "queue" "queue mode|npm run test:queue-ci"
   lane "1.x" "n8n 1.123|bash scripts/test-n8n1.sh"
   wait
@@ -80,5 +81,10 @@ fi
 seconds=$(($(date +%s) - total_start))
 echo "[test] phases (the last three side by side):"
 sed 's/^/[test]   /' "$work/summary"
+# Each e2e suite's time, longest first: what test/harness/sequencer.js orders by and lanes are balanced on.
+echo "[test] e2e suites, longest first:"
+for name in "2.41" "queue" "1.x"; do
+  sed -n "s/^\(PASS\|FAIL\) e2e test\/e2e\/\([^ ]*\) (\([0-9.]*\) s).*/\3 \1 $name \2/p" "$work/$name.log" 2>/dev/null
+done | sort -rn | awk '{ printf "[test]   %6.0f s  %-5s %-6s %s\n", $1, $2, $3, $4 }'
 echo "[test] total: $((seconds / 60)) min $((seconds % 60)) s"
 exit "$status"
