@@ -1,6 +1,16 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { createWriteStream, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import {
+	closeSync,
+	createWriteStream,
+	existsSync,
+	mkdirSync,
+	openSync,
+	readFileSync,
+	readSync,
+	statSync,
+	writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 
 import { copyNodesFolderTo } from './install';
@@ -509,6 +519,7 @@ export class N8nInstance {
 	}
 
 	private async startMain(): Promise<void> {
+		const logOffset = existsSync(this.logFile) ? statSync(this.logFile).size : 0;
 		const log = createWriteStream(this.logFile, { flags: 'a' });
 		const child = spawn(n8nNodeBin, [n8nBin, 'start'], {
 			env: {
@@ -548,7 +559,36 @@ export class N8nInstance {
 				},
 			),
 		]);
+		// n8n 1.123 answers both before its startup recovery pass (MessageEventBus.initialize) ends. That
+		// pass amends every execution its event log holds unfinished, a waiting one included (a waiting run
+		// logs no end): marked `crashed`, then saved `waiting` again by the hooks it reruns for it
+		// (execution-recovery.service.js recoverFromLogs). A read in between sees `crashed` (a CI run, issue 26).
+		// The pass ends with this debug line, on 2.41.1 too (a script that logs less does not wait for it).
+		if (this.environment().N8N_LOG_LEVEL === 'debug')
+			await Promise.race([
+				startupFailed,
+				waitFor(
+					`n8n ${this.name} to end its startup recovery pass`,
+					async () =>
+						this.logSince(logOffset).includes('MessageEventBus initialized') ? true : undefined,
+					{ timeoutMs: 180_000 },
+				),
+			]);
 		startupFailed.catch(() => undefined);
+	}
+
+	/** The main's log from a byte offset on (the whole log can be large after many restarts). */
+	private logSince(offset: number): string {
+		const size = statSync(this.logFile).size;
+		if (size <= offset) return '';
+		const buffer = Buffer.alloc(size - offset);
+		const fd = openSync(this.logFile, 'r');
+		try {
+			readSync(fd, buffer, 0, buffer.length, offset);
+		} finally {
+			closeSync(fd);
+		}
+		return buffer.toString('utf8');
 	}
 
 	/** The n8n process's id while it runs. */
