@@ -509,7 +509,7 @@ describe('history budget (maxRemembered)', () => {
 		]);
 		const restored = reloaded(store, options);
 		expect(restored.size).toBe(5_000);
-		// At most 1.5 times the live records (dead ones wait for compaction; README).
+		// At most 1.5 times the live records (dead ones wait for compaction; docs/poll-trigger.md).
 		expect(restored.historyBytes).toBeLessThanOrEqual(1.5 * 5_000 * 16 + 100);
 	});
 

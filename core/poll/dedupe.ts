@@ -22,7 +22,7 @@ import { hexToUnits, unitsToHex } from './records';
  * 1 and "1" differ). A poll of m new items over n remembered keys takes one of them for a remembered
  * key with probability about m·n/2⁶⁴: 1.6·10⁻¹¹ for 300 over a million, 8.6·10⁻⁶ over a year of such
  * polls a minute; that item is not started. 48 bits would save a sixth of a `unique` record and make
- * it 0.56 items a year (README, "History budget").
+ * it 0.56 items a year (docs/poll-trigger.md, "History budget").
  *
  * Each run's n8n deduplication key names one logical start and is never reused for another. It is
  * a hash of the store's id (random, drawn when the store is created: a new store after a kind

@@ -9,7 +9,7 @@ import { FIELD_LABELS } from './errors';
  * downloads it with the workflow. So past some size every run pays for the history, in time and in
  * memory. Sizes are characters of JSON (bytes: the packed history is ASCII).
  *
- * The warning levels, from measurements (README, "History budget"; bench/pollHistoryCost.bench.ts):
+ * The warning levels, from measurements (docs/poll-trigger.md, "History budget"; bench/pollHistoryCost.bench.ts):
  * a run's two reads cost about 3 ms per MB of history on a 2-core machine, against about 6 ms
  * that n8n spends on a run with no history; each run in flight holds one copy, and the trigger arms
  * no more runs at once than keep their copies within 512 MiB (runStage.ts). At 1 MB (62,500
@@ -126,7 +126,7 @@ function sizeWarning(store: WatchedStore, maxRemembered: number): string {
 		maxRemembered > 0
 			? `Lower "${FIELD_LABELS.maxRemembered}" (now ${count(maxRemembered)})`
 			: `Cap it with the option "${FIELD_LABELS.maxRemembered}" (the oldest keys are forgotten first)`;
-	return `remembers ${count(store.size)} keys: ${megabytes(store.historyBytes)} of the workflow's static data, which n8n reads from its database twice for every run it starts (and keeps a copy of with each run in flight), and which the editor downloads whenever the workflow is opened. ${remedy}, use Dedupe "Time Window", or start one run per poll (One Run per Item off). README: "History budget".`;
+	return `remembers ${count(store.size)} keys: ${megabytes(store.historyBytes)} of the workflow's static data, which n8n reads from its database twice for every run it starts (and keeps a copy of with each run in flight), and which the editor downloads whenever the workflow is opened. ${remedy}, use Dedupe "Time Window", or start one run per poll (One Run per Item off). See the package docs, docs/poll-trigger.md: "History budget".`;
 }
 
 function count(n: number): string {

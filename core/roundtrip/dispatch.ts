@@ -15,7 +15,7 @@ import { NOTICE_HEADER, type WaitRecord, signNotice } from './waitRecord';
  * run's callback URL, with a notice only this wait can sign; the run then fails with the message.
  */
 
-/** Delays between attempts at a retryable answer: 0.5 s, doubling, at most 30 s (the partner contract in README). */
+/** Delays between attempts at a retryable answer: 0.5 s, doubling, at most 30 s (the callback contract, docs/round-trip-wait.md). */
 export function retryDelayMs(attempt: number): number {
 	return Math.min(500 * 2 ** Math.max(0, attempt), 30_000);
 }

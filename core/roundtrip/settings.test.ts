@@ -85,7 +85,7 @@ describe('validateSettings', () => {
 		).toBeUndefined();
 	});
 
-	// The rows of README's "Bad input" table: the message names the field as the editor labels it, and its value.
+	// The rows of docs/bad-input.md's table: the message names the field as the editor labels it, and its value.
 	it.each<[string, RawSettings, string, string]>([
 		[
 			'a Response Code outside 2xx',

@@ -334,7 +334,7 @@ function verifyStandardWebhook(
  * so the start gets the same slack as now. (Now is never before the start on one clock, so the second
  * check bites only when the process judging the callback runs behind the one that began the wait.)
  * What binds a callback to its wait is therefore not its time: HMAC v2 signs the wait id; Standard
- * Webhooks signs the body with its correlation id, and the replay memory holds its webhook-id (README).
+ * Webhooks signs the body with its correlation id, and the replay memory holds its webhook-id (docs/round-trip-wait.md).
  */
 function checkTimestamp(
 	headerName: string,

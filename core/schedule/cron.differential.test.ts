@@ -9,7 +9,7 @@ import { ConfigError } from '../configError';
  * of random expressions from a seeded generator, in zones with and without DST (30-minute DST,
  * transitions at midnight, +5:45 and +12:45 offsets), from random instants and from instants just
  * before DST changes. Every fire the two disagree on must be explained by one of the named
- * differences below, each a documented rule of ours (README, "Cron: tested against croner").
+ * differences below, each a documented rule of ours (docs/durable-schedule-trigger.md, "Cron: tested against croner").
  */
 
 const SEED = 20261130;
