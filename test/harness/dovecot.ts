@@ -4,11 +4,8 @@ import {
 	chmodSync,
 	chownSync,
 	constants,
-	existsSync,
 	mkdirSync,
 	mkdtempSync,
-	readFileSync,
-	rmSync,
 	writeFileSync,
 } from 'node:fs';
 import { connect } from 'node:net';
@@ -18,7 +15,8 @@ import { delimiter, join } from 'node:path';
 import { ImapFlow } from 'imapflow';
 
 import type { ImapConnection } from '../../core/connectors/types';
-import { freePort, waitFor } from './net';
+import { freePort } from './net';
+import { ServerProcess } from './serverProcess';
 
 /**
  * A real Dovecot IMAP server for tests, with its own config, users, mail and sockets in a temp dir
@@ -30,19 +28,20 @@ import { freePort, waitFor } from './net';
  * other user it runs everything as that user; chroot is off for the services that default to one,
  * since only root may chroot.
  */
-export class Dovecot {
+export class Dovecot extends ServerProcess {
 	readonly host = '127.0.0.1';
 
 	/** The user the server was started with. */
 	readonly account: MailAccount;
 
 	private constructor(
-		private readonly process: ChildProcess,
-		private readonly dir: string,
+		process: ChildProcess,
+		dir: string,
 		readonly port: number,
 		user: string,
 		password: string,
 	) {
+		super(process, dir, 'dovecot.log');
 		this.account = this.addUser(user, password);
 	}
 
@@ -82,32 +81,12 @@ export class Dovecot {
 			stdio: ['ignore', 'pipe', 'pipe'],
 			detached: ownProcessGroup,
 		});
-		let output = '';
-		child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
-		child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
 		const dovecot = new Dovecot(child, dir, port, user, password);
-		const exited = new Promise<never>((_, reject) =>
-			child.once('exit', (code, signal) =>
-				reject(
-					new Error(
-						`dovecot exited (${signal ?? code}) before it was ready:\n${output}\n${dovecot.log()}`,
-					),
-				),
-			),
+		await dovecot.ready(
+			`Dovecot's IMAP greeting on port ${port}`,
+			() => imapGreeting(port),
+			() => `\n${dovecot.log()}`,
 		);
-		try {
-			await Promise.race([
-				waitFor(`Dovecot's IMAP greeting on port ${port}`, () => imapGreeting(port), {
-					timeoutMs: 30_000,
-					intervalMs: 100,
-				}),
-				exited,
-			]);
-		} catch (error) {
-			await dovecot.stop();
-			throw error;
-		}
-		exited.catch(() => undefined);
 		return dovecot;
 	}
 
@@ -137,22 +116,6 @@ export class Dovecot {
 		return this.log()
 			.split('\n')
 			.filter((line) => line.includes(`imap-login: Info: Login: user=<${user}>,`)).length;
-	}
-
-	/** Dovecot's log, for failure messages. */
-	log(): string {
-		const path = join(this.dir, 'dovecot.log');
-		return existsSync(path) ? readFileSync(path, 'utf8') : '';
-	}
-
-	async stop(): Promise<void> {
-		if (this.process.exitCode === null && this.process.signalCode === null) {
-			const exit = new Promise((resolve) => this.process.once('exit', resolve));
-			// The master stops its own service processes on SIGTERM and exits once they are gone.
-			this.process.kill('SIGTERM');
-			await exit;
-		}
-		rmSync(this.dir, { recursive: true, force: true });
 	}
 }
 

@@ -7,7 +7,6 @@ import {
 	mkdirSync,
 	mkdtempSync,
 	readFileSync,
-	rmSync,
 	writeFileSync,
 } from 'node:fs';
 import { connect } from 'node:net';
@@ -15,7 +14,8 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 
 import type { SftpConnection } from '../../core/connectors/types';
-import { freePort, waitFor } from './net';
+import { freePort } from './net';
+import { ServerProcess } from './serverProcess';
 
 const SSHD = '/usr/sbin/sshd';
 
@@ -25,19 +25,21 @@ const SSHD = '/usr/sbin/sshd';
  * harness must run as root, as CI does) logs in with a password or with a key in the dir's
  * authorized_keys; its home is the `files` folder, which the tests fill directly on disk.
  */
-export class Sshd {
+export class Sshd extends ServerProcess {
 	readonly host = '127.0.0.1';
 
 	private constructor(
-		private readonly process: ChildProcess,
-		private readonly dir: string,
+		process: ChildProcess,
+		dir: string,
 		readonly port: number,
 		readonly user: string,
 		readonly password: string,
 		/** The user's private key (OpenSSH ed25519, no passphrase). */
 		readonly privateKey: string,
 		private readonly owner: { uid: number; gid: number },
-	) {}
+	) {
+		super(process, dir, 'sshd.log');
+	}
 
 	static async start({ user = 'sftptest' }: { user?: string } = {}): Promise<Sshd> {
 		if (!existsSync(SSHD))
@@ -92,8 +94,6 @@ export class Sshd {
 		const child = spawn(SSHD, ['-D', '-f', config, '-E', join(dir, 'sshd.log')], {
 			stdio: ['ignore', 'pipe', 'pipe'],
 		});
-		let output = '';
-		child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
 		const sshd = new Sshd(
 			child,
 			dir,
@@ -103,24 +103,7 @@ export class Sshd {
 			readFileSync(join(dir, 'user_key'), 'utf8'),
 			owner,
 		);
-		const exited = new Promise<never>((_, reject) =>
-			child.once('exit', (code, signal) =>
-				reject(new Error(`sshd exited (${signal ?? code}) before it was ready:\n${output}`)),
-			),
-		);
-		try {
-			await Promise.race([
-				waitFor(`sshd's banner on port ${port}`, () => banner(port), {
-					timeoutMs: 30_000,
-					intervalMs: 100,
-				}),
-				exited,
-			]);
-		} catch (error) {
-			await sshd.stop();
-			throw error;
-		}
-		exited.catch(() => undefined);
+		await sshd.ready(`sshd's banner on port ${port}`, () => banner(port));
 		return sshd;
 	}
 
@@ -174,20 +157,6 @@ export class Sshd {
 		return this.log()
 			.split('\n')
 			.filter((text) => line.test(text)).length;
-	}
-
-	log(): string {
-		const path = join(this.dir, 'sshd.log');
-		return existsSync(path) ? readFileSync(path, 'utf8') : '';
-	}
-
-	async stop(): Promise<void> {
-		if (this.process.exitCode === null && this.process.signalCode === null) {
-			const exit = new Promise((resolve) => this.process.once('exit', resolve));
-			this.process.kill('SIGTERM');
-			await exit;
-		}
-		rmSync(this.dir, { recursive: true, force: true });
 	}
 }
 
