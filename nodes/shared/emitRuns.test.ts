@@ -3,6 +3,7 @@ import type { INodeExecutionData, IRun, ITriggerFunctions } from 'n8n-workflow';
 import { endedRun, triggerContext } from '../../test/nodeContext';
 import { PollTrigger } from '../PollTrigger/PollTrigger.node';
 import { EMIT_CHUNK, emitsDeduplicationKeys, RunEmitter, type RunEmitterOptions } from './emitRuns';
+import { type LiveCopiesWriter, writerToLiveCopies } from './liveCopies';
 
 /** A deferred promise as n8n-core's `helpers.createDeferredPromise` makes it. */
 type Done = {
@@ -21,21 +22,29 @@ const POLL = {
  * write (set `__dataChanged` means a write, which clears the flag when done) and creates the run;
  * once the run exists it reads the done-promise's `resolve` and `reject`.
  */
-function n8n1Context() {
+function n8n1Context({
+	writeMs = 5,
+	createMs = 2,
+	afterWrite = () => {},
+}: { writeMs?: number; createMs?: number; afterWrite?: () => void } = {}) {
 	const log: string[] = [];
 	const dones: Done[] = [];
 	let staticData!: { __dataChanged?: boolean };
 	const emit = (data: INodeExecutionData[][], _response?: unknown, done?: Done) => {
 		const name = String(data[0][0].json.name);
 		log.push(`emit ${name}${staticData.__dataChanged ? ' (writes state)' : ''}`);
-		if (staticData.__dataChanged) setTimeout(() => (staticData.__dataChanged = false), 5);
+		if (staticData.__dataChanged)
+			setTimeout(() => {
+				staticData.__dataChanged = false;
+				afterWrite();
+			}, writeMs);
 		setTimeout(() => {
 			log.push(`created ${name}`);
 			if (done) {
 				dones.push(done);
 				void Promise.resolve(endedRun()).then(done.resolve).catch(done.reject);
 			}
-		}, 2);
+		}, createMs);
 	};
 	const context = triggerContext(PollTrigger, POLL, emit as unknown as ITriggerFunctions['emit']);
 	staticData = context.workflow.staticData as { __dataChanged?: boolean };
@@ -80,6 +89,48 @@ describe('RunEmitter without deduplication keys (n8n 1.x)', () => {
 			// the last settlement, for n8n's next write (the next start, or the next activation)
 			'rewrite after a created, b created, c created',
 		]);
+	});
+
+	test('a state change right after n8n wrote the state, before it confirmed the run (a poll every interval), does not hold the next run back', async () => {
+		// n8n 1.123 writes the state while it creates the run; on a busy machine the write can end
+		// first, and a poll can change the trigger's state in the same turn of the event loop, before
+		// the emitter looks at n8n's changed flag again. That change is written with the next emit.
+		jest.useFakeTimers({ doNotFake: ['setImmediate', 'nextTick', 'queueMicrotask'] });
+		try {
+			let writer: LiveCopiesWriter | undefined;
+			let polls = 0;
+			const { context, log } = n8n1Context({
+				writeMs: 1,
+				createMs: 20,
+				afterWrite: () => {
+					if (polls++ > 0) return;
+					log.push('poll writes the state');
+					writer?.write('state', { polled: true });
+				},
+			});
+			writer = writerToLiveCopies(context);
+			writer.write('state', { outbox: 3 });
+			const emitting = new RunEmitter<string>(context, {
+				toItems: (name) => [{ json: { name } }],
+				settled: () => undefined,
+				created: () => undefined,
+				rewrite: () => writer?.write('state', { outbox: 'settled so far' }),
+			}).emit(['a', 'b', 'c'].map((name) => ({ key: `k-${name}`, run: name })));
+			await jest.advanceTimersByTimeAsync(200);
+			expect(log).toEqual([
+				'emit a (writes state)',
+				'poll writes the state',
+				'created a',
+				'emit b (writes state)',
+				'created b',
+				'emit c (writes state)',
+				'created c',
+			]);
+			await emitting;
+			writer.close();
+		} finally {
+			jest.useRealTimers();
+		}
 	});
 
 	test('a run n8n ends later is reported started once; an error after creation is still a run that happened', async () => {

@@ -7,7 +7,7 @@ import type {
 
 import { systemClock } from '../../core/clock';
 import type { Settlement } from '../../core/outbox';
-import { workflowStaticData } from './liveCopies';
+import { onWriteEnded, workflowStaticData } from './liveCopies';
 
 /** One run to emit: `key` is its n8n deduplication key (none: nothing to refuse or settle). */
 export interface RunToEmit<R> {
@@ -345,9 +345,12 @@ async function staticDataWritten(
 	const root = workflowStaticData(context);
 	if (typeof root?.__dataChanged !== 'boolean') return;
 	const deadline = systemClock.now() + STATIC_DATA_WRITE_WAIT_MS;
-	while (root.__dataChanged === true && systemClock.now() < deadline && !stopped()) {
+	let ended = false;
+	const cancel = onWriteEnded(root, () => (ended = true));
+	while (!ended && root.__dataChanged === true && systemClock.now() < deadline && !stopped()) {
 		await new Promise<void>((resolve) => systemClock.setTimer(resolve, STATIC_DATA_CHECK_MS));
 	}
+	cancel();
 }
 
 /**
@@ -418,13 +421,16 @@ async function emitOneByOne<R>(
 			done.reject(error as Error);
 			continue;
 		}
+		// Watched from the emit on: n8n's write can end before it confirms the run, and a change the
+		// trigger makes after that (a poll's write) waits for the next emit, not this one's write.
+		const written = staticDataWritten(context, stopped);
 		let timer: ReturnType<typeof systemClock.setTimer> | undefined;
 		await Promise.race([
 			confirmed,
 			new Promise<void>((resolve) => (timer = systemClock.setTimer(resolve, CREATION_WAIT_MS))),
 		]);
 		timer?.cancel();
-		await staticDataWritten(context, stopped);
+		await written;
 	}
 	// The last settlement: written with the next write n8n makes (the next emit, or activation).
 	if (runs.length > 0) rewrite();

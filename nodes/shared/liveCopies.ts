@@ -14,6 +14,30 @@ const copiesByWorkflow = new Map<
 	Array<{ copy: WeakRef<IDataObject>; openTriggers: Map<string, number> }>
 >();
 
+/**
+ * Who waits for n8n to have written a copy of a workflow's static data (emitRuns.ts), by that copy.
+ * n8n clears the copy's `__dataChanged` when a write ends, and a trigger's next change sets it again:
+ * a waiter that looks at the flag now and then can miss the moment between on a busy event loop
+ * (n8n 1.123, 2026-12-02: a poll's write landing there held a burst's next run back for the waiter's
+ * full minute). So every change looks first: a clear flag then means n8n's writes have all ended.
+ */
+const writeWaiters = new WeakMap<IDataObject, Set<() => void>>();
+
+/** Calls `ended` when a trigger's change of this copy finds n8n's writes of it ended; returns the cancel. */
+export function onWriteEnded(copy: IDataObject, ended: () => void): () => void {
+	const waiters = writeWaiters.get(copy) ?? new Set<() => void>();
+	writeWaiters.set(copy, waiters);
+	waiters.add(ended);
+	return () => void waiters.delete(ended);
+}
+
+function beforeChange(copy: IDataObject): void {
+	const waiters = writeWaiters.get(copy);
+	if (copy.__dataChanged !== false || !waiters) return;
+	writeWaiters.delete(copy);
+	for (const ended of waiters) ended();
+}
+
 /** A trigger activation's way to set its node's static data, in every live copy of the workflow's. */
 export interface LiveCopiesWriter {
 	/** Sets `key` in the node's static data (`node:<name>`) of this copy and every other live copy. */
@@ -57,6 +81,7 @@ export function writerToLiveCopies(context: ITriggerFunctions): LiveCopiesWriter
 	let closed = false;
 	return {
 		write(key, value) {
+			beforeChange(workflowData);
 			nodeData[key] = value;
 			if (closed) return;
 			for (const { copy, openTriggers } of copies) {
@@ -64,6 +89,7 @@ export function writerToLiveCopies(context: ITriggerFunctions): LiveCopiesWriter
 				// A copy this node is open on belongs to that activation of it: an older one is never
 				// pushed a newer one's state, nor the other way round, while both are open.
 				if (root === undefined || root === workflowData || openTriggers.has(nodeName)) continue;
+				beforeChange(root);
 				root[nodeKey] ??= {};
 				(root[nodeKey] as IDataObject)[key] = value;
 			}
