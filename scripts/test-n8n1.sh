@@ -10,14 +10,14 @@
 # "a run crashed by SIGKILL mid-run (default recovery)…", which finds a crashed run's items by its
 # deduplication key; "a quick restart while a run is going…", which shows n8n refusing the re-emitted
 # run by its key; and "static data written by others", which shows n8n 2.x's publication service
-# re-registering one trigger at a time; and "kill -9 while paging, and again during the burst", whose
-# repeated 0 rests on n8n refusing the re-emitted runs by their keys (docs/pagination.md).
-# The pagination suite is not run on 1.123 yet: its first case timed out there waiting for 25 runs
-# (CI run of 2026-12-01, not investigated); see the closing note of that stop.
+# re-registering one trigger at a time; and the pagination suite's "kill -9 while paging, and again
+# during the burst", whose repeated 0 rests on n8n refusing the re-emitted runs by their keys
+# (docs/pagination.md). Its other cases run here: bursts over several pages, started one run at a time
+# on 1.x, and Max Pages reported in n8n's log instead of a failed execution.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export N8N_VERSION="${N8N1_VERSION:-1.123.81}"
 exec jest --selectProjects e2e --runInBand \
   --testNamePattern '^(?!.*(re-publishing never runs a window twice|a run crashed by SIGKILL mid-run|a quick restart while a run is going|static data written by others|kill -9 while paging)).*$' \
   test/e2e/pollTrigger.test.ts test/e2e/durableScheduleTrigger.test.ts test/e2e/roundTripWait.test.ts \
-  test/e2e/examples.test.ts test/e2e/editor.test.ts
+  test/e2e/pagination.test.ts test/e2e/examples.test.ts test/e2e/editor.test.ts

@@ -1,4 +1,4 @@
-import { FakeSystem } from '../harness/fakeSystem';
+import { FakeSystem, type RecordedRequest } from '../harness/fakeSystem';
 import { type Execution, isFinal, N8nInstance, nodeOutput } from '../harness/n8nInstance';
 import { waitFor } from '../harness/net';
 import { PagedTickets } from '../harness/pagedSource';
@@ -101,6 +101,28 @@ describe('Poll Trigger pagination in a real n8n', () => {
 		);
 	}
 
+	/** Whether a request of `path` is a poll's first (no page, no cursor): a poll begins with it. */
+	const firstPageOf = (path: string) => (r: RecordedRequest) =>
+		r.path === path && r.query.page === undefined && r.query.cursor === undefined;
+
+	/** The requests of the next whole poll of `path`: from one poll's first page to the next one's. */
+	async function nextPoll(path: string): Promise<RecordedRequest[]> {
+		const from = source.requests(path).length;
+		const firstPage = firstPageOf(path);
+		let seen = 0;
+		let starts = 0;
+		await source.nextRequest(
+			(r) => r.path === path && ++seen > from && firstPage(r) && ++starts >= 2,
+			120_000,
+		);
+		const after = source.requests(path).slice(from);
+		const begin = after.findIndex(firstPage);
+		return after.slice(
+			begin,
+			after.findIndex((r, i) => i > begin && firstPage(r)),
+		);
+	}
+
 	/** Resolves once `path` has answered `count` more requests than it had when called. */
 	async function requests(path: string, count: number): Promise<void> {
 		await source.requestCount(path, source.requests(path).length + count);
@@ -133,11 +155,8 @@ describe('Poll Trigger pagination in a real n8n', () => {
 			});
 		}
 		// A poll with nothing new reads one page: it reaches known ground at once.
-		for (const [i, s] of sources.entries()) {
-			await requests(s.path, 1);
-			const before = source.requests(s.path).length;
-			await requests(s.path, 1);
-			const polled = source.requests(s.path).slice(before);
+		const polls = await Promise.all(sources.map(async (s) => await nextPoll(s.path)));
+		for (const [i, polled] of polls.entries()) {
 			expect({ style: STYLES[i][0], pages: polled.length }).toEqual({
 				style: STYLES[i][0],
 				pages: 1,
@@ -183,10 +202,18 @@ describe('Poll Trigger pagination in a real n8n', () => {
 		tickets.add(35);
 		const message =
 			'all 2 pages were new; items beyond page 2 may not have been started: raise Max Pages or poll more often';
+		/** n8n 1.x triggers cannot save a failed execution: the failure is an error in n8n's log. */
+		const loggedFailures = () =>
+			n8n
+				.log()
+				.split('\n')
+				.filter((line) => line.includes(message) && line.includes(`"workflowId":"${id}"`));
 		if (isN8n1) {
 			await waitFor("the failure in n8n's log", async () =>
-				n8n.log().includes(message) ? true : undefined,
+				loggedFailures().length > 0 ? true : undefined,
 			);
+			// n8n 1.x starts a burst's runs one at a time (docs/n8n-1.123.md): they end after the log.
+			await runsOf(id, 20);
 		} else {
 			const executions = await n8n.waitForExecutions(
 				id,
@@ -201,10 +228,11 @@ describe('Poll Trigger pagination in a real n8n', () => {
 			expect(failed.data?.resultData.error?.message).toContain(message);
 		}
 		// Further polls reach known ground (page 1 is all started): nothing more starts, no second failure.
-		await requests('/limit', 2);
+		expect(await nextPoll('/limit')).toHaveLength(1);
 		const all = (await n8n.executions(id)).filter(isFinal);
 		expect(startedIds(all)).toEqual(range(21, 40));
-		if (!isN8n1) expect(all.filter((e) => nodeOutput(e, 'Poll').length === 0)).toHaveLength(1);
+		if (isN8n1) expect(loggedFailures()).toHaveLength(1);
+		else expect(all.filter((e) => nodeOutput(e, 'Poll').length === 0)).toHaveLength(1);
 		await n8n.unpublish(id);
 	});
 
