@@ -236,6 +236,8 @@ describe('Poll Trigger pagination in a real n8n', () => {
 		await n8n.unpublish(id);
 	});
 
+	// 600 s: two kills and two n8n starts, and on a busy 2-core machine a start alone takes 1.5 min (a
+	// guard against a hang, not a speed check).
 	test('kill -9 while paging, and again during the burst: lost 0, repeated 0', async () => {
 		// Each page answers after 1.5 s: a kill lands between pages.
 		const tickets = new PagedTickets(source, '/kill', {
@@ -288,5 +290,5 @@ describe('Poll Trigger pagination in a real n8n', () => {
 		});
 		expect(executions.length).toBe(50);
 		await n8n.unpublish(id);
-	});
+	}, 600_000);
 });
