@@ -40,7 +40,7 @@
  *     BENCH_E2E_SIZES=300x100,1000x20000   runs x item bytes (default 300x100,300x20000,300x60000,1000x20000)
  *     BENCH_N8N_HEAP_MB=16384              n8n's --max-old-space-size (default: none, n8n's default)
  */
-import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 
@@ -50,6 +50,7 @@ import { FakeSystem } from '../test/harness/fakeSystem';
 import { ensureN8nInstalled, packAndPrepareNodesFolder } from '../test/harness/install';
 import { isFinal, N8nInstance } from '../test/harness/n8nInstance';
 import { n8nVersion } from '../test/harness/paths';
+import { peakRss } from './stats';
 
 const QUICK = process.env.BENCH_E2E_QUICK === '1';
 const HISTORIES = (process.env.BENCH_E2E_HISTORIES ?? (QUICK ? '0,100000' : '0,100000,1000000'))
@@ -409,21 +410,6 @@ function storedOutboxLength(file: string, workflowId: string): number {
 	} finally {
 		database.close();
 	}
-}
-
-/**
- * n8n's VmHWM; undefined once the process has exited (a zombie's status has no memory lines, a
- * reaped process no status).
- */
-function peakRss(pid: number): number | undefined {
-	let status: string;
-	try {
-		status = readFileSync(`/proc/${pid}/status`, 'utf8');
-	} catch {
-		return undefined;
-	}
-	const kb = /VmHWM:\s+(\d+) kB/.exec(status)?.[1];
-	return kb === undefined ? undefined : Number(kb) * 1024;
 }
 
 function howItEnded(error: unknown, exit: Exit | undefined, n8n: N8nInstance): string {

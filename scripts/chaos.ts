@@ -7,6 +7,8 @@
  * CHAOS_CASES (e.g. "unique,schedule queue overlap") runs only those cases. Each poll case also counts the
  * runs n8n saved `crashed` and fails if one cannot be traced to its items (issue 26: run it with
  * CHAOS_BURST=1000 CHAOS_HISTORY=10000 CHAOS_CASES=unique for a burst larger than every window).
+ * The `sql` and `sftp` cases poll real servers the harness starts (PostgreSQL 15, OpenSSH's sshd:
+ * root and Debian's packages, test/harness/sourceChaos.ts), over at most 1,000 remembered rows or files.
  *
  * `npm run chaos:queue` (E2E_TOPOLOGY=queue): the same against a queue-mode stack (Postgres and Redis
  * started here, a main, two workers, a webhook processor), the kills hitting the main while the
@@ -25,6 +27,7 @@ import {
 	scheduleChaosCases,
 } from '../test/harness/chaos';
 import { ensureN8nInstalled, packAndPrepareNodesFolder } from '../test/harness/install';
+import { sourceChaosCases } from '../test/harness/sourceChaos';
 import { N8nInstance, topologyFromEnv } from '../test/harness/n8nInstance';
 import { cacheDir, isN8n1, n8nVersion } from '../test/harness/paths';
 import {
@@ -36,6 +39,8 @@ import {
 const KILLS = Number(process.env.CHAOS_KILLS ?? 20);
 const HISTORY = Number(process.env.CHAOS_HISTORY ?? 20_000);
 const BURST = Number(process.env.CHAOS_BURST ?? 50);
+/** A real table or folder's history: every poll of an SFTP folder lists all of it. */
+const SOURCE_HISTORY = Math.min(HISTORY, 1_000);
 
 async function main(): Promise<void> {
 	ensureN8nInstalled();
@@ -52,13 +57,18 @@ async function main(): Promise<void> {
 		services ? { services } : {},
 	);
 	const results: ChaosResult[] = [];
+	const only = process.env.CHAOS_CASES?.split(',').map((name) => name.trim());
+	const wanted = (name: string) => !only || only.includes(name);
+	let sources: Awaited<ReturnType<typeof sourceChaosCases>> | undefined;
 	try {
-		const only = process.env.CHAOS_CASES?.split(',').map((name) => name.trim());
-		const wanted = (name: string) => !only || only.includes(name);
+		sources = await sourceChaosCases(n8n, { history: SOURCE_HISTORY, burst: BURST, wanted });
 		// Every case at once in this n8n: each kill lands during all their bursts.
 		results.push(
 			...(await runChaos(n8n, {
-				polls: pollChaosCases(HISTORY, BURST).filter((chaos) => wanted(chaos.name)),
+				polls: [
+					...pollChaosCases(HISTORY, BURST).filter((chaos) => wanted(chaos.name)),
+					...sources.cases,
+				],
 				schedules: scheduleChaosCases().filter((chaos) => wanted(chaos.name)),
 				kills: KILLS,
 				downtimeMs: 15_000,
@@ -75,6 +85,7 @@ async function main(): Promise<void> {
 		}
 	} finally {
 		await n8n.stop();
+		await sources?.stop();
 		if (services) {
 			stopQueueServices(servicesDir);
 			rmSync(servicesDir, { recursive: true, force: true });

@@ -71,6 +71,25 @@ export interface ChaosCase {
 	identity(item: Item): string;
 	/** The source answers this many items a page, with `Link: <…?page=N>; rel="next"` (docs/pagination.md). */
 	pageSize?: number;
+	/** A real server instead of the fake HTTP source (test/harness/sourceChaos.ts). */
+	source?: ChaosSource;
+}
+
+/**
+ * A real server a case polls (a database table, an SFTP folder) in place of the fake HTTP source: it
+ * holds the case's list as rows or files. Its answers cannot be held back, so the bursts of these
+ * cases are not gated with the others'; they are in place when the round's gate opens.
+ */
+export interface ChaosSource {
+	/** The Poll Trigger's parameters that read it (op, With, ID, ...) and the node's credentials. */
+	parameters: Record<string, unknown>;
+	credentials: Record<string, { id: string; name: string }>;
+	/** The expression naming a run's item in its report (the identity's item id). */
+	reportId: string;
+	/** Makes the server hold exactly `list`: adds what it lacks, removes what is not listed. Round 0: the history. */
+	hold(list: Item[], round: number): Promise<void>;
+	/** Polls that have read it so far (sessions, logins). */
+	polls(): Promise<number>;
 }
 
 /** What one kill did to one case, as the timeline prints it. */
@@ -142,14 +161,13 @@ function insertRandomly(list: Item[], items: Item[]): Item[] {
 	return copy;
 }
 
-/** The cases the issue names, each with `history` remembered keys and `burst` new items per round. */
-export function pollChaosCases(history: number, burst: number): ChaosCase[] {
+/** What the burst cases share: `history` remembered items, bursts of `burst` new ones, `removed` of each dropped. */
+function burstLists(history: number, burst: number) {
 	const removed = Math.max(1, Math.floor(burst / 10));
 	const seeds = (prefix: string) =>
 		Array.from({ length: history }, (_, i) => ({ id: `${prefix}-h${i}` }));
 	const fresh = (prefix: string, round: number) =>
 		Array.from({ length: burst }, (_, i) => ({ id: `${prefix}-r${round}-${i}` }));
-	const byId = (item: Item) => String(item.id);
 	/**
 	 * Removes `removed` items of the burst just listed (round `round`) and `removed` history items
 	 * among the first `historyTo` of the history.
@@ -167,15 +185,36 @@ export function pollChaosCases(history: number, burst: number): ChaosCase[] {
 		]);
 		return list.filter((_, i) => !drop.has(i));
 	};
-	// Unordered kinds: new items anywhere, the whole list reordered.
-	const unordered = (prefix: string, parameters: Record<string, unknown>): ChaosCase => ({
-		name: prefix,
+	return { removed, seeds, fresh, withoutSome };
+}
+
+/**
+ * A case of an unordered kind (`unique`, `time_window`): new items anywhere, some of the burst and of
+ * the history removed while n8n is down, the whole list reordered.
+ */
+export function unorderedCase(
+	name: string,
+	parameters: Record<string, unknown>,
+	history: number,
+	burst: number,
+): ChaosCase {
+	const { seeds, fresh, withoutSome } = burstLists(history, burst);
+	return {
+		name,
 		parameters,
-		history: () => seeds(prefix),
-		grow: (list, round) => insertRandomly(list, fresh(prefix, round)),
-		change: (list, round) => shuffle(withoutSome(list, prefix, round, history)),
-		identity: byId,
-	});
+		history: () => seeds(name),
+		grow: (list, round) => insertRandomly(list, fresh(name, round)),
+		change: (list, round) => shuffle(withoutSome(list, name, round, history)),
+		identity: (item) => String(item.id),
+	};
+}
+
+/** The cases the issue names, each with `history` remembered keys and `burst` new items per round. */
+export function pollChaosCases(history: number, burst: number): ChaosCase[] {
+	const { removed, seeds, fresh, withoutSome } = burstLists(history, burst);
+	const byId = (item: Item) => String(item.id);
+	const unordered = (prefix: string, parameters: Record<string, unknown>) =>
+		unorderedCase(prefix, parameters, history, burst);
 	return [
 		unordered('unique', { dedupe: 'unique' }),
 		unordered('time_window', { dedupe: 'time_window', ttl: 1, ttlUnit: 'hours' }),
@@ -521,7 +560,13 @@ export async function runChaos(
 		};
 		void released.then(() => (opened.releasedAt = Date.now()));
 		gate = opened;
+		releaseIfAll(opened);
 		return opened;
+	};
+	/** Releases the gate once every fake-source case has asked and a run of every schedule case started. */
+	const releaseIfAll = (held: NonNullable<typeof gate>) => {
+		if (held.waiting.size === gated.length && held.schedulesRan.size === schedules.length)
+			held.release();
 	};
 	const pollCases: PollRunning[] = polls.map((chaos) => {
 		const list = chaos.history();
@@ -538,16 +583,16 @@ export async function runChaos(
 			storedRuns: [],
 		};
 	});
-	for (const poll of pollCases) {
+	const gated = pollCases.filter((poll) => !poll.chaos.source);
+	for (const poll of gated) {
 		source.on('GET', poll.path, async (request) => {
 			const held = gate;
 			const page = Number(request.query.page ?? 1);
 			// A paginated case's later pages are part of a poll already let through.
 			if (held && !held.releasedAt && page === 1) {
 				held.waiting.add(poll.chaos.name);
-				if (held.waiting.size === pollCases.length && held.schedulesRan.size === schedules.length)
-					held.release();
-				else if (held.waiting.size === 1) setTimeout(held.release, HOLD_MAX_MS);
+				releaseIfAll(held);
+				if (held.waiting.size === 1) setTimeout(held.release, HOLD_MAX_MS);
 				await held.released;
 			}
 			const size = poll.chaos.pageSize;
@@ -577,34 +622,43 @@ export async function runChaos(
 		});
 	}
 	let round = 1;
-	const setList = (poll: PollRunning, list: Item[], round: number) => {
+	const setList = async (poll: PollRunning, list: Item[], round: number) => {
 		poll.list = list;
 		for (const item of list) {
 			const identity = poll.chaos.identity(item);
 			if (!poll.history.has(identity) && !poll.introduced.has(identity))
 				poll.introduced.set(identity, round);
 		}
+		await poll.chaos.source?.hold(list, round);
 	};
 	const schedulesRunning: ScheduleRunning[] = [];
 	const killedAt: number[] = [];
 	const restartedAt: number[] = [];
 	try {
 		for (const poll of pollCases) {
-			const trigger = node('Poll', `${PACKAGE}.pollTrigger`, {
-				op: 'http.request',
-				with: JSON.stringify({ url: source.url(poll.path) }),
-				id: 'id',
-				interval: 5,
-				intervalUnit: 'seconds',
-				options: { firstPoll: 'none', timeoutSec: 60 },
-				...poll.chaos.parameters,
-			});
+			const real = poll.chaos.source;
+			await real?.hold(poll.list, 0);
+			const trigger = node(
+				'Poll',
+				`${PACKAGE}.pollTrigger`,
+				{
+					op: 'http.request',
+					with: JSON.stringify({ url: source.url(poll.path) }),
+					id: 'id',
+					interval: 5,
+					intervalUnit: 'seconds',
+					options: { firstPoll: 'none', timeoutSec: 60 },
+					...real?.parameters,
+					...poll.chaos.parameters,
+				},
+				real ? { credentials: real.credentials } : {},
+			);
 			// Each run reports each item to the source as it runs: the harness kills on these events.
 			const report = node(
 				'Report',
 				'n8n-nodes-base.httpRequest',
 				{
-					url: `=${source.url(`${RAN_PATH}/${poll.chaos.name}`)}?id={{ $json.id }}&v={{ $json.v }}`,
+					url: `=${source.url(`${RAN_PATH}/${poll.chaos.name}`)}?id={{ ${real?.reportId ?? '$json.id'} }}&v={{ $json.v }}`,
 					options: {},
 				},
 				{ typeVersion: 4.2 },
@@ -636,8 +690,7 @@ export async function runChaos(
 				// while each has a run going.
 				if (gate && !gate.releasedAt) {
 					gate.schedulesRan.add(index);
-					if (gate.waiting.size === pollCases.length && gate.schedulesRan.size === schedules.length)
-						gate.release();
+					releaseIfAll(gate);
 				}
 				return { body: {} };
 			});
@@ -659,7 +712,7 @@ export async function runChaos(
 
 		// Round 1's burst while n8n runs; later ones while it is down (step 3).
 		let opened = openGate();
-		for (const poll of pollCases) setList(poll, poll.chaos.grow(poll.list, 1), 1);
+		for (const poll of pollCases) await setList(poll, poll.chaos.grow(poll.list, 1), 1);
 		for (let kill = 1; kill <= kills; kill++) {
 			round = kill;
 			// The kill lands once a random number of the round's runs (between 1 and a third of its
@@ -711,7 +764,7 @@ export async function runChaos(
 					for (const item of entry.run?.items ?? []) poll.stored.add(poll.chaos.identity(item));
 				let list = poll.chaos.change(poll.list, kill);
 				if (kill < kills) list = poll.chaos.grow(list, kill + 1);
-				setList(poll, list, kill + 1);
+				await setList(poll, list, kill + 1);
 			}
 			if (kill < kills) opened = openGate();
 			// n8n stays down a while: schedule windows are missed and caught up at the restart.
@@ -738,6 +791,16 @@ export async function runChaos(
 			const since = Date.now();
 			await Promise.all(
 				pollCases.map(async (poll) => {
+					const real = poll.chaos.source;
+					if (real) {
+						const target = (await real.polls()) + 2;
+						await waitFor(
+							`two more polls of ${poll.chaos.name}`,
+							async () => ((await real.polls()) >= target ? true : undefined),
+							{ timeoutMs: 120_000, intervalMs: 500 },
+						).catch(() => undefined);
+						return;
+					}
 					let seen = 0;
 					await source
 						.nextRequest(

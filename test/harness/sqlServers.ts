@@ -29,12 +29,13 @@ export class SqlServers {
 		readonly mariadbPort: number,
 	) {}
 
-	static async start(): Promise<SqlServers> {
+	/** Starts both servers, or with `mariadb: false` PostgreSQL alone. */
+	static async start({ mariadb = true } = {}): Promise<SqlServers> {
 		const dir = mkdtempSync(join(tmpdir(), 'dt-sql-'));
 		chmodSync(dir, 0o755);
 		const servers = new SqlServers(dir, await freePort(), await freePort());
 		servers.startPostgres();
-		await servers.startMariadb();
+		if (mariadb) await servers.startMariadb();
 		return servers;
 	}
 

@@ -132,6 +132,10 @@ export class Sshd extends ServerProcess {
 		}
 	}
 
+	remove(relative: string): void {
+		rmSync(this.path(relative), { force: true });
+	}
+
 	exists(relative: string): boolean {
 		return existsSync(this.path(relative));
 	}
@@ -145,7 +149,7 @@ export class Sshd extends ServerProcess {
 
 	/** How many times the user has logged in: each SFTP op call (a poll, a move) is one login. */
 	logins(): number {
-		return this.count(/ Accepted (password|publickey) for /);
+		return this.count(/^Accepted (password|publickey) for /);
 	}
 
 	/** How many of the user's sessions have ended: a poll's session ends after its listing. */

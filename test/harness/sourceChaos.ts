@@ -1,0 +1,166 @@
+import { utimesSync } from 'node:fs';
+
+import { type ChaosCase, unorderedCase } from './chaos';
+import type { N8nInstance } from './n8nInstance';
+import { SqlServers } from './sqlServers';
+import { Sshd } from './sshd';
+
+type Item = Record<string, unknown>;
+
+/** A Poll Trigger on a table: keyset on (updated_at, id), pages of 20, a lag of 10 s (rows read again). */
+const SQL_QUERY =
+	'SELECT id, updated_at FROM chaos_rows WHERE (updated_at, id) > ($1, $2) ORDER BY updated_at, id LIMIT $3';
+
+/**
+ * The chaos cases whose source is a real server (`npm run chaos`, not CI): `sql`, a PostgreSQL 15
+ * table polled with sql.query, and `sftp`, an OpenSSH sshd folder polled with sftp.list. Each is an
+ * unordered `unique` case (test/harness/chaos.ts): its list is held as rows or files, a burst is
+ * inserted or written, and while n8n is down some rows or files are deleted. Each row or file is
+ * named by its id, which the trigger's ID reads, so the harness names a crashed run by its key as for
+ * the fake source's cases.
+ */
+export async function sourceChaosCases(
+	n8n: N8nInstance,
+	{ history, burst, wanted }: { history: number; burst: number; wanted: (name: string) => boolean },
+): Promise<{ cases: ChaosCase[]; stop: () => Promise<void> }> {
+	const cases: ChaosCase[] = [];
+	const stops: Array<() => Promise<void>> = [];
+	try {
+		if (wanted('sql')) {
+			const servers = await SqlServers.start({ mariadb: false });
+			stops.push(() => servers.stop());
+			cases.push({
+				...unorderedCase('sql', { dedupe: 'unique' }, history, burst),
+				source: await sqlSource(n8n, servers),
+			});
+		}
+		if (wanted('sftp')) {
+			const sshd = await Sshd.start();
+			stops.push(() => sshd.stop());
+			cases.push({
+				...unorderedCase('sftp', { dedupe: 'unique' }, history, burst),
+				// sftp.list's items are files: the file's name is the item's id.
+				identity: (item) => String(item.name ?? item.id),
+				source: await sftpSource(n8n, sshd),
+			});
+		}
+	} catch (error) {
+		for (const stop of stops) await stop();
+		throw error;
+	}
+	return {
+		cases,
+		stop: async () => {
+			for (const stop of stops) await stop();
+		},
+	};
+}
+
+async function sqlSource(n8n: N8nInstance, servers: SqlServers): Promise<ChaosCase['source']> {
+	const database = 'chaos';
+	await servers.postgresExec('postgres')(`CREATE DATABASE ${database}`);
+	const exec = servers.postgresExec(database);
+	await exec(
+		'CREATE TABLE chaos_rows (id text PRIMARY KEY, updated_at timestamptz(6) NOT NULL DEFAULT clock_timestamp())',
+	);
+	await exec('CREATE INDEX ON chaos_rows (updated_at, id)');
+	const name = 'chaos postgres';
+	const id = await n8n.createCredential(name, 'postgres', {
+		host: '127.0.0.1',
+		port: servers.postgresPort,
+		database,
+		user: 'postgres',
+		password: '',
+		ssl: 'disable',
+		allowUnauthorizedCerts: false,
+		maxConnections: 100,
+		sshTunnel: false,
+	});
+	const held = new Set<string>();
+	return {
+		parameters: {
+			op: 'sql.query',
+			database: 'postgres',
+			with: JSON.stringify({
+				query: SQL_QUERY,
+				params: ['cursor', 'key', 'limit'],
+				cursor: 'updated_at',
+				key: 'id',
+				from: ['1970-01-01 00:00:00', '0'],
+				pageSize: 20,
+				lagSeconds: 10,
+			}),
+			items: 'rows',
+		},
+		credentials: { postgres: { id, name } },
+		reportId: '$json.id',
+		async hold(list) {
+			const ids = new Set(list.map((item) => String(item.id)));
+			const added = [...ids].filter((rowId) => !held.has(rowId));
+			const removed = [...held].filter((rowId) => !ids.has(rowId));
+			// One statement each: a burst commits at once, stamped in insertion order.
+			if (added.length > 0)
+				await exec('INSERT INTO chaos_rows (id) SELECT unnest($1::text[])', [added]);
+			if (removed.length > 0) await exec('DELETE FROM chaos_rows WHERE id = ANY($1)', [removed]);
+			for (const rowId of added) held.add(rowId);
+			for (const rowId of removed) held.delete(rowId);
+		},
+		// Each poll is one session to the database (the harness's own statements go to it only in hold).
+		async polls() {
+			const [row] = await servers.postgresExec('postgres')(
+				'SELECT sessions FROM pg_stat_database WHERE datname = $1',
+				[database],
+			);
+			return Number(row?.sessions ?? 0);
+		},
+	};
+}
+
+async function sftpSource(n8n: N8nInstance, sshd: Sshd): Promise<ChaosCase['source']> {
+	const folder = 'chaos';
+	sshd.mkdir(folder);
+	const name = 'chaos sftp';
+	const id = await n8n.createCredential(name, 'sftp', {
+		host: sshd.host,
+		port: sshd.port,
+		username: sshd.user,
+		password: sshd.password,
+		privateKey: '',
+		passphrase: '',
+	});
+	const held = new Set<string>();
+	return {
+		parameters: {
+			op: 'sftp.list',
+			// History files are an hour old: finished at once, so the first poll remembers them. Of a
+			// burst, every other file is as old (it starts at the first poll that lists it); the others
+			// are new: each counts as finished at the poll after the one that first listed it unchanged
+			// (the op's memory, kept through the kills in the trigger's state).
+			with: JSON.stringify({ folder: sshd.path(folder), finishedAfterSec: 600 }),
+			items: 'files',
+			id: 'name',
+		},
+		credentials: { sftp: { id, name } },
+		reportId: '$json.name',
+		async hold(list: Item[], round: number) {
+			const names = new Set(list.map((item) => String(item.id)));
+			for (const file of names) {
+				if (held.has(file)) continue;
+				sshd.write(`${folder}/${file}`, `${file}\n`);
+				if (round === 0 || Number(file.split('-').at(-1)) % 2 === 0) {
+					const anHourAgo = new Date(Date.now() - 3_600_000);
+					utimesSync(sshd.path(`${folder}/${file}`), anHourAgo, anHourAgo);
+				}
+				held.add(file);
+			}
+			for (const file of [...held].filter((file) => !names.has(file))) {
+				sshd.remove(`${folder}/${file}`);
+				held.delete(file);
+			}
+		},
+		// Each poll logs in once; nothing else logs in to this server.
+		async polls() {
+			return sshd.logins();
+		},
+	};
+}
