@@ -49,6 +49,26 @@ describe('sql.query in a real n8n', () => {
 		await servers?.stop();
 	});
 
+	/** An n8n `postgres` credential for database `name`, with the SSL fields as its dialog sets them. */
+	async function postgresCredential(
+		name: string,
+		{ ssl = 'disable', allowUnauthorizedCerts = false } = {},
+	): Promise<{ name: string; credentialId: string }> {
+		const label = `pg ${name} ssl ${ssl}${allowUnauthorizedCerts ? ' ignoring issues' : ''}`;
+		const credentialId = await n8n.createCredential(label, 'postgres', {
+			host: '127.0.0.1',
+			port: servers.postgresPort,
+			database: name,
+			user: 'postgres',
+			password: '',
+			ssl,
+			allowUnauthorizedCerts,
+			maxConnections: 100,
+			sshTunnel: false,
+		});
+		return { name: label, credentialId };
+	}
+
 	/** A database of its own, its `orders` table, and an n8n credential for it. */
 	async function freshDatabase(dialect: Dialect) {
 		databaseCount += 1;
@@ -57,17 +77,7 @@ describe('sql.query in a real n8n', () => {
 		await exec(TABLE[dialect]);
 		const credentialId =
 			dialect === 'postgres'
-				? await n8n.createCredential(`pg ${name}`, 'postgres', {
-						host: '127.0.0.1',
-						port: servers.postgresPort,
-						database: name,
-						user: 'postgres',
-						password: '',
-						ssl: 'disable',
-						allowUnauthorizedCerts: false,
-						maxConnections: 100,
-						sshTunnel: false,
-					})
+				? (await postgresCredential(name)).credentialId
 				: await n8n.createCredential(`mariadb ${name}`, 'mySql', {
 						host: '127.0.0.1',
 						port: servers.mariadbPort,
@@ -314,4 +324,40 @@ describe('sql.query in a real n8n', () => {
 			).rejects.toThrow(error);
 		},
 	);
+
+	test('PostgreSQL over TLS with a self-signed certificate: "Ignore SSL Issues" polls through TLS; SSL "require" alone refuses the certificate, naming it', async () => {
+		await servers.enablePostgresSsl();
+		const { name, exec } = await freshDatabase('postgres');
+		const [rowId] = await insert(exec, 'postgres', ['over tls']);
+		// The session reports whether it runs over TLS, as a column of each row.
+		const withTls = {
+			query:
+				'SELECT id, updated_at, (SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()) AS tls FROM orders\nWHERE (updated_at, id) > ($1, $2)\nORDER BY updated_at, id LIMIT $3',
+		};
+		const ignoring = await n8n.importWorkflow(
+			sqlWorkflow(
+				'postgres',
+				await postgresCredential(name, { ssl: 'require', allowUnauthorizedCerts: true }),
+				withTls,
+			),
+		);
+		const verifying = await n8n.importWorkflow(
+			sqlWorkflow('postgres', await postgresCredential(name, { ssl: 'require' }), withTls),
+		);
+		await Promise.all([n8n.publish(ignoring), n8n.publish(verifying)]);
+		const [started, [refused]] = await Promise.all([
+			waitForIds(ignoring, [rowId], 'the row read over TLS'),
+			n8n.waitForExecutions(
+				verifying,
+				(all) => all.some((execution) => execution.status === 'error'),
+				'the poll refusing the self-signed certificate',
+			),
+		]);
+		await Promise.all([n8n.unpublish(ignoring), n8n.unpublish(verifying)]);
+		const rows = started.flatMap((execution) => nodeOutput(execution, 'Poll'));
+		expect(rows).toEqual([expect.objectContaining({ id: rowId, tls: true })]);
+		expect(refused.data?.resultData.error?.message).toMatch(
+			/^Could not connect to PostgreSQL at 127\.0\.0\.1:\d+ as "postgres".*self-signed certificate/,
+		);
+	});
 });

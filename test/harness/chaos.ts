@@ -560,7 +560,6 @@ export async function runChaos(
 		};
 		void released.then(() => (opened.releasedAt = Date.now()));
 		gate = opened;
-		releaseIfAll(opened);
 		return opened;
 	};
 	/** Releases the gate once every fake-source case has asked and a run of every schedule case started. */
@@ -713,6 +712,9 @@ export async function runChaos(
 		// Round 1's burst while n8n runs; later ones while it is down (step 3).
 		let opened = openGate();
 		for (const poll of pollCases) await setList(poll, poll.chaos.grow(poll.list, 1), 1);
+		// With n8n up (round 1, or after a restart): a gate with nothing to wait for (only real
+		// sources, no schedules) opens now, so the kill's deadline runs from here.
+		releaseIfAll(opened);
 		for (let kill = 1; kill <= kills; kill++) {
 			round = kill;
 			// The kill lands once a random number of the round's runs (between 1 and a third of its
@@ -775,6 +777,7 @@ export async function runChaos(
 			log(
 				`chaos: restart ${kill} took ${((Date.now() - restartedAt[kill - 1]) / 1000).toFixed(1)} s`,
 			);
+			if (kill < kills) releaseIfAll(opened);
 		}
 
 		// Settle: nothing running, every owed identity named by its run's items and every window up

@@ -47,6 +47,53 @@ export class SqlServers {
 		stopPostgres(this.dir);
 	}
 
+	/**
+	 * Turns TLS on in PostgreSQL with a self-signed certificate (made here with openssl, one day valid);
+	 * plain connections are still accepted. Kept across restarts (postgresql.auto.conf).
+	 */
+	async enablePostgresSsl(): Promise<void> {
+		const data = join(this.dir, 'postgres', 'data');
+		const [key, certificate] = [join(data, 'server.key'), join(data, 'server.crt')];
+		execFileSync(
+			'openssl',
+			[
+				'req',
+				'-x509',
+				'-newkey',
+				'ec',
+				'-pkeyopt',
+				'ec_paramgen_curve:prime256v1',
+				'-nodes',
+			].concat(['-days', '1', '-subj', '/CN=localhost', '-keyout', key, '-out', certificate]),
+			{ stdio: 'ignore' },
+		);
+		chmodSync(key, 0o600);
+		if (isRoot) execFileSync('chown', ['postgres', key, certificate]);
+		const exec = this.postgresExec('postgres');
+		await exec('ALTER SYSTEM SET ssl = on');
+		await exec('SELECT pg_reload_conf()');
+		await waitFor(
+			'PostgreSQL to accept TLS connections',
+			async () => {
+				const client = new PgClient({
+					host: '127.0.0.1',
+					port: this.postgresPort,
+					user: 'postgres',
+					database: 'postgres',
+					ssl: { rejectUnauthorized: false },
+				});
+				client.on('error', () => undefined);
+				const connected = await client.connect().then(
+					() => true,
+					() => undefined,
+				);
+				await client.end().catch(() => undefined);
+				return connected;
+			},
+			{ timeoutMs: 30_000, intervalMs: 200 },
+		);
+	}
+
 	async startMariadb(): Promise<void> {
 		const base = join(this.dir, 'mariadb');
 		const data = join(base, 'data');
