@@ -95,7 +95,7 @@ async function main(): Promise<void> {
 		? 'queue mode: SIGKILL of the main, workers go on; then of a worker'
 		: 'single process';
 	process.stdout.write(
-		`\nChaos on n8n ${n8nVersion} (${topology}): ${KILLS} SIGKILLs per case, poll bursts of ${BURST} new items over ${HISTORY.toLocaleString('en')} remembered keys\n${chaosTable(results)}\n`,
+		`\nChaos on n8n ${n8nVersion} (${topology}): ${KILLS} SIGKILLs per case, poll bursts of ${BURST} new items over ${HISTORY.toLocaleString('en')} remembered keys (sql, sftp: ${SOURCE_HISTORY.toLocaleString('en')})\n${chaosTable(results)}\n`,
 	);
 	// n8n 1.x has no deduplication keys: up to 2 repeated runs per kill are the bound (docs/n8n-1.123.md);
 	// the table counts items, and a batch run carries the whole burst.
