@@ -491,6 +491,11 @@ describe('Round-Trip Wait in a real n8n', () => {
 		await start('rt-timeout-fail', 'order-timeout-2');
 		const waiting = await executionWaitingFor('order-timeout-1', timeoutWorkflowId);
 		const { callbackUrl } = nodeOutput(waiting, 'Round-Trip Wait')[0] as { callbackUrl: string };
+		const failingWaiting = await executionWaitingFor('order-timeout-2', failingTimeoutWorkflowId);
+		const { callbackUrl: failingCallbackUrl } = nodeOutput(
+			failingWaiting,
+			'Round-Trip Wait',
+		)[0] as { callbackUrl: string };
 		// n8n's wait tracker looks for due waits once a minute, so the timeouts land up to a minute late.
 		const [timedOut] = await n8n.waitForExecutions(
 			timeoutWorkflowId,
@@ -537,6 +542,14 @@ describe('Round-Trip Wait in a real n8n', () => {
 		);
 		expect(tooLate.status).toBe(409);
 		expect(tooLate.body).toContain('has finished already');
+		// Once the execution is deleted (pruning, a workflow that does not save), n8n answers 404.
+		await n8n.api('DELETE', `/executions/${timedOut.id}`);
+		const gone = await partner.send(
+			callbackUrl,
+			signed({ correlationId: 'order-timeout-1', status: 'gone' }, callbackUrl),
+		);
+		expect(gone.status).toBe(404);
+		expect(gone.json).toMatchObject({ message: `The execution "${timedOut.id}" does not exist.` });
 
 		const [failing] = await n8n.waitForExecutions(
 			failingTimeoutWorkflowId,
@@ -549,6 +562,15 @@ describe('Round-Trip Wait in a real n8n', () => {
 		expect(nodeOutput(failed, 'Round-Trip Wait', 1)).toEqual([
 			expect.objectContaining({ correlationId: 'order-timeout-2', timedOut: true }),
 		]);
+		// A callback to a run that ended with an error: n8n's other 409.
+		const afterError = await partner.send(
+			failingCallbackUrl,
+			signed({ correlationId: 'order-timeout-2', status: 'late' }, failingCallbackUrl),
+		);
+		expect(afterError.status).toBe(409);
+		expect(afterError.json).toMatchObject({
+			message: `The execution "${failing.id}" has finished with error.`,
+		});
 	}, 200_000);
 
 	test('Wait Only with HMAC and the correlation id in a header: two genuine callbacks with the same body in the same second each resume their run', async () => {
