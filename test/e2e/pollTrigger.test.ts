@@ -237,19 +237,7 @@ describe('Poll Trigger in a real n8n', () => {
 		);
 		// The user: Execute step with "Recent Starts", and the crashed executions' deduplication keys.
 		await update({ executeStepShows: 'recentStarts' });
-		const { data: run } = await n8n.rest<{ data: { executionId: string } }>(
-			'POST',
-			`/rest/workflows/${id}/run`,
-			{
-				triggerToStartFrom: { name: 'Poll' },
-				destinationNode: { nodeName: 'Poll', mode: 'inclusive' },
-			},
-		);
-		const manual = await waitFor('the Execute step run', async () => {
-			const execution = await n8n.execution(run.executionId);
-			return isFinal(execution) ? execution : undefined;
-		});
-		const [summary, ...rows] = nodeOutput(manual, 'Poll') as Array<{
+		const [summary, ...rows] = nodeOutput(await n8n.executeStep(id, 'Poll'), 'Poll') as Array<{
 			deduplicationKey: string;
 			itemKeys: string[];
 			outcome: string;

@@ -28,7 +28,8 @@ describe('Round-Trip Wait in a real n8n', () => {
 	let badResponseCodeWorkflowId: string;
 	let earlyWorkflowId: string;
 	let failingRequestWorkflowId: string;
-	let headerIdWorkflowId: string;
+	/** Wait Only, HMAC, the correlation id outside the signed body: in a header, in the query. */
+	const unsignedIdWorkflowIds = new Map<'header' | 'query', string>();
 	/** Execution Data node saving this many custom-data keys before the Round-Trip Wait, by key count. */
 	const customDataWorkflowIds = new Map<number, string>();
 	/** The partner's answers to the callbacks it sent at once, by order number. */
@@ -232,16 +233,24 @@ describe('Round-Trip Wait in a real n8n', () => {
 		failingRequestWorkflowId = await n8n.importWorkflow(
 			roundTripWorkflow('round trip, request refused', 'rt-fail', sendAndWait('/jobs-fail')),
 		);
-		// Wait Only, the correlation id in a header: nothing signed (no wait id, a body without the id) tells two waits apart.
-		headerIdWorkflowId = await n8n.importWorkflow(
-			roundTripWorkflow('round trip, wait only, id in a header', 'rt-header-id', {
-				mode: 'waitOnly',
-				correlationId: '={{ $json.body.id }}',
-				correlationIdPath: 'headers.`x-order`',
-				timeoutAmount: 1,
-				timeoutUnit: 'hours',
-			}),
-		);
+		// Wait Only, the correlation id in a header or the query: nothing signed (no wait id, a body
+		// without the id) tells two waits apart.
+		for (const [where, path] of [
+			['header', 'headers.`x-order`'],
+			['query', 'query.order'],
+		] as const)
+			unsignedIdWorkflowIds.set(
+				where,
+				await n8n.importWorkflow(
+					roundTripWorkflow(`round trip, wait only, id in the ${where}`, `rt-${where}-id`, {
+						mode: 'waitOnly',
+						correlationId: '={{ $json.body.id }}',
+						correlationIdPath: path,
+						timeoutAmount: 1,
+						timeoutUnit: 'hours',
+					}),
+				),
+			);
 		// A user's own custom data before the wait: n8n keeps at most 10 keys per execution and drops new ones silently.
 		for (const keys of [9, 10]) {
 			const values = Array.from({ length: keys }, (_, i) => ({ key: `user_${i}`, value: `v${i}` }));
@@ -283,7 +292,7 @@ describe('Round-Trip Wait in a real n8n', () => {
 			badResponseCodeWorkflowId,
 			earlyWorkflowId,
 			failingRequestWorkflowId,
-			headerIdWorkflowId,
+			...unsignedIdWorkflowIds.values(),
 		]) {
 			await n8n.publish(id);
 		}
@@ -573,35 +582,41 @@ describe('Round-Trip Wait in a real n8n', () => {
 		});
 	}, 200_000);
 
-	test('Wait Only with HMAC and the correlation id in a header: two genuine callbacks with the same body in the same second each resume their run', async () => {
-		await start('rt-header-id', { id: 'header-1' });
-		await start('rt-header-id', { id: 'header-2' });
-		const waits = [
-			await executionWaitingFor('header-1', headerIdWorkflowId),
-			await executionWaitingFor('header-2', headerIdWorkflowId),
-		];
-		const at = Math.floor(Date.now() / 1000);
-		const answers = await Promise.all(
-			waits.map(async (waiting, i) => {
-				const { callbackUrl } = nodeOutput(waiting, 'Round-Trip Wait')[0] as {
-					callbackUrl: string;
-				};
-				const { headers, body } = signed({ status: 'done' }, callbackUrl, SECRET, at);
-				return await partner.send(callbackUrl, {
-					headers: { ...headers, 'x-order': `header-${i + 1}` },
-					body,
+	test.each(['header', 'query'] as const)(
+		'Wait Only with HMAC and the correlation id in the %s: two genuine callbacks with the same body in the same second each resume their run',
+		async (where) => {
+			const id = unsignedIdWorkflowIds.get(where)!;
+			const orders = [`${where}-1`, `${where}-2`];
+			for (const order of orders) await start(`rt-${where}-id`, { id: order });
+			const waits = [];
+			for (const order of orders) waits.push(await executionWaitingFor(order, id));
+			const at = Math.floor(Date.now() / 1000);
+			const answers = await Promise.all(
+				waits.map(async (waiting, i) => {
+					const { callbackUrl } = nodeOutput(waiting, 'Round-Trip Wait')[0] as {
+						callbackUrl: string;
+					};
+					const { headers, body } = signed({ status: 'done' }, callbackUrl, SECRET, at);
+					if (where === 'header')
+						return await partner.send(callbackUrl, {
+							headers: { ...headers, 'x-order': orders[i] },
+							body,
+						});
+					const url = new URL(callbackUrl);
+					url.searchParams.set('order', orders[i]);
+					return await partner.send(url.toString(), { headers, body });
+				}),
+			);
+			expect(answers.map((answer) => answer.status)).toEqual([200, 200]);
+			for (const [i, waiting] of waits.entries()) {
+				const done = await finished(waiting.id);
+				expect(nodeOutput(done, 'Accepted')[0]).toMatchObject({
+					correlationId: orders[i],
+					body: { status: 'done' },
 				});
-			}),
-		);
-		expect(answers.map((answer) => answer.status)).toEqual([200, 200]);
-		for (const [i, waiting] of waits.entries()) {
-			const done = await finished(waiting.id);
-			expect(nodeOutput(done, 'Accepted')[0]).toMatchObject({
-				correlationId: `header-${i + 1}`,
-				body: { status: 'done' },
-			});
-		}
-	});
+			}
+		},
+	);
 
 	test('a run waiting across an n8n restart still resumes on a valid callback', async () => {
 		const { correlationId, callbackUrl } = await startRoundTrip(3);

@@ -360,18 +360,7 @@ describe('SFTP source', () => {
 					[],
 				),
 			);
-			const { data: run } = await n8n.rest<{ data: { executionId: string } }>(
-				'POST',
-				`/rest/workflows/${id}/run`,
-				{
-					triggerToStartFrom: { name: 'Poll' },
-					destinationNode: { nodeName: 'Poll', mode: 'inclusive' },
-				},
-			);
-			const manual = await waitFor('the Execute step run', async () => {
-				const execution = await n8n.execution(run.executionId);
-				return isFinal(execution) ? execution : undefined;
-			});
+			const manual = await n8n.executeStep(id, 'Poll');
 			expect(nodeOutput(manual, 'Poll')).toEqual([
 				expect.objectContaining({
 					verdict: 'new',

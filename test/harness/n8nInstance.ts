@@ -877,6 +877,22 @@ export class N8nInstance {
 		return asSaved(await this.api<Execution>('GET', `/executions/${id}?includeData=true`));
 	}
 
+	/** "Execute step" on a trigger node as the editor runs it: the manual execution, once it has ended. */
+	async executeStep(workflowId: string, nodeName: string): Promise<Execution> {
+		const { data: run } = await this.rest<{ data: { executionId: string } }>(
+			'POST',
+			`/rest/workflows/${workflowId}/run`,
+			{
+				triggerToStartFrom: { name: nodeName },
+				destinationNode: { nodeName, mode: 'inclusive' },
+			},
+		);
+		return await waitFor(`the Execute step run of ${nodeName}`, async () => {
+			const execution = await this.execution(run.executionId);
+			return isFinal(execution) ? execution : undefined;
+		});
+	}
+
 	/** Waits until the workflow has executions satisfying `done`, polling n8n's API. */
 	async waitForExecutions(
 		workflowId: string,
