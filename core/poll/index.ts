@@ -9,3 +9,4 @@ export * from './ledger';
 export * from './runStage';
 export * from './history';
 export * from './paging';
+export * from './activation';

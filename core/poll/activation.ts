@@ -1,0 +1,458 @@
+import type { Clock } from '../clock';
+import type { PagedResult } from '../connectors/pagination';
+import type { ConnectorOp, OpContext, OpMemory, OpResult } from '../connectors/types';
+import type { Settlement } from '../outbox';
+import {
+	type Candidate,
+	type DedupeConfig,
+	type DedupeStore,
+	type FirstPollPolicy,
+	type SavedDedupeState,
+} from './dedupe';
+import type { ItemKey, PollExpressions } from './expressions';
+import { HistoryWatch, historySummary } from './history';
+import { loadDedupeStore } from './kinds';
+import {
+	endUnknownSummary,
+	LEDGER_MAX_BYTES,
+	type LedgerEntry,
+	type LedgerOutcome,
+	StartLedger,
+	startAgainId,
+} from './ledger';
+import { PagedSource, type PagingSettings, type SavedPagingState } from './paging';
+import {
+	type FailureReport,
+	type ObservedPollState,
+	type PollOutcome,
+	PollRunner,
+	type PollRunnerOptions,
+} from './runner';
+import { RunStage, type StagedRun } from './runStage';
+import { runPollCycle } from './start';
+
+/** One item of a run as n8n gets it: an object item as it is, anything else as `{ value }`. */
+export type RunItem = Record<string, unknown>;
+
+/** One run in the outbox: its items as emitted, and how to forget them if n8n cannot create it. */
+export type PollRun = StagedRun<RunItem>;
+
+/** A run handed to the emitter: `key` is its n8n deduplication key (none: `dedupe: none`). */
+export interface PollRunToEmit {
+	key: string | undefined;
+	run: PollRun;
+}
+
+/** What the trigger keeps in the workflow's static data (per node), with a format version. */
+export interface PollTriggerState {
+	v: 1;
+	dedupe?: SavedDedupeState;
+	observed?: ObservedPollState;
+	/** The op's memory from the last successful poll (HTTP validators). */
+	opMemory?: OpMemory;
+	/**
+	 * Runs written but not yet settled by n8n (core/outbox.ts, in two stages: runStage.ts); armed
+	 * ones are emitted again at every activation, held ones forgotten.
+	 */
+	outbox?: Array<{ key: string; run: PollRun }>;
+	/** Recent starts: deduplication key → item keys, when, how n8n settled it (ledger.ts). */
+	ledger?: LedgerEntry[];
+	/** The Start Again list last applied (startAgainId), so a list is applied once. */
+	startAgainApplied?: string;
+	/** Paginated http.request: $lastPollStartedAt, and whether Max Pages was reported (paging.ts). */
+	paging?: SavedPagingState;
+	/** Before the outbox (0.1.x): the last run emitted. Moved into the outbox on load. */
+	pending?: { items: RunItem[]; dedupeKey: string };
+}
+
+/** What a poll asks: the op, its arguments as written, and (http.request) pagination and the cursor. */
+export interface PollSource {
+	op: ConnectorOp;
+	args: Record<string, unknown>;
+	timeoutMs: number;
+	paging?: PagingSettings;
+}
+
+type PagedPoll = Extract<PagedResult, { kind: 'pages' }>;
+
+/** The op's transports and connections (n8n's credentials, as the node builds them). */
+export type SourceContext = Omit<OpContext, 'memory' | 'signal' | 'timeoutMs'>;
+
+/** The Poll Trigger's settings that shape an activation (the node reads and checks them). */
+export interface PollActivationSettings {
+	source: PollSource;
+	dedupe: DedupeConfig;
+	firstPoll: FirstPollPolicy;
+	/** The history budget (keyed kinds); 0: no cap. */
+	maxRemembered: number;
+	expressions: PollExpressions;
+	oneRunPerItem: boolean;
+	/** Prefixes every deduplication key: the trigger's workflow and node. */
+	keyPrefix: string;
+	clock: Clock;
+}
+
+/** How n8n ended a run, as the ledger tells it. */
+export interface RunEnd {
+	settlement: Settlement;
+	error?: Error;
+	/** The ended run's status; unset when n8n refused the run as a duplicate. */
+	result?: { status?: string };
+}
+
+/** What a live activation is given: where its state, its runs and its news go. */
+export interface PollActivationPorts {
+	/** Sets the node's state in static data; n8n stores it with the next emit or after activation. */
+	write(state: PollTriggerState): void;
+	/** Emits runs after those of earlier calls. */
+	emit(runs: PollRunToEmit[]): Promise<void>;
+	/** After earlier emits, calls `take` and emits the runs it returns (see RunEmitter.emitTaken). */
+	emitTaken(take: () => PollRunToEmit[]): Promise<void>;
+	/**
+	 * Has n8n store the state now, though no run carries it: a first poll after activation that only
+	 * took its baseline (n8n saves static data only on emit).
+	 */
+	writeNow(): void;
+	/** What the op needs to reach the source. */
+	context: SourceContext;
+	onPollFailure(error: Error, report: FailureReport): void;
+	/** Max Pages cut a poll short (once per occurrence): the message of its one failed execution. */
+	onPageLimit(message: string): void;
+	info(message: string): void;
+	warn(message: string): void;
+}
+
+type RunnerSettings = Omit<
+	PollRunnerOptions,
+	'clock' | 'poll' | 'restored' | 'persist' | 'onFailure'
+>;
+
+/**
+ * What one activation of a Poll Trigger owns: the dedupe store, the two-stage outbox, the ledger of
+ * recent starts, Start Again, and (when live) the runner. Reading the saved state and the settings
+ * checks them and writes nothing, so a refused activation leaves the stored state as it was. A live
+ * activation then `start`s: it forgets the runs held before the last stop, emits the armed ones
+ * again (n8n refuses those it created, by key), and polls; each poll is remembered and its runs
+ * recorded in one write before they are emitted (core/outbox.ts), and each run n8n settles leaves
+ * the outbox, its items rolled back when n8n could not create it.
+ */
+export class PollActivation {
+	readonly store: DedupeStore;
+	/** Said once at activation: how the saved history was read (a kind switch). */
+	readonly notice: string | undefined;
+	private readonly ledger: StartLedger;
+	private readonly outbox: RunStage<RunItem>;
+	private readonly history: HistoryWatch;
+	private readonly runner: PollRunner | undefined;
+	/** Paginated http.request: the pages of a poll and the cursor in its request. */
+	private readonly paged: PagedSource | undefined;
+	/** Activation has ended: n8n saves static data now only on emit. */
+	private activated = false;
+	private observed: ObservedPollState | undefined;
+	private opMemory: OpMemory | undefined;
+	private startAgainApplied: string | undefined;
+	/** Keys emitted again at this activation: a refusal of one says it existed before. */
+	private readonly reEmitted = new Set<string>();
+	private ports: PollActivationPorts | undefined;
+
+	/** `runner`: only for a live activation (Execute step polls once, by hand). */
+	constructor(
+		private readonly saved: PollTriggerState,
+		private readonly settings: PollActivationSettings,
+		runner?: RunnerSettings,
+	) {
+		if (saved.v !== 1)
+			throw new Error(
+				`The Poll Trigger's saved state has format version ${String(saved.v)}, which this version of the node cannot read`,
+			);
+		const loaded = loadDedupeStore(settings, saved.dedupe);
+		this.store = loaded.store;
+		this.notice = loaded.notice;
+		this.ledger = new StartLedger(saved.ledger);
+		this.history = new HistoryWatch(this.store, settings.maxRemembered);
+		this.opMemory = saved.opMemory;
+		this.outbox = new RunStage<RunItem>(
+			saved.outbox,
+			(items) => JSON.stringify(items).length,
+			// The static data without the outbox's items, as every run n8n creates loads it (runStage.ts);
+			// the op's memory counts too (sftp.list keeps an entry per file of the folder).
+			() => this.store.historyBytes + LEDGER_MAX_BYTES + JSON.stringify(this.opMemory ?? {}).length,
+		);
+		if (saved.pending)
+			this.outbox.add([{ key: saved.pending.dedupeKey, items: saved.pending.items, keys: [] }]);
+		this.observed = saved.observed;
+		this.startAgainApplied = saved.startAgainApplied;
+		const { paging, args } = settings.source;
+		this.paged =
+			paging &&
+			new PagedSource(
+				paging,
+				args,
+				saved.paging,
+				this.store,
+				settings.expressions,
+				settings.clock,
+				settings.firstPoll.mode === 'all',
+			);
+		this.runner =
+			runner &&
+			new PollRunner({
+				...runner,
+				clock: settings.clock,
+				restored: this.observed,
+				persist: (latest) => {
+					this.observed = latest;
+					this.write();
+					this.reportHistory();
+				},
+				onFailure: (error, report) => this.live.onPollFailure(error, report),
+				poll: async (signal) => await this.poll(signal),
+			});
+	}
+
+	/** Recent starts, newest last (Execute step's Recent Starts). */
+	recentStarts(): LedgerEntry[] {
+		return this.ledger.list();
+	}
+
+	/** Recent Starts' first row when some runs' end is unknown (ledger.ts). */
+	endUnknown(): Record<string, unknown> | undefined {
+		return endUnknownSummary(this.ledger);
+	}
+
+	/**
+	 * The op's memory as the last poll left it, for Execute step of an op that previews with it
+	 * (previewsWithMemory: sftp.list's files seen, sql.query's position); empty when there is none.
+	 */
+	get lastOpMemory(): OpMemory {
+		return this.opMemory ?? {};
+	}
+
+	/**
+	 * Execute step: fetches as the next poll would (the validators left out, the op's memory only for
+	 * an op that previews with it) and says what that poll would do; starts and remembers nothing.
+	 */
+	async preview(
+		context: SourceContext,
+		now: number,
+	): Promise<{
+		history: ReturnType<typeof historySummary>;
+		candidates: ReadonlyArray<Candidate<unknown>>;
+		notModified: boolean;
+		/** The requests a poll would send, the cursor filled in (paginated http.request). */
+		requests?: Pick<PagedPoll, 'requests' | 'pages'> & { pagingStopped: PagedPoll['stop'] };
+	}> {
+		const memory = this.settings.source.op.previewsWithMemory ? this.lastOpMemory : {};
+		const fetched = await this.fetch(context, this.paged ? {} : memory);
+		const withVersion = { withVersion: this.store.needsVersion };
+		const { expressions } = this.settings;
+		const keyed =
+			fetched.kind === 'pages'
+				? await expressions.keyList(fetched.items, withVersion)
+				: await expressions.keyItems(fetched.kind === 'data' ? fetched.data : [], withVersion);
+		return {
+			history: historySummary(this.store, this.settings.maxRemembered),
+			candidates: this.store.plan(keyed, now).candidates,
+			notModified: fetched.kind === 'not_modified',
+			...(fetched.kind === 'pages' &&
+				this.paged?.showsRequests && {
+					requests: {
+						requests: fetched.requests,
+						pages: fetched.pages,
+						pagingStopped: fetched.stop,
+					},
+				}),
+		};
+	}
+
+	/**
+	 * Goes live: applies Start Again (once per list), forgets the runs held before the last stop or
+	 * crash, emits the armed ones again, and starts polling. Resolves once the first poll of a fresh
+	 * store is done: it may only remember what is there (First Poll Starts: nothing), which emits no
+	 * run, and n8n writes static data only on emit and at the end of activation, so n8n's activation
+	 * save keeps that baseline; a crash later cannot make a new first poll take items that arrived
+	 * since as its baseline.
+	 */
+	async start(ports: PollActivationPorts, startAgain: readonly ItemKey[]): Promise<void> {
+		this.ports = ports;
+		this.reportHistory();
+		// Start Again is written with n8n's save at the end of activation (or the re-emission below);
+		// a crash before that applies it again, which starts nothing twice (the marks are the same,
+		// only the attempt moves on).
+		if (startAgain.length > 0 && startAgainId(startAgain) !== this.startAgainApplied) {
+			this.store.startAgain(startAgain);
+			this.ledger.startedAgain(startAgain);
+			this.startAgainApplied = startAgainId(startAgain);
+			this.write();
+			ports.info(
+				`${startAgain.length} item key(s) marked to start again at the next poll that lists them`,
+			);
+		}
+		// Runs held before the last stop or crash were never emitted: their items are forgotten (newest
+		// first, as the cursor kinds' undo only goes back), so the next poll that lists them starts them.
+		const held = this.outbox.takeStoredHeld();
+		for (const { run } of [...held].reverse()) this.store.rollback(run.undo);
+		if (held.length > 0)
+			ports.info(
+				`${held.length} run(s) of a burst had not been emitted before the last stop; their items start at the next poll that lists them`,
+			);
+		// Runs armed before the last stop or crash; n8n refuses those it created, by their keys.
+		if (this.saved.pending || held.length > 0) this.write();
+		if (this.outbox.size > 0) {
+			const armed = this.outbox.armed();
+			for (const { key } of armed) this.reEmitted.add(key);
+			await ports.emit(armed);
+		}
+		const firstPoll = this.runner?.start();
+		if (this.store.isFresh) await firstPoll;
+		this.activated = true;
+	}
+
+	stop(): void {
+		this.runner?.stop();
+	}
+
+	/**
+	 * n8n settled a keyed run: it leaves the outbox and the ledger says how it ended. When n8n could
+	 * not create it, its items are forgotten, and the validators with them, so they come back at the
+	 * next poll (a 304 would hide them), under a new deduplication key: n8n may have saved the run's
+	 * execution, failed, under the old one (queue mode, Redis refused the job). The change is written
+	 * with the next poll. Returns the keys of the items rolled back, if any.
+	 */
+	settled(key: string, run: PollRun, end: RunEnd): readonly ItemKey[] | undefined {
+		this.outbox.settle(key);
+		this.refill();
+		this.ledger.settled(key, ledgerOutcome(end, this.reEmitted.has(key)));
+		if (end.settlement === 'started') return undefined;
+		this.store.rollback(run.undo, run.keys);
+		this.opMemory = undefined;
+		return run.keys;
+	}
+
+	/** n8n 1.x (no deduplication keys): the run exists, so it leaves the outbox at once. */
+	created(key: string): void {
+		this.outbox.settle(key);
+		this.refill();
+	}
+
+	/** Whether runs of a burst are still held (their emit writes the state). */
+	get moreToEmit(): boolean {
+		return this.outbox.heldCount > 0;
+	}
+
+	/** The trigger's one write. n8n only notices a reassigned top-level key: the whole state is new. */
+	write(): void {
+		this.live.write({
+			v: 1,
+			dedupe: this.store.serialize(),
+			observed: this.observed,
+			opMemory: this.opMemory,
+			outbox: this.outbox.saved(),
+			ledger: this.ledger.saved(),
+			...(this.paged?.saved && { paging: this.paged.saved }),
+			...(this.startAgainApplied !== undefined && { startAgainApplied: this.startAgainApplied }),
+		});
+	}
+
+	private get live(): PollActivationPorts {
+		if (!this.ports) throw new Error('The Poll Trigger activation has not started');
+		return this.ports;
+	}
+
+	/** At activation and after every poll: what the history budget did, and what the history costs. */
+	private reportHistory(): void {
+		const { info, warnings } = this.history.check();
+		if (info) this.live.info(info);
+		for (const warning of warnings) this.live.warn(warning);
+	}
+
+	/** Runs armed now are recorded as started, to be written, then emitted (runStage.ts). */
+	private started(armed: Array<{ key: string; run: PollRun }>) {
+		const now = this.settings.clock.now();
+		for (const { key, run } of armed) this.ledger.started(key, run.keys, now);
+		return armed;
+	}
+
+	/** Held runs of a burst go out as earlier ones settle, in batches. */
+	private refill(): void {
+		void this.live.emitTaken(() => {
+			const armed = this.started(this.outbox.refill());
+			if (armed.length > 0) this.write();
+			return armed;
+		});
+	}
+
+	/** One poll's fetch: the pages of a paginated source, or the op's one call. */
+	private async fetch(
+		context: SourceContext,
+		memory: OpMemory,
+		signal?: AbortSignal,
+	): Promise<OpResult | PagedResult> {
+		const { op, args, timeoutMs } = this.settings.source;
+		if (this.paged) return await this.paged.fetch({ context, memory, signal, timeoutMs });
+		return await op.run(args, { ...context, memory, signal, timeoutMs });
+	}
+
+	private async poll(signal: AbortSignal): Promise<PollOutcome> {
+		let memory: OpMemory | undefined;
+		const baseline = this.store.isFresh;
+		const { outcome, runs } = await runPollCycle<unknown>(
+			{
+				expressions: this.settings.expressions,
+				store: this.store,
+				clock: this.settings.clock,
+				commit: { keyPrefix: this.settings.keyPrefix, onePerItem: this.settings.oneRunPerItem },
+				fetch: async (fetchSignal) => {
+					const fetched = await this.fetch(this.live.context, this.opMemory ?? {}, fetchSignal);
+					if (fetched.kind === 'not_modified') return { notModified: true };
+					memory = fetched.memory;
+					return fetched.kind === 'pages' ? { items: fetched.items } : { result: fetched.data };
+				},
+			},
+			signal,
+		);
+		const pageLimit = this.paged?.commit();
+		if (outcome.kind === 'not_modified') return outcome;
+		const planned = runs.map(({ key, candidates, undo }) => ({
+			key,
+			items: candidates.map(({ item }) => runItem(item)),
+			keys: candidates.map((c) => c.key),
+			...(undo && { undo }),
+		}));
+		// `none` remembers nothing: its runs have no key, nothing to refuse, no outbox.
+		const unkeyed = planned
+			.filter(({ key }) => key === undefined)
+			.map(({ items, keys }) => ({ key: undefined, run: { items, keys } }));
+		const armed = this.started(
+			this.outbox.add(
+				planned.filter((run): run is typeof run & { key: string } => run.key !== undefined),
+			),
+		);
+		// Validators are kept with the runs they listed: both are in this one write.
+		this.opMemory = memory;
+		this.write();
+		// A first poll after activation (the activation's failed) that starts nothing: n8n saves static
+		// data only on emit, so without this a crash would take a new baseline later.
+		if (baseline && this.activated && planned.length === 0) this.live.writeNow();
+		// Not awaited: the poll (and its timeout) ends with the op and this write; the emitter sends
+		// the runs in order, after any still going out from the poll before.
+		void this.live.emit([...unkeyed, ...armed]);
+		if (pageLimit) this.live.onPageLimit(pageLimit);
+		return outcome;
+	}
+}
+
+/** An item as a run's item: an object as it is, anything else as `{ value }`. */
+export function runItem(item: unknown): RunItem {
+	return typeof item === 'object' && item !== null && !Array.isArray(item)
+		? (item as RunItem)
+		: { value: item };
+}
+
+/** How the ledger records a settlement (see LedgerOutcome). */
+function ledgerOutcome({ settlement, result, error }: RunEnd, reEmitted: boolean): LedgerOutcome {
+	if (settlement === 'not_created') return 'not run: rolled back';
+	if (result) return `ended: ${result.status ?? 'unknown'}`;
+	if (error) return `ended: ${error.name}`;
+	return reEmitted ? 'existed at activation' : 'existed';
+}

@@ -1,0 +1,211 @@
+import type { INodeProperties } from 'n8n-workflow';
+
+import { timeUnitOptions } from '../shared/parameters';
+
+/** The Poll Trigger's parameters and options, as the editor shows them. */
+export const pollTriggerProperties: INodeProperties[] = [
+	{
+		displayName: 'Items',
+		name: 'items',
+		type: 'string',
+		default: '',
+		placeholder: 'e.g. data.items',
+		description:
+			"JSONata selecting the list in the op's result. Leave empty when the result is the list itself.",
+	},
+	{
+		displayName: 'ID',
+		name: 'id',
+		type: 'string',
+		default: 'id',
+		required: true,
+		placeholder: 'e.g. sku & "-" & warehouse',
+		description: "JSONata giving one item's key: a non-empty string or a finite number",
+	},
+	{
+		displayName: 'Dedupe',
+		name: 'dedupe',
+		type: 'options',
+		noDataExpression: true,
+		default: 'unique',
+		description:
+			'How the trigger decides an item is new. Changing it later: Unique and Time Window keep what the other remembered; any other change makes the next poll a first poll, which follows First Poll Starts.',
+		options: [
+			{
+				name: 'Changed',
+				value: 'changed',
+				description: 'Start when a key is new or its version (or content) changed',
+			},
+			{
+				name: 'Greatest',
+				value: 'greatest',
+				description: 'Start keys above the highest one started (numbers, or strings; never mixed)',
+			},
+			{
+				name: 'Last',
+				value: 'last',
+				description: 'Start the items after the last one started, for a list returned oldest first',
+			},
+			{
+				name: 'None',
+				value: 'none',
+				description:
+					'Start every item on every poll, e.g. unread mail that the workflow marks seen as its last step',
+			},
+			{
+				name: 'Time Window',
+				value: 'time_window',
+				description: 'Start each key once per TTL; older keys are forgotten',
+			},
+			{ name: 'Unique', value: 'unique', description: 'Start each key once, ever' },
+		],
+	},
+	{
+		displayName: 'TTL',
+		name: 'ttl',
+		type: 'number',
+		default: 24,
+		typeOptions: { minValue: 1 },
+		displayOptions: { show: { dedupe: ['time_window'] } },
+		description: 'How long a started key is remembered',
+	},
+	{
+		displayName: 'TTL Unit',
+		name: 'ttlUnit',
+		type: 'options',
+		default: 'hours',
+		displayOptions: { show: { dedupe: ['time_window'] } },
+		options: timeUnitOptions('minutes', 'hours', 'days'),
+	},
+	{
+		displayName: 'Version',
+		name: 'version',
+		type: 'string',
+		default: '',
+		placeholder: 'e.g. updatedAt',
+		displayOptions: { show: { dedupe: ['changed'] } },
+		description:
+			"JSONata giving the item's version. Leave empty to compare a hash of the whole item.",
+	},
+	{
+		displayName: 'One Run per Item',
+		name: 'oneRunPerItem',
+		type: 'boolean',
+		default: true,
+		description:
+			'Whether each new item starts its own run with the item as its data; off: one run with all new items',
+	},
+	{
+		displayName: 'Interval',
+		name: 'interval',
+		type: 'number',
+		default: 5,
+		typeOptions: { minValue: 1 },
+		description: 'Time between polls (at least 5 seconds, at most 7 days)',
+	},
+	{
+		displayName: 'Interval Unit',
+		name: 'intervalUnit',
+		type: 'options',
+		default: 'minutes',
+		options: timeUnitOptions('seconds', 'minutes', 'hours'),
+	},
+	{
+		displayName: 'Options',
+		name: 'options',
+		type: 'collection',
+		placeholder: 'Add option',
+		default: {},
+		options: [
+			{
+				displayName: 'Backoff Cap (Seconds)',
+				name: 'backoffMaxSec',
+				type: 'number',
+				default: 3600,
+				description:
+					'After failures, polls back off exponentially (starting at the interval) up to this; at least the interval. Default: an hour, or the interval when that is longer.',
+			},
+			{
+				displayName: 'Execute Step Shows',
+				name: 'executeStepShows',
+				type: 'options',
+				default: 'nextPoll',
+				options: [
+					{
+						name: 'What the Next Poll Would Start',
+						value: 'nextPoll',
+						description: 'Each item the op returns now, with its key and verdict',
+					},
+					{
+						name: 'Recent Starts',
+						value: 'recentStarts',
+						description:
+							"The published trigger's recent runs: deduplication key, item keys, when, and how n8n settled each; for finding a crashed run's items",
+					},
+				],
+				description: 'What "Execute step" outputs; it starts and remembers nothing either way',
+			},
+			{
+				displayName: 'Failure Limit',
+				name: 'failureLimit',
+				type: 'number',
+				default: 5,
+				description:
+					'Consecutive failed polls after which a second failed execution is recorded; polling continues at the backoff cap',
+			},
+			{
+				displayName: 'First Poll Starts',
+				name: 'firstPoll',
+				type: 'options',
+				default: 'all',
+				options: [
+					{ name: 'Everything the Op Returns', value: 'all' },
+					{ name: 'Nothing, Just Remember What Is There', value: 'none' },
+					{ name: 'Only the Newest N', value: 'newest' },
+				],
+				description: 'What the first poll after the trigger is first activated starts',
+			},
+			{
+				displayName: 'Jitter (Seconds)',
+				name: 'jitterSec',
+				type: 'number',
+				default: 0,
+				description:
+					'Delays each poll by a fixed, per-trigger offset below this, so triggers started together spread out',
+			},
+			{
+				displayName: 'Newest N',
+				name: 'newestCount',
+				type: 'number',
+				default: 10,
+				description: 'With "Only the Newest N": how many',
+			},
+			{
+				displayName: 'Poll Timeout (Seconds)',
+				name: 'timeoutSec',
+				type: 'number',
+				default: 60,
+				description: 'A poll that takes longer fails (and backs off)',
+			},
+			{
+				displayName: 'Remember at Most (Keys)',
+				name: 'maxRemembered',
+				type: 'number',
+				default: 0,
+				typeOptions: { minValue: 0 },
+				displayOptions: { show: { '/dedupe': ['unique', 'time_window', 'changed'] } },
+				description:
+					"The history budget: past this many remembered keys, each poll forgets the oldest ones it did not list. A forgotten key that the source lists again is new again and starts again (with Unique, once n8n no longer keeps its first run's execution). 0: no cap.",
+			},
+			{
+				displayName: 'Start Again (Item Keys)',
+				name: 'startAgain',
+				type: 'string',
+				default: '',
+				placeholder: 'e.g. ["INC-101", 42]',
+				description:
+					'JSON list of item keys (as Recent Starts shows them) to start once more, e.g. the items of a crashed run: each starts at the next poll that still lists it, under a new deduplication key. A list is applied once, when the workflow is published with it; change the list to apply it again.',
+			},
+		],
+	},
+];
