@@ -22,7 +22,7 @@ import {
 } from '../../core/schedule';
 import { SECOND_MS, type TimeUnit, UNIT_MS } from '../../core/units';
 import { RunEmitter } from '../shared/emitRuns';
-import { writerToLiveCopies } from '../shared/liveCopies';
+import { type LiveCopiesWriter, writerToLiveCopies } from '../shared/liveCopies';
 import { knownSchedules } from './knownSchedules';
 import { saveTriggerFailure, toNodeError } from '../shared/errors';
 import { timeUnitOptions } from '../shared/parameters';
@@ -323,7 +323,8 @@ export class DurableScheduleTrigger implements INodeType {
 			created: ({ run }) => engine.fireCreated(run.runKey),
 		});
 		const live = this.getMode() !== 'manual';
-		const liveCopies = live ? writerToLiveCopies(this) : undefined;
+		// Registered once the settings are checked (writerToLiveCopies); the engine writes only later.
+		let liveCopies: LiveCopiesWriter | undefined;
 		try {
 			settings = settingsFrom(this);
 			engine = new ScheduleEngine({
@@ -350,6 +351,7 @@ export class DurableScheduleTrigger implements INodeType {
 		} catch (error) {
 			throw toNodeError(node, error);
 		}
+		if (live) liveCopies = writerToLiveCopies(this);
 		const closeFunction = async () => {
 			liveCopies?.close();
 			emitter.stop();

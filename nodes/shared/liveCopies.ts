@@ -8,6 +8,29 @@ import type { IDataObject, ITriggerFunctions } from 'n8n-workflow';
  * a trigger's state into every copy still alive keeps another trigger's save from storing an old
  * state of this one, whichever of them was re-registered. Copies are held weakly: a deactivated
  * workflow's copy goes with it.
+ *
+ * Why this reads past n8n's public node API (the one place it does, with emitRuns.ts's wait on the
+ * change flag; pinned by liveCopies.test.ts). The node API hands a trigger its own node's static data
+ * (`getWorkflowStaticData('node')`, `node:<name>` of its copy) and the workflow's `global` entry,
+ * never the copy itself nor another node's entry in it. A design on that API alone (one process-wide
+ * latest state per trigger, laid into every node-data object an activation of it was handed, and
+ * over the handed one at activation) reaches the copies this trigger was activated on, but not the
+ * copy of a trigger re-registered alone: the schedule re-registered on a new copy saves, with each
+ * emit, the Poll Trigger's state as the database held it at the re-registration, and no activation
+ * of the Poll Trigger was ever handed that copy's `node:Poll` (test/e2e/durableScheduleTrigger.test.ts,
+ * "static data written by others", case 2, fails so). Laying the latest over at activation does not
+ * repair it either: after a restart, or a leader change in multi-main, the database's state is all
+ * there is, and a process's memory of an earlier leadership would be older than it.
+ *
+ * What this relies on, read in n8n 2.41.1 (and 1.123): n8n-core's TriggerContext keeps the `Workflow`
+ * it runs on as `workflow` (node-execution-context.js, `getWorkflowStaticData(type)` is
+ * `this.workflow.getStaticData(type, this.node)`); n8n-workflow's `Workflow` wraps the static data
+ * read from the database in an ObservableObject whose `__dataChanged` any write below it sets
+ * (workflow.js, observable-object.js); the publication service makes one `Workflow` per activation
+ * call, from the database row (workflow-trigger-activator.js `activateInternal`, `createWorkflow`),
+ * and saves its static data after registering the triggers; a trigger's `emit` calls
+ * `saveStaticData(workflow)`, which writes the whole `workflow.staticData` when the flag is set and
+ * clears it once written (trigger-execution-context.factory.js, workflow-static-data.service.js).
  */
 const copiesByWorkflow = new Map<
 	string,
@@ -62,7 +85,9 @@ export function workflowStaticData(context: ITriggerFunctions): IDataObject | un
 /**
  * Registers this activation's copy of the workflow's static data and returns the trigger's one way
  * to set its node's state. Without the whole copy (see workflowStaticData) it writes its own node's
- * static data only, as before.
+ * static data only, as before. Call it once the activation can no longer be refused: a copy
+ * registered by an activation that then fails stays open for this node and is never written by its
+ * next activation, so the other triggers' saves store this node's state as it was (issue 26).
  */
 export function writerToLiveCopies(context: ITriggerFunctions): LiveCopiesWriter {
 	const nodeData = context.getWorkflowStaticData('node');

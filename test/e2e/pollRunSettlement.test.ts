@@ -441,6 +441,58 @@ module.exports = { workflow: { preExecute: [async function () {
 		await n8n.unpublish(id);
 	});
 
+	test('a Poll Trigger refused at activation beside a Durable Schedule Trigger: once fixed, its items run once, its state stays stored, and a re-publish runs none again', async () => {
+		// Before session 11, the refused activation left its copy of static data registered as open
+		// for the Poll Trigger (nodes/shared/liveCopies.ts), so the fixed trigger's state never reached
+		// the copy the schedule kept: each schedule save stored the Poll Trigger's state as the empty
+		// object of the refused activation, and the re-publish ran a, b, c again (issue 26).
+		const SCHEDULE = 'Every 5 s';
+		source.on('GET', '/refused', () => ({ body: [{ id: 'a' }, { id: 'b' }, { id: 'c' }] }));
+		const definition = workflow(
+			'poll refused beside a schedule',
+			[
+				pollNode('Poll', '/refused', { interval: 2 }),
+				node(SCHEDULE, `${PACKAGE}.durableScheduleTrigger`, {
+					scheduleType: 'interval',
+					interval: 5,
+					intervalUnit: 'seconds',
+				}),
+				marker('Done'),
+			],
+			[
+				['Poll', 'Done'],
+				[SCHEDULE, 'Done'],
+			],
+		);
+		const id = await n8n.importWorkflow(definition);
+		const scheduleRuns = (all: Execution[]) =>
+			all.filter((execution) => triggerItems(execution, SCHEDULE).length > 0).length;
+		await n8n.publish(id);
+		await n8n.waitForExecutions(id, (all) => scheduleRuns(all) >= 1, 'a schedule run');
+		expect(ids(await n8n.executions(id))).toEqual([]);
+
+		(definition.nodes[0] as NodeJson).parameters.interval = 5;
+		await update(id, definition);
+		await n8n.publish(id);
+		const ran = await n8n.waitForExecutions(
+			id,
+			(all) => ids(all.filter((e) => e.status === 'success')).length >= 3,
+			'a, b and c to run',
+		);
+		await pollOutboxEmptied(id, 'Poll');
+		// Two schedule runs later, each of whose emits saved the schedule's copy of static data.
+		const before = scheduleRuns(ran);
+		await n8n.waitForExecutions(id, (all) => scheduleRuns(all) >= before + 2, 'two schedule runs');
+		const state = await stored<{ pollTrigger?: { dedupe?: unknown } }>(id, 'node:Poll');
+		expect(state?.pollTrigger?.dedupe).toBeDefined();
+
+		await n8n.unpublish(id);
+		await n8n.publish(id);
+		await polls('/refused', 2);
+		expect(ids(await n8n.executions(id))).toEqual(['a', 'b', 'c']);
+		await n8n.unpublish(id);
+	});
+
 	test('changed: switched to unique and back, the next two versions each run once', async () => {
 		// Before session 4 (dedupe keys hash the store's random id and the version), a `changed` key
 		// was the item plus the store's generation, which a new store starts again from 0: after the
