@@ -1,0 +1,309 @@
+import {
+	type ICredentialsDecrypted,
+	type ICredentialTestFunctions,
+	type INodeCredentialTestResult,
+	type ICredentialDataDecryptedObject,
+	type IDataObject,
+	type IExecuteFunctions,
+	type IWebhookFunctions,
+	type IWebhookResponseData,
+	type IExecuteData,
+	NodeOperationError,
+} from 'n8n-workflow';
+
+import { systemClock } from '../../core/clock';
+import {
+	answersAt,
+	type CallbackAuth,
+	decodeWaitRecord,
+	encodeWaitRecord,
+	type ExecutionReplayLog,
+	type FailureNotice,
+	FIELD_LABELS,
+	outboundRequest,
+	type RawSettings,
+	ReplayMemory,
+	reportFailure,
+	ResumedWaits,
+	sendOutbound,
+	validateCallbackAuth,
+	validateSettings,
+	WAIT_RECORD_KEY,
+	type WaitRecord,
+} from '../../core/roundtrip';
+import { customDataOf } from '../shared/customData';
+import { n8nHttpTransport } from '../shared/httpTransport';
+
+/**
+ * The Round-Trip Wait's side of n8n: where a wait is kept in the execution (its stack entry), what the
+ * n8n running it can do (resume capabilities, lifecycle hooks), the callback credential, and the
+ * settings as the node reads them. The send / wait / callback semantics are in core/roundtrip/.
+ */
+export const CALLBACK_CREDENTIAL = 'roundTripCallbackApi';
+/**
+ * The correlation id is also written to the execution's custom data, so users can filter executions
+ * by it; the wait does not read it (n8n drops it silently when the execution already has 10 keys).
+ * Version-1 waits (saved before the upgrade) kept their id and record there: still read.
+ */
+export const CORRELATION_KEY = 'correlationId';
+/** Signed callbacks this process has accepted: a copy at another wait is refused (see core/roundtrip/replay.ts). */
+export const REPLAY_MEMORY = new ReplayMemory();
+/** Used where n8n itself may resume a wait twice (n8n 1.x, see core/roundtrip/resumeOnce.ts). */
+export const RESUMED_WAITS = new ResumedWaits();
+
+/** The names of the node's parameters, as validateSettings reads them. */
+const SETTING_NAMES = Object.keys(FIELD_LABELS) as Array<keyof typeof FIELD_LABELS>;
+const MISSING = '\u0000missing';
+
+export function callbackAuthFrom(credentials: ICredentialDataDecryptedObject): CallbackAuth {
+	const toleranceSec =
+		credentials.toleranceSec === undefined ? undefined : Number(credentials.toleranceSec);
+	switch (credentials.scheme) {
+		case 'standardWebhooks':
+			return { scheme: 'standardWebhooks', secret: String(credentials.secret ?? ''), toleranceSec };
+		case 'header':
+			return {
+				scheme: 'header',
+				token: String(credentials.token ?? ''),
+				headerName: String(credentials.headerName ?? '') || undefined,
+			};
+		case 'basic':
+			return {
+				scheme: 'basic',
+				user: String(credentials.user ?? ''),
+				password: String(credentials.password ?? ''),
+			};
+		default:
+			return {
+				scheme: 'hmac',
+				secret: String(credentials.secret ?? ''),
+				signatureHeader: String(credentials.signatureHeader ?? '') || undefined,
+				toleranceSec,
+			};
+	}
+}
+
+export type Refuse = (status: number, error: string, waiting?: boolean) => IWebhookResponseData;
+
+/** The callback credential's test: whether its settings can authenticate callbacks. */
+export async function roundTripCallbackApiTest(
+	this: ICredentialTestFunctions,
+	credential: ICredentialsDecrypted,
+): Promise<INodeCredentialTestResult> {
+	try {
+		validateCallbackAuth(callbackAuthFrom(credential.data ?? {}));
+	} catch (error) {
+		return { status: 'Error', message: (error as Error).message };
+	}
+	return { status: 'OK', message: 'These settings can authenticate callbacks' };
+}
+
+/** The node's own notice, checked, that its request failed after the wait was saved: the run resumes and fails with that message. */
+export function failFromNotice(
+	context: IWebhookFunctions,
+	body: string,
+	refuse: Refuse,
+): IWebhookResponseData {
+	const notice = JSON.parse(body) as FailureNotice;
+	// n8n's resume honours a stack entry's `resumeError` (set by n8n itself for failed sub-workflows):
+	// the resumed node fails with it instead of passing its data on. Not a public API of n8n 2.41 (README).
+	const entry = waitingEntryOf(context);
+	if (!entry)
+		return refuse(
+			500,
+			'this n8n does not let the node fail its waiting run; the run waits until its timeout',
+		);
+	entry.metadata = {
+		...entry.metadata,
+		resumeError: { name: 'Error', message: notice.requestFailed, description: notice.description },
+	};
+	return { workflowData: [[{ json: {} }], []], webhookResponse: { failed: true } };
+}
+
+type StackEntry = { node?: { name?: string }; metadata?: IDataObject };
+
+/**
+ * Keeps the wait record in this node's own entry of the execution's node stack (its `metadata`):
+ * when the node puts the run to wait, n8n puts that very entry back on the stack and saves it with
+ * the waiting execution, and hands it back to the node's webhook (`n8n-core` `WorkflowExecute`,
+ * `WebhookContext`; README). Unlike custom data (10 keys per execution, further ones dropped
+ * silently) nothing there is dropped: it lasts exactly as long as the wait. Fails the node at once
+ * when this n8n offers no such entry, rather than letting the run wait for a callback it would refuse.
+ */
+export function keepWaitRecord(
+	context: IExecuteFunctions,
+	executeData: IExecuteData,
+	wait: WaitRecord,
+) {
+	if (typeof executeData !== 'object' || executeData === null)
+		throw new NodeOperationError(
+			context.getNode(),
+			'This n8n gives the node no stack entry to keep its wait in, so no callback could resume the run',
+		);
+	executeData.metadata = {
+		...executeData.metadata,
+		[WAIT_RECORD_KEY]: encodeWaitRecord(wait),
+	} as IExecuteData['metadata'];
+}
+
+/** The waiting node's entry of the run's stack, as n8n hands it to the webhook (internal to n8n-core). */
+function waitingEntryOf(context: IWebhookFunctions): StackEntry | undefined {
+	const stack = (
+		context as unknown as {
+			runExecutionData?: { executionData?: { nodeExecutionStack?: StackEntry[] } };
+		}
+	).runExecutionData?.executionData?.nodeExecutionStack;
+	const name = context.getNode().name;
+	return stack?.find((entry) => entry.node?.name === name);
+}
+
+/** Where the execution's own replay log lives in its data (saved by n8n with the resume; README). */
+const EXECUTION_REPLAY_KEY = 'roundTripWait:accepted';
+
+/**
+ * The signed callbacks earlier waits of this execution accepted, in the execution's context data
+ * (`executionData.contextData`, saved with the execution). What judgeCallback adds to it is written
+ * by n8n together with the resume (`ActiveExecutions.add`: the conditional update that moves the run
+ * out of "waiting" writes this very data), so only the resume that happened is recorded.
+ */
+export function executionReplayLogOf(context: IWebhookFunctions): ExecutionReplayLog | undefined {
+	const executionData = (
+		context as unknown as {
+			runExecutionData?: { executionData?: { contextData?: Record<string, IDataObject> } };
+		}
+	).runExecutionData?.executionData;
+	if (!executionData) return undefined;
+	const contextData = (executionData.contextData ??= {});
+	return (contextData[EXECUTION_REPLAY_KEY] ??= {}) as unknown as ExecutionReplayLog;
+}
+
+/** This wait's record: in the waiting node's stack entry, or (a wait saved by version 1 of the record) in custom data. */
+export function waitRecordOf(context: IWebhookFunctions): WaitRecord | undefined {
+	const kept = waitingEntryOf(context)?.metadata?.[WAIT_RECORD_KEY];
+	if (kept !== undefined) return decodeWaitRecord(kept);
+	const customData = customDataOf(context);
+	return decodeWaitRecord(customData?.get(WAIT_RECORD_KEY), customData?.get(CORRELATION_KEY));
+}
+
+/**
+ * What this n8n's resume honours, which the node cannot probe directly (it is n8n-core's
+ * `WorkflowExecute`): a stack entry's `metadata.forwardAllOutputs` (a disabled node passes every
+ * output on, so a timeout leaves by Timed Out) and `metadata.resumeError` (the resumed node fails).
+ * Both came to n8n-core with the node contexts' `customData` (n8n 2.x); n8n 1.123 has neither, so
+ * that is the capability read here.
+ */
+export function resumeCapabilities(context: IExecuteFunctions): {
+	forwardsAllOutputs: boolean;
+	failsResumedNode: boolean;
+} {
+	const modern =
+		typeof (context as unknown as { customData?: { set?: unknown } }).customData?.set ===
+		'function';
+	return { forwardsAllOutputs: modern, failsResumedNode: modern };
+}
+
+/**
+ * Runs `send` once n8n has saved this execution as waiting, so that a callback sent at once finds
+ * the run waiting. n8n gives nodes no public hook for that moment (`onExecutionFinish` skips
+ * waiting runs), so this uses the same lifecycle hooks it is built on: handlers added while the
+ * node runs come after n8n's own, which save the execution (README, "What the node relies on").
+ * Returns false when this n8n has no such hooks; the caller then sends at once.
+ */
+export function afterWaitIsSaved(context: IExecuteFunctions, send: () => Promise<void>): boolean {
+	type Hooks = {
+		addHandler?: (
+			name: 'workflowExecuteAfter',
+			handler: (run: { status?: string; waitTill?: Date }) => Promise<void>,
+		) => void;
+	};
+	const hooks = (context as unknown as { additionalData?: { hooks?: Hooks } }).additionalData
+		?.hooks;
+	if (typeof hooks?.addHandler !== 'function') return false;
+	hooks.addHandler('workflowExecuteAfter', async (run) => {
+		// A run that failed or was cancelled after this node is not waiting: nothing to ask for.
+		if (run?.status !== 'waiting' || !run.waitTill) return;
+		// Not awaited: the partner may answer slowly; n8n finishes the run's bookkeeping meanwhile.
+		void send().catch((error: Error) =>
+			context.logger.error(`Round-Trip Wait: sending the request failed: ${error.message}`),
+		);
+	});
+	return true;
+}
+
+export function readSettings(context: IExecuteFunctions): RawSettings {
+	const raw: RawSettings = {};
+	for (const name of SETTING_NAMES) {
+		// Request fields are hidden, and not stored, in Wait Only mode: read as absent.
+		raw[name] = context.getNodeParameter(name, 0, MISSING);
+		if (raw[name] === MISSING) delete raw[name];
+	}
+	return raw;
+}
+
+/** The Response Body, checked before the wait began. */
+export function responseBodyOf(value: unknown): IDataObject {
+	return (typeof value === 'string' ? JSON.parse(value) : value) as IDataObject;
+}
+
+/** What sendRequest needs besides the request: the wait it belongs to, and how to tell the waiting run. */
+interface SendContext {
+	correlationId: string;
+	callbackUrl: string;
+	wait: WaitRecord;
+	callbackAuth: CallbackAuth;
+	/** Whether n8n fails a resumed node (2.x): the request may then go out once the wait is saved. */
+	afterSave: boolean;
+}
+
+/**
+ * Sends the wait's request: once n8n has saved the wait where it can and n8n answers at its own
+ * callback URL (a failure then reaches the waiting run as the node's own notice, which fails it),
+ * else now (a failure fails the node). Returns what the node's output says about the request.
+ */
+export async function sendRequest(
+	context: IExecuteFunctions,
+	settings: NonNullable<ReturnType<typeof validateSettings>['request']>,
+	{ correlationId, callbackUrl, wait, callbackAuth, afterSave }: SendContext,
+): Promise<IDataObject> {
+	const request = outboundRequest(settings, correlationId, callbackUrl);
+	const http = n8nHttpTransport(context, { auth: settings.auth });
+	const toN8n = n8nHttpTransport(context, { auth: { kind: 'none' } });
+	const send = async () => {
+		const sent = await sendOutbound(http, request);
+		if (sent.ok) return;
+		// The node has returned: tell the waiting run, which then fails with this message.
+		const notice: FailureNotice = { requestFailed: sent.message, description: sent.description };
+		const status = await reportFailure(
+			toN8n,
+			callbackUrl,
+			wait,
+			notice,
+			callbackAuth,
+			systemClock,
+		);
+		if (status !== 200)
+			context.logger.error(
+				`Round-Trip Wait could not fail its run after the request failed (${sent.message}); the run waits until its timeout`,
+			);
+	};
+	// A failed request is reported through the callback URL: one n8n cannot reach rules that out.
+	const reportable = afterSave && (await answersAt(toN8n, callbackUrl));
+	if (afterSave && !reportable)
+		context.logger.warn(
+			`Round-Trip Wait: n8n cannot reach its own callback URL ${new URL(callbackUrl).origin} (WEBHOOK_URL), so it could not fail the run should the request fail after the wait is saved: the request goes out before, and a partner calling back at once gets n8n's 409 and must retry`,
+		);
+	if (reportable && afterWaitIsSaved(context, send))
+		return { method: request.method, url: request.url, sent: 'once n8n has saved the wait' };
+	// No lifecycle hooks here: send now; a partner calling back before the save gets n8n's 409 and retries (README).
+	const sent = await sendOutbound(http, request);
+	if (!sent.ok)
+		throw new NodeOperationError(context.getNode(), sent.message, {
+			description: sent.description,
+		});
+	return {
+		method: request.method,
+		url: request.url,
+		status: sent.status,
+		body: sent.body as IDataObject,
+	};
+}
