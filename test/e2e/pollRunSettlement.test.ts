@@ -446,7 +446,7 @@ module.exports = { workflow: { preExecute: [async function () {
 		// for the Poll Trigger (nodes/shared/liveCopies.ts), so the fixed trigger's state never reached
 		// the copy the schedule kept: each schedule save stored the Poll Trigger's state as the empty
 		// object of the refused activation, and the re-publish ran a, b, c again (issue 26).
-		const SCHEDULE = 'Every 5 s';
+		const SCHEDULE = 'Every 10 s';
 		source.on('GET', '/refused', () => ({ body: [{ id: 'a' }, { id: 'b' }, { id: 'c' }] }));
 		const definition = workflow(
 			'poll refused beside a schedule',
@@ -454,7 +454,7 @@ module.exports = { workflow: { preExecute: [async function () {
 				pollNode('Poll', '/refused', { interval: 2 }),
 				node(SCHEDULE, `${PACKAGE}.durableScheduleTrigger`, {
 					scheduleType: 'interval',
-					interval: 5,
+					interval: 10,
 					intervalUnit: 'seconds',
 				}),
 				marker('Done'),
