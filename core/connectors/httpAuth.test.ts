@@ -1,4 +1,4 @@
-import { applyGenericAuth, resolveHttpAuth, resolveUrl } from './httpAuth';
+import { applyGenericAuth, prepareHttpRequest, resolveHttpAuth, resolveUrl } from './httpAuth';
 import { ConfigError } from '../configError';
 
 const EMPTY = { headers: { accept: 'application/json' }, query: { page: '1' }, body: undefined };
@@ -119,6 +119,34 @@ describe('resolveUrl', () => {
 		);
 		expect(() => resolveUrl('/tickets', 'ftp://x')).toThrow(
 			'Invalid value "ftp://x" for "Base URL": must start with http:// or https://',
+		);
+	});
+});
+
+describe('prepareHttpRequest', () => {
+	it('adds the credential, resolves the URL against the Base URL (the legacy credential keeps it as written) and sends an object body as JSON unless a content type is set', () => {
+		const request = { method: 'POST', url: '/t', query: { a: '1' }, body: { x: 1 } };
+		expect(
+			prepareHttpRequest(
+				request,
+				{ auth: { kind: 'generic', type: 'httpBearerAuth' }, baseUrl: 'https://api.example.com/' },
+				{ data: { token: 't' }, name: 'Bearer' },
+			),
+		).toEqual({
+			method: 'POST',
+			url: 'https://api.example.com/t',
+			query: { a: '1' },
+			headers: { Authorization: 'Bearer t', 'content-type': 'application/json' },
+			body: '{"x":1}',
+		});
+		expect(
+			prepareHttpRequest(
+				{ ...request, headers: { 'Content-Type': 'application/vnd.api+json' } },
+				{ auth: { kind: 'legacy', required: false } },
+			),
+		).toMatchObject({ url: '/t', headers: { 'Content-Type': 'application/vnd.api+json' } });
+		expect(() => prepareHttpRequest(request, { auth: { kind: 'none' } })).toThrow(
+			'"Base URL" must be set',
 		);
 	});
 });

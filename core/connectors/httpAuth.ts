@@ -5,7 +5,7 @@
  */
 import { ConfigError } from '../configError';
 import { argumentError } from './args';
-import { FIELD_LABELS } from './types';
+import { FIELD_LABELS, type HttpRequest } from './types';
 
 /** n8n's generic credential types the HTTP ops accept, with the names n8n's editor shows. */
 export const GENERIC_AUTH_TYPES = {
@@ -175,4 +175,82 @@ export function resolveUrl(url: string, baseUrl: string | undefined): string {
 			'must start with http:// or https://',
 		);
 	return `${base.replace(/\/+$/, '')}/${url.replace(/^\/+/, '')}`;
+}
+
+/** How a node's HTTP requests authenticate, and the base URL relative URLs resolve against. */
+export interface HttpAuthSettings {
+	auth: HttpAuthChoice;
+	/** The node's "Base URL" parameter (the legacy credential brings its own). */
+	baseUrl?: string;
+}
+
+/**
+ * The check at activation: a relative URL in the op's arguments needs a Base URL (the legacy
+ * credential, version 1, brings its own).
+ */
+export function checkRequestUrl(settings: HttpAuthSettings, url: unknown): void {
+	if (settings.auth.kind !== 'legacy' && typeof url === 'string') resolveUrl(url, settings.baseUrl);
+}
+
+/** A stored generic credential (not OAuth2: n8n signs those itself): its fields and its name. */
+export interface StoredCredential {
+	data: Record<string, unknown>;
+	name: string;
+}
+
+/** A request ready for n8n's helpers: authenticated where this package adds the credential. */
+export interface PreparedHttpRequest {
+	method: string;
+	/** Resolved against the Base URL; as written for the legacy credential (n8n adds its base URL). */
+	url: string;
+	query: Record<string, string>;
+	headers: Record<string, string>;
+	/** Text; an object body as JSON, with a content type unless one is set. */
+	body?: string;
+	basicAuth?: { username: string; password: string };
+}
+
+/**
+ * The one way an HTTP op's request is made ready to send: the generic credential (not OAuth2) added
+ * (applyGenericAuth), the URL resolved against the Base URL, the body as text. The node's transport
+ * (nodes/shared/httpTransport.ts) reads the credential before and sends the result after.
+ */
+export function prepareHttpRequest(
+	request: HttpRequest,
+	settings: HttpAuthSettings,
+	credential?: StoredCredential,
+): PreparedHttpRequest {
+	const { auth } = settings;
+	let target: AuthTarget = {
+		headers: { ...(request.headers ?? {}) },
+		query: { ...(request.query ?? {}) },
+		body: request.body,
+	};
+	if (auth.kind === 'generic' && auth.type !== 'oAuth2Api') {
+		if (!credential) throw new Error(`The ${GENERIC_AUTH_TYPES[auth.type]} credential is missing`);
+		target = applyGenericAuth(auth.type, credential.data, target, credential.name);
+	}
+	const headers = target.headers;
+	let body: string | undefined;
+	if (target.body !== undefined) {
+		body = typeof target.body === 'string' ? target.body : JSON.stringify(target.body);
+		if (
+			typeof target.body !== 'string' &&
+			!Object.keys(headers).some((h) => h.toLowerCase() === 'content-type')
+		)
+			headers['content-type'] = 'application/json';
+	}
+	return {
+		method: request.method,
+		url: auth.kind === 'legacy' ? request.url : resolveUrl(request.url, settings.baseUrl),
+		query: target.query,
+		headers,
+		body,
+		...(target.basicAuth && { basicAuth: target.basicAuth }),
+	};
+}
+
+/** A credential's name for messages: as stored on the node, else the type's name in the editor. */
+export function credentialLabel(storedName: string | undefined, type: string): string {
+	return storedName ?? GENERIC_AUTH_TYPES[type as GenericAuthType] ?? type;
 }

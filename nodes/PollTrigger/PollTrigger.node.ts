@@ -9,7 +9,7 @@ import {
 } from 'n8n-workflow';
 
 import { systemClock } from '../../core/clock';
-import { resolveUrl } from '../../core/connectors/httpAuth';
+import { checkRequestUrl } from '../../core/connectors/httpAuth';
 import { checkPollOp, resolveOp } from '../../core/connectors/registry';
 import { PollActivation, type PollRun, type PollTriggerState } from '../../core/poll';
 import { BUSY_WRITE_INTERVAL_MS, RunEmitter } from '../shared/emitRuns';
@@ -94,9 +94,7 @@ export class PollTrigger implements INodeType {
 			);
 			checkPollOp(op);
 			op.check(config.with);
-			// A relative URL needs a Base URL (or, in version 1, this package's credential, which brings its own).
-			if (config.http && config.http.auth.kind !== 'legacy' && typeof config.with.url === 'string')
-				resolveUrl(config.with.url, config.http.baseUrl);
+			if (config.http) checkRequestUrl(config.http, config.with.url);
 			context = await opContext(this, op, () => config.http ?? { auth: { kind: 'none' } });
 		} catch (error) {
 			throw toNodeError(node, error);

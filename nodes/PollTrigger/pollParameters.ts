@@ -7,6 +7,7 @@ import {
 } from 'n8n-workflow';
 
 import { parseWith } from '../../core/connectors/args';
+import type { HttpAuthSettings } from '../../core/connectors/httpAuth';
 import { resolveOp } from '../../core/connectors/registry';
 import {
 	type Candidate,
@@ -23,7 +24,6 @@ import {
 } from '../../core/poll';
 import { type TimeUnit, UNIT_MS } from '../../core/units';
 import { toNodeError } from '../shared/errors';
-import type { HttpAuthSettings } from '../shared/httpTransport';
 import { readPagingSettings } from '../shared/pagination';
 import { connectorHttpAuth } from '../shared/parameters';
 

@@ -8,12 +8,11 @@ import type {
 } from 'n8n-workflow';
 
 import {
-	applyGenericAuth,
-	type AuthTarget,
-	GENERIC_AUTH_TYPES,
-	type HttpAuthChoice,
+	credentialLabel,
+	type HttpAuthSettings,
 	LEGACY_HTTP_CREDENTIAL,
-	resolveUrl,
+	type PreparedHttpRequest,
+	prepareHttpRequest,
 } from '../../core/connectors/httpAuth';
 import type { HttpRequest, HttpTransport } from '../../core/connectors/types';
 
@@ -52,13 +51,6 @@ export interface OAuth2RequestOptions {
 	resolveWithFullResponse: true;
 }
 
-/** How the node's HTTP requests authenticate, and the base URL relative URLs resolve against. */
-export interface HttpAuthSettings {
-	auth: HttpAuthChoice;
-	/** The node's "Base URL" parameter (the legacy credential brings its own). */
-	baseUrl?: string;
-}
-
 /**
  * Performs the connector's HTTP requests with n8n's request helpers, so n8n's proxy, TLS and
  * credential handling apply. Status codes are returned, not thrown, because 304/429/503 mean something.
@@ -76,29 +68,22 @@ export interface HttpAuthSettings {
 export function n8nHttpTransport(context: HttpHelpers, settings: HttpAuthSettings): HttpTransport {
 	const { auth } = settings;
 	return async (request) => {
+		const credential =
+			auth.kind === 'generic' && auth.type !== 'oAuth2Api'
+				? {
+						data: await context.getCredentials(auth.type),
+						name: credentialName(context.getNode(), auth.type),
+					}
+				: undefined;
+		const prepared = prepareHttpRequest(request, settings, credential);
 		if (auth.kind === 'generic' && auth.type === 'oAuth2Api')
-			return await oauth2Request(context, request, settings.baseUrl);
-
-		let target: AuthTarget = {
-			headers: { ...(request.headers ?? {}) },
-			query: { ...(request.query ?? {}) },
-			body: request.body,
-		};
-		if (auth.kind === 'generic' && auth.type !== 'oAuth2Api') {
-			const data = await context.getCredentials(auth.type);
-			target = applyGenericAuth(
-				auth.type,
-				data,
-				target,
-				credentialName(context.getNode(), auth.type),
-			);
-		}
+			return await oauth2Request(context, prepared, request);
 		const options: IHttpRequestOptions = {
-			method: request.method as IHttpRequestMethods,
-			url: request.url,
-			qs: target.query,
-			headers: target.headers,
-			body: target.body as IHttpRequestOptions['body'],
+			method: prepared.method as IHttpRequestMethods,
+			url: prepared.url,
+			qs: prepared.query,
+			headers: prepared.headers,
+			body: prepared.body,
 			timeout: request.timeoutMs,
 			abortSignal: request.signal,
 			returnFullResponse: true,
@@ -106,15 +91,11 @@ export function n8nHttpTransport(context: HttpHelpers, settings: HttpAuthSetting
 			encoding: 'text',
 			json: false,
 		};
-		if (target.basicAuth) options.auth = target.basicAuth;
-		if (target.body !== undefined && typeof target.body === 'object') {
-			options.body = JSON.stringify(target.body);
-			options.headers = { 'content-type': 'application/json', ...target.headers };
-		}
+		if (prepared.basicAuth) options.auth = prepared.basicAuth;
 		let response: IN8nHttpFullResponse;
 		if (auth.kind === 'legacy') {
 			const credentials = await context.getCredentials(HTTP_CREDENTIAL);
-			if (!/^https?:\/\//i.test(request.url)) options.baseURL = String(credentials.baseUrl ?? '');
+			if (!/^https?:\/\//i.test(prepared.url)) options.baseURL = String(credentials.baseUrl ?? '');
 			// n8n's helper reads the node from `this`.
 			response = (await context.helpers.httpRequestWithAuthentication.call(
 				context,
@@ -122,7 +103,6 @@ export function n8nHttpTransport(context: HttpHelpers, settings: HttpAuthSetting
 				options,
 			)) as IN8nHttpFullResponse;
 		} else {
-			options.url = resolveUrl(request.url, settings.baseUrl);
 			response = (await context.helpers.httpRequest(options)) as IN8nHttpFullResponse;
 		}
 		return {
@@ -141,26 +121,16 @@ interface LegacyFullResponse {
 
 async function oauth2Request(
 	context: HttpHelpers,
-	request: HttpRequest,
-	baseUrl: string | undefined,
+	prepared: PreparedHttpRequest,
+	{ timeoutMs, signal }: HttpRequest,
 ) {
-	const headers: Record<string, string> = { ...(request.headers ?? {}) };
-	let body: string | undefined;
-	if (request.body !== undefined) {
-		body = typeof request.body === 'string' ? request.body : JSON.stringify(request.body);
-		if (
-			typeof request.body !== 'string' &&
-			!Object.keys(headers).some((h) => h.toLowerCase() === 'content-type')
-		)
-			headers['content-type'] = 'application/json';
-	}
 	const options: OAuth2RequestOptions = {
-		method: request.method as IHttpRequestMethods,
-		url: resolveUrl(request.url, baseUrl),
-		qs: request.query,
-		headers,
-		body,
-		timeout: request.timeoutMs,
+		method: prepared.method as IHttpRequestMethods,
+		url: prepared.url,
+		qs: prepared.query,
+		headers: prepared.headers,
+		body: prepared.body,
+		timeout: timeoutMs,
 		json: false,
 		// Answers of every status come back as responses; a 401 still makes n8n refresh the token first.
 		simple: false,
@@ -172,9 +142,9 @@ async function oauth2Request(
 	}) as Promise<LegacyFullResponse>;
 	let response: LegacyFullResponse;
 	try {
-		response = await abortable(sent, request.signal);
+		response = await abortable(sent, signal);
 	} catch (error) {
-		throw request.signal?.aborted
+		throw signal?.aborted
 			? new Error(`${options.method} ${options.url} was aborted`)
 			: oauth2Failure(error, credentialName(context.getNode(), 'oAuth2Api'));
 	}
@@ -227,11 +197,7 @@ async function abortable<T>(promise: Promise<T>, signal: AbortSignal | undefined
 }
 
 function credentialName(node: INode, type: string): string {
-	return (
-		node.credentials?.[type]?.name ??
-		GENERIC_AUTH_TYPES[type as keyof typeof GENERIC_AUTH_TYPES] ??
-		type
-	);
+	return credentialLabel(node.credentials?.[type]?.name, type);
 }
 
 function lowerCased(raw: Record<string, unknown> | undefined): Record<string, string> {

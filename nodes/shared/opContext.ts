@@ -1,5 +1,6 @@
+import type { HttpAuthSettings } from '../../core/connectors/httpAuth';
 import type { ConnectorOp, OpContext } from '../../core/connectors/types';
-import { type HttpAuthSettings, type HttpHelpers, n8nHttpTransport } from './httpTransport';
+import { type HttpHelpers, n8nHttpTransport } from './httpTransport';
 import { IMAP_CREDENTIAL, imapConnection, N8N_IMAP_CREDENTIAL } from './imapCredential';
 import { CONNECTOR_CREDENTIALS_VERSION } from './parameters';
 import { N8N_SFTP_CREDENTIAL, sftpConnection } from './sftpCredential';

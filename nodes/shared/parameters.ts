@@ -9,12 +9,12 @@ import type {
 import {
 	GENERIC_AUTH_TYPES,
 	type GenericAuthType,
+	type HttpAuthSettings,
 	LEGACY_HTTP_CREDENTIAL,
 	resolveHttpAuth,
 } from '../../core/connectors/httpAuth';
 import { allOps } from '../../core/connectors/registry';
 import type { TimeUnit } from '../../core/units';
-import type { HttpAuthSettings } from './httpTransport';
 
 const UNIT_NAMES: Record<TimeUnit, string> = {
 	seconds: 'Seconds',
