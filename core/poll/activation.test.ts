@@ -1,0 +1,105 @@
+import type { OpMemory } from '../connectors/types';
+import { FakeClock } from '../testing/fakeClock';
+import {
+	PollActivation,
+	type PollActivationPorts,
+	type PollRunToEmit,
+	type PollSource,
+	type PollTriggerState,
+} from './activation';
+import { PollExpressions } from './expressions';
+
+/** An op that lists what `list` gives, leaving `memory`. */
+function listing(list: () => unknown[], memory: OpMemory = {}): PollSource {
+	return {
+		op: {
+			name: 'test.list',
+			description: 'Lists what the test gives',
+			transport: 'http',
+			check: () => undefined,
+			run: async () => ({ kind: 'data', data: list(), memory }),
+		},
+		args: {},
+		timeoutMs: 1_000,
+	};
+}
+
+/** Ports that need nothing of n8n: no transport, polls that fail throw. */
+const quietPorts = {
+	context: {},
+	writeNow: () => undefined,
+	onPollFailure: (error: Error) => {
+		throw error;
+	},
+	onPageLimit: () => undefined,
+	info: () => undefined,
+	warn: () => undefined,
+};
+
+/** A live activation on a fake clock whose op lists `listed`; records writes and emits. */
+function live(listed: () => unknown[], saved: PollTriggerState = { v: 1 }) {
+	const clock = new FakeClock();
+	const writes: PollTriggerState[] = [];
+	const emitted: PollRunToEmit[] = [];
+	const activation = new PollActivation(
+		saved,
+		{
+			source: listing(listed),
+			dedupe: { kind: 'unique' },
+			firstPoll: { mode: 'all' },
+			maxRemembered: 0,
+			expressions: new PollExpressions({ id: 'id' }),
+			oneRunPerItem: true,
+			keyPrefix: 'poll:wf:node:',
+			clock,
+		},
+		{ intervalMs: 5_000 },
+	);
+	const ports: PollActivationPorts = {
+		...quietPorts,
+		write: (state) => writes.push(structuredClone(state)),
+		emit: async (runs) => void emitted.push(...runs),
+		emitTaken: async (take) => void emitted.push(...take()),
+	};
+	return { activation, ports, clock, writes, emitted };
+}
+
+describe('PollActivation', () => {
+	it('a poll writes its runs into the outbox before emitting them; a run n8n could not create is rolled back and comes back under a new key at the next poll', async () => {
+		const { activation, ports, clock, writes, emitted } = live(() => [{ id: 'a' }, { id: 'b' }]);
+		await activation.start(ports, []);
+		expect(emitted.map((run) => run.run.keys)).toEqual([['a'], ['b']]);
+		const written = writes.at(-1)!;
+		expect(written.outbox?.map((entry) => entry.key)).toEqual(emitted.map((run) => run.key));
+		expect(written.ledger?.map((entry) => entry.outcome)).toEqual(['emitted', 'emitted']);
+
+		const [a, b] = emitted;
+		expect(
+			activation.settled(a.key!, a.run, { settlement: 'started', result: {} }),
+		).toBeUndefined();
+		expect(
+			activation.settled(b.key!, b.run, {
+				settlement: 'not_created',
+				error: new Error('database is locked'),
+			}),
+		).toEqual(['b']);
+		activation.write();
+		expect(writes.at(-1)!.outbox).toEqual([]);
+		expect(writes.at(-1)!.ledger?.map((entry) => entry.outcome)).toEqual([
+			'ended: unknown',
+			'not run: rolled back',
+		]);
+
+		await clock.advance(5_000);
+		const again = emitted.slice(2);
+		expect(again.map((run) => run.run.keys)).toEqual([['b']]);
+		expect(again[0].key).not.toBe(b.key);
+		activation.stop();
+	});
+
+	it('refuses a saved state of another format version, naming the version', () => {
+		expect(() => live(() => [], { v: 2 } as unknown as PollTriggerState)).toThrow(
+			"The Poll Trigger's saved state has format version 2, which this version of the node cannot read",
+		);
+	});
+});
