@@ -273,14 +273,7 @@ export async function sendRequest(
 		if (sent.ok) return;
 		// The node has returned: tell the waiting run, which then fails with this message.
 		const notice: FailureNotice = { requestFailed: sent.message, description: sent.description };
-		const status = await reportFailure(
-			toN8n,
-			callbackUrl,
-			wait,
-			notice,
-			callbackAuth,
-			systemClock,
-		);
+		const status = await reportFailure(toN8n, callbackUrl, wait, notice, callbackAuth, systemClock);
 		if (status !== 200)
 			context.logger.error(
 				`Round-Trip Wait could not fail its run after the request failed (${sent.message}); the run waits until its timeout`,
