@@ -97,6 +97,43 @@ describe('PollActivation', () => {
 		activation.stop();
 	});
 
+	it("counts the op's memory in the static data every created run loads: a big one (sftp.list's files) arms fewer runs of a burst at once; Execute step gets it to preview with", async () => {
+		// 100 MiB of memory: two runs' copies (2 loads each) fit in ARMED_COPIES_MAX_BYTES, a third does not.
+		const opMemory = { seen: 'x'.repeat(100 * 1024 * 1024) };
+		const clock = new FakeClock();
+		const activation = new PollActivation(
+			{ v: 1, opMemory },
+			{
+				source: listing(() => [1, 2, 3, 4, 5].map((id) => ({ id })), opMemory),
+				dedupe: { kind: 'unique' },
+				firstPoll: { mode: 'all' },
+				maxRemembered: 0,
+				expressions: new PollExpressions({ id: 'id' }),
+				oneRunPerItem: true,
+				keyPrefix: 'poll:wf:node:',
+				clock,
+			},
+			{ intervalMs: 5_000 },
+		);
+		expect(activation.lastOpMemory).toBe(opMemory);
+		const emitted: PollRunToEmit[] = [];
+		let held: number | undefined;
+		await activation.start(
+			{
+				...quietPorts,
+				write: (state) => {
+					held = state.outbox?.filter((entry) => entry.run.held).length;
+				},
+				emit: async (runs) => void emitted.push(...runs),
+				emitTaken: async (take) => void emitted.push(...take()),
+			},
+			[],
+		);
+		expect(emitted.map((run) => run.run.keys)).toEqual([[1], [2]]);
+		expect(held).toBe(3);
+		activation.stop();
+	});
+
 	it('refuses a saved state of another format version, naming the version', () => {
 		expect(() => live(() => [], { v: 2 } as unknown as PollTriggerState)).toThrow(
 			"The Poll Trigger's saved state has format version 2, which this version of the node cannot read",
