@@ -3,6 +3,7 @@ import { FakeClock } from '../testing/fakeClock';
 import {
 	PollActivation,
 	type PollActivationPorts,
+	type PollActivationSettings,
 	type PollRunToEmit,
 	type PollSource,
 	type PollTriggerState,
@@ -24,6 +25,20 @@ function listing(list: () => unknown[], memory: OpMemory = {}): PollSource {
 	};
 }
 
+/** Unique keys by `id`, every item of the first poll started. */
+function settings(source: PollSource, clock: FakeClock): PollActivationSettings {
+	return {
+		source,
+		dedupe: { kind: 'unique' },
+		firstPoll: { mode: 'all' },
+		maxRemembered: 0,
+		expressions: new PollExpressions({ id: 'id' }),
+		oneRunPerItem: true,
+		keyPrefix: 'poll:wf:node:',
+		clock,
+	};
+}
+
 /** Ports that need nothing of n8n: no transport, polls that fail throw. */
 const quietPorts = {
 	context: {},
@@ -41,20 +56,9 @@ function live(listed: () => unknown[], saved: PollTriggerState = { v: 1 }) {
 	const clock = new FakeClock();
 	const writes: PollTriggerState[] = [];
 	const emitted: PollRunToEmit[] = [];
-	const activation = new PollActivation(
-		saved,
-		{
-			source: listing(listed),
-			dedupe: { kind: 'unique' },
-			firstPoll: { mode: 'all' },
-			maxRemembered: 0,
-			expressions: new PollExpressions({ id: 'id' }),
-			oneRunPerItem: true,
-			keyPrefix: 'poll:wf:node:',
-			clock,
-		},
-		{ intervalMs: 5_000 },
-	);
+	const activation = new PollActivation(saved, settings(listing(listed), clock), {
+		intervalMs: 5_000,
+	});
 	const ports: PollActivationPorts = {
 		...quietPorts,
 		write: (state) => writes.push(structuredClone(state)),
@@ -103,16 +107,10 @@ describe('PollActivation', () => {
 		const clock = new FakeClock();
 		const activation = new PollActivation(
 			{ v: 1, opMemory },
-			{
-				source: listing(() => [1, 2, 3, 4, 5].map((id) => ({ id })), opMemory),
-				dedupe: { kind: 'unique' },
-				firstPoll: { mode: 'all' },
-				maxRemembered: 0,
-				expressions: new PollExpressions({ id: 'id' }),
-				oneRunPerItem: true,
-				keyPrefix: 'poll:wf:node:',
+			settings(
+				listing(() => [1, 2, 3, 4, 5].map((id) => ({ id })), opMemory),
 				clock,
-			},
+			),
 			{ intervalMs: 5_000 },
 		);
 		expect(activation.lastOpMemory).toBe(opMemory);

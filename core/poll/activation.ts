@@ -24,7 +24,6 @@ import { PagedSource, type PagingSettings, type SavedPagingState } from './pagin
 import {
 	type FailureReport,
 	type ObservedPollState,
-	type PollOutcome,
 	PollRunner,
 	type PollRunnerOptions,
 } from './runner';
@@ -393,7 +392,7 @@ export class PollActivation {
 		return await op.run(args, { ...context, memory, signal, timeoutMs });
 	}
 
-	private async poll(signal: AbortSignal): Promise<PollOutcome> {
+	private async poll(signal: AbortSignal) {
 		let memory: OpMemory | undefined;
 		const baseline = this.store.isFresh;
 		const { outcome, runs } = await runPollCycle<unknown>(
