@@ -168,6 +168,38 @@ describe('Poll Trigger node (n8n-core TriggerContext)', () => {
 		expect(source.requests('/paged').map((r) => r.query.page)).toEqual([undefined, '2', '3']);
 	});
 
+	it('Execute step of a paginated poll shows first the requests it would send, $cursor filled in, then the items', async () => {
+		source.on('GET', '/since', (request) => {
+			const page = Number(request.query.page ?? 1);
+			return { body: { tickets: page === 1 ? [{ id: 7 }, { id: 8 }] : [] } };
+		});
+		const parameters = pollParameters(source.url('/since'), {
+			with: JSON.stringify({ url: source.url('/since'), query: { since: '{{ $cursor }}' } }),
+			items: 'tickets',
+			dedupe: 'greatest',
+			pagination: {
+				pagination: {
+					paginationMode: 'updateAParameterInEachRequest',
+					parameters: { parameters: [{ type: 'qs', name: 'page', value: 'pageCount + 1' }] },
+					firstCursor: '5',
+				},
+			},
+		});
+		const [requests, ...rows] = await executeStep(parameters, {});
+		expect(requests).toMatchObject({
+			requests: [
+				{ method: 'GET', url: source.url('/since'), query: { since: '5' } },
+				{ method: 'GET', url: source.url('/since'), query: { since: '5', page: 2 } },
+			],
+			pages: 2,
+			pagingStopped: 'complete',
+		});
+		expect(rows.map((row) => [row.key, row.wouldStart])).toEqual([
+			[7, true],
+			[8, true],
+		]);
+	});
+
 	it('changed: a ticket at version 1, then 2, then 1 again (reopened) starts three runs', async () => {
 		let version = 1;
 		source.on('GET', '/reopened', () => ({ body: [{ id: 't-1', version }] }));
