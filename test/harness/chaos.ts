@@ -608,9 +608,6 @@ export async function runChaos(
 	// Runs of the current round's new identities reported so far; the kill waits for `killAfter` of them.
 	let roundRan = new Set<string>();
 	let killAfter: { count: number; reached: () => void } | undefined;
-	/** When each schedule case's newest run reported its start, and who waits for the next start. */
-	const scheduleStartedAt: number[] = [];
-	let nextScheduleStart: (() => void) | undefined;
 	for (const poll of pollCases) {
 		source.on('GET', `${RAN_PATH}/${poll.chaos.name}`, (request) => {
 			const item: Item = {
@@ -688,8 +685,6 @@ export async function runChaos(
 			const index = schedulesRunning.length;
 			const path = `${RAN_PATH}/schedule-${index}`;
 			source.on('GET', path, () => {
-				scheduleStartedAt[index] = Date.now();
-				nextScheduleStart?.();
 				// The polls' answers wait for a run of every schedule case to start: the bursts then go
 				// while each has a run going.
 				if (gate && !gate.releasedAt) {
@@ -744,22 +739,6 @@ export async function runChaos(
 				),
 			]);
 			killAfter = undefined;
-			// The kill lands while every schedule case has a run going (its newest start younger than
-			// its run, with a second to spare): if one has ended, the next start is awaited, for at
-			// most two windows. On a busy machine the polls' runs report slowly, and a 5 s run had
-			// often ended by then (the queue case's kills then met no run).
-			const runsGoing = () =>
-				schedules.every(
-					(chaos, i) => Date.now() - (scheduleStartedAt[i] ?? 0) < chaos.runSeconds * 1000 - 1000,
-				);
-			const giveUpAt = Date.now() + 2 * WINDOW_MS;
-			while (!runsGoing() && Date.now() < giveUpAt) {
-				await Promise.race([
-					new Promise<void>((resolve) => (nextScheduleStart = resolve)),
-					new Promise((resolve) => setTimeout(resolve, giveUpAt - Date.now())),
-				]);
-				nextScheduleStart = undefined;
-			}
 			log(
 				`chaos: kill ${kill} at ${roundRan.size} reported run(s) of the round (aimed at ${count}), ${((Date.now() - releasedAt) / 1000).toFixed(1)} s after the sources answered`,
 			);
