@@ -32,9 +32,14 @@ module.exports = {
 		{
 			displayName: 'e2e',
 			testMatch: ['<rootDir>/test/e2e/**/*.test.ts'],
-			// Tests of queue mode alone (a worker killed) run only when the stack is in queue mode.
-			testPathIgnorePatterns:
-				process.env.E2E_TOPOLOGY === 'queue' ? [] : ['/test/e2e/queue[^/]*\\.test\\.ts$'],
+			// Tests of queue mode alone (a worker killed) run only when the stack is in queue mode; and
+			// the suites `npm test` runs in another lane (E2E_IN_OTHER_LANE, a regex of file names).
+			testPathIgnorePatterns: [
+				...(process.env.E2E_TOPOLOGY === 'queue' ? [] : ['/test/e2e/queue[^/]*\\.test\\.ts$']),
+				...(process.env.E2E_IN_OTHER_LANE
+					? [`/test/e2e/(${process.env.E2E_IN_OTHER_LANE})\\.test\\.ts$`]
+					: []),
+			],
 			transform: { '^.+\\.ts$': tsJest },
 			testEnvironment: 'node',
 			modulePathIgnorePatterns,

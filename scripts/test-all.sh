@@ -5,9 +5,12 @@
 # Build, lint, format and unit run one after the other (a failure stops there). The real-n8n phases then
 # run in three lanes side by side, since most of their time is spent waiting (for a poll interval, a
 # schedule window, an n8n start), not computing:
-#   lane "2.41":  the n8n 2.41 e2e suites on three jest workers, longest first (test/harness/sequencer.js):
-#                 with two, this lane alone took 40 of CI's 46 minutes (2026-12-01) while the others idled;
-#   lane "queue": the queue-mode subset;
+#   lane "2.41":  the n8n 2.41 e2e suites on two jest workers, longest first (test/harness/sequencer.js),
+#                 but those the queue lane runs after its own;
+#   lane "queue": the queue-mode subset, then the 2.41 suites named in $other_lane (single-process n8n):
+#                 the 2.41 lane alone took 40 of stop 30's 46 CI minutes while the queue lane idled after
+#                 18. Three 2.41 workers instead (five lanes' worth of n8n on two cores) made the schedule
+#                 suite's 10-second windows miss (a local run, 2026-12-02);
 #   lane "1.x":   the n8n 1.123 subset.
 # Each lane's lines are prefixed with its name. A failed phase fails the run; the other lanes still end,
 # so their figures are printed too.
@@ -65,8 +68,12 @@ for spec in \
 done
 
 if [ "$status" -eq 0 ]; then
-  lane "2.41" "e2e n8n 2.41|jest --selectProjects e2e --maxWorkers=3"
-  lane "queue" "queue mode|npm run test:queue-ci"
+  # Suites that need no timing of their own (no schedule windows, no kills of n8n): they fill the
+  # queue lane's idle end.
+  other_lane='sqlSource|sftpSource|credentials|examples|imapTriage'
+  lane "2.41" "e2e n8n 2.41|E2E_IN_OTHER_LANE='$other_lane' jest --selectProjects e2e --maxWorkers=2"
+  lane "queue" "queue mode|npm run test:queue-ci" \
+    "e2e n8n 2.41 (2)|jest --selectProjects e2e --runInBand 'test/e2e/($other_lane)\\.test\\.ts'"
   lane "1.x" "n8n 1.123|bash scripts/test-n8n1.sh"
   wait
   for name in "2.41" "queue" "1.x"; do
