@@ -5,23 +5,24 @@ const Sequencer = require('@jest/test-sequencer').default;
 const { basename } = require('node:path');
 
 /**
- * Seconds each suite took in `.ci/run` on the 2-core machine (2026-12-01, three lanes; the suites added
- * that day from the helpers' runs), longest first. Suites not named here run last.
+ * Seconds each suite took in a local `.ci/run` on the 2-core machine (2026-12-02, the 2.41 lane on three
+ * workers beside the queue and 1.x lanes: slower than CI's own machine, but in the same order), longest
+ * first. Suites not named here run last.
  */
 const SECONDS = {
-	'startScript.test.ts': 765,
-	'durableScheduleTrigger.test.ts': 527,
-	'pollTrigger.test.ts': 478,
-	'pollRunSettlement.test.ts': 429,
-	'chaos.test.ts': 420,
-	'roundTripWait.test.ts': 262,
-	'pagination.test.ts': 250,
-	'sftpSource.test.ts': 220,
-	'sqlSource.test.ts': 190,
-	'editor.test.ts': 174,
-	'imapTriage.test.ts': 162,
-	'examples.test.ts': 80,
-	'credentials.test.ts': 58,
+	'startScript.test.ts': 888,
+	'pollTrigger.test.ts': 815,
+	'durableScheduleTrigger.test.ts': 745,
+	'pollRunSettlement.test.ts': 571,
+	'chaos.test.ts': 548,
+	'roundTripWait.test.ts': 331,
+	'pagination.test.ts': 292,
+	'sftpSource.test.ts': 271,
+	'sqlSource.test.ts': 212,
+	'editor.test.ts': 178,
+	'imapTriage.test.ts': 138,
+	'examples.test.ts': 92,
+	'credentials.test.ts': 53,
 };
 
 class LongestFirstSequencer extends Sequencer {
