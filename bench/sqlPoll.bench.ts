@@ -136,14 +136,7 @@ async function main(): Promise<void> {
 	try {
 		await servers.postgresExec('postgres')(`CREATE DATABASE ${DATABASE}`);
 		const exec = servers.postgresExec(DATABASE);
-		const credential = {
-			host: '127.0.0.1',
-			port: servers.postgresPort,
-			database: DATABASE,
-			user: 'postgres',
-			password: '',
-			ssl: 'disable',
-		};
+		const credential = servers.postgresCredential(DATABASE);
 		const started = Date.now();
 		await createOrders(exec);
 		process.stdout.write(
@@ -283,17 +276,11 @@ async function addNewRows(exec: Exec): Promise<void> {
 /** The n8n-only workflow in a real n8n: a first run remembering the old rows, then, after the new rows, the measured run. */
 async function runN8nOnly(n8n: N8nInstance, servers: SqlServers, exec: Exec) {
 	const credentialName = 'bench postgres';
-	const credentialId = await n8n.createCredential(credentialName, 'postgres', {
-		host: '127.0.0.1',
-		port: servers.postgresPort,
-		database: DATABASE,
-		user: 'postgres',
-		password: '',
-		ssl: 'disable',
-		allowUnauthorizedCerts: false,
-		maxConnections: 100,
-		sshTunnel: false,
-	});
+	const credentialId = await n8n.createCredential(
+		credentialName,
+		'postgres',
+		servers.postgresCredential(DATABASE),
+	);
 	const id = await n8n.importWorkflow(
 		workflow(
 			'n8n-only',

@@ -27,14 +27,7 @@ describe('SFTP source', () => {
 	beforeAll(async () => {
 		[sshd, n8n] = await Promise.all([Sshd.start(), N8nInstance.launch('sftp')]);
 		const name = 'SFTP test server';
-		const id = await n8n.createCredential(name, 'sftp', {
-			host: sshd.host,
-			port: sshd.port,
-			username: sshd.user,
-			password: sshd.password,
-			privateKey: '',
-			passphrase: '',
-		});
+		const id = await n8n.createCredential(name, 'sftp', sshd.credential());
 		credential = { id, name };
 	}, 180_000);
 

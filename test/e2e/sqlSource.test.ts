@@ -55,17 +55,11 @@ describe('sql.query in a real n8n', () => {
 		{ ssl = 'disable', allowUnauthorizedCerts = false } = {},
 	): Promise<{ name: string; credentialId: string }> {
 		const label = `pg ${name} ssl ${ssl}${allowUnauthorizedCerts ? ' ignoring issues' : ''}`;
-		const credentialId = await n8n.createCredential(label, 'postgres', {
-			host: '127.0.0.1',
-			port: servers.postgresPort,
-			database: name,
-			user: 'postgres',
-			password: '',
-			ssl,
-			allowUnauthorizedCerts,
-			maxConnections: 100,
-			sshTunnel: false,
-		});
+		const credentialId = await n8n.createCredential(
+			label,
+			'postgres',
+			servers.postgresCredential(name, { ssl, allowUnauthorizedCerts }),
+		);
 		return { name: label, credentialId };
 	}
 

@@ -65,17 +65,7 @@ async function sqlSource(n8n: N8nInstance, servers: SqlServers): Promise<ChaosCa
 	);
 	await exec('CREATE INDEX ON chaos_rows (updated_at, id)');
 	const name = 'chaos postgres';
-	const id = await n8n.createCredential(name, 'postgres', {
-		host: '127.0.0.1',
-		port: servers.postgresPort,
-		database,
-		user: 'postgres',
-		password: '',
-		ssl: 'disable',
-		allowUnauthorizedCerts: false,
-		maxConnections: 100,
-		sshTunnel: false,
-	});
+	const id = await n8n.createCredential(name, 'postgres', servers.postgresCredential(database));
 	const held = new Set<string>();
 	return {
 		parameters: {
@@ -120,14 +110,7 @@ async function sftpSource(n8n: N8nInstance, sshd: Sshd): Promise<ChaosCase['sour
 	const folder = 'chaos';
 	sshd.mkdir(folder);
 	const name = 'chaos sftp';
-	const id = await n8n.createCredential(name, 'sftp', {
-		host: sshd.host,
-		port: sshd.port,
-		username: sshd.user,
-		password: sshd.password,
-		privateKey: '',
-		passphrase: '',
-	});
+	const id = await n8n.createCredential(name, 'sftp', sshd.credential());
 	const held = new Set<string>();
 	return {
 		parameters: {

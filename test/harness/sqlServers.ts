@@ -170,6 +170,21 @@ export class SqlServers {
 		return { postgres: this.postgresExec(name), mariadb: this.mariadbExec(name) };
 	}
 
+	/** The fields of an n8n `postgres` credential for `database` on this server, as its dialog sets them. */
+	postgresCredential(database: string, { ssl = 'disable', allowUnauthorizedCerts = false } = {}) {
+		return {
+			host: '127.0.0.1',
+			port: this.postgresPort,
+			database,
+			user: 'postgres',
+			password: '',
+			ssl,
+			allowUnauthorizedCerts,
+			maxConnections: 100,
+			sshTunnel: false,
+		};
+	}
+
 	/** One connection per statement, so a restarted server needs nothing from the test. */
 	postgresExec(database: string): Exec {
 		return async (sql, params = []) => {

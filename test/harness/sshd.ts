@@ -148,6 +148,11 @@ export class Sshd extends ServerProcess {
 			: { ...base, privateKey: this.privateKey };
 	}
 
+	/** The fields of an n8n `sftp` credential that logs in with the user's password. */
+	credential(): Record<string, unknown> {
+		return { ...this.connection(), privateKey: '', passphrase: '' };
+	}
+
 	/** How many times the user has logged in: each SFTP op call (a poll, a move) is one login. */
 	logins(): number {
 		return this.count(/^Accepted (password|publickey) for /);
