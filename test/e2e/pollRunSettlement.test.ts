@@ -422,15 +422,28 @@ module.exports = { workflow: { preExecute: [async function () {
 					.map((hook) => String(hook.executionId)),
 			),
 		];
-		await waitFor('n8n to hard-delete the three runs', async () => {
-			const runs = executionIds();
-			const deleted = new Set(
-				logged('Hard-deleted executions', from).flatMap((pass) =>
-					(pass.executionIds as unknown[]).map(String),
-				),
-			);
-			return runs.length === 3 && runs.every((run) => deleted.has(run)) ? true : undefined;
-		});
+		// A hang guard of several passes: on a busy machine a pass can fail on SQLite's lock and is
+		// tried again; if it never comes, the error says what n8n had run, deleted and kept.
+		await waitFor(
+			'n8n to hard-delete the three runs',
+			async () => {
+				const runs = executionIds();
+				const deleted = new Set(
+					logged('Hard-deleted executions', from).flatMap((pass) =>
+						(pass.executionIds as unknown[]).map(String),
+					),
+				);
+				if (runs.length === 3 && runs.every((run) => deleted.has(run))) return true;
+				const kept = (await n8n.executions(id)).map(
+					(execution) => `${execution.id} ${execution.status}`,
+				);
+				const failedPasses = logged('Failed to hard-delete executions', from).length;
+				throw new Error(
+					`runs [${runs.join(', ')}], hard-deleted [${[...deleted].join(', ')}], kept [${kept.join(', ')}], failed passes ${failedPasses}`,
+				);
+			},
+			{ timeoutMs: 180_000, intervalMs: 1_000 },
+		);
 		expect(await n8n.executions(id)).toEqual([]);
 
 		await n8n.unpublish(id);
