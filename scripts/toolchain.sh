@@ -2,6 +2,7 @@
 # Runs a command with Node.js >= 24 first on PATH and this package's dependencies installed.
 # A machine whose own Node is older gets Node 24 from the npm registry into .toolchain/ (git-ignored).
 # Usage: scripts/toolchain.sh <command> [args...]
+# TOOLCHAIN_NODE_ONLY=1 skips the package's dependencies (CI installs the pinned n8n beside `npm ci`).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 export npm_config_yes=true npm_config_update_notifier=false npm_config_fund=false npm_config_audit=false
@@ -22,7 +23,9 @@ fi
 
 # Install (or refresh) the package's own dependencies when the lockfile changed since the last install.
 stamp="$root/node_modules/.install-stamp"
-if [ ! -f "$stamp" ] || [ "$root/package-lock.json" -nt "$stamp" ] || [ "$root/package.json" -nt "$stamp" ]; then
+if [ "${TOOLCHAIN_NODE_ONLY:-}" = 1 ]; then
+  :
+elif [ ! -f "$stamp" ] || [ "$root/package-lock.json" -nt "$stamp" ] || [ "$root/package.json" -nt "$stamp" ]; then
   echo "[toolchain] installing dependencies with Node $(node -v)" >&2
   (cd "$root" && if [ -f package-lock.json ]; then npm ci >&2; else npm install >&2; fi)
   touch "$stamp"
