@@ -136,7 +136,9 @@ export interface ChaosResult {
 
 const POLL_PATH = '/chaos';
 const RAN_PATH = '/ran';
-const HOLD_MAX_MS = 15_000;
+const HOLD_MAX_MS = 25_000;
+/** How recent each schedule case's run start must be for the gate to open (see releaseIfAll). */
+const SCHEDULE_START_FRESH_MS = 3_000;
 
 function shuffle<T>(list: T[]): T[] {
 	const copy = [...list];
@@ -457,6 +459,20 @@ export interface ScheduleChaosCase {
 
 const WINDOW_MS = 10_000;
 
+/** A schedule case's window: its interval, in ms. */
+function windowOf(chaos: ScheduleChaosCase): number {
+	return Number(chaos.parameters.interval) * 1000;
+}
+
+/** The windows of `schedule` from its first to the last at or before `end`, as ISO times. */
+function windowsUpTo(schedule: ScheduleRunning, end: number): string[] {
+	const window = windowOf(schedule.chaos);
+	const windows: string[] = [];
+	for (let at = schedule.from; at <= Math.floor(end / window) * window; at += window)
+		windows.push(new Date(at).toISOString());
+	return windows;
+}
+
 /**
  * The schedule cases the issue names: run-all catch-up of the windows missed while n8n was down, and
  * the Queue overlap policy (with run-all, so a window queued when n8n died runs after the restart).
@@ -480,10 +496,13 @@ export function scheduleChaosCases(): ScheduleChaosCase[] {
 		},
 		{
 			name: 'schedule queue overlap',
-			parameters: { ...common, overlap: 'queue', queueLimit: 1000 },
-			// One at a time: after a restart the queue drains the missed windows back to back. 5 s, so
-			// that a kill a few seconds after the bursts' answers (released as its run starts) lands in it.
-			runSeconds: 5,
+			parameters: { ...common, interval: 20, overlap: 'queue', queueLimit: 1000 },
+			// One at a time: after a restart the queue drains the missed windows back to back. 12 s of a
+			// 20 s window, so that a kill a few seconds after the bursts' answers (released as its run
+			// starts) lands in it, and a run with n8n's own time on a busy machine still ends within its
+			// window (runs longer than the window would pile up the queue faster than it drains). With
+			// 5 s runs in 10 s windows the kill, 4 to 6 s after the answers, often found the run ended.
+			runSeconds: 12,
 		},
 	];
 }
@@ -541,8 +560,6 @@ export async function runChaos(
 	let gate:
 		| {
 				waiting: Set<string>;
-				/** Schedule cases with a run started since the gate opened. */
-				schedulesRan: Set<number>;
 				release: () => void;
 				released: Promise<void>;
 				releasedAt?: number;
@@ -553,7 +570,6 @@ export async function runChaos(
 		const released = new Promise<void>((resolve) => (release = resolve));
 		const opened = {
 			waiting: new Set<string>(),
-			schedulesRan: new Set<number>(),
 			release,
 			released,
 			releasedAt: undefined as number | undefined,
@@ -562,9 +578,20 @@ export async function runChaos(
 		gate = opened;
 		return opened;
 	};
-	/** Releases the gate once every fake-source case has asked and a run of every schedule case started. */
+	/** When each schedule case's newest run reported its start. */
+	const scheduleStartedAt: number[] = [];
+	/**
+	 * Releases the gate once every fake-source case has asked and every schedule case has a run that has
+	 * just started (their windows share boundaries), so the kill, timed by the polls' runs, finds the
+	 * schedules' runs going: a run that had started anywhere since the gate opened had often ended by
+	 * the kill on a busy machine (the queue case's runs take 5 s).
+	 */
 	const releaseIfAll = (held: NonNullable<typeof gate>) => {
-		if (held.waiting.size === gated.length && held.schedulesRan.size === schedules.length)
+		const now = Date.now();
+		if (
+			held.waiting.size === gated.length &&
+			schedules.every((_, i) => now - (scheduleStartedAt[i] ?? 0) < SCHEDULE_START_FRESH_MS)
+		)
 			held.release();
 	};
 	const pollCases: PollRunning[] = polls.map((chaos) => {
@@ -687,17 +714,15 @@ export async function runChaos(
 			source.on('GET', path, () => {
 				// The polls' answers wait for a run of every schedule case to start: the bursts then go
 				// while each has a run going.
-				if (gate && !gate.releasedAt) {
-					gate.schedulesRan.add(index);
-					releaseIfAll(gate);
-				}
+				scheduleStartedAt[index] = Date.now();
+				if (gate && !gate.releasedAt) releaseIfAll(gate);
 				return { body: {} };
 			});
 			const id = await n8n.importWorkflow(scheduleWorkflow(chaos, source.url(path)));
 			schedulesRunning.push({
 				chaos,
 				workflowId: id,
-				from: Math.ceil((Date.now() + 2_000) / WINDOW_MS) * WINDOW_MS,
+				from: Math.ceil((Date.now() + 2_000) / windowOf(chaos)) * windowOf(chaos),
 			});
 			await n8n.publish(id);
 		}
@@ -789,7 +814,7 @@ export async function runChaos(
 				...poll.stored,
 			]),
 		];
-		const endAt = Math.floor((Date.now() + 15_000) / WINDOW_MS) * WINDOW_MS;
+		const endAt = Date.now() + 15_000;
 		const twoMorePolls = async () => {
 			const since = Date.now();
 			await Promise.all(
@@ -832,8 +857,7 @@ export async function runChaos(
 			let windowsMissing = 0;
 			for (const schedule of schedulesRunning) {
 				const windows = await countWindows(n8n, schedule.workflowId);
-				for (let window = schedule.from; window <= endAt; window += WINDOW_MS)
-					if (!windows.has(new Date(window).toISOString())) windowsMissing++;
+				windowsMissing += windowsUpTo(schedule, endAt).filter((at) => !windows.has(at)).length;
 			}
 			log(
 				`chaos: settling, ${((Date.now() - restartedAt.at(-1)!) / 1000).toFixed(0)} s after the last restart: ${running ? 'runs going, ' : ''}${missing} item(s) and ${windowsMissing} window(s) not run yet`,
@@ -1074,9 +1098,7 @@ async function countSchedule(
 	restartedAt: number[],
 	endAt: number,
 ): Promise<ChaosResult> {
-	const expected: string[] = [];
-	for (let window = schedule.from; window <= endAt; window += WINDOW_MS)
-		expected.push(new Date(window).toISOString());
+	const expected = windowsUpTo(schedule, endAt);
 	const counts = await countWindows(n8n, schedule.workflowId);
 	const starts = await countWindows(n8n, schedule.workflowId, true);
 	const crashedStarts = await crashedStartTimes(n8n, schedule.workflowId);
