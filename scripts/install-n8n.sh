@@ -13,10 +13,11 @@ version="${N8N_VERSION:-2.41.1}"
 major="${version%%.*}"
 dir="$root/.cache/n8n-$version"
 if [ -f "$dir/.ready" ]; then echo "$dir"; exit 0; fi
-# One install at a time per version: CI starts them in the background while the e2e setup of a run
-# that needs the same version waits here, then finds it ready.
+# One install at a time, whatever the version: CI starts them in the background, 2.41.1 first, while
+# the e2e setup of a run that needs one waits here, then finds it ready. Two at once share the machine
+# and both end later (a local CI run, 2026-12-02: the 1.123 lane started its install beside 2.41.1's).
 mkdir -p "$root/.cache"
-exec 9> "$root/.cache/n8n-$version.lock"
+exec 9> "$root/.cache/n8n-install.lock"
 flock 9
 if [ -f "$dir/.ready" ]; then echo "$dir"; exit 0; fi
 echo "[n8n] installing n8n@$version into $dir (one time, ~5 minutes)" >&2
