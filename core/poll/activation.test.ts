@@ -1,5 +1,5 @@
 import type { OpMemory } from '../connectors/types';
-import { FakeClock } from '../testing/fakeClock';
+import { FakeClock, flushPromises } from '../testing/fakeClock';
 import {
 	PollActivation,
 	type PollActivationPorts,
@@ -129,6 +129,55 @@ describe('PollActivation', () => {
 		);
 		expect(emitted.map((run) => run.run.keys)).toEqual([[1], [2]]);
 		expect(held).toBe(3);
+		activation.stop();
+	});
+
+	it("returns once the stored outbox's re-emit and the first poll are under way, without awaiting the re-emit (n8n 2.41 abandons a publication that takes over about 84 s); the re-emitted runs go out first, in order, none twice", async () => {
+		// Before a crash: a burst of 300 runs, all stored armed, none settled.
+		const burst = Array.from({ length: 300 }, (_, n) => ({ id: n }));
+		const before = live(() => burst);
+		await before.activation.start(before.ports, []);
+		before.activation.stop();
+		const stored = before.writes.at(-1)!;
+		expect(stored.outbox?.filter((entry) => !entry.run.held)).toHaveLength(300);
+
+		// After the restart: n8n is slow to create runs, so the re-emit takes as long as n8n likes.
+		const clock = new FakeClock();
+		let polls = 0;
+		const source = listing(() => {
+			polls++;
+			return [...burst, { id: 'new' }];
+		});
+		const activation = new PollActivation(stored, settings(source, clock), { intervalMs: 5_000 });
+		const emits: PollRunToEmit[][] = [];
+		let release!: () => void;
+		const slow = new Promise<void>((resolve) => (release = resolve));
+		let returned = false;
+		const started = activation
+			.start(
+				{
+					...quietPorts,
+					write: () => undefined,
+					emit: async (runs) => {
+						emits.push(runs);
+						await slow;
+					},
+					emitTaken: async (take) => void emits.push(take()),
+				},
+				[],
+			)
+			.then(() => (returned = true));
+		await flushPromises();
+		expect(returned).toBe(true);
+		expect(polls).toBe(1);
+		// The emitter keeps the order of calls: the stored runs first, then the poll's new run.
+		expect(emits.map((runs) => runs.map((run) => run.run.keys))).toEqual([
+			burst.map(({ id }) => [id]),
+			[['new']],
+		]);
+		expect(emits[0].map((run) => run.key)).toEqual(stored.outbox!.map((entry) => entry.key));
+		release();
+		await started;
 		activation.stop();
 	});
 

@@ -266,7 +266,8 @@ export class PollActivation {
 
 	/**
 	 * Goes live: applies Start Again (once per list), forgets the runs held before the last stop or
-	 * crash, emits the armed ones again, and starts polling. Resolves once the first poll of a fresh
+	 * crash, emits the armed ones again (without waiting for n8n to create them), and starts polling.
+	 * Resolves once the first poll of a fresh
 	 * store is done: it may only remember what is there (First Poll Starts: nothing), which emits no
 	 * run, and n8n writes static data only on emit and at the end of activation, so n8n's activation
 	 * save keeps that baseline; a crash later cannot make a new first poll take items that arrived
@@ -297,10 +298,13 @@ export class PollActivation {
 			);
 		// Runs armed before the last stop or crash; n8n refuses those it created, by their keys.
 		if (this.saved.pending || held.length > 0) this.write();
+		// Not awaited: hundreds of stored runs (a crash mid-burst) take n8n longer to create than it
+		// gives a publication (n8n 2.41 abandons it after about 84 s). The emitter sends them in order,
+		// before the first poll's runs.
 		if (this.outbox.size > 0) {
 			const armed = this.outbox.armed();
 			for (const { key } of armed) this.reEmitted.add(key);
-			await ports.emit(armed);
+			void ports.emit(armed);
 		}
 		const firstPoll = this.runner?.start();
 		if (this.store.isFresh) await firstPoll;
