@@ -181,6 +181,55 @@ describe('PollActivation', () => {
 		activation.stop();
 	});
 
+	it('a crash mid-burst of 1,000 runs: every run is traceable by its key, and the runs to start again are exactly those in the Start Again list of Recent Starts, not the ones n8n could not create (their items came back by themselves)', async () => {
+		const burst = Array.from({ length: 1_000 }, (_, n) => ({ id: `i${n}` }));
+		const before = live(() => burst);
+		await before.activation.start(before.ports, []);
+		expect(before.emitted).toHaveLength(1_000);
+		// Runs 0–599 ended, 600–699 n8n could not create (their execution may still exist: created,
+		// then not marked running, so crashed at the restart), 700–999 were going when n8n died.
+		before.emitted.forEach(({ key, run }, n) => {
+			if (n < 600) before.activation.settled(key!, run, { settlement: 'started', result: {} });
+			else if (n < 700)
+				before.activation.settled(key!, run, {
+					settlement: 'not_created',
+					error: new Error('SQLITE_BUSY: database is locked'),
+				});
+		});
+		before.activation.write();
+		before.activation.stop();
+
+		const after = live(() => burst, before.writes.at(-1)!);
+		await after.activation.start(after.ports, []);
+		await flushPromises();
+		// The stored runs are emitted again and refused by n8n (their executions exist); the rolled
+		// back items are planned again by the first poll, under the next attempt.
+		const reEmitted = after.emitted.slice(0, 300);
+		for (const { key, run } of reEmitted)
+			after.activation.settled(key!, run, { settlement: 'started' });
+		expect(reEmitted.map(({ run }) => run.keys[0])).toEqual(burst.slice(700).map(({ id }) => id));
+		const again = after.emitted.slice(300);
+		expect(again.map(({ run }) => run.keys[0])).toEqual(burst.slice(600, 700).map(({ id }) => id));
+		for (const { key, run } of again) {
+			expect(key).toMatch(new RegExp(`:${run.keys[0]}#1$`));
+			after.activation.settled(key!, run, { settlement: 'started', result: {} });
+		}
+
+		// Each crashed execution's key names its item; the summary lists exactly the runs whose end the
+		// trigger never learnt, in two Start Again lists of at most 500 keys, none of the rolled back.
+		for (const { key, run } of reEmitted) expect(key).toMatch(new RegExp(`:${run.keys[0]}$`));
+		const summary = after.activation.endUnknown()!;
+		expect(summary.endUnknown).toBe(300);
+		expect((JSON.parse(String(summary.itemKeys)) as string[]).sort()).toEqual(
+			burst
+				.slice(700)
+				.map(({ id }) => id)
+				.sort(),
+		);
+		expect(String(summary.note)).toMatch(/not listed here.*#<attempt>/s);
+		after.activation.stop();
+	});
+
 	it('refuses a saved state of another format version, naming the version', () => {
 		expect(() => live(() => [], { v: 2 } as unknown as PollTriggerState)).toThrow(
 			"The Poll Trigger's saved state has format version 2, which this version of the node cannot read",

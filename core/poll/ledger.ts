@@ -150,6 +150,9 @@ function endUnknown(entry: LedgerEntry): boolean {
 /**
  * Recent Starts' first row when some runs' end is unknown: how many, and their item keys as a
  * Start Again list to paste (those whose execution n8n shows as crashed are the ones to start again).
+ * A run n8n reported it could not create is not among them though n8n may show its execution as
+ * crashed (n8n 2.41 created the row, then failed to mark it running: SQLite's write lock under
+ * load): its items were rolled back and start again under the next attempt.
  */
 export function endUnknownSummary(ledger: StartLedger): Record<string, unknown> | undefined {
 	const entries = ledger.endUnknown();
@@ -157,7 +160,7 @@ export function endUnknownSummary(ledger: StartLedger): Record<string, unknown> 
 	const keys = [...new Set(entries.flatMap((entry) => entry.items))];
 	return {
 		endUnknown: entries.length,
-		note: "Runs whose end this trigger never learnt: n8n stopped (or the workflow was unpublished) while they ran. Those whose execution n8n shows as crashed did not finish: put their item keys (each execution's deduplication key ends with its item key) in Start Again and publish.",
+		note: `Runs whose end this trigger never learnt: n8n stopped (or the workflow was unpublished) while they ran. Those of them whose execution n8n shows as crashed did not finish: put their item keys (each execution's deduplication key ends with its item key) in Start Again and publish${entries.length > MAX_START_AGAIN ? `; this list holds the newest ${MAX_START_AGAIN}, Execute step lists the rest once those are started again` : ''}. A crashed execution not listed here is a run n8n told this trigger it could not start: its items were taken back and start again by themselves at the next poll that lists them (under the same item key with #<attempt>); do not start them again.`,
 		itemKeys: JSON.stringify(keys.slice(0, MAX_START_AGAIN)),
 	};
 }
