@@ -1,3 +1,4 @@
+import { burstRuns, burstThroughKill, ranOnce } from '../harness/burstKill';
 import { runWorkerKillChaos, type WorkerKillResult } from '../harness/chaos';
 import { FakeSystem } from '../harness/fakeSystem';
 import { type Execution, isFinal, N8nInstance, nodeOutput } from '../harness/n8nInstance';
@@ -55,6 +56,28 @@ describe('SIGKILL of a queue-mode worker during runs; Redis stopped or refusing 
 		},
 		600_000,
 	);
+
+	test('the main SIGKILLed mid-burst of 500 runs and started again: every item runs once, at most a handful of failed executions, at most one report of runs n8n could not start', async () => {
+		const burst = await burstThroughKill(n8n, source, {
+			path: '/main-kill',
+			history: 1_000,
+			burst: 500,
+			killAfter: 100,
+		});
+		const runs = await burstRuns(n8n, burst.workflowId, burst.items.length);
+		console.log(
+			`500-item burst, main killed after 100 reports: ${runs.succeeded.size} items ran, ${runs.crashed.length} crashed, ${runs.failed.length} failed executions`,
+		);
+		expect(ranOnce(runs)).toEqual([...burst.items].sort());
+		expect(runs.succeeded.size).toBe(burst.items.length);
+		expect(runs.crashed.length + runs.failed.length).toBeLessThanOrEqual(5);
+		const messages = await Promise.all(
+			runs.failed.map(async (id) => (await n8n.execution(id)).data?.resultData.error?.message),
+		);
+		const reports = messages.filter((message) => /could not start/.test(message ?? ''));
+		expect(reports.length).toBeLessThanOrEqual(1);
+		await n8n.unpublish(burst.workflowId);
+	}, 900_000);
 
 	/**
 	 * A Poll Trigger whose source lists nothing until `burst()` lists `count` items, at which poll

@@ -1,6 +1,6 @@
 import { triggerItems } from './chaos';
 import type { FakeSystem } from './fakeSystem';
-import { ApiError, isFinal, type N8nInstance } from './n8nInstance';
+import { ApiError, type Execution, isFinal, type N8nInstance } from './n8nInstance';
 import { waitFor } from './net';
 import { node, PACKAGE, workflow } from '../e2e/workflowBuilder';
 
@@ -119,9 +119,8 @@ export interface BurstRuns {
  * Statuses are read from n8n's public API. Its list leaves out the executions n8n's process holds
  * as active and running (n8n 2.41 `execution.service.js` `findManyAndCount`, `excludeRunning`), and
  * an enqueued run its startup recovery failed to start ("Failed to run enqueued execution") is saved
- * `crashed` but stays held so: the ids the list skips are read one by one (this n8n runs only the
- * burst's workflow, so its execution ids run from 1 on). The editor's list would show them, but takes
- * at most 100 a page.
+ * `crashed` but stays held so: the ids the list skips are read one by one (once, when ended or
+ * another workflow's). The editor's list would show them, but takes at most 100 a page.
  */
 export async function burstRuns(
 	n8n: N8nInstance,
@@ -129,19 +128,26 @@ export async function burstRuns(
 	runs: number,
 	timeoutMs = 900_000,
 ): Promise<BurstRuns> {
+	/** Executions read by id that will not change: ended ones, and other workflows' (null). */
+	const known = new Map<number, Execution | null>();
 	const statuses = async () => {
 		const listed = await n8n.executionSummaries(workflowId);
 		const ids = new Set(listed.map((e) => Number(e.id)));
 		const last = Math.max(0, ...ids);
 		for (let id = 1; id < last; id++) {
 			if (ids.has(id)) continue;
-			const execution = await n8n.execution(String(id)).catch((error: unknown) => {
-				// Running or just created: refused until it has settled; or another workflow's.
-				if (error instanceof ApiError && (error.status === 400 || error.status === 404))
-					return undefined;
-				throw error;
-			});
-			if (execution?.workflowId === workflowId) listed.push(execution);
+			let execution = known.get(id);
+			if (execution === undefined) {
+				const read = await n8n.execution(String(id)).catch((error: unknown) => {
+					// Deleted (or never created), or just created: read again later.
+					if (error instanceof ApiError && error.status === 404) return null;
+					if (error instanceof ApiError && error.status === 400) return undefined;
+					throw error;
+				});
+				execution = read && (read.workflowId === workflowId ? read : null);
+				if (execution === null || (execution && isFinal(execution))) known.set(id, execution);
+			}
+			if (execution) listed.push(execution);
 		}
 		return listed.filter((e) => e.mode === 'trigger');
 	};
