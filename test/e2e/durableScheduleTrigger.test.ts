@@ -336,7 +336,7 @@ describe('Durable Schedule Trigger in a real n8n', () => {
 			expect(overlapRuns.filter((id) => !ranOn.has(id))).toEqual([]);
 			expect(new Set(overlapRuns.map((id) => ranOn.get(id))).size).toBe(2);
 		}
-	}, 240_000);
+	}, 480_000);
 
 	test('re-publishing never runs a window twice, even from stale stored state', async () => {
 		const name = 'republish';
@@ -457,7 +457,7 @@ describe('Durable Schedule Trigger in a real n8n', () => {
 		for (const window of rolledBack)
 			expect(all.filter((f) => f.declared === window)).toHaveLength(1);
 		await n8n.unpublish(ids[name]);
-	}, 240_000);
+	}, 480_000);
 
 	test('after n8n is down across three windows, skip, coalesce and run-all each run exactly the expected windows', async () => {
 		const before = await Promise.all(
@@ -603,7 +603,7 @@ describe('Durable Schedule Trigger in a real n8n', () => {
 				throw new Error(`${name}: ${(error as Error).message}\n${await evidence(name)}`);
 			}
 		}
-	}, 300_000);
+	}, 600_000);
 	test('a quick restart while a run is going: the window passed inside Late Grace fires under skip-if-running once n8n has settled the re-emitted run', async () => {
 		const name = 'quickRestart';
 		await n8n.publish(ids[name]);
@@ -656,7 +656,7 @@ describe('Durable Schedule Trigger in a real n8n', () => {
 			'fired',
 		]);
 		expectNoWindowTwice(all);
-	}, 240_000);
+	}, 480_000);
 	/*
 	 * Static data written by others. n8n 2.41 saves the whole static data column each time: a trigger's
 	 * emit saves the trigger's in-memory copy (loaded at its activation), and a run that changed static
@@ -838,5 +838,5 @@ describe('Durable Schedule Trigger in a real n8n', () => {
 			console.log(`static data written by others: ${JSON.stringify(observations)}`);
 			await source.close();
 		}
-	}, 300_000);
+	}, 600_000);
 });
