@@ -42,6 +42,7 @@ function settings(source: PollSource, clock: FakeClock): PollActivationSettings 
 /** Ports that need nothing of n8n: no transport, polls that fail throw. */
 const quietPorts = {
 	context: {},
+	inFlight: () => false,
 	writeNow: () => undefined,
 	onPollFailure: (error: Error) => {
 		throw error;
@@ -115,12 +116,12 @@ describe('PollActivation', () => {
 		);
 		expect(activation.lastOpMemory).toBe(opMemory);
 		const emitted: PollRunToEmit[] = [];
-		let held: number | undefined;
+		let stored: PollTriggerState['outbox'];
 		await activation.start(
 			{
 				...quietPorts,
 				write: (state) => {
-					held = state.outbox?.filter((entry) => entry.run.held).length;
+					stored = state.outbox;
 				},
 				emit: async (runs) => void emitted.push(...runs),
 				emitTaken: async (take) => void emitted.push(...take()),
@@ -128,7 +129,9 @@ describe('PollActivation', () => {
 			[],
 		);
 		expect(emitted.map((run) => run.run.keys)).toEqual([[1], [2]]);
-		expect(held).toBe(3);
+		// Every run of the burst is stored, none with its items: the other three go out as these settle.
+		expect(stored?.map((entry) => entry.run.keys)).toEqual([[1], [2], [3], [4], [5]]);
+		expect(stored?.every((entry) => entry.run.items === undefined)).toBe(true);
 		activation.stop();
 	});
 
@@ -227,6 +230,62 @@ describe('PollActivation', () => {
 				.sort(),
 		);
 		expect(String(summary.note)).toMatch(/not listed here.*#<attempt>/s);
+		after.activation.stop();
+	});
+
+	it("a poll is one write that stores every run of its burst without items; after a crash right after it, nothing is emitted at activation and the next poll emits each item still listed under its run's key, and one no longer listed not at all", async () => {
+		let listed = [{ id: 'a' }, { id: 'b' }, { id: 'c' }];
+		const first = live(() => listed);
+		await first.activation.start(first.ports, []);
+		expect(first.emitted.map((run) => run.run.keys)).toEqual([['a'], ['b'], ['c']]);
+		expect(first.writes).toHaveLength(1);
+		const [written] = first.writes;
+		expect(written.outbox?.map((entry) => entry.key)).toEqual(first.emitted.map((run) => run.key));
+		expect(written.outbox?.every((entry) => entry.run.items === undefined)).toBe(true);
+		first.activation.stop();
+
+		// The crash: n8n may have created a's and b's runs, or not; the source drops c meanwhile.
+		listed = [{ id: 'a' }, { id: 'b' }];
+		const infos: string[] = [];
+		const after = live(() => listed, structuredClone(written));
+		await after.activation.start({ ...after.ports, info: (message) => infos.push(message) }, []);
+		expect(infos.join('\n')).toContain(
+			'3 run(s) of a burst were not known to have started before the last stop',
+		);
+		// The activation's first poll: a and b go out under the keys they had (n8n refuses those it
+		// created); c, no longer listed, is not started.
+		expect(after.emitted.map((run) => [run.key, run.run.keys])).toEqual([
+			[first.emitted[0].key, ['a']],
+			[first.emitted[1].key, ['b']],
+		]);
+		// Recent Starts keeps c's run as one whose end is unknown.
+		const c = first.emitted[2].key!;
+		expect(after.writes.at(-1)!.ledger?.find((entry) => entry.key === c)?.outcome).toBe(
+			'emitted',
+		);
+		for (const run of after.emitted)
+			after.activation.settled(run.key!, run.run, { settlement: 'started', result: {} });
+		// The keys are used up: a later poll listing c again starts it (never created) under its key,
+		// and starts a and b no more.
+		listed = [{ id: 'a' }, { id: 'b' }, { id: 'c' }];
+		await after.clock.advance(5_000);
+		expect(after.emitted.slice(2).map((run) => [run.key, run.run.keys])).toEqual([[c, ['c']]]);
+		after.activation.stop();
+	});
+
+	it('a one-item run this process emitted and n8n has not settled (a re-publish) is neither restaged nor emitted again: it settles with its run', async () => {
+		const first = live(() => [{ id: 'a' }]);
+		await first.activation.start(first.ports, []);
+		first.activation.stop();
+		const [a] = first.emitted;
+		const after = live(() => [{ id: 'a' }], structuredClone(first.writes[0]));
+		await after.activation.start({ ...after.ports, inFlight: (key) => key === a.key }, []);
+		expect(after.emitted).toEqual([]);
+		after.activation.settled(a.key!, a.run, { settlement: 'started', result: {} });
+		after.activation.write();
+		expect(after.writes.at(-1)!.outbox).toEqual([]);
+		await after.clock.advance(5_000);
+		expect(after.emitted).toEqual([]);
 		after.activation.stop();
 	});
 
