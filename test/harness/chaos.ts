@@ -1052,7 +1052,12 @@ async function countPoll(
 			).length,
 			// Some but not all of the round's runs had started, or the state with its runs was
 			// stored and not yet settled (a batch is one run: only the latter can show it).
-			midBurst: (startedBefore > 0 && startedBefore < first.size) || (storedKeys?.size ?? 0) > 0,
+			// Or the stored outbox held runs not yet settled: runs it re-emits, or more runs stored without
+			// their items (one-item runs, held runs: the next poll plans them again) than at the kill before.
+			midBurst:
+				(startedBefore > 0 && startedBefore < first.size) ||
+				(storedKeys?.size ?? 0) > 0 ||
+				(poll.storedHeld[i] ?? 0) > (i === 0 ? 0 : (poll.storedHeld[i - 1] ?? 0)),
 		};
 	});
 	return {
