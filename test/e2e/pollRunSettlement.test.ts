@@ -424,26 +424,28 @@ module.exports = { workflow: { preExecute: [async function () {
 		];
 		// A hang guard of several passes: on a busy machine a pass can fail on SQLite's lock and is
 		// tried again; if it never comes, the error says what n8n had run, deleted and kept.
+		const hardDeleted = () =>
+			new Set(
+				logged('Hard-deleted executions', from).flatMap((pass) =>
+					(pass.executionIds as unknown[]).map(String),
+				),
+			);
 		await waitFor(
 			'n8n to hard-delete the three runs',
 			async () => {
 				const runs = executionIds();
-				const deleted = new Set(
-					logged('Hard-deleted executions', from).flatMap((pass) =>
-						(pass.executionIds as unknown[]).map(String),
-					),
-				);
-				if (runs.length === 3 && runs.every((run) => deleted.has(run))) return true;
-				const kept = (await n8n.executions(id)).map(
-					(execution) => `${execution.id} ${execution.status}`,
-				);
-				const failedPasses = logged('Failed to hard-delete executions', from).length;
-				throw new Error(
-					`runs [${runs.join(', ')}], hard-deleted [${[...deleted].join(', ')}], kept [${kept.join(', ')}], failed passes ${failedPasses}`,
-				);
+				const deleted = hardDeleted();
+				return runs.length === 3 && runs.every((run) => deleted.has(run)) ? true : undefined;
 			},
 			{ timeoutMs: 180_000, intervalMs: 1_000 },
-		);
+		).catch(async (error: Error) => {
+			const kept = (await n8n.executions(id)).map(
+				(execution) => `${execution.id} ${execution.status}`,
+			);
+			throw new Error(
+				`${error.message}: runs [${executionIds().join(', ')}], hard-deleted [${[...hardDeleted()].join(', ')}], kept [${kept.join(', ')}], failed passes ${logged('Failed to hard-delete executions', from).length}`,
+			);
+		});
 		expect(await n8n.executions(id)).toEqual([]);
 
 		await n8n.unpublish(id);
