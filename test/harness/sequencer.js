@@ -5,26 +5,27 @@ const Sequencer = require('@jest/test-sequencer').default;
 const { basename } = require('node:path');
 
 /**
- * Seconds each suite took in stop 31's CI (2026-12-02, on CI's 2-core machine, the three lanes side by
- * side), longest first. The start script's two suites were one file there (1,111 s): split here as a
- * local run split it (the queue-mode case 592 of 987 s). Suites not named here run last.
+ * Seconds each suite took in stop 32's CI (2026-12-02, on CI's 2-core machine, the three lanes side by
+ * side; the queue-mode start script's suite from stop 31's), longest first. Suites not named here run
+ * last.
  */
 const SECONDS = {
 	'startScriptQueue.test.ts': 670,
-	'pollRunSettlement.test.ts': 484,
-	'durableScheduleTrigger.test.ts': 477,
-	'pollTrigger.test.ts': 454,
-	'startScript.test.ts': 440,
-	'chaos.test.ts': 306,
-	'sftpSource.test.ts': 230,
-	'pagination.test.ts': 207,
-	'roundTripWait.test.ts': 204,
-	'sqlSource.test.ts': 176,
-	'imapTriage.test.ts': 113,
-	'editor.test.ts': 111,
-	'examples.test.ts': 104,
+	'startScript.test.ts': 500,
+	'pollTrigger.test.ts': 494,
+	'pollRunSettlement.test.ts': 426,
+	'durableScheduleTrigger.test.ts': 425,
+	'chaos.test.ts': 370,
+	'roundTripWait.test.ts': 271,
+	'pagination.test.ts': 238,
+	'sftpSource.test.ts': 228,
+	'editor.test.ts': 195,
+	'sqlSource.test.ts': 185,
+	'imapTriage.test.ts': 135,
+	'examples.test.ts': 67,
 	'credentials.test.ts': 61,
-	'foundation.test.ts': 19,
+	'imapConnector.test.ts': 8,
+	'foundation.test.ts': 6,
 };
 
 class LongestFirstSequencer extends Sequencer {
