@@ -6,13 +6,16 @@
 # run in three lanes side by side, since most of their time is spent waiting (for a poll interval, a
 # schedule window, an n8n start), not computing:
 #   lane "2.41":  the n8n 2.41 e2e suites on two jest workers, longest first (test/harness/sequencer.js),
-#                 but those the queue lane runs after its own;
-#   lane "queue": the queue-mode subset, then the 2.41 suites named in $other_lane (single-process n8n).
+#                 but those the other lanes run after their own;
+#   lane "queue": the queue-mode subset, then the 2.41 suite named in $after_queue (single-process n8n).
 #                 Stop 32's CI (41.6 min, red): the 2.41 lane 34 min, the queue lane 36 (its main killed
 #                 mid-burst of 500 past jest's 15 minutes; 150 since), the 1.123 lane 31, each after the
 #                 wait for its n8n install. Three 2.41 workers instead (five lanes' worth of n8n on two
 #                 cores) made the schedule suite's 10-second windows miss (a local run, 2026-12-02);
-#   lane "1.x":   the n8n 1.123 subset.
+#   lane "1.x":   the n8n 1.123 subset, then the 2.41 suites named in $after_n8n1. A local .ci/run of
+#                 2026-12-02 08:16 (a22c1dd: sqlSource and credentials after the queue lane, imapTriage
+#                 in the 2.41 lane, the browser test on 1.123 too): 2.41 lane 34 min, queue 35, 1.123 28;
+#                 CI 39 min, this machine's suites 1.0 to 1.6 times as long as in stop 32's CI.
 # Each lane's lines are prefixed with its name. A failed phase fails the run; the other lanes still end,
 # so their figures are printed too.
 set -uo pipefail
@@ -69,15 +72,18 @@ for spec in \
 done
 
 if [ "$status" -eq 0 ]; then
-  # Single-process suites without schedule windows of their own fill the queue lane's end.
-  other_lane='pollRunSettlement|sqlSource|credentials'
+  # Single-process 2.41 suites without schedule windows of their own fill the ends of the queue and
+  # 1.123 lanes.
+  after_queue='pollRunSettlement'
+  after_n8n1='sqlSource|credentials|imapTriage'
   # Not in npm test, for CI's time: `npm start -- --queue` after a crash (670 s in stop 31's CI, beside
   # the other lanes; `npm run test:queue` runs it).
   outside='startScriptQueue'
-  lane "2.41" "e2e n8n 2.41|E2E_IN_OTHER_LANE='$other_lane|$outside' jest --selectProjects e2e --maxWorkers=2"
+  lane "2.41" "e2e n8n 2.41|E2E_IN_OTHER_LANE='$after_queue|$after_n8n1|$outside' jest --selectProjects e2e --maxWorkers=2"
   lane "queue" "queue mode|npm run test:queue-ci" \
-    "e2e n8n 2.41 (2)|jest --selectProjects e2e --runInBand 'test/e2e/($other_lane)\\.test\\.ts'"
-  lane "1.x" "n8n 1.123|bash scripts/test-n8n1.sh"
+    "e2e n8n 2.41 (2)|jest --selectProjects e2e --runInBand 'test/e2e/($after_queue)\\.test\\.ts'"
+  lane "1.x" "n8n 1.123|bash scripts/test-n8n1.sh" \
+    "e2e n8n 2.41 (3)|jest --selectProjects e2e --runInBand 'test/e2e/($after_n8n1)\\.test\\.ts'"
   wait
   for name in "2.41" "queue" "1.x"; do
     lane_status="$(cat "$work/$name.status" 2>/dev/null || echo 1)"

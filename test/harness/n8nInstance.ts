@@ -900,11 +900,17 @@ export class N8nInstance {
 		description: string,
 		timeoutMs = 90_000,
 	): Promise<Execution[]> {
+		// The executions with their data are read again only when the list without data (cheap for n8n)
+		// differs from what that read showed: a read with data has n8n load and serialize every
+		// execution's data, and tests wait side by side on CI's two cores (issue 29's CI time).
+		let last: { listed: string; executions: Execution[] } | undefined;
 		return await waitFor(
 			`${description} (workflow ${workflowId})`,
 			async () => {
-				const executions = await this.executions(workflowId);
-				return done(executions) ? executions : undefined;
+				const listed = statusesOf(await this.executionSummaries(workflowId));
+				if (last?.listed !== listed || statusesOf(last.executions) !== listed)
+					last = { listed, executions: await this.executions(workflowId) };
+				return done(last.executions) ? last.executions : undefined;
 			},
 			{ timeoutMs, intervalMs: 300 },
 		);
@@ -924,6 +930,14 @@ export class N8nInstance {
 		);
 		return executions.filter(isFinal);
 	}
+}
+
+/** Each execution's id and status, sorted: what a list without data says of a workflow's runs. */
+function statusesOf(executions: Execution[]): string {
+	return executions
+		.map((execution) => `${execution.id}:${execution.status}`)
+		.sort()
+		.join(',');
 }
 
 export function isFinal(execution: Execution): boolean {
