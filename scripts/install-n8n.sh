@@ -6,11 +6,11 @@
 # which this kind of machine cannot do. The one native module n8n needs here, sqlite3, is built once per
 # sqlite3 version into .cache/sqlite3-<version>/ and copied into each n8n install: its N-API binary loads
 # on Node 22 and 24 alike, and n8n 2.41.1 and 1.123.81 both pin sqlite3 5.1.7. `install-n8n.sh sqlite3`
-# builds it alone, for the n8n version N8N_VERSION names (CI runs it beside the n8n downloads, which
-# wait on the network, not on the CPU: about 85 s of compiling taken off each install's path).
+# builds it alone, for the n8n version N8N_VERSION names (CI runs it beside the n8n installs, which leave
+# the CPU mostly idle: about 85 s of compiling taken off each install's path).
 # n8n 1.x: runs on Node 22 (its isolated-vm@6.2.0 ships prebuilds for Node 22 and 24; n8n 1.123 supports
-# Node 20-22), so Node 22 from the npm registry is installed beside it and sqlite3 is built for that Node;
-# its `xlsx` dependency is a tarball URL outside the registries, pinned to the registry's 0.18.5.
+# Node 20-22), so Node 22 from the npm registry is installed beside it, and sqlite3 is checked to load on
+# it; its `xlsx` dependency is a tarball URL outside the registries, pinned to the registry's 0.18.5.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 version="${N8N_VERSION:-2.41.1}"

@@ -903,14 +903,13 @@ export class N8nInstance {
 		// The executions with their data are read again only when the list without data (cheap for n8n)
 		// differs from what that read showed: a read with data has n8n load and serialize every
 		// execution's data, and tests wait side by side on CI's two cores (issue 29's CI time).
-		let last: { listed: string; executions: Execution[] } | undefined;
+		let last: Execution[] | undefined;
 		return await waitFor(
 			`${description} (workflow ${workflowId})`,
 			async () => {
 				const listed = statusesOf(await this.executionSummaries(workflowId));
-				if (last?.listed !== listed || statusesOf(last.executions) !== listed)
-					last = { listed, executions: await this.executions(workflowId) };
-				return done(last.executions) ? last.executions : undefined;
+				if (!last || statusesOf(last) !== listed) last = await this.executions(workflowId);
+				return done(last) ? last : undefined;
 			},
 			{ timeoutMs, intervalMs: 300 },
 		);
