@@ -412,6 +412,44 @@ describe('ScheduleEngine', () => {
 			expect(started.map((fire) => fire.declaredAt)).toEqual(missedWindows.slice(6, 9));
 		});
 
+		it('an activation returns while its catch-up runs are still being emitted (n8n abandons a publication that takes about 84 s)', async () => {
+			const context = setup();
+			await context.engineWith().activate();
+			context.clock.jumpTo(T0 + 12 * HOUR_MS + 5 * MINUTE_MS);
+			// n8n has not written the state yet, so the emitter holds the rest of the runs (emitRuns.ts).
+			const emitting: StartedFire[][] = [];
+			const engine = context.engineWith({
+				catchUp: 'run-all',
+				overlap: { kind: 'allow-parallel', maxParallel: 10 },
+				emit: (fires) => {
+					emitting.push(fires);
+					return new Promise<void>(() => undefined);
+				},
+			});
+			const report = await engine.activate();
+			expect(report.startedCount).toBe(10);
+			expect(emitting.flat()).toHaveLength(10);
+			// The engine goes on deciding windows meanwhile (the next one meets ten runs going).
+			await context.clock.advance(HOUR_MS);
+			expect(context.stored().history.at(-1)).toMatchObject({
+				declaredAt: T0 + 13 * HOUR_MS,
+				outcome: 'skipped',
+			});
+		});
+
+		it('an emit that fails at activation is reported, not thrown into the activation', async () => {
+			const context = setup();
+			await context.engineWith().activate();
+			context.clock.jumpTo(T0 + 3 * HOUR_MS + 5 * MINUTE_MS);
+			const engine = context.engineWith({
+				catchUp: 'run-all',
+				emit: () => Promise.reject(new Error('n8n refused the emit')),
+			});
+			await expect(engine.activate()).resolves.toMatchObject({ startedCount: 1 });
+			await flushPromises();
+			expect(context.errors.map((error) => error.message)).toEqual(['n8n refused the emit']);
+		});
+
 		it('does not catch up windows of a schedule that has since changed', async () => {
 			const { report, started, stored } = await restartAfterDowntime({
 				catchUp: 'run-all',

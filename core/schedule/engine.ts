@@ -76,7 +76,8 @@ export interface ScheduleEngineOptions {
 	 */
 	write(state: ScheduleState): void;
 	/**
-	 * Emits runs already written to the outbox, in order (see core/outbox.ts). The node reports each
+	 * Emits runs already written to the outbox, in order (see core/outbox.ts); not awaited, and a
+	 * failure goes to `onError` (the runs stay in the outbox for the next activation). The node reports each
 	 * run's settlement with `fireEnded(runKey)` (ended, or refused by n8n as a duplicate) or
 	 * `fireNotCreated(runKey, error)`, never from inside `emit`.
 	 */
@@ -536,7 +537,17 @@ export class ScheduleEngine {
 			.pending()
 			.filter(({ key }) => !this.emitted.has(key) && !this.retrying.has(key));
 		for (const { key } of toEmit) this.emitted.add(key);
-		if (toEmit.length > 0) await this.options.emit(toEmit.map(({ run }) => run));
+		if (toEmit.length === 0) return;
+		// Not awaited: the emitter sends the runs in order, but only as fast as n8n writes the state
+		// between them, and an activation waiting for that can outlast n8n 2.41's publication deadline
+		// (about 84 s). The runs are in the written outbox, so nothing is lost if an emit fails.
+		try {
+			void Promise.resolve(this.options.emit(toEmit.map(({ run }) => run))).catch((error: Error) =>
+				this.options.onError(error),
+			);
+		} catch (error) {
+			this.options.onError(error as Error);
+		}
 	}
 
 	private planCatchUp(lastDeclaredFire: number | undefined, now: number) {
