@@ -282,6 +282,75 @@ describe('Poll Trigger in a real n8n', () => {
 		await n8n.unpublish(id);
 	});
 
+	test("a crashed run retried with n8n's own Retry (the executions list) runs its own item once, though n8n shows placeholders", async () => {
+		const jobs = [
+			{ id: 'r-0', slow: false },
+			{ id: 'r-1', slow: true },
+		];
+		source.on('GET', '/retry-jobs', () => ({ body: jobs }));
+		const id = await n8n.importWorkflow(
+			workflow(
+				'poll crash retry',
+				[
+					node('Poll', `${PACKAGE}.pollTrigger`, {
+						op: 'http.request',
+						with: JSON.stringify({ url: source.url('/retry-jobs') }),
+						interval: 5,
+						intervalUnit: 'seconds',
+						id: 'id',
+						dedupe: 'unique',
+					}),
+					// Under 65 s n8n waits in-process: the run is running when n8n is killed.
+					node(
+						'Slow',
+						'n8n-nodes-base.wait',
+						{ amount: '={{ $json.slow ? 40 : 0.5 }}', unit: 'seconds' },
+						{ typeVersion: 1.1, webhookId: randomUUID() },
+					),
+					marker('Handled'),
+				],
+				[
+					['Poll', 'Slow'],
+					['Slow', 'Handled'],
+				],
+			),
+		);
+		await n8n.publish(id);
+		const handled = (all: Execution[]) =>
+			all
+				.filter((e) => e.status === 'success')
+				.map((e) => `${e.mode}:${String(nodeOutput(e, 'Handled')[0]?.id)}`)
+				.sort();
+		await waitFor('r-0 ended while r-1 runs', async () =>
+			handled(await n8n.executions(id)).length === 1 &&
+			(await n8n.executions(id, { status: 'running' })).length === 1
+				? true
+				: undefined,
+		);
+		await n8n.kill();
+		await n8n.start();
+		const [crashed] = (
+			await n8n.waitForExecutions(
+				id,
+				(all) => all.some((e) => e.status === 'crashed'),
+				'the killed run recorded as crashed',
+			)
+		).filter((e) => e.status === 'crashed');
+		console.log(`the crashed run's trigger output: ${JSON.stringify(nodeOutput(crashed, 'Poll'))}`);
+		// The user opens the crashed execution and clicks Retry (with the original workflow).
+		jobs[1].slow = false;
+		await n8n.rest('POST', `/rest/executions/${crashed.id}/retry`, { loadWorkflow: false });
+		await n8n.waitForExecutions(
+			id,
+			(all) => handled(all).length === 2,
+			"the retry of r-1's crashed run ended",
+		);
+		// More polls start nothing: the trigger remembers r-1, whose run n8n recorded.
+		await polls('/retry-jobs', 3);
+		expect(handled(await n8n.executions(id))).toEqual(['retry:r-1', 'trigger:r-0']);
+		await n8n.unpublish(id);
+	});
+
 	test('a 304 starts nothing and is recorded; oneRunPerItem false starts one run with all new items', async () => {
 		let products = [
 			{ sku: 'a', qty: 1 },
