@@ -8,8 +8,7 @@
 # "re-publishing never runs a window twice, even from stale stored state", which shows n8n refusing
 # rolled-back windows by their deduplication keys: n8n 1.x has none, so there they run again (stated);
 # "a run crashed by SIGKILL mid-run (default recovery)…", which finds a crashed run's items by its
-# deduplication key; "a crashed run retried with n8n's own Retry…", whose item n8n 1.x starts again by
-# itself (the trigger re-emits it, with no key to refuse it); "a quick restart while a run is going…", which shows n8n refusing the re-emitted
+# deduplication key; "a quick restart while a run is going…", which shows n8n refusing the re-emitted
 # run by its key; and "static data written by others", which shows n8n 2.x's publication service
 # re-registering one trigger at a time; and the pagination suite's "kill -9 while paging, and again
 # during the burst", whose repeated 0 rests on n8n refusing the re-emitted runs by their keys
@@ -24,5 +23,5 @@ suites=("$@")
 [ "${#suites[@]}" -gt 0 ] || suites=(test/e2e/pollTrigger.test.ts test/e2e/durableScheduleTrigger.test.ts
   test/e2e/roundTripWait.test.ts test/e2e/examples.test.ts)
 exec jest --selectProjects e2e --runInBand \
-  --testNamePattern '^(?!.*(re-publishing never runs a window twice|a run crashed by SIGKILL mid-run|a crashed run retried with|a quick restart while a run is going|static data written by others|kill -9 while paging)).*$' \
+  --testNamePattern '^(?!.*(re-publishing never runs a window twice|a run crashed by SIGKILL mid-run|a quick restart while a run is going|static data written by others|kill -9 while paging)).*$' \
   "${suites[@]}"

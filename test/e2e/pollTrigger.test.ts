@@ -160,7 +160,7 @@ describe('Poll Trigger in a real n8n', () => {
 		await n8n.unpublish(id);
 	});
 
-	test('a run crashed by SIGKILL mid-run (default recovery): Execute step (Recent Starts) names its items by its deduplication key; Start Again runs each once more and nothing else repeats', async () => {
+	test("a run crashed by SIGKILL mid-run (default recovery): Execute step (Recent Starts) names its items by its deduplication key; n8n's Retry runs one crashed run's own item, Start Again the other's, each once, and nothing else repeats", async () => {
 		let jobs: Array<{ id: string; slow: boolean }> = [
 			{ id: 'j-0', slow: false },
 			{ id: 'j-1', slow: true },
@@ -260,94 +260,33 @@ describe('Poll Trigger in a real n8n', () => {
 		);
 		expect(carried.sort()).toEqual(['j-1', 'j-2']);
 
-		// Start them again (the cause fixed: not slow now); a new item arrives meanwhile.
+		// The cause fixed (not slow now), the user starts them again: one with n8n's own Retry on its
+		// crashed execution (n8n kept the run's items behind the placeholder), the other with Start
+		// Again (the action for many at once). A new item arrives meanwhile.
 		jobs = [...jobs.map((job) => ({ ...job, slow: false })), { id: 'j-3', slow: false }];
-		await update({ startAgain: JSON.stringify(carried) });
+		const [retried, startedAgain] = crashedKeys.map(
+			(key) => rows.find((row) => row.deduplicationKey === key)?.itemKeys[0],
+		);
+		await n8n.rest('POST', `/rest/executions/${crashed[0].id}/retry`, { loadWorkflow: false });
+		await update({ startAgain: JSON.stringify([startedAgain]) });
 		const handled = (all: Execution[]) =>
 			all
-				.filter((e) => e.mode === 'trigger' && e.status === 'success')
-				.map((e) => String(nodeOutput(e, 'Handled')[0]?.id))
+				.filter((e) => ['trigger', 'retry'].includes(e.mode) && e.status === 'success')
+				.map((e) => `${e.mode}:${String(nodeOutput(e, 'Handled')[0]?.id)}`)
 				.sort();
 		await n8n.waitForExecutions(
 			id,
 			(all) => handled(all).length >= 4,
-			'j-1 and j-2 run again and j-3 runs',
+			'the retried and the started-again item run once more, and j-3 runs',
 		);
 		// A restart, then more polls: the list was applied once; nothing else starts.
 		await n8n.restart();
 		await polls('/jobs', 3);
 		const all = await n8n.executions(id);
-		expect(handled(all)).toEqual(['j-0', 'j-1', 'j-2', 'j-3']);
+		expect(handled(all)).toEqual(
+			['trigger:j-0', `retry:${retried}`, `trigger:${startedAgain}`, 'trigger:j-3'].sort(),
+		);
 		expect(all.filter((e) => e.mode === 'trigger' && e.status !== 'success')).toHaveLength(2);
-		await n8n.unpublish(id);
-	});
-
-	test("a crashed run retried with n8n's own Retry (the executions list) runs its own item once, though n8n shows placeholders", async () => {
-		const jobs = [
-			{ id: 'r-0', slow: false },
-			{ id: 'r-1', slow: true },
-		];
-		source.on('GET', '/retry-jobs', () => ({ body: jobs }));
-		const id = await n8n.importWorkflow(
-			workflow(
-				'poll crash retry',
-				[
-					node('Poll', `${PACKAGE}.pollTrigger`, {
-						op: 'http.request',
-						with: JSON.stringify({ url: source.url('/retry-jobs') }),
-						interval: 5,
-						intervalUnit: 'seconds',
-						id: 'id',
-						dedupe: 'unique',
-					}),
-					// Under 65 s n8n waits in-process: the run is running when n8n is killed.
-					node(
-						'Slow',
-						'n8n-nodes-base.wait',
-						{ amount: '={{ $json.slow ? 40 : 0.5 }}', unit: 'seconds' },
-						{ typeVersion: 1.1, webhookId: randomUUID() },
-					),
-					marker('Handled'),
-				],
-				[
-					['Poll', 'Slow'],
-					['Slow', 'Handled'],
-				],
-			),
-		);
-		await n8n.publish(id);
-		const handled = (all: Execution[]) =>
-			all
-				.filter((e) => e.status === 'success')
-				.map((e) => `${e.mode}:${String(nodeOutput(e, 'Handled')[0]?.id)}`)
-				.sort();
-		await waitFor('r-0 ended while r-1 runs', async () =>
-			handled(await n8n.executions(id)).length === 1 &&
-			(await n8n.executions(id, { status: 'running' })).length === 1
-				? true
-				: undefined,
-		);
-		await n8n.kill();
-		await n8n.start();
-		const [crashed] = (
-			await n8n.waitForExecutions(
-				id,
-				(all) => all.some((e) => e.status === 'crashed'),
-				'the killed run recorded as crashed',
-			)
-		).filter((e) => e.status === 'crashed');
-		console.log(`the crashed run's trigger output: ${JSON.stringify(nodeOutput(crashed, 'Poll'))}`);
-		// The user opens the crashed execution and clicks Retry (with the original workflow).
-		jobs[1].slow = false;
-		await n8n.rest('POST', `/rest/executions/${crashed.id}/retry`, { loadWorkflow: false });
-		await n8n.waitForExecutions(
-			id,
-			(all) => handled(all).length === 2,
-			"the retry of r-1's crashed run ended",
-		);
-		// More polls start nothing: the trigger remembers r-1, whose run n8n recorded.
-		await polls('/retry-jobs', 3);
-		expect(handled(await n8n.executions(id))).toEqual(['retry:r-1', 'trigger:r-0']);
 		await n8n.unpublish(id);
 	});
 
