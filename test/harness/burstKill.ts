@@ -1,6 +1,8 @@
-import { triggerItems } from './chaos';
-import type { FakeSystem } from './fakeSystem';
-import { ApiError, type Execution, isFinal, type N8nInstance } from './n8nInstance';
+import { loadavg } from 'node:os';
+
+import { type ChaosResult, triggerItems } from './chaos';
+import { FakeSystem } from './fakeSystem';
+import { ApiError, type Execution, isFinal, type N8nInstance, nodeOutput } from './n8nInstance';
 import { waitFor } from './net';
 import { node, PACKAGE, workflow } from '../e2e/workflowBuilder';
 
@@ -15,13 +17,7 @@ import { node, PACKAGE, workflow } from '../e2e/workflowBuilder';
 export async function burstThroughKill(
 	n8n: N8nInstance,
 	source: FakeSystem,
-	{
-		path,
-		history,
-		burst,
-		killAfter,
-		holdEvery = 0,
-	}: { path: string; history: number; burst: number; killAfter: number; holdEvery?: number },
+	{ path, history, burst, killAfter, holdEvery = 0 }: BurstOptions,
 ): Promise<BurstThroughKill> {
 	const name = path.slice(1);
 	let listed: Array<{ id: string; n?: number }> = Array.from({ length: history }, (_, i) => ({
@@ -75,12 +71,14 @@ export async function burstThroughKill(
 	await source.requestCount(`${path}/ran`, killAfter, 300_000);
 	await n8n.kill();
 	killed = true;
+	const reportedAtKill = source.requests(`${path}/ran`).length;
 	release();
 	await n8n.start();
 	await n8n.login();
 	return {
 		workflowId,
 		items: items.map((item) => item.id),
+		reportedAtKill,
 		update: async (options) => {
 			const { nodes, connections, settings } = build(options);
 			await n8n.api('PUT', `/workflows/${workflowId}`, {
@@ -93,10 +91,25 @@ export async function burstThroughKill(
 	};
 }
 
+export interface BurstOptions {
+	/** The source's path (its name, without the slash, prefixes the item ids). */
+	path: string;
+	/** Items remembered before the burst. */
+	history: number;
+	/** New items in the burst. */
+	burst: number;
+	/** n8n is killed once this many runs have reported. */
+	killAfter: number;
+	/** Every `holdEvery`-th item's report is held until n8n is dead (0: none). */
+	holdEvery?: number;
+}
+
 export interface BurstThroughKill {
 	workflowId: string;
 	/** The burst's item keys (the items' ids). */
 	items: string[];
+	/** Reports of runs the source had received when n8n was killed (held ones included). */
+	reportedAtKill: number;
 	/** Sets the Poll Trigger's Options (First Poll Starts: Nothing kept) as the editor would, and publishes. */
 	update(options: Record<string, unknown>): Promise<void>;
 }
@@ -190,4 +203,189 @@ export function ranOnce({ succeeded }: BurstRuns): string[] {
 		.filter(([, times]) => times === 1)
 		.map(([item]) => item)
 		.sort();
+}
+
+/** A row of Recent Starts (Execute step on the Poll node, Execute Step Shows: Recent Starts). */
+export interface RecentStart {
+	deduplicationKey: string;
+	itemKeys: string[];
+	outcome: string;
+}
+
+/** Execute step on the Poll node, showing Recent Starts: the summary row's Start Again list (if any) and a row per start. */
+export async function recentStarts(
+	n8n: N8nInstance,
+	workflowId: string,
+): Promise<{ startAgain: string[]; rows: RecentStart[] }> {
+	const output = nodeOutput(await n8n.executeStep(workflowId, 'Poll'), 'Poll');
+	if (!('endUnknown' in (output[0] ?? {})))
+		return { startAgain: [], rows: output as unknown as RecentStart[] };
+	const [first, ...rows] = output as Array<{ itemKeys: string }>;
+	return {
+		startAgain: JSON.parse(first.itemKeys) as string[],
+		rows: rows as unknown as RecentStart[],
+	};
+}
+
+/** What a user finds of each crashed run of a burst, as docs/poll-reliability.md tells them to look. */
+export interface CrashedRunsTrace {
+	/** Items of crashed runs in Recent Starts' Start Again list: the ones the user starts again. */
+	toStartAgain: string[];
+	/**
+	 * Items of crashed runs outside that list that ran again by themselves (the trigger took the item
+	 * back: Recent Starts says `not run: rolled back`, or no longer lists the run).
+	 */
+	ranAgain: string[];
+	/** Crashed runs a user cannot trace: their key, and Recent Starts' outcome for it. */
+	untraceable: string[];
+}
+
+/**
+ * Traces each crashed execution of a burst as a user would: its deduplication key (n8n's API returns
+ * it with a single execution) must name its item, and that item must be in Recent Starts' Start Again
+ * list, or (the trigger took it back because n8n reported it could not create the run) have run again.
+ * Switches the Poll Trigger to show Recent Starts (a publish).
+ */
+export async function traceCrashedRuns(
+	n8n: N8nInstance,
+	burst: BurstThroughKill,
+	runs: BurstRuns,
+): Promise<CrashedRunsTrace> {
+	await burst.update({ executeStepShows: 'recentStarts' });
+	const { startAgain, rows } = await recentStarts(n8n, burst.workflowId);
+	const trace: CrashedRunsTrace = { toStartAgain: [], ranAgain: [], untraceable: [] };
+	for (const execution of runs.crashed) {
+		const key = String((await n8n.execution(execution)).deduplicationKey);
+		const item = /:([^:#]+)(#\d+)?$/.exec(key)?.[1];
+		const row = rows.find((r) => r.deduplicationKey === key);
+		if (item === undefined) trace.untraceable.push(key);
+		else if (startAgain.includes(item)) trace.toStartAgain.push(item);
+		else if (!runs.succeeded.has(item) || (row && row.outcome !== 'not run: rolled back'))
+			trace.untraceable.push(`${key} (${row?.outcome ?? 'no row'})`);
+		else trace.ranAgain.push(item);
+	}
+	return trace;
+}
+
+/** Start Again, as a user does it: the items pasted into Options → Start Again (500 at a time), published. */
+export async function startAgain(burst: BurstThroughKill, items: string[]): Promise<void> {
+	for (let i = 0; i < items.length; i += 500)
+		await burst.update({ startAgain: JSON.stringify(items.slice(i, i + 500)) });
+}
+
+/** Issue 26's burst through a crash, traced and started again as a user would. */
+export interface BurstCrashOutcome extends BurstThroughKill {
+	/** The runs once they had ended after the restart, before Start Again. */
+	before: BurstRuns;
+	trace: CrashedRunsTrace;
+	/** The runs once Start Again's had ended. */
+	after: BurstRuns;
+}
+
+/**
+ * The whole case: `burstThroughKill`, the runs counted once they ended, each crashed run traced
+ * (`traceCrashedRuns`), Start Again applied once to the Start Again list's crashed items, and the runs
+ * counted again. `log` gets a line after the first count. The workflow is left published.
+ */
+export async function burstCrashStartAgain(
+	n8n: N8nInstance,
+	source: FakeSystem,
+	options: BurstOptions & { log?: (line: string) => void },
+): Promise<BurstCrashOutcome> {
+	const started = Date.now();
+	const burst = await burstThroughKill(n8n, source, options);
+	const before = await burstRuns(n8n, burst.workflowId, burst.items.length);
+	options.log?.(
+		`${burst.items.length}-item burst killed after ${burst.reportedAtKill} reports: ${before.crashed.length} runs crashed, ${before.succeeded.size} items ran, ${before.failed.length} failed executions (${Math.round((Date.now() - started) / 1000)} s)`,
+	);
+	const trace = await traceCrashedRuns(n8n, burst, before);
+	await startAgain(burst, trace.toStartAgain);
+	const after = await burstRuns(n8n, burst.workflowId, burst.items.length + before.crashed.length);
+	return { ...burst, before, trace, after };
+}
+
+/**
+ * Lost: burst items with no successful run. Repeated: every successful run of a burst item beyond its
+ * first, and every run of an item not in the burst (the history).
+ */
+export function lostAndRepeated(
+	items: string[],
+	{ succeeded }: BurstRuns,
+): { lost: number; repeated: number } {
+	const burst = new Set(items);
+	return {
+		lost: items.filter((item) => !succeeded.has(item)).length,
+		repeated: [...succeeded].reduce(
+			(sum, [item, times]) => sum + (burst.has(item) ? times - 1 : times),
+			0,
+		),
+	};
+}
+
+/** Runs counted: each successful item run, each crashed and each failed execution. */
+function runCount({ succeeded, crashed, failed }: BurstRuns): number {
+	return (
+		[...succeeded.values()].reduce((sum, times) => sum + times, 0) + crashed.length + failed.length
+	);
+}
+
+/**
+ * The chaos run's `burst1000` case (scripts/chaos.ts): `burstCrashStartAgain` on its own source, n8n
+ * (one process, default crash recovery) killed once a random number of runs (1 to a third of the
+ * burst) have reported, every fourth run held going so the kill meets runs in flight. Lost, repeated
+ * and untraceable counted after Start Again is applied once; the notes give the runs and the time.
+ */
+export async function burstCrashChaos(
+	n8n: N8nInstance,
+	{
+		name = 'burst1000',
+		history,
+		burst,
+		killAfter = 1 + Math.floor((Math.random() * burst) / 3),
+		log = (line: string) => process.stdout.write(`${line}\n`),
+	}: {
+		name?: string;
+		history: number;
+		burst: number;
+		killAfter?: number;
+		log?: (line: string) => void;
+	},
+): Promise<ChaosResult> {
+	const source = await FakeSystem.start();
+	const started = Date.now();
+	try {
+		log(
+			`chaos ${name}: ${burst} new items over ${history} remembered keys, kill after ${killAfter} reports`,
+		);
+		const outcome = await burstCrashStartAgain(n8n, source, {
+			path: `/${name}`,
+			history,
+			burst,
+			killAfter,
+			holdEvery: 4,
+			log: (line) => log(`chaos ${name}: ${line}`),
+		});
+		await n8n.unpublish(outcome.workflowId).catch(() => undefined);
+		const { before, trace, after, items } = outcome;
+		const { lost, repeated } = lostAndRepeated(items, after);
+		return {
+			case: name,
+			kills: 1,
+			earlyKills: outcome.reportedAtKill < items.length ? 1 : 0,
+			expected: items.length,
+			lost,
+			repeated,
+			crashedRuns: before.crashed.length,
+			untraceable: trace.untraceable.length,
+			notes: [
+				`killed after ${outcome.reportedAtKill} of ${items.length} reports; runs before Start Again ${runCount(before)} (${before.succeeded.size} items ran, ${before.crashed.length} crashed, ${before.failed.length} failed); crashed runs traceable ${before.crashed.length - trace.untraceable.length} of ${before.crashed.length} (${trace.toStartAgain.length} in the Start Again list, ${trace.ranAgain.length} ran again by themselves); Start Again applied once to ${trace.toStartAgain.length}; runs after ${runCount(after)} (${after.failed.length} failed)`,
+				`${Math.round((Date.now() - started) / 1000)} s, load average ${loadavg()
+					.map((load) => load.toFixed(1))
+					.join(' ')} at the end`,
+				...trace.untraceable.slice(0, 5).map((key) => `untraceable: ${key}`),
+			],
+		};
+	} finally {
+		await source.close();
+	}
 }
