@@ -62,14 +62,27 @@ async function main(): Promise<void> {
 	const only = process.env.CHAOS_CASES?.split(',').map((name) => name.trim());
 	const wanted = (name: string) => !only || only.includes(name);
 	const results: ChaosResult[] = [];
-	if (!only || only.some((name) => name !== BURST_CASE))
-		results.push(...(await longChaos(queue, wanted)));
-	if (wanted(BURST_CASE) && !queue && !isN8n1) results.push(await burstCase());
+	const long = !only || only.some((name) => name !== BURST_CASE);
+	const burst = wanted(BURST_CASE) && !queue && !isN8n1;
+	if (long) results.push(...(await longChaos(queue, wanted)));
+	if (burst) results.push(await burstCase());
 	const topology = queue
 		? 'queue mode: SIGKILL of the main, workers go on; then of a worker'
 		: 'single process';
+	const settings = [
+		...(long
+			? [
+					`${KILLS} SIGKILLs per case, poll bursts of ${BURST} new items over ${HISTORY.toLocaleString('en')} remembered keys (sql, sftp: ${SOURCE_HISTORY.toLocaleString('en')})`,
+				]
+			: []),
+		...(burst
+			? [
+					`${BURST_CASE}: one SIGKILL during 1,000 new items over ${BURST_CASE_HISTORY.toLocaleString('en')} remembered keys`,
+				]
+			: []),
+	];
 	process.stdout.write(
-		`\nChaos on n8n ${n8nVersion} (${topology}): ${KILLS} SIGKILLs per case, poll bursts of ${BURST} new items over ${HISTORY.toLocaleString('en')} remembered keys (sql, sftp: ${SOURCE_HISTORY.toLocaleString('en')}; ${BURST_CASE}: one SIGKILL, 1,000 over ${BURST_CASE_HISTORY.toLocaleString('en')})\n${chaosTable(results)}\n`,
+		`\nChaos on n8n ${n8nVersion} (${topology}): ${settings.join('; ')}\n${chaosTable(results)}\n`,
 	);
 	// n8n 1.x has no deduplication keys: up to 2 repeated runs per kill are the bound (docs/n8n-1.123.md);
 	// the table counts items, and a batch run carries the whole burst.
