@@ -1,4 +1,4 @@
-import { burstRuns, burstThroughKill, ranOnce } from '../harness/burstKill';
+import { burstCrashStartAgain, lostAndRepeated } from '../harness/burstKill';
 import { runWorkerKillChaos, type WorkerKillResult } from '../harness/chaos';
 import { FakeSystem } from '../harness/fakeSystem';
 import { type Execution, isFinal, N8nInstance, nodeOutput } from '../harness/n8nInstance';
@@ -65,26 +65,29 @@ describe('SIGKILL of a queue-mode worker during runs; Redis stopped or refusing 
 	const mainKill = process.env.E2E_BURST
 		? { burst: 500, killAfter: 100 }
 		: { burst: 150, killAfter: 40 };
-	test(`the main SIGKILLed mid-burst of ${mainKill.burst} runs and started again: every item runs once, at most a handful of failed executions, at most one report of runs n8n could not start`, async () => {
-		const burst = await burstThroughKill(n8n, source, {
+	test(`the main SIGKILLed mid-burst of ${mainKill.burst} runs and started again: every item runs once (a crashed run started again as a user would), at most a handful of failed executions, at most one report of runs n8n could not start`, async () => {
+		// n8n 2.41's race (docs/queue-mode.md): the restarted main's queue recovery can crash a run
+		// created but not enqueued before the trigger's activation emits it again, and n8n refuses that
+		// re-emit by its key. Such a run is a crashed run like any other: Recent Starts lists its item
+		// to start again, and the user does (Start Again; traced by its deduplication key).
+		const outcome = await burstCrashStartAgain(n8n, source, {
 			path: '/main-kill',
 			history: 1_000,
 			...mainKill,
+			// Each wait below jest's guard, so that a shortfall shows as the items that did not run.
+			settleMs: 400_000,
+			log: (line) => console.log(line),
 		});
-		// Below jest's guard, so that a shortfall shows as the items that did not run.
-		const runs = await burstRuns(n8n, burst.workflowId, burst.items.length, 600_000);
-		console.log(
-			`${mainKill.burst}-item burst, main killed after ${mainKill.killAfter} reports: ${runs.succeeded.size} items ran, ${runs.crashed.length} crashed, ${runs.failed.length} failed executions`,
-		);
-		expect(ranOnce(runs)).toEqual([...burst.items].sort());
-		expect(runs.succeeded.size).toBe(burst.items.length);
-		expect(runs.crashed.length + runs.failed.length).toBeLessThanOrEqual(5);
+		const { before, after, trace } = outcome;
+		expect(trace.untraceable).toEqual([]);
+		expect(lostAndRepeated(outcome.items, after)).toEqual({ lost: 0, repeated: 0 });
+		expect(before.crashed.length + before.failed.length).toBeLessThanOrEqual(5);
 		const messages = await Promise.all(
-			runs.failed.map(async (id) => (await n8n.execution(id)).data?.resultData.error?.message),
+			after.failed.map(async (id) => (await n8n.execution(id)).data?.resultData.error?.message),
 		);
 		const reports = messages.filter((message) => /could not start/.test(message ?? ''));
 		expect(reports.length).toBeLessThanOrEqual(1);
-		await n8n.unpublish(burst.workflowId);
+		await n8n.unpublish(outcome.workflowId);
 	}, 900_000);
 
 	/**

@@ -290,17 +290,22 @@ export interface BurstCrashOutcome extends BurstThroughKill {
 export async function burstCrashStartAgain(
 	n8n: N8nInstance,
 	source: FakeSystem,
-	options: BurstOptions & { log?: (line: string) => void },
+	options: BurstOptions & { log?: (line: string) => void; settleMs?: number },
 ): Promise<BurstCrashOutcome> {
 	const started = Date.now();
 	const burst = await burstThroughKill(n8n, source, options);
-	const before = await burstRuns(n8n, burst.workflowId, burst.items.length);
+	const before = await burstRuns(n8n, burst.workflowId, burst.items.length, options.settleMs);
 	options.log?.(
 		`${burst.items.length}-item burst killed after ${burst.reportedAtKill} reports: ${before.crashed.length} runs crashed, ${before.succeeded.size} items ran, ${before.failed.length} failed executions (${Math.round((Date.now() - started) / 1000)} s)`,
 	);
 	const trace = await traceCrashedRuns(n8n, burst, before);
 	await startAgain(burst, trace.toStartAgain);
-	const after = await burstRuns(n8n, burst.workflowId, burst.items.length + before.crashed.length);
+	const after = await burstRuns(
+		n8n,
+		burst.workflowId,
+		burst.items.length + before.crashed.length,
+		options.settleMs,
+	);
 	return { ...burst, before, trace, after };
 }
 
