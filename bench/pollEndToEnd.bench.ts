@@ -39,8 +39,9 @@
  *     BENCH_E2E_HISTORIES=0,100000         remembered histories (default 0,100000,1000000)
  *     BENCH_E2E_SIZES=300x100,1000x20000   runs x item bytes (default 300x100,300x20000,300x60000,1000x20000)
  *     BENCH_N8N_HEAP_MB=16384              n8n's --max-old-space-size (default: none, n8n's default)
+ * A run of every row at n8n's default heap also writes its figures to bench/results/pollEndToEnd.json.
  */
-import { rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 
@@ -546,6 +547,48 @@ function printSizes(pairs: Array<[Measured, Measured]>): void {
 	printTable(3, rows);
 }
 
+/**
+ * The run's figures, for bench/results/pollEndToEnd.json (committed with docs/benchmarks.md's
+ * table): per history the Poll Trigger's time, its floor's, and the Poll Trigger's peak RSS; per
+ * item size the Poll Trigger's time per run (and its floor's). A row that did not end ok has null
+ * figures and says how it ended.
+ */
+function writeResults(
+	histories: Array<[Measured, Measured]>,
+	sizes: Array<[Measured, Measured]>,
+): void {
+	const outcome = (m: Measured) => (m.outcome === 'ok' ? {} : { outcome: m.outcome });
+	const round = (value: number | undefined) => (value === undefined ? null : Math.round(value));
+	const perRun = (m: Measured) =>
+		m.ms === undefined ? null : Math.round((m.ms / m.workload.runs) * 10) / 10;
+	const results = {
+		n8n: n8nVersion,
+		measuredAt: new Date().toISOString(),
+		history: histories.map(([poll, floor]) => ({
+			keys: poll.workload.history,
+			ms: round(poll.ms),
+			floorMs: round(floor.ms),
+			peakRssMb: poll.peakRssBytes === undefined ? null : Math.round(poll.peakRssBytes / 1e6),
+			floorPeakRssMb:
+				floor.peakRssBytes === undefined ? null : Math.round(floor.peakRssBytes / 1e6),
+			...outcome(poll),
+			...(floor.outcome !== 'ok' && { floorOutcome: floor.outcome }),
+		})),
+		itemSize: sizes.map(([poll, floor]) => ({
+			runs: poll.workload.runs,
+			bytes: poll.workload.itemBytes,
+			msPerRun: perRun(poll),
+			floorMsPerRun: perRun(floor),
+			...outcome(poll),
+			...(floor.outcome !== 'ok' && { floorOutcome: floor.outcome }),
+		})),
+	};
+	const folder = join(__dirname, 'results');
+	mkdirSync(folder, { recursive: true });
+	writeFileSync(join(folder, 'pollEndToEnd.json'), `${JSON.stringify(results, null, '\t')}\n`);
+	process.stdout.write(`Figures written to ${join(folder, 'pollEndToEnd.json')}\n`);
+}
+
 async function main(): Promise<void> {
 	const began = Date.now();
 	ensureN8nInstalled();
@@ -575,6 +618,10 @@ async function main(): Promise<void> {
 	);
 	if (histories.length > 0) printHistories(histories);
 	if (sizes.length > 0) printSizes(sizes);
+	// Only a run of every row at n8n's default heap stands for the committed figures.
+	if (QUICK || process.env.BENCH_E2E_HISTORIES || process.env.BENCH_E2E_SIZES || HEAP_MB)
+		process.stdout.write('Rows or heap picked: bench/results/pollEndToEnd.json left as it is.\n');
+	else writeResults(histories, sizes);
 	process.stdout.write(
 		[
 			'',

@@ -42,6 +42,7 @@ function settings(source: PollSource, clock: FakeClock): PollActivationSettings 
 /** Ports that need nothing of n8n: no transport, polls that fail throw. */
 const quietPorts = {
 	context: {},
+	inFlight: () => false,
 	writeNow: () => undefined,
 	onPollFailure: (error: Error) => {
 		throw error;
@@ -115,12 +116,12 @@ describe('PollActivation', () => {
 		);
 		expect(activation.lastOpMemory).toBe(opMemory);
 		const emitted: PollRunToEmit[] = [];
-		let held: number | undefined;
+		let stored: PollTriggerState['outbox'];
 		await activation.start(
 			{
 				...quietPorts,
 				write: (state) => {
-					held = state.outbox?.filter((entry) => entry.run.held).length;
+					stored = state.outbox;
 				},
 				emit: async (runs) => void emitted.push(...runs),
 				emitTaken: async (take) => void emitted.push(...take()),
@@ -128,11 +129,13 @@ describe('PollActivation', () => {
 			[],
 		);
 		expect(emitted.map((run) => run.run.keys)).toEqual([[1], [2]]);
-		expect(held).toBe(3);
+		// Every run of the burst is stored, none with its items: the other three go out as these settle.
+		expect(stored?.map((entry) => entry.run.keys)).toEqual([[1], [2], [3], [4], [5]]);
+		expect(stored?.every((entry) => entry.run.items === undefined)).toBe(true);
 		activation.stop();
 	});
 
-	it("returns once the stored outbox's re-emit and the first poll are under way, without awaiting the re-emit (n8n 2.41 abandons a publication that takes over about 84 s); the re-emitted runs go out first, in order, none twice", async () => {
+	it("returns once the stored outbox's re-emit and the first poll are under way, without awaiting the re-emit (n8n 2.41 abandons a publication that takes over about 84 s); one-item runs stored without items go out from that poll under their keys, in order, none twice", async () => {
 		// Before a crash: a burst of 300 runs, all stored armed, none settled.
 		const burst = Array.from({ length: 300 }, (_, n) => ({ id: n }));
 		const before = live(() => burst);
@@ -170,12 +173,14 @@ describe('PollActivation', () => {
 		await flushPromises();
 		expect(returned).toBe(true);
 		expect(polls).toBe(1);
-		// The emitter keeps the order of calls: the stored runs first, then the poll's new run.
+		// One-item runs are stored without their items: none is emitted again at activation; the first
+		// poll emits them under their stored keys (restaged), in order, then the new item.
 		expect(emits.map((runs) => runs.map((run) => run.run.keys))).toEqual([
-			burst.map(({ id }) => [id]),
-			[['new']],
+			[...burst.map(({ id }) => [id]), ['new']],
 		]);
-		expect(emits[0].map((run) => run.key)).toEqual(stored.outbox!.map((entry) => entry.key));
+		expect(emits[0].slice(0, 300).map((run) => run.key)).toEqual(
+			stored.outbox!.map((entry) => entry.key),
+		);
 		release();
 		await started;
 		activation.stop();
@@ -202,13 +207,14 @@ describe('PollActivation', () => {
 		const after = live(() => burst, before.writes.at(-1)!);
 		await after.activation.start(after.ports, []);
 		await flushPromises();
-		// The stored runs are emitted again and refused by n8n (their executions exist); the rolled
-		// back items are planned again by the first poll, under the next attempt.
-		const reEmitted = after.emitted.slice(0, 300);
+		// The first poll plans, in the source's order, the rolled back items under the next attempt,
+		// then the runs stored without items under their keys (restaged), which n8n refuses (their
+		// executions exist).
+		const reEmitted = after.emitted.slice(100);
 		for (const { key, run } of reEmitted)
 			after.activation.settled(key!, run, { settlement: 'started' });
 		expect(reEmitted.map(({ run }) => run.keys[0])).toEqual(burst.slice(700).map(({ id }) => id));
-		const again = after.emitted.slice(300);
+		const again = after.emitted.slice(0, 100);
 		expect(again.map(({ run }) => run.keys[0])).toEqual(burst.slice(600, 700).map(({ id }) => id));
 		for (const { key, run } of again) {
 			expect(key).toMatch(new RegExp(`:${run.keys[0]}#1$`));
@@ -227,6 +233,64 @@ describe('PollActivation', () => {
 				.sort(),
 		);
 		expect(String(summary.note)).toMatch(/not listed here.*#<attempt>/s);
+		after.activation.stop();
+	});
+
+	it("a poll is one write that stores every run of its burst without items; after a crash right after it, nothing is emitted at activation and the next poll emits each item still listed under its run's key, and one no longer listed not at all", async () => {
+		let listed = [{ id: 'a' }, { id: 'b' }, { id: 'c' }];
+		const first = live(() => listed);
+		await first.activation.start(first.ports, []);
+		expect(first.emitted.map((run) => run.run.keys)).toEqual([['a'], ['b'], ['c']]);
+		// The write the burst's first emit carries (later ones only note the poll's outcome).
+		const [written] = first.writes;
+		expect(written.outbox?.map((entry) => entry.key)).toEqual(first.emitted.map((run) => run.key));
+		expect(written.outbox?.every((entry) => entry.run.items === undefined)).toBe(true);
+		first.activation.stop();
+
+		// The crash: n8n may have created a's and b's runs, or not; the source drops c meanwhile.
+		listed = [{ id: 'a' }, { id: 'b' }];
+		const infos: string[] = [];
+		const after = live(() => listed, structuredClone(written));
+		await after.activation.start({ ...after.ports, info: (message) => infos.push(message) }, []);
+		expect(infos.join('\n')).toContain(
+			'3 run(s) of a burst were not known to have started before the last stop',
+		);
+		expect(after.emitted).toEqual([]);
+		// The next poll: a and b go out under the keys they had (n8n refuses those it created); c, no
+		// longer listed, is not started.
+		await after.clock.advance(5_000);
+		expect(after.emitted.map((run) => [run.key, run.run.keys])).toEqual([
+			[first.emitted[0].key, ['a']],
+			[first.emitted[1].key, ['b']],
+		]);
+		// Recent Starts keeps c's run as one whose end is unknown.
+		const c = first.emitted[2].key!;
+		expect(after.writes.at(-1)!.ledger?.find((entry) => entry.key === c)?.outcome).toBe('emitted');
+		for (const run of after.emitted)
+			after.activation.settled(run.key!, run.run, { settlement: 'started', result: {} });
+		// The keys are used up: a later poll listing c again starts it (never created) under its key,
+		// and starts a and b no more.
+		listed = [{ id: 'a' }, { id: 'b' }, { id: 'c' }];
+		await after.clock.advance(5_000);
+		expect(after.emitted.slice(2).map((run) => [run.key, run.run.keys])).toEqual([[c, ['c']]]);
+		after.activation.stop();
+	});
+
+	it('a one-item run this process emitted and n8n has not settled (a re-publish) is not restaged: it stays in the outbox, settles with its run, and a poll listing its item again starts nothing', async () => {
+		const first = live(() => [{ id: 'a' }]);
+		await first.activation.start(first.ports, []);
+		first.activation.stop();
+		const [a] = first.emitted;
+		const after = live(() => [{ id: 'a' }], structuredClone(first.writes[0]));
+		await after.activation.start({ ...after.ports, inFlight: (key) => key === a.key }, []);
+		// Handed to the emitter under its key, which settles it with the run in flight
+		// (nodes/shared/emitRuns.ts): not forgotten, so the next poll does not plan it again.
+		expect(after.emitted.map((run) => run.key)).toEqual([a.key]);
+		after.activation.settled(a.key!, a.run, { settlement: 'started', result: {} });
+		after.activation.write();
+		expect(after.writes.at(-1)!.outbox).toEqual([]);
+		await after.clock.advance(5_000);
+		expect(after.emitted).toHaveLength(1);
 		after.activation.stop();
 	});
 

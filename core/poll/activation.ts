@@ -50,8 +50,8 @@ export interface PollTriggerState {
 	/** The op's memory from the last successful poll (HTTP validators). */
 	opMemory?: OpMemory;
 	/**
-	 * Runs written but not yet settled by n8n (core/outbox.ts, in two stages: runStage.ts); armed
-	 * ones are emitted again at every activation, held ones forgotten.
+	 * Runs written but not yet settled by n8n (core/outbox.ts, as runStage.ts stages them): those
+	 * stored with items are emitted again at every activation, the others restaged or forgotten.
 	 */
 	outbox?: Array<{ key: string; run: PollRun }>;
 	/** Recent starts: deduplication key → item keys, when, how n8n settled it (ledger.ts). */
@@ -105,6 +105,11 @@ export interface PollActivationPorts {
 	write(state: PollTriggerState): void;
 	/** Emits runs after those of earlier calls. */
 	emit(runs: PollRunToEmit[]): Promise<void>;
+	/**
+	 * Whether a run under this key was emitted in this process and n8n has not settled it yet (an
+	 * earlier activation's, before a re-publish): it is settled with that run, never emitted again.
+	 */
+	inFlight(key: string): boolean;
 	/** After earlier emits, calls `take` and emits the runs it returns (see RunEmitter.emitTaken). */
 	emitTaken(take: () => PollRunToEmit[]): Promise<void>;
 	/**
@@ -127,11 +132,13 @@ type RunnerSettings = Omit<
 >;
 
 /**
- * What one activation of a Poll Trigger owns: the dedupe store, the two-stage outbox, the ledger of
- * recent starts, Start Again, and (when live) the runner. Reading the saved state and the settings
- * checks them and writes nothing, so a refused activation leaves the stored state as it was. A live
- * activation then `start`s: it forgets the runs held before the last stop, emits the armed ones
- * again (n8n refuses those it created, by key), and polls; each poll is remembered and its runs
+ * What one activation of a Poll Trigger owns: the dedupe store, the outbox (runStage.ts), the
+ * ledger of recent starts, Start Again, and (when live) the runner. Reading the saved state and the
+ * settings checks them and writes nothing, so a refused activation leaves the stored state as it
+ * was. A live activation then `start`s: it forgets the runs held before the last stop, restages the
+ * one-item runs stored without items (the next poll that lists an item emits it under its run's
+ * key), emits those stored with items again (n8n refuses those it created, by key), and polls; each
+ * poll is remembered and its runs
  * recorded in one write before they are emitted (core/outbox.ts), and each run n8n settles leaves
  * the outbox, its items rolled back when n8n could not create it.
  */
@@ -178,7 +185,10 @@ export class PollActivation {
 			() => this.store.historyBytes + LEDGER_MAX_BYTES + JSON.stringify(this.opMemory ?? {}).length,
 		);
 		if (saved.pending)
-			this.outbox.add([{ key: saved.pending.dedupeKey, items: saved.pending.items, keys: [] }]);
+			this.outbox.add(
+				[{ key: saved.pending.dedupeKey, items: saved.pending.items, keys: [] }],
+				true,
+			);
 		this.observed = saved.observed;
 		this.startAgainApplied = saved.startAgainApplied;
 		const { paging, args } = settings.source;
@@ -265,8 +275,9 @@ export class PollActivation {
 	}
 
 	/**
-	 * Goes live: applies Start Again (once per list), forgets the runs held before the last stop or
-	 * crash, emits the armed ones again (without waiting for n8n to create them), and starts polling.
+	 * Goes live: applies Start Again (once per list), forgets (held) or restages (one-item runs
+	 * stored without items) the runs not known to have started before the last stop or crash, emits
+	 * those stored with items again (without waiting for n8n to create them), and starts polling.
 	 * Resolves once the first poll of a fresh
 	 * store is done: it may only remember what is there (First Poll Starts: nothing), which emits no
 	 * run, and n8n writes static data only on emit and at the end of activation, so n8n's activation
@@ -290,14 +301,26 @@ export class PollActivation {
 		}
 		// Runs held before the last stop or crash were never emitted: their items are forgotten (newest
 		// first, as the cursor kinds' undo only goes back), so the next poll that lists them starts them.
-		const held = this.outbox.takeStoredHeld();
+		// One-item runs stored without items may have been created: restaged, so the next poll that
+		// lists an item emits it under its run's key, which n8n refuses if it was created. Those this
+		// process emitted and n8n has not settled yet stay, and are settled with their runs.
+		const { held, unsure } = this.outbox.takeStoredWithoutItems((key) => ports.inFlight(key));
 		for (const { run } of [...held].reverse()) this.store.rollback(run.undo);
-		if (held.length > 0)
+		this.store.restage(
+			[...unsure].reverse().map(({ key, run }) => ({ key, undo: run.undo, itemKey: run.keys[0] })),
+		);
+		for (const { key, run } of unsure) {
+			this.reEmitted.add(key);
+			// Recent Starts lists it as a run whose end is unknown until its item is listed again.
+			if (!this.ledger.has(key)) this.ledger.started(key, run.keys, this.settings.clock.now());
+		}
+		const notKnown = held.length + unsure.length;
+		if (notKnown > 0)
 			ports.info(
-				`${held.length} run(s) of a burst had not been emitted before the last stop; their items start at the next poll that lists them`,
+				`${notKnown} run(s) of a burst were not known to have started before the last stop; their items start at the next poll that lists them (n8n refuses those it created, by their keys)`,
 			);
-		// Runs armed before the last stop or crash; n8n refuses those it created, by their keys.
-		if (this.saved.pending || held.length > 0) this.write();
+		// Runs stored with their items before the last stop or crash; n8n refuses those it created.
+		if (this.saved.pending || notKnown > 0) this.write();
 		// Not awaited: hundreds of stored runs (a crash mid-burst) take n8n longer to create than it
 		// gives a publication (n8n 2.41 abandons it after about 84 s). The emitter sends them in order,
 		// before the first poll's runs.
@@ -338,9 +361,14 @@ export class PollActivation {
 		this.refill();
 	}
 
-	/** Whether runs of a burst are still held (their emit writes the state). */
+	/** Whether runs of a burst are still to go out. */
 	get moreToEmit(): boolean {
 		return this.outbox.heldCount > 0;
+	}
+
+	/** How many one-item runs the outbox lets out at once at the state's size now (runStage.ts). */
+	get windowRuns(): number {
+		return this.outbox.windowRuns;
 	}
 
 	/** The trigger's one write. n8n only notices a reassigned top-level key: the whole state is new. */
@@ -376,11 +404,14 @@ export class PollActivation {
 		return armed;
 	}
 
-	/** Held runs of a burst go out as earlier ones settle, in batches. */
+	/**
+	 * The rest of a burst goes out as earlier runs settle; a run of several items is stored with them
+	 * first (a write), a one-item run is already stored (runStage.ts).
+	 */
 	private refill(): void {
 		void this.live.emitTaken(() => {
-			const armed = this.started(this.outbox.refill());
-			if (armed.length > 0) this.write();
+			const armed = this.started(this.outbox.armNext());
+			if (armed.length > 0 && !this.settings.oneRunPerItem) this.write();
 			return armed;
 		});
 	}
@@ -429,6 +460,7 @@ export class PollActivation {
 		const armed = this.started(
 			this.outbox.add(
 				planned.filter((run): run is typeof run & { key: string } => run.key !== undefined),
+				!this.settings.oneRunPerItem,
 			),
 		);
 		// Validators are kept with the runs they listed: both are in this one write.

@@ -969,3 +969,43 @@ describe('deduplication keys name their item', () => {
 		expect(again).not.toBe(a);
 	});
 });
+
+describe('restaged runs (one-item runs a crash may have cut short)', () => {
+	const restageAll = (store: DedupeStore, runs: PlannedRun[]) =>
+		store.restage(
+			[...runs]
+				.reverse()
+				.map(({ key, undo, candidates }) => ({ key: key!, undo, itemKey: candidates[0].key })),
+		);
+
+	test("changed: two unsettled runs of one item (v2, then v3): the item at v3 goes out under the v3 run's key", () => {
+		const store = loadDedupeStore({ dedupe: { kind: 'changed' } });
+		commitPoll(store, keyed(['x'], ['v1']), 0);
+		const v2 = commitPoll(store, keyed(['x'], ['v2']), HOUR);
+		const v3 = commitPoll(store, keyed(['x'], ['v3']), 2 * HOUR);
+		restageAll(store, [...v2, ...v3]);
+		const again = commitPoll(store, keyed(['x'], ['v3']), 3 * HOUR);
+		expect(again.map(({ key }) => key)).toEqual(v3.map(({ key }) => key));
+	});
+
+	test('Start Again of a restaged item: a new key, not the restaged one', () => {
+		const store = loadDedupeStore({ dedupe: { kind: 'unique' } });
+		const runs = commitPoll(store, keyed(['a']), 0);
+		restageAll(store, runs);
+		store.startAgain(['a']);
+		const again = commitPoll(store, keyed(['a']), HOUR);
+		expect(again).toHaveLength(1);
+		expect(again[0].key).not.toBe(runs[0].key);
+	});
+
+	test('a restaged entry that is not an array pair is refused when loaded', () => {
+		expect(() =>
+			loadDedupeStore({ dedupe: { kind: 'unique' } }, {
+				v: 1,
+				kind: 'unique',
+				fresh: false,
+				restaged: [{ key: 'k' }],
+			} as unknown as SavedDedupeState),
+		).toThrow(/a restaged entry must be \[hash, key\]/);
+	});
+});

@@ -113,6 +113,13 @@ const STARTING_VERDICTS: ReadonlySet<Verdict> = new Set<Verdict>([
 export const MAX_ATTEMPTS_KEPT = 1000;
 /** How many items a store keeps marked to start again (oldest dropped first). */
 export const MAX_AGAIN_KEPT = 1000;
+/**
+ * How many restaged runs' deduplication keys a store keeps until their item is listed again (oldest
+ * dropped first): bursts of thousands of runs cut short by one crash. Past this bound an item whose
+ * run n8n created before the crash, listed again only later, may start again (`time_window` and
+ * `changed`: their keys carry the poll's generation).
+ */
+export const MAX_RESTAGED_KEPT = 10_000;
 
 export function startsRun(verdict: Verdict): boolean {
 	return STARTING_VERDICTS.has(verdict);
@@ -205,6 +212,11 @@ export interface SavedDedupeState {
 	again?: string[];
 	/** Keyed kinds under a cap: what the cap has forgotten so far. */
 	forgotten?: ForgottenKeys;
+	/**
+	 * One-item runs a stop or crash may have cut short, planned again (restage): [key hash (hex),
+	 * the run's deduplication key, for `changed` the version hash (hex) it started], oldest first.
+	 */
+	restaged?: Array<[string, string] | [string, string, string]>;
 }
 
 export interface Judgement {
@@ -231,6 +243,8 @@ export abstract class DedupeStore {
 	private readonly attempts = new Map<string, number>();
 	/** Key hashes to start at the next poll that lists them. */
 	private readonly again = new Set<string>();
+	/** Key hash → the deduplication key (and `changed`: version hash, hex) of its restaged run. */
+	private readonly restaged = new Map<string, { key: string; version?: string }>();
 
 	protected constructor(
 		private readonly firstPoll: FirstPollPolicy,
@@ -245,6 +259,14 @@ export abstract class DedupeStore {
 			this.attempts.set(hexToUnits(entry[0]), entry[1]);
 		}
 		for (const hex of saved?.again ?? []) this.again.add(hexToUnits(hex));
+		for (const entry of saved?.restaged ?? []) {
+			if (!Array.isArray(entry) || typeof entry[0] !== 'string' || typeof entry[1] !== 'string')
+				throw new Error(`a restaged entry must be [hash, key], not ${JSON.stringify(entry)}`);
+			this.restaged.set(hexToUnits(entry[0]), {
+				key: entry[1],
+				...(typeof entry[2] === 'string' && { version: entry[2] }),
+			});
+		}
 	}
 
 	/** True until a poll commits: the first-poll policy still applies. */
@@ -374,14 +396,55 @@ export abstract class DedupeStore {
 			return [{ key, candidates: plan.toStart, undo: mergeUndos(undos) }];
 		}
 		return plan.toStart.map((candidate, i) => ({
-			key: readableKey(
-				keyOf(identity(candidate)),
-				candidate.key,
-				this.attempts.get(candidate.ticket.hash),
-			),
+			key:
+				this.takeRestaged(candidate.ticket) ??
+				readableKey(
+					keyOf(identity(candidate)),
+					candidate.key,
+					this.attempts.get(candidate.ticket.hash),
+				),
 			candidates: [candidate],
 			undo: undos[i],
 		}));
+	}
+
+	/**
+	 * One-item runs whose end a stop or crash left unknown, stored without their items (runStage.ts),
+	 * newest first: n8n may or may not have created each. What their commits remembered is undone,
+	 * so the next poll that lists an item plans it again, and its run goes out under the key it had
+	 * (for `changed`, while the item is at the version that run started): n8n refuses it if the run
+	 * was created, and creates it if not. An item the source no longer lists is not started.
+	 */
+	restage(runs: ReadonlyArray<{ key: string; undo?: Undo; itemKey: ItemKey }>): void {
+		const newest = new Set<string>();
+		for (const { key, undo, itemKey } of runs) {
+			const hash = hash64(canonicalKey(itemKey));
+			const superseded = undo ? this.undo(undo) : undefined;
+			// A later poll started the item again (a newer version): that run carries it.
+			if (superseded?.has(hash) || newest.has(hash)) continue;
+			newest.add(hash);
+			const written =
+				undo && 'records' in undo
+					? undo.records.find(([hex]) => hex === unitsToHex(hash))?.[2]
+					: undefined;
+			this.restaged.delete(hash);
+			this.restaged.set(hash, {
+				key,
+				...(this.needsVersion && written !== undefined && { version: written }),
+			});
+		}
+		dropOldest(this.restaged, MAX_RESTAGED_KEPT);
+	}
+
+	/** The key of the item's restaged run, if this start is that run again; the entry is used up. */
+	private takeRestaged({ hash, versionHash }: Ticket): string | undefined {
+		const restaged = this.restaged.get(hash);
+		if (!restaged) return undefined;
+		this.restaged.delete(hash);
+		const sameStart =
+			restaged.version === undefined ||
+			(versionHash !== undefined && unitsToHex(versionHash) === restaged.version);
+		return sameStart ? restaged.key : undefined;
 	}
 
 	/**
@@ -410,6 +473,8 @@ export abstract class DedupeStore {
 			this.attempts.set(hash, attempt);
 			this.again.delete(hash);
 			this.again.add(hash);
+			// Started again under a new attempt: not under a restaged run's key.
+			this.restaged.delete(hash);
 		}
 		dropOldest(this.attempts, MAX_ATTEMPTS_KEPT);
 		dropOldest(this.again, MAX_AGAIN_KEPT);
@@ -432,6 +497,12 @@ export abstract class DedupeStore {
 				attempts: [...this.attempts].map(([hash, n]): [string, number] => [unitsToHex(hash), n]),
 			}),
 			...(this.again.size > 0 && { again: [...this.again].map(unitsToHex) }),
+			...(this.restaged.size > 0 && {
+				restaged: [...this.restaged].map(
+					([hash, { key, version }]): [string, string] | [string, string, string] =>
+						version === undefined ? [unitsToHex(hash), key] : [unitsToHex(hash), key, version],
+				),
+			}),
 		};
 	}
 

@@ -22,8 +22,8 @@ import { unitsToHex } from './records';
 
 export const LEDGER_MAX_ENTRIES = 50;
 /**
- * Runs with an unknown end kept at most: every run of the stored outbox when n8n stopped (its armed
- * window, core/poll/runStage.ts), over a few crashes.
+ * Runs with an unknown end kept at most: every run of the stored outbox when n8n stopped (a burst;
+ * core/poll/runStage.ts), over a few crashes.
  */
 export const LEDGER_MAX_END_UNKNOWN = 2_000;
 export const LEDGER_MAX_BYTES = 8_192;
@@ -89,6 +89,11 @@ export class StartLedger {
 		if (itemKeys.length > MAX_KEYS_PER_ENTRY) entry.itemCount = itemKeys.length;
 		this.entries.push(entry);
 		this.bound();
+	}
+
+	/** Whether the run is recorded. */
+	has(key: string): boolean {
+		return this.entries.some((entry) => entry.key === key);
 	}
 
 	/** Records how n8n settled a run; a run no longer recorded is ignored. */

@@ -3,30 +3,31 @@ import type { Undo } from './dedupe';
 import type { ItemKey } from './expressions';
 
 /**
- * A poll run as the stored outbox holds it. An armed run carries its items, so that an activation
- * can emit it again; a held run carries only what forgetting its items takes.
+ * A poll run as the stored outbox holds it. A one-item run is stored without its items (its emit
+ * carries them). A run of several items (One Run per Item off) is stored with them once armed, so
+ * that an activation can emit it again; held, it carries only what forgetting its items takes.
  */
 export interface StagedRun<I> {
 	items?: I[];
 	keys: ItemKey[];
 	undo?: Undo;
-	/** Not emitted yet: its items are in this process's memory only (see RunStage). */
+	/** Stored with items once armed, not armed yet: its items are in this process's memory only. */
 	held?: true;
 }
 
-/** Items of armed runs in the stored outbox at once (the first run is armed whatever its size). */
+/** Items of armed runs stored in the outbox at once (the first run is armed whatever its size). */
 export const ARMED_ITEMS_MAX_BYTES = 1024 * 1024;
 /**
- * What the static-data copies of the armed runs may add up to: n8n 2.41 reads the workflow's whole
- * static data from the database twice for every run it creates (trigger-execution-context.factory.js
- * `loadPublishedWorkflowData`, workflow-runner.js `prepareNewExecution`) and each run keeps its copy
- * until it ends.
+ * What the static-data copies of the runs in flight may add up to: n8n 2.41 reads the workflow's
+ * whole static data from the database twice for every run it creates (trigger-execution-context.
+ * factory.js `loadPublishedWorkflowData`, workflow-runner.js `prepareNewExecution`) and each run
+ * keeps its copy until it ends.
  */
 export const ARMED_COPIES_MAX_BYTES = 512 * 1024 * 1024;
-
 /**
- * Whether one more run, with `itemBytes` of items, may be armed next to `armed`, the state (without
- * the outbox's items) being `stateBytes`. At least one run is always armed, so a burst always moves.
+ * Whether one more run, storing `itemBytes` of items, may be armed next to `armed`, the state
+ * (without the outbox's items) being `stateBytes`. At least one run is always armed, so a burst
+ * always moves.
  */
 export function mayArm(
 	armed: { runs: number; itemBytes: number },
@@ -42,36 +43,42 @@ export function mayArm(
 }
 
 interface Staged<I> {
+	/** As stored. */
 	run: StagedRun<I>;
-	/** The items, while the run is held. */
-	items?: I[];
+	/** As emitted. */
+	items: I[];
+	/** Of the items stored with the run once armed (0 for a one-item run). */
 	itemBytes: number;
+	armed: boolean;
 }
 
 /**
- * The Poll Trigger's outbox (core/outbox.ts protocol), in two stages, so that a burst's items are
- * not multiplied by its runs: every run n8n creates loads the whole static data, and an outbox that
- * held the items of all a burst's runs until they ended would make each run load them all (300
- * items of 60 KB: 18 MB per load, 600 loads). So only a window of runs is *armed* (stored with
- * its items and emitted), bounded by mayArm; the rest of the burst is *held*: remembered by the
- * dedupe store in the same write as the armed ones, stored without items, emitted once armed as
- * earlier runs settle.
+ * The Poll Trigger's outbox (core/outbox.ts protocol), so that a burst's items are not multiplied by
+ * its runs, nor its state written once per wave: every run n8n creates loads the whole static data,
+ * and an outbox that held the items of all a burst's runs until they ended would make each run
+ * load them all (300 items of 60 KB: 18 MB per load, 600 loads).
  *
- * Crash argument. An armed run is stored with its items before it is emitted (its arming is the
- * state the emit makes n8n write), so the next activation emits it again and n8n refuses it if it
- * was created. A held run was never emitted: no execution holds its key. The next activation
- * forgets its items (its undo), so the next poll that lists them plans them again, as new. A held
- * item that the source no longer lists by then is not started: it was listed once and never started.
+ * A poll's write records every run of its burst, one-item runs without their items. Runs are
+ * *armed* (emitted) in order while mayArm allows, the rest as earlier ones settle, with no write of
+ * their own: their emit carries their items. (How fast n8n is handed the armed runs is the
+ * emitter's: nodes/shared/emitRuns.ts, `chunked`.) A run of several items is stored with its items when
+ * it is armed (that arming is a write), and held without them until then.
+ *
+ * Crash argument. A run stored with its items is emitted again by the next activation, and n8n
+ * refuses it if it was created. A held run was never emitted: no execution holds its key; the next
+ * activation forgets its items (its undo), so the next poll that lists them plans them again. A
+ * one-item run stored without items may or may not have been created: the next activation forgets
+ * its item and restages its key (DedupeStore.restage), so the next poll that lists the item emits it
+ * under the same key, which n8n refuses if the run was created. What changes with a crash or stop:
+ * an item whose run n8n had not created is started only if the source still lists it.
  */
 export class RunStage<I> {
-	/** In emit order: armed runs first, then held ones. Keys are unique. */
+	/** In emit order: armed runs first, then the rest. Keys are unique. */
 	private readonly entries = new Map<string, Staged<I>>();
 	private armedItemBytes = 0;
 	private armedRuns = 0;
-	/** Runs armed after the last arming; refill waits until half of them have settled. */
-	private highWater = 0;
-	/** Held runs found in the stored state: the activation forgets their items (takeStoredHeld). */
-	private storedHeld: Array<OutboxEntry<StagedRun<I>>> = [];
+	/** Runs found in the stored state that cannot be emitted again: held, or stored without items. */
+	private storedWithoutItems: Array<OutboxEntry<StagedRun<I>>> = [];
 
 	constructor(
 		saved: unknown,
@@ -80,8 +87,9 @@ export class RunStage<I> {
 		private readonly stateBytes: () => number,
 	) {
 		for (const { key, run } of storedOutboxEntries<StagedRun<I>>(saved)) {
-			if (run.held) this.storedHeld.push({ key, run });
-			else this.arm(key, run, run.items ?? []);
+			if (run.held || run.items === undefined) this.storedWithoutItems.push({ key, run });
+			else
+				this.arm(key, { run, items: run.items, itemBytes: this.sizeOf(run.items), armed: false });
 		}
 	}
 
@@ -89,7 +97,7 @@ export class RunStage<I> {
 		return this.entries.size;
 	}
 
-	/** Runs stored held, not emitted yet. */
+	/** Runs not armed yet. */
 	get heldCount(): number {
 		return this.entries.size - this.armedRuns;
 	}
@@ -98,47 +106,70 @@ export class RunStage<I> {
 		return this.entries.has(key);
 	}
 
-	/** Held runs of the stored state, oldest first; given once. */
-	takeStoredHeld(): Array<OutboxEntry<StagedRun<I>>> {
-		const held = this.storedHeld;
-		this.storedHeld = [];
-		return held;
+	/** How many one-item runs the window lets out at once at the state's size now. */
+	get windowRuns(): number {
+		return Math.max(1, Math.floor(ARMED_COPIES_MAX_BYTES / (2 * Math.max(1, this.stateBytes()))));
 	}
 
 	/**
-	 * A poll's runs, in start order: armed while the window allows, held after the first that does
-	 * not fit (runs start in order). Returns the runs armed now, to emit once the state is written.
+	 * Runs of the stored state that cannot be emitted again, oldest first, given once: held ones
+	 * (never emitted, to forget) and one-item runs stored without items (to restage), except those
+	 * `inFlight` says this process emitted and n8n has not settled yet: those stay, armed, and are
+	 * settled with their runs.
 	 */
-	add(runs: ReadonlyArray<{ key: string; items: I[]; keys: ItemKey[]; undo?: Undo }>) {
+	takeStoredWithoutItems(inFlight: (key: string) => boolean): {
+		held: Array<OutboxEntry<StagedRun<I>>>;
+		unsure: Array<OutboxEntry<StagedRun<I>>>;
+	} {
+		const stored = this.storedWithoutItems;
+		this.storedWithoutItems = [];
+		const held: Array<OutboxEntry<StagedRun<I>>> = [];
+		const unsure: Array<OutboxEntry<StagedRun<I>>> = [];
+		for (const entry of stored) {
+			if (entry.run.held) held.push(entry);
+			else if (inFlight(entry.key))
+				this.arm(entry.key, { run: entry.run, items: [], itemBytes: 0, armed: false });
+			else unsure.push(entry);
+		}
+		return { held, unsure };
+	}
+
+	/**
+	 * A poll's runs, in start order, stored with or without their items (`storeItems`): a run armed
+	 * later needs no write unless it stores items. Returns the runs armed now, to emit once the state
+	 * is written.
+	 */
+	add(
+		runs: ReadonlyArray<{ key: string; items: I[]; keys: ItemKey[]; undo?: Undo }>,
+		storeItems: boolean,
+	) {
 		for (const { key, items, keys, undo } of runs) {
 			if (this.entries.has(key)) continue;
-			const run: StagedRun<I> = { keys, ...(undo && { undo }), held: true };
-			this.entries.set(key, { run, items, itemBytes: this.sizeOf(items) });
+			this.entries.set(key, {
+				run: { keys, ...(undo && { undo }), ...(storeItems && { held: true as const }) },
+				items,
+				itemBytes: storeItems ? this.sizeOf(items) : 0,
+				armed: false,
+			});
 		}
 		return this.armNext();
 	}
 
-	/** Arms held runs, oldest first, while the window allows; returns them. */
+	/**
+	 * Arms runs not armed yet, oldest first, while mayArm allows (after a poll's add, and as runs
+	 * settle); returns them as emitted (with their items). Runs added with `storeItems` are stored with them from now on: write the state first.
+	 */
 	armNext(): Array<OutboxEntry<StagedRun<I>>> {
 		const armed: Array<OutboxEntry<StagedRun<I>>> = [];
 		const stateBytes = this.stateBytes();
 		for (const [key, staged] of this.entries) {
-			if (!staged.run.held) continue;
+			if (staged.armed) continue;
 			const window = { runs: this.armedRuns, itemBytes: this.armedItemBytes };
 			if (!mayArm(window, staged.itemBytes, stateBytes)) break;
-			const { keys, undo } = staged.run;
-			armed.push({ key, run: this.arm(key, { keys, ...(undo && { undo }) }, staged.items ?? []) });
+			this.arm(key, staged);
+			armed.push({ key, run: { ...staged.run, items: staged.items } });
 		}
-		if (armed.length > 0) this.highWater = this.armedRuns;
 		return armed;
-	}
-
-	/**
-	 * After settlements: arms held runs once at least half of those armed last have settled, so a
-	 * burst's state is written once per batch, not once per settled run (each arming is a write).
-	 */
-	refill(): Array<OutboxEntry<StagedRun<I>>> {
-		return this.armedRuns * 2 > this.highWater ? [] : this.armNext();
 	}
 
 	/** n8n settled the run (or it is forgotten): it leaves, and frees its room in the window. */
@@ -146,32 +177,34 @@ export class RunStage<I> {
 		const staged = this.entries.get(key);
 		if (!staged) return undefined;
 		this.entries.delete(key);
-		if (!staged.run.held) {
+		if (staged.armed) {
 			this.armedRuns--;
 			this.armedItemBytes -= staged.itemBytes;
 		}
 		return staged.run;
 	}
 
-	/** Armed runs, oldest first: what an activation emits again. */
+	/** Armed runs, oldest first, as emitted: what an activation emits again. */
 	armed(): Array<OutboxEntry<StagedRun<I>>> {
 		return [...this.entries]
-			.filter(([, staged]) => !staged.run.held)
-			.map(([key, { run }]) => ({ key, run }));
+			.filter(([, staged]) => staged.armed)
+			.map(([key, { run, items }]) => ({ key, run: { ...run, items } }));
 	}
 
-	/** JSON-safe form for static data: held runs without their items. */
+	/** JSON-safe form for static data: one-item runs and held ones without their items. */
 	saved(): Array<OutboxEntry<StagedRun<I>>> {
 		return [...this.entries].map(([key, { run }]) => ({ key, run }));
 	}
 
-	/** `run` without items and not held. */
-	private arm(key: string, run: StagedRun<I>, items: I[]): StagedRun<I> {
-		const itemBytes = this.entries.get(key)?.itemBytes ?? this.sizeOf(items);
-		const armed: StagedRun<I> = { ...run, items };
-		this.entries.set(key, { run: armed, itemBytes });
+	/** Marks `staged` armed; a run held to store its items now stores them. */
+	private arm(key: string, staged: Staged<I>): void {
+		if (staged.run.held) {
+			const { keys, undo } = staged.run;
+			staged.run = { items: staged.items, keys, ...(undo && { undo }) };
+		}
+		staged.armed = true;
+		this.entries.set(key, staged);
 		this.armedRuns++;
-		this.armedItemBytes += itemBytes;
-		return armed;
+		this.armedItemBytes += staged.itemBytes;
 	}
 }

@@ -12,7 +12,12 @@ import { systemClock } from '../../core/clock';
 import { checkRequestUrl } from '../../core/connectors/httpAuth';
 import { checkPollOp, resolveOp } from '../../core/connectors/registry';
 import { PollActivation, type PollRun, type PollTriggerState } from '../../core/poll';
-import { BUSY_WRITE_INTERVAL_MS, RunEmitter } from '../shared/emitRuns';
+import {
+	BUSY_WRITE_INTERVAL_MS,
+	EMIT_CHUNK,
+	emittedInFlight,
+	RunEmitter,
+} from '../shared/emitRuns';
 import { saveTriggerFailure, toNodeError } from '../shared/errors';
 import { imapCredentialTest } from '../shared/imapCredentialTest';
 import { writerToLiveCopies } from '../shared/liveCopies';
@@ -130,6 +135,8 @@ export class PollTrigger implements INodeType {
 				),
 			// So that after a crash the ledger tells the runs that had ended from those cut short.
 			busyWriteIntervalMs: BUSY_WRITE_INTERVAL_MS,
+			// Over a big history the window lets out few runs at once: no chunk writes of a big state.
+			chunked: () => activation.windowRuns > 2 * EMIT_CHUNK,
 		});
 		const close = async () => {
 			liveCopies.close();
@@ -142,6 +149,7 @@ export class PollTrigger implements INodeType {
 					// n8n stores it with the next emit (RunEmitter) or after activation.
 					write: (state) => liveCopies.write(STATE_KEY, state as unknown as IDataObject),
 					emit: async (runs) => await emitter.emit(runs),
+					inFlight: emittedInFlight,
 					emitTaken: async (take) => await emitter.emitTaken(take),
 					writeNow: () => emitter.write(),
 					context,

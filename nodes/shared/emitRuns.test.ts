@@ -411,4 +411,42 @@ describe('RunEmitter with deduplication keys (n8n 2.x)', () => {
 		expect(emits()).toBe(2 * EMIT_CHUNK + 1);
 		await emitting;
 	});
+
+	test("not chunked (a trigger whose window bounds its runs in flight): after the first emit and n8n's write of the state it carries, the rest go out with no write between them", async () => {
+		const { context, log, staticData } = n8n2Context({ writesFinish: false });
+		const { emitter: runs } = emitter(context, log, staticData, undefined, {
+			chunked: () => false,
+		});
+		staticData.__dataChanged = true;
+		// Keys of their own: runs of other tests are still in flight in this process (inFlight).
+		const names = Array.from({ length: 3 * EMIT_CHUNK }, (_, i) => `u${i}`);
+		const emitting = runs.emit(names.map((name) => ({ key: `k-${name}`, run: name })));
+		await new Promise((resolve) => setImmediate(resolve));
+		expect(log).toEqual(['emit k-u0 (u0) writes state']);
+		await new Promise((resolve) => setTimeout(resolve, 20));
+		expect(log).toHaveLength(1);
+		staticData.__dataChanged = false;
+		await emitting;
+		expect(log.filter((line) => line.startsWith('emit'))).toHaveLength(names.length);
+		expect(log.filter((line) => line.includes('writes state'))).toHaveLength(1);
+		expect(log.some((line) => line.startsWith('rewrite'))).toBe(false);
+	});
+
+	test('runs taken one call at a time (as a window refills) while n8n writes the state: one write, the next waits for it', async () => {
+		const { context, log, staticData } = n8n2Context({ writesFinish: false });
+		const { emitter: runs } = emitter(context, log, staticData, undefined, {
+			chunked: () => false,
+		});
+		staticData.__dataChanged = true;
+		const one = async (name: string) =>
+			await runs.emitTaken(() => [{ key: `k-${name}`, run: name }]);
+		void one('w0');
+		const second = one('w1');
+		const third = one('w2');
+		await new Promise((resolve) => setTimeout(resolve, 20));
+		expect(log).toEqual(['emit k-w0 (w0) writes state']);
+		staticData.__dataChanged = false;
+		await Promise.all([second, third]);
+		expect(log).toEqual(['emit k-w0 (w0) writes state', 'emit k-w1 (w1)', 'emit k-w2 (w2)']);
+	});
 });

@@ -16,10 +16,11 @@ export interface RunToEmit<R> {
 }
 
 /**
- * Runs emitted between two waits for n8n's write of the static data. Each emit makes n8n read the
- * workflow and create an execution through its database pool; a whole stored outbox emitted at once
- * (500 runs) waited past the pool's timeout. A write n8n starts after a chunk's emits queues behind
- * their reads in the pool, so waiting for it keeps about two chunks being created at once.
+ * Runs emitted between two waits for n8n's write of the static data (RunEmitterOptions.chunked).
+ * Each emit makes n8n read the workflow and create an execution through its database pool; a whole
+ * stored outbox emitted at once (500 runs) waited past the pool's timeout. A write n8n starts after
+ * a chunk's emits queues behind their reads in the pool, so waiting for it keeps about two chunks
+ * being created at once.
  */
 export const EMIT_CHUNK = 10;
 /** The longest the emitter waits for n8n to write the static data before emitting the rest anyway. */
@@ -71,6 +72,12 @@ export interface RunEmitterOptions<R> {
 	 * them from the runs the crash cut short. Unset: written only once every run has settled.
 	 */
 	busyWriteIntervalMs?: number;
+	/**
+	 * Whether runs go out EMIT_CHUNK at a time now, n8n writing the state (the settlements so far)
+	 * between chunks: each chunk is a write of the whole static data, so a trigger that bounds its
+	 * runs in flight to a few chunks anyway says no. Unset: always.
+	 */
+	chunked?: () => boolean;
 }
 
 /** How n8n settled a run's done-promise. */
@@ -94,6 +101,11 @@ interface Outcome {
  * `new` row left by the previous process is then n8n's to resume or replace, once.
  */
 const inFlight = new Map<string, Promise<Outcome>>();
+
+/** Whether a run under `key` was emitted in this process and n8n has not settled it yet. */
+export function emittedInFlight(key: string): boolean {
+	return inFlight.has(key);
+}
 
 /**
  * Emits a trigger's runs, whose state (with each run in its outbox) was just written to the node's
@@ -143,6 +155,11 @@ export class RunEmitter<R> {
 	private lastBusyWrite = -Infinity;
 	/** Runs n8n did not run, not reported yet (RunEmitterOptions.reportNotRun). */
 	private notRun: Array<{ run: RunToEmit<R>; error?: Error }> = [];
+	/**
+	 * n8n's write started by this emitter's last emit (made with the static data marked changed),
+	 * watched from that emit on (see staticDataWritten); undefined when that emit started none.
+	 */
+	private pendingWrite: Promise<void> | undefined;
 
 	constructor(
 		private readonly context: ITriggerFunctions,
@@ -161,6 +178,8 @@ export class RunEmitter<R> {
 	 */
 	emitTaken(take: () => ReadonlyArray<RunToEmit<R>>): Promise<void> {
 		return this.enqueue(async () => {
+			// `take` has changed nothing yet: a write still going needs no second one after it.
+			await this.pendingWrite;
 			if (!this.stopped) await this.emitInOrder(take());
 		});
 	}
@@ -194,15 +213,16 @@ export class RunEmitter<R> {
 				);
 				continue;
 			}
-			// After the first emit and then every EMIT_CHUNK: n8n writes the state (the first emit's
-			// write carries the caller's; later ones the settlements so far) before more runs go out.
-			if (emitted > 0 && emitted % EMIT_CHUNK === 0) this.options.rewrite();
-			if (emitted === 1 || (emitted > 1 && emitted % EMIT_CHUNK === 1))
-				await staticDataWritten(this.context, () => this.stopped);
+			// Chunked: every EMIT_CHUNK, n8n writes the state (the settlements so far), and the next
+			// chunk goes out once that write is done.
+			if (emitted > 0 && emitted % EMIT_CHUNK === 0 && (this.options.chunked?.() ?? true))
+				this.options.rewrite();
+			await this.writeDone(emitted === 0);
 			if (this.stopped) return;
 			emitted++;
 			if (entry.key === undefined) {
 				this.context.emit([this.options.toItems(entry.run)]);
+				this.pendingWrite = this.writeStartedByEmit();
 				continue;
 			}
 			const key = entry.key;
@@ -236,8 +256,29 @@ export class RunEmitter<R> {
 			} catch (error) {
 				done.reject(error as Error);
 			}
+			this.pendingWrite = this.writeStartedByEmit();
 		}
 		this.writeSettlementsIfIdle();
+	}
+
+	/**
+	 * Before an emit: n8n writes the whole static data on every emit made while it is marked changed,
+	 * and clears the mark only once that write is done. So the emit that starts a write goes out,
+	 * and the next waits until the write is done. The first emit of a call goes out at once: the
+	 * caller has just changed the state for it to carry, and a write still going may not hold that.
+	 */
+	private async writeDone(first: boolean): Promise<void> {
+		if (!first) await this.pendingWrite;
+	}
+
+	/**
+	 * Called right after an emit: the write it started, if the static data is still marked changed
+	 * (n8n's write is going), watched from now on.
+	 */
+	private writeStartedByEmit(): Promise<void> | undefined {
+		return workflowStaticData(this.context)?.__dataChanged === true
+			? staticDataWritten(this.context, () => this.stopped)
+			: undefined;
 	}
 
 	private async onSettled(
@@ -284,6 +325,7 @@ export class RunEmitter<R> {
 		done.promise.catch(() => undefined);
 		try {
 			this.context.emit([[]], undefined, done, key);
+			this.pendingWrite = this.writeStartedByEmit();
 		} catch {
 			// Not written now: the next emit or activation writes it.
 		}

@@ -102,7 +102,7 @@ export interface KillTimeline {
 	crashed: number;
 	/** Outbox entries stored when n8n died (emitted again at the restart; undefined: not read). */
 	reEmitted?: number;
-	/** Runs stored held (never emitted; their items planned again by the next poll). */
+	/** Runs stored without their items (not emitted again; their items planned again by the next poll). */
 	held?: number;
 	/** Of those, entries whose run existed already (n8n refused them by their key). */
 	refused?: number;
@@ -221,8 +221,8 @@ export function pollChaosCases(history: number, burst: number): ChaosCase[] {
 		unordered('unique', { dedupe: 'unique' }),
 		unordered('time_window', { dedupe: 'time_window', ttl: 1, ttlUnit: 'hours' }),
 		{
-			// Items of 100 KB: a burst is more than the stored outbox arms at once (core/poll/runStage.ts),
-			// so a kill often finds runs of it held (remembered, stored without items, never emitted).
+			// Items of 100 KB: the stored outbox holds none of them (core/poll/runStage.ts), so a kill
+			// finds runs that only the next poll can emit again, under their keys.
 			...unordered('big_items', { dedupe: 'unique' }),
 			grow: (list, round) =>
 				insertRandomly(
@@ -764,10 +764,12 @@ export async function runChaos(
 				pollCases.map((poll) => poll.workflowId),
 			);
 			for (const poll of pollCases) {
-				// Held runs were never emitted (core/poll/runStage.ts): not emitted again, and their items,
-				// stored without them, are owed only while the source lists them.
+				// Runs stored without their items (core/poll/runStage.ts: held, or one-item runs) are not
+				// emitted again: the next poll plans their items again, owed only while the source lists them.
 				const all = stored ? (pollStateOf(stored.get(poll.workflowId), 'Poll')?.outbox ?? []) : [];
-				const outbox = stored ? all.filter((entry) => !entry.run?.held) : undefined;
+				const outbox = stored
+					? all.filter((entry) => !entry.run?.held && entry.run?.items !== undefined)
+					: undefined;
 				poll.storedHeld.push(stored ? all.length - (outbox?.length ?? 0) : undefined);
 				poll.storedKeys.push(new Set(outbox?.map((entry) => unprefixed(entry.key))));
 				poll.storedRuns.push(
@@ -1050,8 +1052,8 @@ async function countPoll(
 			).length,
 			// Some but not all of the round's runs had started, or the state with its runs was
 			// stored and not yet settled (a batch is one run: only the latter can show it).
-			// Or more runs stored without their items (held: the next poll plans them again) than at the
-			// kill before.
+			// Or the stored outbox held runs not yet settled: runs it re-emits, or more runs stored without
+			// their items (one-item runs, held runs: the next poll plans them again) than at the kill before.
 			midBurst:
 				(startedBefore > 0 && startedBefore < first.size) ||
 				(storedKeys?.size ?? 0) > 0 ||
@@ -1152,7 +1154,7 @@ export function timelineText(result: ChaosResult): string {
 				(t.reEmitted === undefined
 					? ''
 					: `; stored outbox ${t.reEmitted} re-emitted, ${t.refused} of them refused (run existed)`) +
-				(t.held ? `, ${t.held} held (planned again)` : '') +
+				(t.held ? `, ${t.held} stored without items (planned again)` : '') +
 				`; started after the restart ${t.startedAfterRestart}`,
 		),
 		...(result.notes ?? []).map((note) => `  ${note}`),
