@@ -202,6 +202,14 @@ function n8n2Context({ writesFinish = true } = {}) {
 }
 
 describe('RunEmitter with deduplication keys (n8n 2.x)', () => {
+	/**
+	 * Every emitter a test made, stopped after it: a write the mock never finishes (writesFinish:
+	 * false) would otherwise keep its emitter watching the static data for 60 s after the test
+	 * (STATIC_DATA_WRITE_WAIT_MS), and jest would not exit.
+	 */
+	const made: Array<RunEmitter<string>> = [];
+	afterEach(() => made.splice(0).forEach((runs) => runs.stop()));
+
 	function emitter(
 		context: ITriggerFunctions,
 		log: string[],
@@ -225,7 +233,9 @@ describe('RunEmitter with deduplication keys (n8n 2.x)', () => {
 				staticData.__dataChanged = true;
 			},
 		};
-		return { emitter: new RunEmitter<string>(context, options), outbox };
+		const runs = new RunEmitter<string>(context, options);
+		made.push(runs);
+		return { emitter: runs, outbox };
 	}
 
 	test('once every run has settled, one empty emit under the last key makes n8n store the settlements', async () => {
