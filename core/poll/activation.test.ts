@@ -276,6 +276,30 @@ describe('PollActivation', () => {
 		after.activation.stop();
 	});
 
+	it("a run restaged at one activation whose item is listed again only after another crash is still refused as 'existed at activation': Recent Starts keeps it in the Start Again list", async () => {
+		const first = live(() => [{ id: 'a' }]);
+		await first.activation.start(first.ports, []);
+		first.activation.stop();
+		const [a] = first.emitted;
+		// The crash: a's run is restaged at the next activation, and n8n dies again before a poll
+		// lists a (the chaos harness holds the sources' answers back after a restart).
+		const second = live(() => [], structuredClone(first.writes[0]));
+		await second.activation.start(second.ports, []);
+		second.activation.stop();
+		const third = live(() => [{ id: 'a' }], structuredClone(second.writes.at(-1)!));
+		await third.activation.start(third.ports, []);
+		await third.clock.advance(5_000);
+		expect(third.emitted.map((run) => run.key)).toEqual([a.key]);
+		// n8n refuses it: its execution exists (crashed at the first crash, or ended before it).
+		third.activation.settled(a.key!, a.run, { settlement: 'started' });
+		third.activation.write();
+		expect(third.writes.at(-1)!.ledger?.find((entry) => entry.key === a.key)?.outcome).toBe(
+			'existed at activation',
+		);
+		expect(JSON.parse(String(third.activation.endUnknown()!.itemKeys))).toEqual(['a']);
+		third.activation.stop();
+	});
+
 	it('a one-item run this process emitted and n8n has not settled (a re-publish) is not restaged: it stays in the outbox, settles with its run, and a poll listing its item again starts nothing', async () => {
 		const first = live(() => [{ id: 'a' }]);
 		await first.activation.start(first.ports, []);

@@ -310,10 +310,13 @@ export class PollActivation {
 			[...unsure].reverse().map(({ key, run }) => ({ key, undo: run.undo, itemKey: run.keys[0] })),
 		);
 		for (const { key, run } of unsure) {
-			this.reEmitted.add(key);
 			// Recent Starts lists it as a run whose end is unknown until its item is listed again.
 			if (!this.ledger.has(key)) this.ledger.started(key, run.keys, this.settings.clock.now());
 		}
+		// A restaged run refused when its item is listed again existed before: its end is unknown
+		// (Recent Starts' Start Again list), whichever activation restaged it (a second crash can come
+		// before a poll lists the item).
+		for (const key of this.store.restagedKeys()) this.reEmitted.add(key);
 		const notKnown = held.length + unsure.length;
 		if (notKnown > 0)
 			ports.info(

@@ -436,6 +436,14 @@ export abstract class DedupeStore {
 		dropOldest(this.restaged, MAX_RESTAGED_KEPT);
 	}
 
+	/**
+	 * The deduplication keys of restaged runs whose item no poll has listed since (restaged at this
+	 * activation or an earlier one: a crash can come before the item is listed again).
+	 */
+	restagedKeys(): string[] {
+		return [...this.restaged.values()].map(({ key }) => key);
+	}
+
 	/** The key of the item's restaged run, if this start is that run again; the entry is used up. */
 	private takeRestaged({ hash, versionHash }: Ticket): string | undefined {
 		const restaged = this.restaged.get(hash);
