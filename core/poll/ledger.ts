@@ -37,7 +37,8 @@ export type LedgerOutcome =
 	/** n8n reported the run's end with this status (success, error, canceled, crashed, ...). */
 	| `ended: ${string}`
 	/**
-	 * Emitted again at an activation (after a restart or re-publish) and refused by n8n because an
+	 * Emitted again at an activation (after a restart or re-publish), or restaged at one and emitted
+	 * when a poll listed its item again (core/poll/dedupe.ts `restage`), and refused by n8n because an
 	 * execution with its key exists: it was created before, and its end was never reported here.
 	 * A run killed with its n8n ends like this; its execution says whether it crashed.
 	 */
