@@ -300,6 +300,53 @@ describe('PollActivation', () => {
 		third.activation.stop();
 	});
 
+	it("a run restaged after a crash is read again from a source that keeps a read position in the op's memory (sql.query's keyset, sftp.list, HTTP validators): the position is forgotten with the items", async () => {
+		const rows = [{ id: 'a' }, { id: 'b' }];
+		const reads: number[] = [];
+		// Lists the rows after the position its memory holds, and moves the position past them.
+		const keyset: PollSource = {
+			op: {
+				name: 'test.keyset',
+				description: 'Lists the rows after its position',
+				transport: 'http',
+				check: () => undefined,
+				run: async (_args, { memory }) => {
+					const after = typeof memory.position === 'number' ? memory.position : 0;
+					reads.push(after);
+					return { kind: 'data', data: rows.slice(after), memory: { position: rows.length } };
+				},
+			},
+			args: {},
+			timeoutMs: 1_000,
+		};
+		const start = async (saved: PollTriggerState) => {
+			const clock = new FakeClock();
+			const writes: PollTriggerState[] = [];
+			const emitted: PollRunToEmit[] = [];
+			const activation = new PollActivation(saved, settings(keyset, clock), { intervalMs: 5_000 });
+			await activation.start(
+				{
+					...quietPorts,
+					write: (state) => writes.push(structuredClone(state)),
+					emit: async (runs) => void emitted.push(...runs),
+					emitTaken: async (take) => void emitted.push(...take()),
+				},
+				[],
+			);
+			return { activation, clock, writes, emitted };
+		};
+		const first = await start({ v: 1 });
+		expect(first.emitted.map((run) => run.run.keys)).toEqual([['a'], ['b']]);
+		expect(first.writes[0].opMemory).toEqual({ position: 2 });
+		first.activation.stop();
+		// The crash right after the poll's write: n8n may not have created either run.
+		const after = await start(structuredClone(first.writes[0]));
+		await after.clock.advance(5_000);
+		expect(reads).toEqual([0, 0]);
+		expect(after.emitted.map((run) => run.key)).toEqual(first.emitted.map((run) => run.key));
+		after.activation.stop();
+	});
+
 	it('a one-item run this process emitted and n8n has not settled (a re-publish) is not restaged: it stays in the outbox, settles with its run, and a poll listing its item again starts nothing', async () => {
 		const first = live(() => [{ id: 'a' }]);
 		await first.activation.start(first.ports, []);

@@ -318,6 +318,10 @@ export class PollActivation {
 		// before a poll lists the item).
 		for (const key of this.store.restagedKeys()) this.reEmitted.add(key);
 		const notKnown = held.length + unsure.length;
+		// Their items are listed again only if the op reads them again: its read position (sql.query's
+		// keyset, sftp.list's files, HTTP validators) is forgotten with them, as for a run n8n could not
+		// create (settled), and written below.
+		if (notKnown > 0) this.opMemory = undefined;
 		if (notKnown > 0)
 			ports.info(
 				`${notKnown} run(s) of a burst were not known to have started before the last stop; their items start at the next poll that lists them (n8n refuses those it created, by their keys)`,
