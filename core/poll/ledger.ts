@@ -166,7 +166,7 @@ export function endUnknownSummary(ledger: StartLedger): Record<string, unknown> 
 	const keys = [...new Set(entries.flatMap((entry) => entry.items))];
 	return {
 		endUnknown: entries.length,
-		note: `Runs whose end this trigger never learnt: n8n stopped (or the workflow was unpublished) while they ran. Those of them whose execution n8n shows as crashed did not finish: put their item keys (each execution's deduplication key ends with its item key) in Start Again and publish${entries.length > MAX_START_AGAIN ? `; this list holds the newest ${MAX_START_AGAIN}, Execute step lists the rest once those are started again` : ''}. A crashed execution not listed here is a run n8n told this trigger it could not start: its items were taken back and start again by themselves at the next poll that lists them (under the same item key with #<attempt>); do not start them again.`,
+		note: `Runs whose end this trigger never learnt: n8n stopped (or the workflow was unpublished) while they ran. Those of them whose execution n8n shows as crashed did not finish: click Retry on each in n8n's Executions list (n8n kept their items), or, for many at once, put their item keys (each execution's deduplication key ends with its item key) in Start Again and publish${entries.length > MAX_START_AGAIN ? `; this list holds the newest ${MAX_START_AGAIN}, Execute step lists the rest once those are started again` : ''}. A crashed execution not listed here is a run n8n told this trigger it could not start: its items were taken back and start again by themselves at the next poll that lists them (under the same item key with #<attempt>); do not start or retry them again.`,
 		itemKeys: JSON.stringify(keys.slice(0, MAX_START_AGAIN)),
 	};
 }
