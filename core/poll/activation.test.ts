@@ -52,12 +52,16 @@ const quietPorts = {
 	warn: () => undefined,
 };
 
-/** A live activation on a fake clock whose op lists `listed`; records writes and emits. */
-function live(listed: () => unknown[], saved: PollTriggerState = { v: 1 }) {
+/**
+ * A live activation on a fake clock whose op lists `listed` (or is `listed`, a source of its own);
+ * records writes and emits.
+ */
+function live(listed: (() => unknown[]) | PollSource, saved: PollTriggerState = { v: 1 }) {
 	const clock = new FakeClock();
 	const writes: PollTriggerState[] = [];
 	const emitted: PollRunToEmit[] = [];
-	const activation = new PollActivation(saved, settings(listing(listed), clock), {
+	const source = typeof listed === 'function' ? listing(listed) : listed;
+	const activation = new PollActivation(saved, settings(source, clock), {
 		intervalMs: 5_000,
 	});
 	const ports: PollActivationPorts = {
@@ -311,33 +315,26 @@ describe('PollActivation', () => {
 				transport: 'http',
 				check: () => undefined,
 				run: async (_args, { memory }) => {
-					const after = typeof memory.position === 'number' ? memory.position : 0;
+					const after = Number(memory.position ?? 0);
 					reads.push(after);
-					return { kind: 'data', data: rows.slice(after), memory: { position: rows.length } };
+					return {
+						kind: 'data',
+						data: rows.slice(after),
+						memory: { position: String(rows.length) },
+					};
 				},
 			},
 			args: {},
 			timeoutMs: 1_000,
 		};
 		const start = async (saved: PollTriggerState) => {
-			const clock = new FakeClock();
-			const writes: PollTriggerState[] = [];
-			const emitted: PollRunToEmit[] = [];
-			const activation = new PollActivation(saved, settings(keyset, clock), { intervalMs: 5_000 });
-			await activation.start(
-				{
-					...quietPorts,
-					write: (state) => writes.push(structuredClone(state)),
-					emit: async (runs) => void emitted.push(...runs),
-					emitTaken: async (take) => void emitted.push(...take()),
-				},
-				[],
-			);
-			return { activation, clock, writes, emitted };
+			const started = live(keyset, saved);
+			await started.activation.start(started.ports, []);
+			return started;
 		};
 		const first = await start({ v: 1 });
 		expect(first.emitted.map((run) => run.run.keys)).toEqual([['a'], ['b']]);
-		expect(first.writes[0].opMemory).toEqual({ position: 2 });
+		expect(first.writes[0].opMemory).toEqual({ position: '2' });
 		first.activation.stop();
 		// The crash right after the poll's write: n8n may not have created either run.
 		const after = await start(structuredClone(first.writes[0]));
