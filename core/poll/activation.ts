@@ -321,11 +321,12 @@ export class PollActivation {
 		// Their items are listed again only if the op reads them again: its read position (sql.query's
 		// keyset, sftp.list's files, HTTP validators) is forgotten with them, as for a run n8n could not
 		// create (settled), and written below.
-		if (notKnown > 0) this.opMemory = undefined;
-		if (notKnown > 0)
+		if (notKnown > 0) {
+			this.opMemory = undefined;
 			ports.info(
 				`${notKnown} run(s) of a burst were not known to have started before the last stop; their items start at the next poll that lists them (n8n refuses those it created, by their keys)`,
 			);
+		}
 		// Runs stored with their items before the last stop or crash; n8n refuses those it created.
 		if (this.saved.pending || notKnown > 0) this.write();
 		// Not awaited: hundreds of stored runs (a crash mid-burst) take n8n longer to create than it
