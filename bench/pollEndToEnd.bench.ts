@@ -116,6 +116,8 @@ interface Measured {
 	outcome: string;
 	/** Start (poll answered, or floor activated) to the last run's startedAt. */
 	ms?: number;
+	/** Start to the last run's stoppedAt: when every run of the burst had been handled. */
+	endMs?: number;
 	peakRssBytes?: number;
 	/** n8n died: the peak is the last one read before, so at least this. */
 	peakRssAtLeast: boolean;
@@ -276,6 +278,9 @@ async function measure(
 		}
 		measured.ms =
 			Math.max(...executions.map((execution) => Date.parse(execution.startedAt))) -
+			start.receivedAt;
+		measured.endMs =
+			Math.max(...executions.map((execution) => Date.parse(execution.stoppedAt ?? ''))) -
 			start.receivedAt;
 		await until(
 			'the trigger to write its settlements',
@@ -485,6 +490,7 @@ function printHistories(pairs: Array<[Measured, Measured]>): void {
 			'ms',
 			`x history ${basePoll.workload.history.toLocaleString('en')}`,
 			'x floor',
+			'ms to end',
 			'peak RSS MB',
 			'state',
 			'B/key',
@@ -501,6 +507,7 @@ function printHistories(pairs: Array<[Measured, Measured]>): void {
 				ms(m.ms),
 				ratio(m.ms, (m === poll ? basePoll : baseFloor).ms),
 				m === poll ? ratio(poll.ms, floor.ms) : '',
+				ms(m.endMs),
 				rss(m),
 				sizeOf(m.largestWriteBytes),
 				m === poll && history > 0 ? (m.loadedStateBytes / history).toFixed(1) : '',
@@ -523,6 +530,7 @@ function printSizes(pairs: Array<[Measured, Measured]>): void {
 			'ms/run',
 			`x ${itemSize(basePoll.workload.itemBytes)}`,
 			'x floor',
+			'ms to end',
 			'peak RSS MB',
 			'state',
 			'state writes',
@@ -539,6 +547,7 @@ function printSizes(pairs: Array<[Measured, Measured]>): void {
 				perRun(m) === undefined ? '-' : (perRun(m) as number).toFixed(1),
 				ratio(perRun(m), perRun(m === poll ? basePoll : baseFloor)),
 				m === poll ? ratio(poll.ms, floor.ms) : '',
+				ms(m.endMs),
 				rss(m),
 				sizeOf(m.largestWriteBytes),
 				m.writes === undefined ? '-' : String(m.writes),
@@ -568,6 +577,8 @@ function writeResults(
 			keys: poll.workload.history,
 			ms: round(poll.ms),
 			floorMs: round(floor.ms),
+			endMs: round(poll.endMs),
+			floorEndMs: round(floor.endMs),
 			peakRssMb: poll.peakRssBytes === undefined ? null : Math.round(poll.peakRssBytes / 1e6),
 			floorPeakRssMb:
 				floor.peakRssBytes === undefined ? null : Math.round(floor.peakRssBytes / 1e6),
@@ -579,6 +590,8 @@ function writeResults(
 			bytes: poll.workload.itemBytes,
 			msPerRun: perRun(poll),
 			floorMsPerRun: perRun(floor),
+			endMs: round(poll.endMs),
+			floorEndMs: round(floor.endMs),
 			...outcome(poll),
 			...(floor.outcome !== 'ok' && { floorOutcome: floor.outcome }),
 		})),
@@ -614,7 +627,7 @@ async function main(): Promise<void> {
 		} (${HEAP_MB ? `BENCH_N8N_HEAP_MB=${HEAP_MB}` : "n8n's default"}; V8's heap_size_limit, reported from inside n8n by the floor trigger)\n`,
 	);
 	process.stdout.write(
-		"Time: from the Poll Trigger's poll answered, or the floor trigger's activation call answered (both once n8n has loaded the stored state and activated the trigger), to the last run's startedAt.\n",
+		"Time: from the Poll Trigger's poll answered, or the floor trigger's activation call answered (both once n8n has loaded the stored state and activated the trigger), to the last run's startedAt; ms to end: to the last run's stoppedAt (every run handled).\n",
 	);
 	if (histories.length > 0) printHistories(histories);
 	if (sizes.length > 0) printSizes(sizes);

@@ -7,8 +7,10 @@ import {
 	type PollRunToEmit,
 	type PollSource,
 	type PollTriggerState,
+	type RunEnd,
 } from './activation';
 import { PollExpressions } from './expressions';
+import { ARMED_RUNS_MAX } from './runStage';
 
 /** An op that lists what `list` gives, leaving `memory`. */
 function listing(list: () => unknown[], memory: OpMemory = {}): PollSource {
@@ -71,6 +73,20 @@ function live(listed: (() => unknown[]) | PollSource, saved: PollTriggerState = 
 		emitTaken: async (take) => void emitted.push(...take()),
 	};
 	return { activation, ports, clock, writes, emitted };
+}
+
+/**
+ * Settles the runs `harness` emitted, in emit order, with what `end` says (undefined: left going),
+ * including those each settlement lets out (the window refills as runs end).
+ */
+function settleAsEmitted(
+	{ activation, emitted }: ReturnType<typeof live>,
+	end: (n: number, run: PollRunToEmit) => RunEnd | undefined,
+): void {
+	for (let n = 0; n < emitted.length; n++) {
+		const settlement = end(n, emitted[n]);
+		if (settlement) activation.settled(emitted[n].key!, emitted[n].run, settlement);
+	}
 }
 
 describe('PollActivation', () => {
@@ -178,13 +194,23 @@ describe('PollActivation', () => {
 		expect(returned).toBe(true);
 		expect(polls).toBe(1);
 		// One-item runs are stored without their items: none is emitted again at activation; the first
-		// poll emits them under their stored keys (restaged), in order, then the new item.
+		// poll emits them under their stored keys (restaged), in order, then the new item: the first
+		// ARMED_RUNS_MAX at once, each of the rest as a run ends.
+		const order = [...burst.map(({ id }) => [id]), ['new']];
 		expect(emits.map((runs) => runs.map((run) => run.run.keys))).toEqual([
-			[...burst.map(({ id }) => [id]), ['new']],
+			order.slice(0, ARMED_RUNS_MAX),
 		]);
-		expect(emits[0].slice(0, 300).map((run) => run.key)).toEqual(
-			stored.outbox!.map((entry) => entry.key),
-		);
+		for (let n = 0; n < emits.flat().length; n++) {
+			const { key, run } = emits.flat()[n];
+			activation.settled(key!, run, { settlement: 'started', result: {} });
+		}
+		expect(emits.flat().map((run) => run.run.keys)).toEqual(order);
+		expect(
+			emits
+				.flat()
+				.slice(0, 300)
+				.map((run) => run.key),
+		).toEqual(stored.outbox!.map((entry) => entry.key));
 		release();
 		await started;
 		activation.stop();
@@ -194,17 +220,18 @@ describe('PollActivation', () => {
 		const burst = Array.from({ length: 1_000 }, (_, n) => ({ id: `i${n}` }));
 		const before = live(() => burst);
 		await before.activation.start(before.ports, []);
-		expect(before.emitted).toHaveLength(1_000);
+		expect(before.emitted).toHaveLength(ARMED_RUNS_MAX);
 		// Runs 0–599 ended, 600–699 n8n could not create (their execution may still exist: created,
-		// then not marked running, so crashed at the restart), 700–999 were going when n8n died.
-		before.emitted.forEach(({ key, run }, n) => {
-			if (n < 600) before.activation.settled(key!, run, { settlement: 'started', result: {} });
-			else if (n < 700)
-				before.activation.settled(key!, run, {
-					settlement: 'not_created',
-					error: new Error('SQLITE_BUSY: database is locked'),
-				});
-		});
+		// then not marked running, so crashed at the restart); each frees room for the next, so
+		// 700–749 were going when n8n died and 750–999 not emitted yet.
+		settleAsEmitted(before, (n) =>
+			n < 600
+				? { settlement: 'started', result: {} }
+				: n < 700
+					? { settlement: 'not_created', error: new Error('SQLITE_BUSY: database is locked') }
+					: undefined,
+		);
+		expect(before.emitted).toHaveLength(700 + ARMED_RUNS_MAX);
 		before.activation.write();
 		before.activation.stop();
 
@@ -212,27 +239,28 @@ describe('PollActivation', () => {
 		await after.activation.start(after.ports, []);
 		await flushPromises();
 		// The first poll plans, in the source's order, the rolled back items under the next attempt,
-		// then the runs stored without items under their keys (restaged), which n8n refuses (their
-		// executions exist).
-		const reEmitted = after.emitted.slice(100);
-		for (const { key, run } of reEmitted)
-			after.activation.settled(key!, run, { settlement: 'started' });
-		expect(reEmitted.map(({ run }) => run.keys[0])).toEqual(burst.slice(700).map(({ id }) => id));
+		// then the runs stored without items under their keys (restaged): n8n refuses those it had
+		// (700–749: their executions exist) and creates the others.
+		settleAsEmitted(after, (n, { key }) =>
+			n >= 100 && n < 100 + ARMED_RUNS_MAX && !key!.includes('#')
+				? { settlement: 'started' }
+				: { settlement: 'started', result: {} },
+		);
 		const again = after.emitted.slice(0, 100);
 		expect(again.map(({ run }) => run.keys[0])).toEqual(burst.slice(600, 700).map(({ id }) => id));
-		for (const { key, run } of again) {
-			expect(key).toMatch(new RegExp(`:${run.keys[0]}#1$`));
-			after.activation.settled(key!, run, { settlement: 'started', result: {} });
-		}
+		for (const { key, run } of again) expect(key).toMatch(new RegExp(`:${run.keys[0]}#1$`));
+		const reEmitted = after.emitted.slice(100);
+		expect(reEmitted.map(({ run }) => run.keys[0])).toEqual(burst.slice(700).map(({ id }) => id));
 
 		// Each crashed execution's key names its item; the summary lists exactly the runs whose end the
-		// trigger never learnt, in two Start Again lists of at most 500 keys, none of the rolled back.
+		// trigger never learnt (those going at the crash), none of the rolled back nor of those never
+		// emitted before it.
 		for (const { key, run } of reEmitted) expect(key).toMatch(new RegExp(`:${run.keys[0]}$`));
 		const summary = after.activation.endUnknown()!;
-		expect(summary.endUnknown).toBe(300);
+		expect(summary.endUnknown).toBe(ARMED_RUNS_MAX);
 		expect((JSON.parse(String(summary.itemKeys)) as string[]).sort()).toEqual(
 			burst
-				.slice(700)
+				.slice(700, 700 + ARMED_RUNS_MAX)
 				.map(({ id }) => id)
 				.sort(),
 		);

@@ -374,11 +374,6 @@ export class PollActivation {
 		return this.outbox.heldCount > 0;
 	}
 
-	/** How many one-item runs the outbox lets out at once at the state's size now (runStage.ts). */
-	get windowRuns(): number {
-		return this.outbox.windowRuns;
-	}
-
 	/** The trigger's one write. n8n only notices a reassigned top-level key: the whole state is new. */
 	write(): void {
 		this.live.write({

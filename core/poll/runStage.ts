@@ -25,6 +25,12 @@ export const ARMED_ITEMS_MAX_BYTES = 1024 * 1024;
  */
 export const ARMED_COPIES_MAX_BYTES = 512 * 1024 * 1024;
 /**
+ * Runs in flight at once whatever their size: n8n's back-pressure. n8n 2.41 creates every run it is
+ * handed at once, and 300 runs of 100 B handed over together took n8n's resident memory to 4.1 GB,
+ * its default heap limit being 4.2 GiB (bench/pollEndToEnd.bench.ts, the floor trigger's rows).
+ */
+export const ARMED_RUNS_MAX = 50;
+/**
  * Whether one more run, storing `itemBytes` of items, may be armed next to `armed`, the state
  * (without the outbox's items) being `stateBytes`. At least one run is always armed, so a burst
  * always moves.
@@ -37,6 +43,7 @@ export function mayArm(
 	if (armed.runs === 0) return true;
 	const items = armed.itemBytes + itemBytes;
 	return (
+		armed.runs < ARMED_RUNS_MAX &&
 		items <= ARMED_ITEMS_MAX_BYTES &&
 		(armed.runs + 1) * 2 * (stateBytes + items) <= ARMED_COPIES_MAX_BYTES
 	);
@@ -104,11 +111,6 @@ export class RunStage<I> {
 
 	has(key: string): boolean {
 		return this.entries.has(key);
-	}
-
-	/** How many one-item runs the window lets out at once at the state's size now. */
-	get windowRuns(): number {
-		return Math.max(1, Math.floor(ARMED_COPIES_MAX_BYTES / (2 * Math.max(1, this.stateBytes()))));
 	}
 
 	/**

@@ -12,12 +12,7 @@ import { systemClock } from '../../core/clock';
 import { checkRequestUrl } from '../../core/connectors/httpAuth';
 import { checkPollOp, resolveOp } from '../../core/connectors/registry';
 import { PollActivation, type PollRun, type PollTriggerState } from '../../core/poll';
-import {
-	BUSY_WRITE_INTERVAL_MS,
-	EMIT_CHUNK,
-	emittedInFlight,
-	RunEmitter,
-} from '../shared/emitRuns';
+import { BUSY_WRITE_INTERVAL_MS, emittedInFlight, RunEmitter } from '../shared/emitRuns';
 import { saveTriggerFailure, toNodeError } from '../shared/errors';
 import { imapCredentialTest } from '../shared/imapCredentialTest';
 import { writerToLiveCopies } from '../shared/liveCopies';
@@ -135,8 +130,8 @@ export class PollTrigger implements INodeType {
 				),
 			// So that after a crash the ledger tells the runs that had ended from those cut short.
 			busyWriteIntervalMs: BUSY_WRITE_INTERVAL_MS,
-			// Over a big history the window lets out few runs at once: no chunk writes of a big state.
-			chunked: () => activation.windowRuns > 2 * EMIT_CHUNK,
+			// The outbox bounds the runs in flight (runStage.ts ARMED_RUNS_MAX): no writes between them.
+			chunked: false,
 		});
 		const close = async () => {
 			liveCopies.close();

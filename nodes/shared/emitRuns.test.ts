@@ -425,7 +425,7 @@ describe('RunEmitter with deduplication keys (n8n 2.x)', () => {
 	test("not chunked (a trigger whose window bounds its runs in flight): after the first emit and n8n's write of the state it carries, the rest go out with no write between them", async () => {
 		const { context, log, staticData } = n8n2Context({ writesFinish: false });
 		const { emitter: runs } = emitter(context, log, staticData, undefined, {
-			chunked: () => false,
+			chunked: false,
 		});
 		staticData.__dataChanged = true;
 		// Keys of their own: runs of other tests are still in flight in this process (inFlight).
@@ -445,7 +445,7 @@ describe('RunEmitter with deduplication keys (n8n 2.x)', () => {
 	test('runs taken one call at a time (as a window refills) while n8n writes the state: one write, the next waits for it', async () => {
 		const { context, log, staticData } = n8n2Context({ writesFinish: false });
 		const { emitter: runs } = emitter(context, log, staticData, undefined, {
-			chunked: () => false,
+			chunked: false,
 		});
 		staticData.__dataChanged = true;
 		const one = async (name: string) =>

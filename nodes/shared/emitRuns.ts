@@ -73,11 +73,11 @@ export interface RunEmitterOptions<R> {
 	 */
 	busyWriteIntervalMs?: number;
 	/**
-	 * Whether runs go out EMIT_CHUNK at a time now, n8n writing the state (the settlements so far)
-	 * between chunks: each chunk is a write of the whole static data, so a trigger that bounds its
-	 * runs in flight to a few chunks anyway says no. Unset: always.
+	 * Whether runs go out EMIT_CHUNK at a time, n8n writing the state (the settlements so far)
+	 * between chunks. A trigger that bounds its runs in flight itself says false: waiting for a
+	 * write of the whole static data between chunks only slows it. Unset: true.
 	 */
-	chunked?: () => boolean;
+	chunked?: boolean;
 }
 
 /** How n8n settled a run's done-promise. */
@@ -215,7 +215,7 @@ export class RunEmitter<R> {
 			}
 			// Chunked: every EMIT_CHUNK, n8n writes the state (the settlements so far), and the next
 			// chunk goes out once that write is done.
-			if (emitted > 0 && emitted % EMIT_CHUNK === 0 && (this.options.chunked?.() ?? true))
+			if (emitted > 0 && emitted % EMIT_CHUNK === 0 && (this.options.chunked ?? true))
 				this.options.rewrite();
 			await this.writeDone(emitted === 0);
 			if (this.stopped) return;
