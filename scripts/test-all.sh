@@ -2,7 +2,8 @@
 # `npm test` (package.json test:all, run through scripts/toolchain.sh): every phase CI runs, each printed
 # with its wall time as it ends, and a summary at the end.
 #
-# Build, lint, format and unit run one after the other (a failure stops there). The real-n8n phases then
+# Build, typecheck (tests, bench and scripts too: jest does not type-check, and the build leaves them
+# out), lint, format and unit run one after the other (a failure stops there). The real-n8n phases then
 # run in three lanes side by side, since most of their time is spent waiting (for a poll interval, a
 # schedule window, an n8n start), not computing:
 #   lane "2.41":  the n8n 2.41 e2e suites on two jest workers, longest first (test/harness/sequencer.js),
@@ -65,6 +66,7 @@ failures() {
 status=0
 for spec in \
   "build|npm run build" \
+  "typecheck|npm run typecheck" \
   "lint|npm run lint" \
   "format|npm run format:check" \
   "unit|jest --selectProjects unit"; do
