@@ -8,7 +8,10 @@
  * 2. Item size, no history: 300 items of 100 B, 20 KB and 60 KB each, and 1,000 of 20 KB (KB: 1,000
  *    bytes of JSON per item). Time per run (the same time divided by the runs), its ratio to 100 B.
  *
- * Every row also shows n8n's peak RSS (VmHWM, reset before publishing and read every 250 ms, so
+ * Every row also shows the time to the last run's end (stoppedAt: when the burst was handled; the
+ * floor hands n8n every run at once, the Poll Trigger at most ARMED_RUNS_MAX, so the time to the
+ * last start flatters the floor), what the editor downloads opening the workflow (history rows),
+ * n8n's peak RSS (VmHWM, reset before publishing and read every 250 ms, so
  * for an n8n that died it is the last value read: "≥"), the largest write of
  * the workflow's static data (the state as its runs are created: history, outbox, ledger), how many
  * times the static data was written from publishing until the trigger's settlements were written,
@@ -130,6 +133,8 @@ interface Measured {
 	 * were missing, until the row gave up on them).
 	 */
 	writes?: number;
+	/** What the editor downloads opening the workflow (its JSON, static data included), once settled. */
+	editorBytes?: number;
 	/** n8n's V8 heap limit, as the floor trigger reported it from inside n8n. */
 	heapLimitBytes?: number;
 	/** A row that failed keeps its n8n's folder: its log. */
@@ -288,6 +293,7 @@ async function measure(
 			{ ...wait, intervalMs: 1_000 },
 		);
 		settledAt = Date.now();
+		measured.editorBytes = JSON.stringify(await n8n.rest('GET', `/rest/workflows/${id}`)).length;
 		await n8n.unpublish(id);
 	} catch (error) {
 		// A request to an n8n that is dying fails as its socket closes, a moment before its exit is seen.
@@ -493,6 +499,7 @@ function printHistories(pairs: Array<[Measured, Measured]>): void {
 			'ms to end',
 			'peak RSS MB',
 			'state',
+			'editor',
 			'B/key',
 			'state writes',
 		],
@@ -510,6 +517,7 @@ function printHistories(pairs: Array<[Measured, Measured]>): void {
 				ms(m.endMs),
 				rss(m),
 				sizeOf(m.largestWriteBytes),
+				sizeOf(m.editorBytes),
 				m === poll && history > 0 ? (m.loadedStateBytes / history).toFixed(1) : '',
 				m.writes === undefined ? '-' : String(m.writes),
 			]);
@@ -579,6 +587,7 @@ function writeResults(
 			floorMs: round(floor.ms),
 			endMs: round(poll.endMs),
 			floorEndMs: round(floor.endMs),
+			editorDownloadBytes: poll.editorBytes ?? null,
 			peakRssMb: poll.peakRssBytes === undefined ? null : Math.round(poll.peakRssBytes / 1e6),
 			floorPeakRssMb:
 				floor.peakRssBytes === undefined ? null : Math.round(floor.peakRssBytes / 1e6),
@@ -641,7 +650,7 @@ async function main(): Promise<void> {
 			"floor: bench/floor-node's trigger: static data stored as large as the Poll Trigger's history before publishing, written as large as its largest write once on activation, the same runs (one item each, same size), nothing else.",
 			'x floor: Poll Trigger time / floor time. n8n: ok (every run succeeded), OOM (heap out of memory), n8n exited (…), n/runs ok (the other runs lost or failed) or timed out.',
 			'peak RSS: n8n\'s VmHWM from publishing until the settlements were written ("≥": the last value read before n8n died).',
-			"state: the largest static-data write (for the Poll Trigger: history, outbox with the burst's items, ledger). B/key: the stored history / its keys.",
+			"state: the largest static-data write (for the Poll Trigger: history, outbox with the burst's items, ledger). editor: what the editor downloads opening the workflow (GET /rest/workflows/<id>, static data included). B/key: the stored history / its keys.",
 			"state writes: static-data writes from publishing until the Poll Trigger's settlements were written (or the row gave up on missing runs), counted by an SQLite trigger on the column.",
 			`Whole run: ${((Date.now() - began) / 60_000).toFixed(1)} min.`,
 			'',
