@@ -122,6 +122,35 @@ describe('PollActivation', () => {
 		activation.stop();
 	});
 
+	it('Max Runs in Flight: the first poll hands n8n that many runs, the next as each ends; 0 or a fraction refuses activation, naming the option and the value', async () => {
+		const clock = new FakeClock();
+		const source = listing(() => [1, 2, 3, 4, 5].map((id) => ({ id })));
+		const activation = new PollActivation(
+			{ v: 1 },
+			{ ...settings(source, clock), maxRunsInFlight: 2 },
+			{ intervalMs: 5_000 },
+		);
+		const emitted: PollRunToEmit[] = [];
+		await activation.start(
+			{
+				...quietPorts,
+				write: () => undefined,
+				emit: async (runs) => void emitted.push(...runs),
+				emitTaken: async (take) => void emitted.push(...take()),
+			},
+			[],
+		);
+		expect(emitted.map((run) => run.run.keys)).toEqual([[1], [2]]);
+		activation.settled(emitted[0].key!, emitted[0].run, { settlement: 'started', result: {} });
+		expect(emitted.map((run) => run.run.keys)).toEqual([[1], [2], [3]]);
+		activation.stop();
+
+		for (const value of [0, 2.5])
+			expect(
+				() => new PollActivation({ v: 1 }, { ...settings(source, clock), maxRunsInFlight: value }),
+			).toThrow(`Invalid value ${value} for "Max Runs in Flight"`);
+	});
+
 	it("counts the op's memory in the static data every created run loads: a big one (sftp.list's files) arms fewer runs of a burst at once; Execute step gets it to preview with", async () => {
 		// 100 MiB of memory: two runs' copies (2 loads each) fit in ARMED_COPIES_MAX_BYTES, a third does not.
 		const opMemory = { seen: 'x'.repeat(100 * 1024 * 1024) };

@@ -18,6 +18,7 @@ export const FIELD_LABELS = {
 	jitterSec: 'Jitter (Seconds)',
 	newestCount: 'Newest N',
 	maxRemembered: 'Remember at Most (Keys)',
+	maxRunsInFlight: 'Max Runs in Flight',
 	timeoutSec: 'Poll Timeout (Seconds)',
 	startAgain: 'Start Again (Item Keys)',
 } as const;

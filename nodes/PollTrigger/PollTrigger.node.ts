@@ -76,6 +76,7 @@ export class PollTrigger implements INodeType {
 					dedupe: config.dedupe,
 					firstPoll: config.firstPoll,
 					maxRemembered: config.maxRemembered,
+					maxRunsInFlight: config.maxRunsInFlight,
 					expressions: config.expressions,
 					oneRunPerItem: config.oneRunPerItem,
 					keyPrefix: `poll:${workflowId}:${node.id}:`,

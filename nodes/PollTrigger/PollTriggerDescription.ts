@@ -1,5 +1,6 @@
 import type { INodeProperties } from 'n8n-workflow';
 
+import { ARMED_RUNS_MAX } from '../../core/poll/runStage';
 import { timeUnitOptions } from '../shared/parameters';
 
 /** The Poll Trigger's parameters and options, as the editor shows them. */
@@ -172,6 +173,15 @@ export const pollTriggerProperties: INodeProperties[] = [
 				default: 0,
 				description:
 					'Delays each poll by a fixed, per-trigger offset below this, so triggers started together spread out',
+			},
+			{
+				displayName: 'Max Runs in Flight',
+				name: 'maxRunsInFlight',
+				type: 'number',
+				default: ARMED_RUNS_MAX,
+				typeOptions: { minValue: 1 },
+				description:
+					'At most this many runs of a burst are handed to n8n and not yet ended; each of the rest goes out as one ends. n8n creates every run it is handed at once (300 took it to 4 GB of memory). Raise it for runs that wait long on slow systems.',
 			},
 			{
 				displayName: 'Newest N',

@@ -10,6 +10,7 @@ import { parseWith } from '../../core/connectors/args';
 import type { HttpAuthSettings } from '../../core/connectors/httpAuth';
 import { resolveOp } from '../../core/connectors/registry';
 import {
+	ARMED_RUNS_MAX,
 	type Candidate,
 	type DedupeConfig,
 	type FirstPollPolicy,
@@ -48,6 +49,7 @@ export interface PollConfig {
 	startAgain: ItemKey[];
 	/** The history budget (keyed kinds); 0: no cap. */
 	maxRemembered: number;
+	maxRunsInFlight: number;
 }
 
 /** Reads and checks every parameter up front, so a mistake refuses activation with the field named. */
@@ -104,6 +106,7 @@ export function readConfig(context: ITriggerFunctions): PollConfig {
 					: undefined,
 			startAgain: parseStartAgain(String(options.startAgain ?? '')),
 			maxRemembered: Number(options.maxRemembered ?? 0),
+			maxRunsInFlight: Number(options.maxRunsInFlight ?? ARMED_RUNS_MAX),
 		};
 	} catch (error) {
 		throw toNodeError(context.getNode(), error);
