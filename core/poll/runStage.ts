@@ -38,6 +38,7 @@ export const ARMED_RUNS_MAX = 50;
 export function checkedMaxRunsInFlight(max: number): number {
 	return checkRange('maxRunsInFlight', FIELD_LABELS.maxRunsInFlight, max, { min: 1, whole: true });
 }
+
 /**
  * Whether one more run, storing `itemBytes` of items, may be armed next to `armed`, the state
  * (without the outbox's items) being `stateBytes`, at most `maxRuns` in flight. At least one run is
