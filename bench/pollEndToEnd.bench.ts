@@ -42,6 +42,7 @@
  *     BENCH_E2E_HISTORIES=0,100000         remembered histories (default 0,100000,1000000)
  *     BENCH_E2E_SIZES=300x100,1000x20000   runs x item bytes (default 300x100,300x20000,300x60000,1000x20000)
  *     BENCH_N8N_HEAP_MB=16384              n8n's --max-old-space-size (default: none, n8n's default)
+ *     BENCH_MAX_RUNS_IN_FLIGHT=100         the Poll Trigger's Max Runs in Flight (default: the node's, 50)
  * A run of every row at n8n's default heap also writes its figures to bench/results/pollEndToEnd.json.
  */
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -72,6 +73,8 @@ const SIZES = (
 		return { runs, itemBytes, history: 0 };
 	});
 const HEAP_MB = process.env.BENCH_N8N_HEAP_MB;
+/** The Poll Trigger's Max Runs in Flight (unset: the node's default). */
+const MAX_RUNS_IN_FLIGHT = Number(process.env.BENCH_MAX_RUNS_IN_FLIGHT ?? 0) || undefined;
 const HISTORY_NEW_ITEMS = 300;
 const HISTORY_ITEM_BYTES = 100;
 const REMEMBERED_LISTED = 100;
@@ -192,7 +195,10 @@ function triggerUnderTest(
 			dedupe: 'unique',
 			interval: 1,
 			intervalUnit: 'hours',
-			options: { timeoutSec: 600 },
+			options: {
+				timeoutSec: 600,
+				...(MAX_RUNS_IN_FLIGHT && { maxRunsInFlight: MAX_RUNS_IN_FLIGHT }),
+			},
 		}),
 		startPath: '/items',
 		staticData: staticDataRemembering(history),
@@ -641,8 +647,16 @@ async function main(): Promise<void> {
 	if (histories.length > 0) printHistories(histories);
 	if (sizes.length > 0) printSizes(sizes);
 	// Only a run of every row at n8n's default heap stands for the committed figures.
-	if (QUICK || process.env.BENCH_E2E_HISTORIES || process.env.BENCH_E2E_SIZES || HEAP_MB)
-		process.stdout.write('Rows or heap picked: bench/results/pollEndToEnd.json left as it is.\n');
+	if (
+		QUICK ||
+		process.env.BENCH_E2E_HISTORIES ||
+		process.env.BENCH_E2E_SIZES ||
+		HEAP_MB ||
+		MAX_RUNS_IN_FLIGHT
+	)
+		process.stdout.write(
+			'Rows, heap or Max Runs in Flight picked: bench/results/pollEndToEnd.json left as it is.\n',
+		);
 	else writeResults(histories, sizes);
 	process.stdout.write(
 		[
