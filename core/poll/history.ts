@@ -12,10 +12,10 @@ import { FIELD_LABELS } from './errors';
  * The warning levels, from measurements (docs/poll-trigger.md, "History budget"; bench/pollHistoryCost.bench.ts):
  * a run's two reads cost about 3 ms per MB of history on a 2-core machine, against about 6 ms
  * that n8n spends on a run with no history; each run in flight holds one copy, and the trigger arms
- * no more runs at once than keep their copies within 512 MiB (runStage.ts). At 1 MB (62,500
- * `unique` keys) the reads add a third of n8n's own cost to every run, and about 268 runs go out at
- * once; at 4 MB twice n8n's own cost, 67 at once; at 16 MB (a million `unique` keys) eight times,
- * 16 at once (before that window, a burst of 300 runs ran n8n out of memory there).
+ * no more runs at once than keep their copies within 512 MiB, and at most Max Runs in Flight
+ * (runStage.ts). At 1 MB (62,500 `unique` keys) the reads add a third of n8n's own cost to every
+ * run; at 4 MB twice n8n's own cost; at 16 MB (a million `unique` keys) eight times, with 16 runs
+ * at once (before that window, a burst of 300 runs ran n8n out of memory there).
  */
 export const HISTORY_WARNING_BYTES: readonly number[] = [1_000_000, 4_000_000, 16_000_000];
 
