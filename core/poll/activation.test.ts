@@ -34,6 +34,7 @@ function settings(source: PollSource, clock: FakeClock): PollActivationSettings 
 		dedupe: { kind: 'unique' },
 		firstPoll: { mode: 'all' },
 		maxRemembered: 0,
+		maxRunsInFlight: ARMED_RUNS_MAX,
 		expressions: new PollExpressions({ id: 'id' }),
 		oneRunPerItem: true,
 		keyPrefix: 'poll:wf:node:',

@@ -27,7 +27,7 @@ import {
 	PollRunner,
 	type PollRunnerOptions,
 } from './runner';
-import { ARMED_RUNS_MAX, checkedMaxRunsInFlight, RunStage, type StagedRun } from './runStage';
+import { checkedMaxRunsInFlight, RunStage, type StagedRun } from './runStage';
 import { runPollCycle } from './start';
 
 /** One item of a run as n8n gets it: an object item as it is, anything else as `{ value }`. */
@@ -84,8 +84,8 @@ export interface PollActivationSettings {
 	firstPoll: FirstPollPolicy;
 	/** The history budget (keyed kinds); 0: no cap. */
 	maxRemembered: number;
-	/** Runs of a burst in flight at once (runStage.ts); default ARMED_RUNS_MAX. */
-	maxRunsInFlight?: number;
+	/** Runs of a burst in flight at once (runStage.ts; the node's default is ARMED_RUNS_MAX). */
+	maxRunsInFlight: number;
 	expressions: PollExpressions;
 	oneRunPerItem: boolean;
 	/** Prefixes every deduplication key: the trigger's workflow and node. */
@@ -185,7 +185,7 @@ export class PollActivation {
 			// The static data without the outbox's items, as every run n8n creates loads it (runStage.ts);
 			// the op's memory counts too (sftp.list keeps an entry per file of the folder).
 			() => this.store.historyBytes + LEDGER_MAX_BYTES + JSON.stringify(this.opMemory ?? {}).length,
-			checkedMaxRunsInFlight(settings.maxRunsInFlight ?? ARMED_RUNS_MAX),
+			checkedMaxRunsInFlight(settings.maxRunsInFlight),
 		);
 		if (saved.pending)
 			this.outbox.add(

@@ -1,6 +1,6 @@
 import type { INodeProperties } from 'n8n-workflow';
 
-import { ARMED_RUNS_MAX } from '../../core/poll/runStage';
+import { ARMED_RUNS_MAX } from '../../core/poll';
 import { timeUnitOptions } from '../shared/parameters';
 
 /** The Poll Trigger's parameters and options, as the editor shows them. */
