@@ -297,10 +297,6 @@ export class RunEmitter<R> {
 	}
 
 	/**
-	 * Once every run has settled, one empty emit that n8n refuses makes it write the state; while
-	 * runs are still unsettled, at most one every BUSY_WRITE_INTERVAL_MS.
-	 */
-	/**
 	 * Has n8n write the trigger's state now (as a settlement write), for a change no run carries: a
 	 * poll that only remembered what is there.
 	 */
@@ -309,6 +305,10 @@ export class RunEmitter<R> {
 		void this.enqueue(async () => this.writeSettlementsIfIdle());
 	}
 
+	/**
+	 * Once every run has settled, one empty emit that n8n refuses makes it write the state; while
+	 * runs are still unsettled, at most one every BUSY_WRITE_INTERVAL_MS.
+	 */
 	private writeSettlementsIfIdle(): void {
 		if (this.unsettled.size === 0 && !this.options.moreToEmit?.()) this.reportNotRun();
 		const key = this.existingKey ?? this.options.writeKey;
