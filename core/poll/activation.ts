@@ -11,6 +11,7 @@ import {
 } from './dedupe';
 import type { ItemKey, PollExpressions } from './expressions';
 import { HistoryWatch, historySummary } from './history';
+import { type HistoryTable, historyTableKey, type SavedHistory } from './historyStore';
 import { loadDedupeStore } from './kinds';
 import {
 	endUnknownSummary,
@@ -91,6 +92,19 @@ export interface PollActivationSettings {
 	/** Prefixes every deduplication key: the trigger's workflow and node. */
 	keyPrefix: string;
 	clock: Clock;
+	/**
+	 * Set: the keyed kinds' history is kept in this table beside static data (historyStore.ts), and
+	 * `base` is the table's checkpoint of the saved store (savedHistoryStore() says which to load).
+	 */
+	history?: { table: HistoryTable; base: SavedHistory | undefined };
+}
+
+/** The table key whose checkpoint an activation on this saved state needs, if any (historyStore.ts). */
+export function savedHistoryStore(saved: PollTriggerState, keyPrefix: string): string | undefined {
+	const { dedupe } = saved;
+	return dedupe?.history !== undefined && typeof dedupe.id === 'string'
+		? historyTableKey(keyPrefix, dedupe.id)
+		: undefined;
 }
 
 /** How n8n ended a run, as the ledger tells it. */
@@ -162,6 +176,14 @@ export class PollActivation {
 	/** Keys emitted again at this activation: a refusal of one says it existed before. */
 	private readonly reEmitted = new Set<string>();
 	private ports: PollActivationPorts | undefined;
+	private stopped = false;
+	/** The history table's checkpoints, one at a time (historyStore.ts); never rejects. */
+	private checkpoints: Promise<void> = Promise.resolve();
+	private checkpointing = false;
+	/** A checkpoint was asked for while one was being saved. */
+	private checkpointAgain = false;
+	/** The last checkpoint failed: said once, until one is saved again. */
+	private checkpointFailed = false;
 
 	/** `runner`: only for a live activation (Execute step polls once, by hand). */
 	constructor(
@@ -173,7 +195,13 @@ export class PollActivation {
 			throw new Error(
 				`The Poll Trigger's saved state has format version ${String(saved.v)}, which this version of the node cannot read`,
 			);
-		const loaded = loadDedupeStore(settings, saved.dedupe);
+		const loaded = loadDedupeStore(
+			{
+				...settings,
+				...(settings.history && { historyTable: { base: settings.history.base } }),
+			},
+			saved.dedupe,
+		);
 		this.store = loaded.store;
 		this.notice = loaded.notice;
 		this.ledger = new StartLedger(saved.ledger);
@@ -340,13 +368,61 @@ export class PollActivation {
 			for (const { key } of armed) this.reEmitted.add(key);
 			void ports.emit(armed);
 		}
+		this.checkpoint();
 		const firstPoll = this.runner?.start();
 		if (this.store.isFresh) await firstPoll;
 		this.activated = true;
 	}
 
-	stop(): void {
+	/** No more polls or checkpoints; resolves once a checkpoint being saved is done. */
+	async stop(): Promise<void> {
+		this.stopped = true;
 		this.runner?.stop();
+		await this.checkpoints;
+	}
+
+	/** Resolves once the history table holds the checkpoints asked for so far (saved or failed). */
+	async historySaved(): Promise<void> {
+		await this.checkpoints;
+	}
+
+	/**
+	 * Saves the history in its table, when one is used, if it changed and nothing can still undo a
+	 * start: no run unsettled or held (historyStore.ts, step 2). Then writes the state, which drops
+	 * the journal the table now holds.
+	 */
+	private checkpoint(): void {
+		const history = this.settings.history;
+		if (!history || this.stopped || this.outbox.size > 0) return;
+		if (this.checkpointing) {
+			this.checkpointAgain = true;
+			return;
+		}
+		const pending = this.store.historyCheckpoint();
+		if (!pending) return;
+		this.checkpointing = true;
+		const key = historyTableKey(this.settings.keyPrefix, this.store.id);
+		this.checkpoints = (async () => {
+			try {
+				await history.table.save(key, pending.checkpoint);
+				pending.saved();
+				if (this.checkpointFailed) this.live.info('The history is saved in its table again');
+				this.checkpointFailed = false;
+				if (!this.stopped) this.write();
+			} catch (error) {
+				if (!this.checkpointFailed)
+					this.live.warn(
+						`The history could not be saved in its table; its changes stay in static data until it can be: ${(error as Error).message}`,
+					);
+				this.checkpointFailed = true;
+			} finally {
+				this.checkpointing = false;
+			}
+			if (this.checkpointAgain) {
+				this.checkpointAgain = false;
+				this.checkpoint();
+			}
+		})();
 	}
 
 	/**
@@ -360,9 +436,13 @@ export class PollActivation {
 		this.outbox.settle(key);
 		this.refill();
 		this.ledger.settled(key, ledgerOutcome(end, this.reEmitted.has(key)));
-		if (end.settlement === 'started') return undefined;
+		if (end.settlement === 'started') {
+			this.checkpoint();
+			return undefined;
+		}
 		this.store.rollback(run.undo, run.keys);
 		this.opMemory = undefined;
+		this.checkpoint();
 		return run.keys;
 	}
 
@@ -370,6 +450,7 @@ export class PollActivation {
 	created(key: string): void {
 		this.outbox.settle(key);
 		this.refill();
+		this.checkpoint();
 	}
 
 	/** Whether runs of a burst are still to go out. */
@@ -479,6 +560,8 @@ export class PollActivation {
 		// the runs in order, after any still going out from the poll before.
 		void this.live.emit([...unkeyed, ...armed]);
 		if (pageLimit) this.live.onPageLimit(pageLimit);
+		// A poll that started nothing (or only unkeyed runs) leaves nothing to settle.
+		this.checkpoint();
 		return outcome;
 	}
 }

@@ -4,6 +4,7 @@ import { checkRange } from '../configError';
 import { FIELD_LABELS } from './errors';
 import type { ItemKey, KeyedItem } from './expressions';
 import { hash64 } from './hash';
+import type { PendingCheckpoint, SavedHistory } from './historyStore';
 import { hexToUnits, unitsToHex } from './records';
 
 /**
@@ -66,6 +67,11 @@ export interface DedupeOptions {
 	 * keep a cursor of constant size and have nothing to cap. 0 or unset: no cap.
 	 */
 	maxRemembered?: number;
+	/**
+	 * Set: the keyed kinds' records are saved in a table beside static data (historyStore.ts), and
+	 * `base` is the table's last checkpoint of this store, when the saved state says it holds one.
+	 */
+	historyTable?: { base: SavedHistory | undefined };
 }
 
 /** What a store's cap has forgotten: keys in all, at the last poll that forgot any, and when (ms). */
@@ -200,6 +206,11 @@ export interface SavedDedupeState {
 	generation?: number;
 	/** `unique`, `time_window`, `changed`: base64 chunks of packed records. */
 	entries?: string[];
+	/**
+	 * Instead of `entries`, once a table beside static data holds the records (historyStore.ts): the
+	 * changes since its checkpoint may not include, journal entry `from` onwards (records.ts).
+	 */
+	history?: { from: number; journal: string[] };
 	/** `greatest`: the highest id started. */
 	watermark?: ItemKey;
 	/** `last`: base64 of the remembered keys' hashes, oldest first. */
@@ -283,6 +294,15 @@ export abstract class DedupeStore {
 	 */
 	get historyBytes(): number {
 		return JSON.stringify(this.savedFields()).length;
+	}
+
+	/**
+	 * The records to save in the history table, when it is used and they changed since its last
+	 * checkpoint: call `saved()` once the table holds them. Only while no run is unsettled or held
+	 * (historyStore.ts, step 2).
+	 */
+	historyCheckpoint(): PendingCheckpoint | undefined {
+		return undefined;
 	}
 
 	/** The high-water mark ($cursor in With): set only for `greatest`, once it started or saw an item. */

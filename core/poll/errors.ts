@@ -19,6 +19,7 @@ export const FIELD_LABELS = {
 	newestCount: 'Newest N',
 	maxRemembered: 'Remember at Most (Keys)',
 	maxRunsInFlight: 'Max Runs in Flight',
+	historyStore: 'History Store',
 	timeoutSec: 'Poll Timeout (Seconds)',
 	startAgain: 'Start Again (Item Keys)',
 } as const;

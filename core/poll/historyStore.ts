@@ -1,3 +1,5 @@
+import { PackedIndex } from './records';
+
 /**
  * The history store beside static data (issue 28): a keyed store's records (`unique`,
  * `time_window`, `changed`) kept in a table of the user's PostgreSQL instead of n8n's workflow
@@ -27,7 +29,7 @@ export interface HistoryTable {
 	load(store: string): Promise<SavedHistory | undefined>;
 	/**
 	 * Replaces the store's checkpoint in one transaction: the chunks listed in `changed` are written,
-	 * chunks at `count` and beyond are deleted, and `seq` and `generation` are recorded.
+	 * chunks at `count` and beyond are deleted, and `seq` and `state` are recorded.
 	 */
 	save(store: string, checkpoint: HistoryCheckpoint): Promise<void>;
 }
@@ -36,8 +38,11 @@ export interface HistoryTable {
 export interface SavedHistory {
 	/** Journal entries the chunks include (all of the store's changes before that one). */
 	seq: number;
-	/** The store's poll generation at the checkpoint (part of deduplication keys, dedupe.ts). */
-	generation: number;
+	/**
+	 * The rest of the store's saved state at the checkpoint (generation, attempts, marks: small), for
+	 * an activation whose static data is older than the checkpoint (see TableHistory).
+	 */
+	state: Record<string, unknown>;
 	/** The records' chunks, in order: base64 of packed records, as static data's `entries`. */
 	chunks: string[];
 }
@@ -45,7 +50,7 @@ export interface SavedHistory {
 /** What a checkpoint writes: the chunks changed since the last one, by index. */
 export interface HistoryCheckpoint {
 	seq: number;
-	generation: number;
+	state: Record<string, unknown>;
 	/** How many chunks the records take now. */
 	count: number;
 	changed: Array<[index: number, chunk: string]>;
@@ -54,4 +59,131 @@ export interface HistoryCheckpoint {
 /** The table's key of a store: the trigger's workflow and node, and the store's random id. */
 export function historyTableKey(keyPrefix: string, storeId: string): string {
 	return `${keyPrefix}${storeId}`;
+}
+
+/** Static data's record of a table's history (SavedDedupeState.history). */
+export interface SavedJournal {
+	from: number;
+	journal: string[];
+}
+
+/**
+ * A keyed store's records (a PackedIndex) and their journal, when a table holds them (see above).
+ * Loads from the table's checkpoint and static data's journal, and takes checkpoints.
+ */
+export class TableHistory {
+	readonly records: PackedIndex;
+	/** The journal's first entry's number: the table's checkpoint holds every change before it. */
+	private from: number;
+	private journal: string[];
+	/** The chunks as the table holds them; undefined until it holds this store (then all are saved). */
+	private tableChunks: readonly string[] | undefined;
+
+	/**
+	 * `saved`: static data's state of the store. Without `history` the table holds nothing of it yet
+	 * (a store new to the table: a switch from static data, or a first activation): its records are
+	 * static data's `entries`, and the first checkpoint saves them all. With `history`, `base` must be
+	 * the table's checkpoint, at or after the journal's start.
+	 */
+	constructor(
+		valueUnits: number,
+		saved: { entries?: unknown; history?: unknown } | undefined,
+		base: SavedHistory | undefined,
+	) {
+		if (saved?.history === undefined) {
+			this.records = new PackedIndex(valueUnits, saved?.entries);
+			this.from = 0;
+			this.journal = [];
+		} else {
+			const { from, journal } = savedJournalOf(saved.history);
+			if (base === undefined)
+				throw new Error(
+					'static data says the history table holds its records, but the table has no checkpoint of this store',
+				);
+			if (base.seq < from || base.seq > from + journal.length)
+				throw new Error(
+					`the history table's checkpoint holds ${base.seq} changes, but static data's journal holds changes ${from} to ${from + journal.length}: the table was changed outside this trigger`,
+				);
+			this.records = new PackedIndex(valueUnits, base.chunks);
+			this.journal = journal.slice(base.seq - from);
+			this.records.replay(this.journal);
+			this.from = base.seq;
+			this.tableChunks = base.chunks;
+		}
+		this.records.onChange = (entry) => this.journal.push(entry);
+	}
+
+	/** What static data holds of the records: the journal once the table holds them, else the records. */
+	saved(): { history: SavedJournal } | { entries: string[] } {
+		return this.tableChunks === undefined
+			? { entries: this.records.saved() }
+			: { history: { from: this.from, journal: this.journal } };
+	}
+
+	/** The length of saved()'s JSON (what n8n reads with every run), without encoding the records. */
+	get savedJsonLength(): number {
+		return this.tableChunks === undefined
+			? this.records.savedJsonLength
+			: JSON.stringify(this.saved()).length;
+	}
+
+	/**
+	 * A checkpoint of the records now, with the store's other `state`, if the table does not hold
+	 * them yet; `saved()` once it does (later changes stay in the journal).
+	 */
+	checkpoint(state: Record<string, unknown>): PendingCheckpoint | undefined {
+		if (this.journal.length === 0 && (this.tableChunks !== undefined || this.records.size === 0))
+			return undefined;
+		const chunks = this.records.saved();
+		const held = this.tableChunks;
+		const changed: Array<[number, string]> = [];
+		// Unchanged chunks are the very strings the table was given (records.ts caches them).
+		chunks.forEach((chunk, i) => {
+			if (held?.[i] !== chunk) changed.push([i, chunk]);
+		});
+		const seq = this.from + this.journal.length;
+		return {
+			checkpoint: { seq, state, count: chunks.length, changed },
+			saved: () => {
+				// Taken in order: a later checkpoint saved first already dropped these entries.
+				if (seq <= this.from && this.tableChunks !== undefined) return;
+				this.journal = this.journal.slice(seq - this.from);
+				this.from = seq;
+				this.tableChunks = chunks;
+			},
+		};
+	}
+}
+
+/** A checkpoint of the history table, taken now; `saved()` once the table holds it. */
+export interface PendingCheckpoint {
+	checkpoint: HistoryCheckpoint;
+	saved(): void;
+}
+
+/**
+ * Static data's state of a store, given the table's checkpoint of it: when the checkpoint is newer
+ * than the journal (n8n had not stored the state written after it when the process ended), the
+ * checkpoint's state is the newer one, with no journal left to replay.
+ */
+export function newerOfSaved<S extends { history?: unknown }>(
+	saved: S,
+	base: SavedHistory | undefined,
+): S {
+	if (saved.history === undefined || base === undefined) return saved;
+	const { from, journal } = savedJournalOf(saved.history);
+	if (base.seq <= from + journal.length) return saved;
+	return { ...(base.state as S), history: { from: base.seq, journal: [] } };
+}
+
+function savedJournalOf(saved: unknown): SavedJournal {
+	const { from, journal } = (saved ?? {}) as Partial<SavedJournal>;
+	if (
+		!Number.isInteger(from) ||
+		(from as number) < 0 ||
+		!Array.isArray(journal) ||
+		!journal.every((entry) => typeof entry === 'string')
+	)
+		throw new Error(`history must be { from, journal }, not ${JSON.stringify(saved)}`);
+	return { from: from as number, journal: journal as string[] };
 }

@@ -8,5 +8,6 @@ export * from './runner';
 export * from './ledger';
 export * from './runStage';
 export * from './history';
+export * from './historyStore';
 export * from './paging';
 export * from './activation';

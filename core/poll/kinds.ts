@@ -14,6 +14,7 @@ import {
 } from './dedupe';
 import { ConfigError, showValue } from '../configError';
 import { FIELD_LABELS, PollItemError } from './errors';
+import { newerOfSaved, type PendingCheckpoint, TableHistory } from './historyStore';
 import type { ItemKey, KeyedItem } from './expressions';
 import {
 	hexToUnits,
@@ -39,17 +40,35 @@ import {
  * execution is kept), for `time_window` and `changed` in a new generation, so under a new key.
  */
 abstract class KeyedStore extends DedupeStore {
-	protected abstract readonly records: PackedIndex;
+	protected readonly records: PackedIndex;
 	private forgottenKeys: ForgottenKeys | undefined;
+	/** Set when a table beside static data holds the records (historyStore.ts). */
+	private readonly table: TableHistory | undefined;
 
 	protected constructor(
 		firstPoll: FirstPollPolicy,
 		/** 0: no cap. */
 		private readonly maxRemembered: number,
+		/** A record's value, in UTF-16 code units. */
+		valueUnits: number,
 		saved: SavedDedupeState | undefined,
+		historyTable: DedupeOptions['historyTable'],
 	) {
 		super(firstPoll, saved);
 		this.forgottenKeys = forgottenOf(saved?.forgotten);
+		if (historyTable) {
+			this.table = new TableHistory(valueUnits, saved, historyTable.base);
+			this.records = this.table.records;
+		} else {
+			if (saved?.history !== undefined)
+				throw new ConfigError(
+					'historyStore',
+					FIELD_LABELS.historyStore,
+					'staticData',
+					`cannot be Static Data: this trigger's history of dedupe "${saved.kind}" is in a PostgreSQL table. Set it back to PostgreSQL, with the same credential`,
+				);
+			this.records = new PackedIndex(valueUnits, saved?.entries);
+		}
 	}
 
 	get size(): number {
@@ -57,7 +76,16 @@ abstract class KeyedStore extends DedupeStore {
 	}
 
 	get historyBytes(): number {
-		return this.records.savedJsonLength;
+		return this.table?.savedJsonLength ?? this.records.savedJsonLength;
+	}
+
+	historyCheckpoint(): PendingCheckpoint | undefined {
+		if (!this.table) return undefined;
+		// The records are the checkpoint's chunks; the rest of the state goes with them.
+		const state: Partial<SavedDedupeState> = this.serialize();
+		delete state.entries;
+		delete state.history;
+		return this.table.checkpoint(state);
 	}
 
 	get forgotten(): ForgottenKeys | undefined {
@@ -102,7 +130,7 @@ abstract class KeyedStore extends DedupeStore {
 
 	protected savedFields(): Partial<SavedDedupeState> {
 		return {
-			entries: this.records.saved(),
+			...(this.table ? this.table.saved() : { entries: this.records.saved() }),
 			...(this.forgottenKeys && { forgotten: this.forgottenKeys }),
 		};
 	}
@@ -131,18 +159,17 @@ abstract class KeyedStore extends DedupeStore {
 export class SeenKeysStore extends KeyedStore {
 	readonly kind: DedupeKind;
 	protected readonly restartsKeys: boolean;
-	protected readonly records: PackedIndex;
 
 	constructor(
 		firstPoll: FirstPollPolicy,
 		private readonly ttlMs: number | undefined,
 		maxRemembered: number,
 		saved: SavedDedupeState | undefined,
+		historyTable?: DedupeOptions['historyTable'],
 	) {
-		super(firstPoll, maxRemembered, saved);
+		super(firstPoll, maxRemembered, 2, saved, historyTable);
 		this.kind = ttlMs === undefined ? 'unique' : 'time_window';
 		this.restartsKeys = ttlMs !== undefined;
-		this.records = new PackedIndex(2, saved?.entries);
 	}
 
 	protected judge(
@@ -188,15 +215,14 @@ export class ChangedStore extends KeyedStore {
 	readonly kind = 'changed';
 	readonly needsVersion = true;
 	protected readonly restartsKeys = true;
-	protected readonly records: PackedIndex;
 
 	constructor(
 		firstPoll: FirstPollPolicy,
 		maxRemembered: number,
 		saved: SavedDedupeState | undefined,
+		historyTable?: DedupeOptions['historyTable'],
 	) {
-		super(firstPoll, maxRemembered, saved);
-		this.records = new PackedIndex(4, saved?.entries);
+		super(firstPoll, maxRemembered, 4, saved, historyTable);
 	}
 
 	protected judge(
@@ -458,6 +484,7 @@ export function loadDedupeStore(options: DedupeOptions, saved?: unknown): Loaded
 			);
 		}
 		state = saved as SavedDedupeState;
+		if (options.historyTable) state = newerOfSaved(state, options.historyTable.base);
 		if (state.kind !== dedupe.kind) {
 			const carried = SAME_RECORDS.some(
 				(kinds) => kinds.has(state!.kind) && kinds.has(dedupe.kind),
@@ -469,7 +496,10 @@ export function loadDedupeStore(options: DedupeOptions, saved?: unknown): Loaded
 		}
 	}
 	try {
-		return { store: createStore(dedupe, firstPoll, maxRemembered, state), notice };
+		return {
+			store: createStore(dedupe, firstPoll, maxRemembered, state, options.historyTable),
+			notice,
+		};
 	} catch (error) {
 		if (error instanceof ConfigError) throw error;
 		throw new Error(
@@ -483,20 +513,27 @@ function createStore(
 	firstPoll: FirstPollPolicy,
 	maxRemembered: number,
 	state: SavedDedupeState | undefined,
+	historyTable: DedupeOptions['historyTable'],
 ): DedupeStore {
 	switch (dedupe.kind) {
 		case 'none':
 			return new NoDedupeStore(firstPoll, state);
 		case 'unique':
-			return new SeenKeysStore(firstPoll, undefined, maxRemembered, state);
+			return new SeenKeysStore(firstPoll, undefined, maxRemembered, state, historyTable);
 		case 'time_window':
-			return new SeenKeysStore(firstPoll, checkedTtl(dedupe.ttlMs), maxRemembered, state);
+			return new SeenKeysStore(
+				firstPoll,
+				checkedTtl(dedupe.ttlMs),
+				maxRemembered,
+				state,
+				historyTable,
+			);
 		case 'greatest':
 			return new GreatestStore(firstPoll, state);
 		case 'last':
 			return new LastStore(firstPoll, state);
 		case 'changed':
-			return new ChangedStore(firstPoll, maxRemembered, state);
+			return new ChangedStore(firstPoll, maxRemembered, state, historyTable);
 	}
 	throw new ConfigError(
 		'dedupe',

@@ -198,6 +198,11 @@ export class PackedIndex {
 	/** Hash → slot in the log, in insertion order. */
 	private readonly slots = new Map<string, number>();
 	private log: RecordLog;
+	/**
+	 * Set: every change is also told here as one journal entry (historyStore.ts), which replay()
+	 * applies again: `s`, `r` (set, renew) + hash + value, or `d` (delete) + hash, in hex.
+	 */
+	onChange: ((entry: string) => void) | undefined;
 
 	/** `valueUnits`: the value's length in UTF-16 code units (2 bytes each). */
 	constructor(
@@ -225,6 +230,7 @@ export class PackedIndex {
 
 	/** Sets the value in place, keeping the entry's position (a new hash goes last). */
 	set(hash: string, value: string): void {
+		this.onChange?.(`s${unitsToHex(hash)}${unitsToHex(value)}`);
 		const slot = this.slots.get(hash);
 		if (slot === undefined) this.slots.set(hash, this.log.append(hash, value));
 		else this.log.setValue(slot, value);
@@ -232,13 +238,21 @@ export class PackedIndex {
 
 	/** Sets the value and moves the entry last, as if it were new. */
 	renew(hash: string, value: string): void {
-		this.delete(hash);
-		this.set(hash, value);
+		const onChange = this.onChange;
+		onChange?.(`r${unitsToHex(hash)}${unitsToHex(value)}`);
+		this.onChange = undefined;
+		try {
+			this.delete(hash);
+			this.set(hash, value);
+		} finally {
+			this.onChange = onChange;
+		}
 	}
 
 	delete(hash: string): void {
 		const slot = this.slots.get(hash);
 		if (slot === undefined) return;
+		this.onChange?.(`d${unitsToHex(hash)}`);
 		this.log.kill(slot);
 		this.slots.delete(hash);
 		this.compactIfWorthIt();
@@ -265,6 +279,23 @@ export class PackedIndex {
 			deleted++;
 		}
 		return deleted;
+	}
+
+	/** Applies journal entries (see onChange) in order; throws on one that is not an entry of this index. */
+	replay(entries: readonly unknown[]): void {
+		const hashHex = 16;
+		const valueHex = 4 * this.valueUnits;
+		for (const entry of entries) {
+			const op = typeof entry === 'string' ? entry[0] : undefined;
+			const length = op === 'd' ? 1 + hashHex : 1 + hashHex + valueHex;
+			if ((op !== 's' && op !== 'r' && op !== 'd') || (entry as string).length !== length)
+				throw new Error(`${JSON.stringify(entry)} is not a journal entry of this history`);
+			const text = entry as string;
+			const hash = hexToUnits(text.slice(1, 1 + hashHex));
+			if (op === 'd') this.delete(hash);
+			else if (op === 'r') this.renew(hash, hexToUnits(text.slice(1 + hashHex)));
+			else this.set(hash, hexToUnits(text.slice(1 + hashHex)));
+		}
 	}
 
 	/** JSON-safe packed entries: base64 strings of fixed-size records. */
