@@ -40,9 +40,6 @@ const DEFAULT_TIMEOUT_MS = 60_000;
  */
 const CHUNKS_PER_INSERT = 16;
 
-/** A concurrent CREATE TABLE IF NOT EXISTS that lost the race: unique_violation (on pg_type) or duplicate_table. */
-const CONCURRENT_CREATE = new Set(['23505', '42P07']);
-
 type Operation = 'load' | 'save';
 
 /**
@@ -113,16 +110,28 @@ export function postgresHistoryTable(
 	};
 }
 
-/** Creates the table unless it exists; a concurrent session creating it at the same time is no failure. */
-async function createTable(session: SqlSession): Promise<void> {
+/**
+ * Creates the table unless it exists. Looked up first: CREATE TABLE IF NOT EXISTS needs the CREATE
+ * privilege on the schema even when the table is there, which a user given only the rights on a
+ * table its DBA made does not have. A session creating it at the same time makes ours fail (23505 on
+ * pg_type's index, 42P07 or 42710, depending on the moment): no failure if the table is there after.
+ */
+async function createTable(session: SqlSession): Promise<'exists' | 'created'> {
+	const present = async () =>
+		(await session.query('SELECT to_regclass($1) IS NOT NULL AS present', [HISTORY_TABLE]))[0]
+			.present === true;
+	if (await present()) return 'exists';
 	const error = await session.query(CREATE_TABLE, []).then(
 		() => undefined,
 		(failed: unknown) => failed ?? new Error('CREATE TABLE failed'),
 	);
-	const code = (error as { code?: unknown } | undefined)?.code;
-	if (error !== undefined && !(typeof code === 'string' && CONCURRENT_CREATE.has(code)))
-		throw error;
+	if (error === undefined) return 'created';
+	if (await present()) return 'exists';
+	throw error;
 }
+
+/** What the trigger does with the table's rows. */
+const PRIVILEGES = ['SELECT', 'INSERT', 'UPDATE', 'DELETE'];
 
 /** A store's rows, ordered by chunk, as a checkpoint: the meta row and chunks 0..n-1, or a TableChanged. */
 function readHistory(
@@ -262,8 +271,9 @@ const TEST_TIMEOUT_MS = 15_000;
 
 /**
  * The Poll History (PostgreSQL) credential's test, for a node's `methods.credentialTest` (the
- * credential names it with `testedBy`): connects, runs `SELECT 1`, and creates the history table
- * unless it exists, so that a missing privilege shows here rather than at the first checkpoint.
+ * credential names it with `testedBy`): connects, runs `SELECT 1`, creates the history table unless
+ * it exists, and checks the user may SELECT, INSERT, UPDATE and DELETE its rows, so that a missing
+ * privilege shows here rather than at the first checkpoint.
  */
 export async function pollHistoryPostgresTest(
 	this: ICredentialTestFunctions,
@@ -280,10 +290,28 @@ export async function pollHistoryPostgresTest(
 		});
 		await session.query('SELECT 1', []);
 		step = `create table ${HISTORY_TABLE}`;
-		await createTable(session);
+		const table = await createTable(session);
+		step = `check the privileges on table ${HISTORY_TABLE}`;
+		// One privilege per call: has_table_privilege is true when any of a list is held.
+		const missing: string[] = [];
+		for (const privilege of PRIVILEGES) {
+			const [{ held }] = await session.query('SELECT has_table_privilege($1, $2) AS held', [
+				HISTORY_TABLE,
+				privilege,
+			]);
+			if (held !== true) missing.push(privilege);
+		}
+		if (missing.length > 0)
+			return {
+				status: 'Error',
+				message: `Connected, but the user may not ${missing.join(', ')} on table ${HISTORY_TABLE}; the Poll Trigger needs ${PRIVILEGES.join(', ')}`,
+			};
 		return {
 			status: 'OK',
-			message: `Connected; table ${HISTORY_TABLE} exists or was created`,
+			message:
+				table === 'created'
+					? `Connected; created table ${HISTORY_TABLE}`
+					: `Connected; table ${HISTORY_TABLE} is there, with the privileges the Poll Trigger needs`,
 		};
 	} catch (error) {
 		// Not connected: the session's own message (host, port, user and the server's words).
