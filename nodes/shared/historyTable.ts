@@ -219,6 +219,13 @@ async function writeCheckpoint(
 	store: string,
 	{ seq, generation, count, changed }: HistoryCheckpoint,
 ): Promise<void> {
+	// Saves of one store take turns (two n8n mains overlapping while the leader changes): without
+	// this, two writing the same chunks in different orders deadlock (40P01, seen in the test) and
+	// one's count check can miss the other's uncommitted delete. Held until COMMIT or ROLLBACK.
+	await session.query('SELECT pg_advisory_xact_lock(hashtext($1), hashtext($2))', [
+		HISTORY_TABLE,
+		store,
+	]);
 	for (let start = 0; start < changed.length; start += CHUNKS_PER_INSERT) {
 		const batch = changed.slice(start, start + CHUNKS_PER_INSERT);
 		await session.query(

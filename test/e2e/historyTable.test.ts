@@ -128,6 +128,26 @@ describe('the Poll Trigger history table in PostgreSQL', () => {
 		await expect(table.load('wf:node:c')).resolves.toBeUndefined();
 	});
 
+	test('two full saves of one store at once (one listing its chunks backwards), five times: neither fails on the other (no deadlock), and the store holds one of them whole', async () => {
+		const { credential } = await freshDatabase();
+		const [first, second] = [
+			postgresHistoryTable(credential, { timeoutMs: 10_000 }),
+			postgresHistoryTable(credential, { timeoutMs: 10_000 }),
+		];
+		for (let round = 0; round < 5; round++) {
+			const a = Array.from({ length: 40 }, () => chunk(2_000));
+			const b = Array.from({ length: 40 }, () => chunk(2_000));
+			const backwards = fullSave(2 * round + 1, 0, b);
+			backwards.changed.reverse();
+			await Promise.all([first.save('s', fullSave(2 * round, 0, a)), second.save('s', backwards)]);
+			const saved = await first.load('s');
+			expect([
+				{ seq: 2 * round, generation: 0, chunks: a },
+				{ seq: 2 * round + 1, generation: 0, chunks: b },
+			]).toContainEqual(saved);
+		}
+	});
+
 	test('a save that fails mid-transaction (a NUL in the 19th chunk, after an INSERT of 16) leaves the last checkpoint whole', async () => {
 		const { credential, exec } = await freshDatabase();
 		const table = postgresHistoryTable(credential, { timeoutMs: 10_000 });
