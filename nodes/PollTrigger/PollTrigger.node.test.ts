@@ -497,4 +497,30 @@ describe('Poll Trigger node (n8n-core TriggerContext)', () => {
 			'Invalid value 2.5 for "Remember at Most (Keys)": must be a whole number of at least 0',
 		);
 	});
+
+	it('History Store set to Static Data while the history is in PostgreSQL refuses activation, naming the field and the value, and polls nothing', async () => {
+		const staticData = {
+			'node:Poll Trigger': {
+				pollTrigger: {
+					v: 1,
+					dedupe: {
+						v: 1,
+						kind: 'unique',
+						id: 'abc',
+						fresh: false,
+						history: { from: 3, journal: [] },
+					},
+				},
+			},
+		};
+		await expect(
+			activateTrigger(PollTrigger, {
+				parameters: pollParameters(source.url('/in-table'), { historyStore: 'staticData' }),
+				staticData,
+			}),
+		).rejects.toThrow(
+			'Invalid value "staticData" for "History Store": cannot be Static Data: this trigger\'s history of dedupe "unique" is in a PostgreSQL table',
+		);
+		expect(source.requests('/in-table')).toEqual([]);
+	});
 });

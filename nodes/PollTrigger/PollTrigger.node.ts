@@ -11,7 +11,13 @@ import {
 import { systemClock } from '../../core/clock';
 import { checkRequestUrl } from '../../core/connectors/httpAuth';
 import { checkPollOp, resolveOp } from '../../core/connectors/registry';
-import { PollActivation, type PollRun, type PollTriggerState } from '../../core/poll';
+import {
+	type HistoryTable,
+	PollActivation,
+	type PollRun,
+	type PollTriggerState,
+	savedHistoryStore,
+} from '../../core/poll';
 import { BUSY_WRITE_INTERVAL_MS, emittedInFlight, RunEmitter } from '../shared/emitRuns';
 import { saveTriggerFailure, toNodeError } from '../shared/errors';
 import { imapCredentialTest } from '../shared/imapCredentialTest';
@@ -19,8 +25,14 @@ import { writerToLiveCopies } from '../shared/liveCopies';
 import { opContext } from '../shared/opContext';
 import { paginationProperties } from '../shared/pagination';
 import { sftpCredentialTest } from '../shared/sftpCredential';
-import { connectorCredentials, connectorProperties } from '../shared/parameters';
-import { pollTriggerProperties } from './PollTriggerDescription';
+import { connectorProperties } from '../shared/parameters';
+import {
+	historyStoreCredential,
+	KEYED_KINDS,
+	pollTriggerCredentials,
+	pollTriggerProperties,
+} from './PollTriggerDescription';
+import { pollHistoryPostgresTest, postgresHistoryTable } from '../shared/historyTable';
 import { executeStep, notRunError, readConfig } from './pollParameters';
 
 /** The node's key in its static data (`node:<name>`); the value carries its own format version. */
@@ -45,7 +57,7 @@ export class PollTrigger implements INodeType {
 		defaults: { name: 'Poll Trigger' },
 		inputs: [],
 		outputs: [NodeConnectionTypes.Main],
-		credentials: connectorCredentials,
+		credentials: pollTriggerCredentials,
 		properties: [
 			...connectorProperties(
 				'The op\'s arguments, passed as written. For http.request: method, URL (absolute, or relative to the credential\'s base URL), query, headers, body. Ask only for what is new with {{ $cursor }} (Dedupe Greatest\'s high-water mark) or {{ $lastPollStartedAt }} (ISO time), e.g. "query": {"since": "{{ $lastPollStartedAt }}"}; Execute step shows the requests.',
@@ -55,7 +67,7 @@ export class PollTrigger implements INodeType {
 		],
 	};
 
-	methods = { credentialTest: { imapCredentialTest, sftpCredentialTest } };
+	methods = { credentialTest: { imapCredentialTest, sftpCredentialTest, pollHistoryPostgresTest } };
 
 	async trigger(this: ITriggerFunctions): Promise<ITriggerResponse> {
 		const config = readConfig(this);
@@ -69,8 +81,10 @@ export class PollTrigger implements INodeType {
 		let activation: PollActivation;
 		let context: Awaited<ReturnType<typeof opContext>>;
 		try {
+			const saved = (this.getWorkflowStaticData('node')[STATE_KEY] ?? { v: 1 }) as PollTriggerState;
+			const keyPrefix = `poll:${workflowId}:${node.id}:`;
 			activation = new PollActivation(
-				(this.getWorkflowStaticData('node')[STATE_KEY] ?? { v: 1 }) as PollTriggerState,
+				saved,
 				{
 					source: { op, args: config.with, timeoutMs: config.timeoutMs, paging: config.paging },
 					dedupe: config.dedupe,
@@ -79,8 +93,17 @@ export class PollTrigger implements INodeType {
 					maxRunsInFlight: config.maxRunsInFlight,
 					expressions: config.expressions,
 					oneRunPerItem: config.oneRunPerItem,
-					keyPrefix: `poll:${workflowId}:${node.id}:`,
+					keyPrefix,
 					clock: systemClock,
+					...(config.historyStore === 'postgres' &&
+						KEYED_KINDS.includes(config.dedupe.kind) && {
+							history: await loadHistory(
+								postgresHistoryTable(await this.getCredentials(historyStoreCredential.name), {
+									timeoutMs: config.timeoutMs,
+								}),
+								savedHistoryStore(saved, keyPrefix),
+							),
+						}),
 				},
 				live
 					? {
@@ -113,8 +136,11 @@ export class PollTrigger implements INodeType {
 		const liveCopies = writerToLiveCopies(this);
 		const emitter = new RunEmitter<PollRun>(this, {
 			toItems: (run) => (run.items ?? []).map((json) => ({ json: json as IDataObject })),
-			settled: ({ key, run }, settlement, error, result) =>
-				void activation.settled(key as string, run, { settlement, error, result }),
+			// The settlement write waits for a checkpoint it allowed, so that it drops the journal.
+			settled: async ({ key, run }, settlement, error, result) => {
+				activation.settled(key as string, run, { settlement, error, result });
+				await activation.historySaved();
+			},
 			rewrite: () => activation.write(),
 			// n8n 1.x has no deduplication keys: each entry leaves the outbox as soon as n8n created its run.
 			created: ({ key }) => activation.created(key as string),
@@ -136,8 +162,9 @@ export class PollTrigger implements INodeType {
 		});
 		const close = async () => {
 			liveCopies.close();
-			activation.stop();
 			emitter.stop();
+			// A checkpoint being saved ends before the next activation loads the table.
+			await activation.stop();
 		};
 		try {
 			await activation.start(
@@ -176,4 +203,9 @@ export class PollTrigger implements INodeType {
 		}
 		return { closeFunction: close };
 	}
+}
+
+/** The history table, and its checkpoint of the saved store when static data says it holds one. */
+async function loadHistory(table: HistoryTable, store: string | undefined) {
+	return { table, base: store === undefined ? undefined : await table.load(store) };
 }

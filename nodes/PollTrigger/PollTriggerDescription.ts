@@ -1,7 +1,25 @@
-import type { INodeProperties } from 'n8n-workflow';
+import type { INodeCredentialDescription, INodeProperties } from 'n8n-workflow';
 
 import { ARMED_RUNS_MAX } from '../../core/poll';
-import { timeUnitOptions } from '../shared/parameters';
+import { HISTORY_TABLE } from '../shared/historyTable';
+import { connectorCredentials, timeUnitOptions } from '../shared/parameters';
+
+/** The dedupe kinds that remember one record per key (core/poll/kinds.ts KeyedStore). */
+export const KEYED_KINDS = ['unique', 'time_window', 'changed'];
+
+/** The history table's credential: n8n's Postgres credential's fields, for the History Store. */
+export const historyStoreCredential: INodeCredentialDescription = {
+	name: 'pollHistoryPostgres',
+	required: true,
+	testedBy: 'pollHistoryPostgresTest',
+	displayOptions: { show: { historyStore: ['postgres'], dedupe: KEYED_KINDS } },
+};
+
+/** The op's credentials (as the Connector node's) and the history table's. */
+export const pollTriggerCredentials: INodeCredentialDescription[] = [
+	...connectorCredentials,
+	historyStoreCredential,
+];
 
 /** The Poll Trigger's parameters and options, as the editor shows them. */
 export const pollTriggerProperties: INodeProperties[] = [
@@ -87,6 +105,28 @@ export const pollTriggerProperties: INodeProperties[] = [
 		displayOptions: { show: { dedupe: ['changed'] } },
 		description:
 			"JSONata giving the item's version. Leave empty to compare a hash of the whole item.",
+	},
+	{
+		displayName: 'History Store',
+		name: 'historyStore',
+		type: 'options',
+		noDataExpression: true,
+		default: 'staticData',
+		displayOptions: { show: { dedupe: KEYED_KINDS } },
+		description:
+			"Where the keys the trigger remembers are kept. n8n reads the workflow's static data for every run it creates, and the editor downloads it with the workflow: past about 100,000 keys, keep them in PostgreSQL.",
+		options: [
+			{
+				name: 'Static Data',
+				value: 'staticData',
+				description: "In the workflow's static data, with the trigger's other state",
+			},
+			{
+				name: 'PostgreSQL',
+				value: 'postgres',
+				description: `In the table ${HISTORY_TABLE} of a PostgreSQL database (created if missing); static data keeps only the changes not yet saved there`,
+			},
+		],
 	},
 	{
 		displayName: 'One Run per Item',
@@ -203,7 +243,7 @@ export const pollTriggerProperties: INodeProperties[] = [
 				type: 'number',
 				default: 0,
 				typeOptions: { minValue: 0 },
-				displayOptions: { show: { '/dedupe': ['unique', 'time_window', 'changed'] } },
+				displayOptions: { show: { '/dedupe': KEYED_KINDS } },
 				description:
 					"The history budget: past this many remembered keys, each poll forgets the oldest ones it did not list. A forgotten key that the source lists again is new again and starts again (with Unique, once n8n no longer keeps its first run's execution). 0: no cap.",
 			},

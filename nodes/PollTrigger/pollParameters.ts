@@ -6,12 +6,14 @@ import {
 	NodeOperationError,
 } from 'n8n-workflow';
 
+import { ConfigError } from '../../core/configError';
 import { parseWith } from '../../core/connectors/args';
 import type { HttpAuthSettings } from '../../core/connectors/httpAuth';
 import { resolveOp } from '../../core/connectors/registry';
 import {
 	ARMED_RUNS_MAX,
 	type Candidate,
+	FIELD_LABELS,
 	type DedupeConfig,
 	type FirstPollPolicy,
 	type ItemKey,
@@ -50,6 +52,8 @@ export interface PollConfig {
 	/** The history budget (keyed kinds); 0: no cap. */
 	maxRemembered: number;
 	maxRunsInFlight: number;
+	/** Where the keyed kinds' history is kept (core/poll/historyStore.ts). */
+	historyStore: 'staticData' | 'postgres';
 }
 
 /** Reads and checks every parameter up front, so a mistake refuses activation with the field named. */
@@ -107,10 +111,21 @@ export function readConfig(context: ITriggerFunctions): PollConfig {
 			startAgain: parseStartAgain(String(options.startAgain ?? '')),
 			maxRemembered: Number(options.maxRemembered ?? 0),
 			maxRunsInFlight: Number(options.maxRunsInFlight ?? ARMED_RUNS_MAX),
+			historyStore: historyStoreOf(context.getNodeParameter('historyStore', 'staticData')),
 		};
 	} catch (error) {
 		throw toNodeError(context.getNode(), error);
 	}
+}
+
+function historyStoreOf(value: unknown): PollConfig['historyStore'] {
+	if (value === 'staticData' || value === 'postgres') return value;
+	throw new ConfigError(
+		'historyStore',
+		FIELD_LABELS.historyStore,
+		value,
+		'must be staticData or postgres',
+	);
 }
 
 /**

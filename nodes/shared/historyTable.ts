@@ -17,7 +17,8 @@ import { sqlSessionFactory } from './sqlSession';
  * (sqlSession.ts: SSL as n8n's Postgres node reads it, statement timeouts, connect errors in words).
  *
  * One table for every store: a row per chunk of packed records (base64, as static data's `entries`),
- * keyed by (store, chunk), and at chunk -1 the store's meta row, JSON `{"seq":n,"generation":g}`.
+ * keyed by (store, chunk), and at chunk -1 the store's meta row, JSON `{"seq":n,"state":{…}}` (the
+ * store's other saved fields at the checkpoint).
  * A store's rows are always chunks 0..count-1 and the meta row: a save writes them in one
  * transaction and checks that before it commits, and a load refuses anything else, since only a
  * change made outside the trigger can leave it so.
@@ -142,7 +143,7 @@ function readHistory(
 	const [meta, ...chunkRows] = rows;
 	if (Number(meta.chunk) !== META_CHUNK)
 		throw new TableChanged(store, `its meta row (chunk ${META_CHUNK}) is missing`);
-	const { seq, generation } = parseMeta(store, meta.data);
+	const { seq, state } = parseMeta(store, meta.data);
 	const chunks: string[] = [];
 	for (const [index, row] of chunkRows.entries()) {
 		const chunk = Number(row.chunk);
@@ -155,26 +156,30 @@ function readHistory(
 			);
 		chunks.push(String(row.data));
 	}
-	return { seq, generation, chunks };
+	return { seq, state, chunks };
 }
 
-function parseMeta(store: string, data: unknown): { seq: number; generation: number } {
+function parseMeta(store: string, data: unknown): { seq: number; state: Record<string, unknown> } {
 	let meta: unknown;
 	try {
 		meta = JSON.parse(String(data));
 	} catch {
 		meta = undefined;
 	}
-	const { seq, generation } = (typeof meta === 'object' && meta !== null ? meta : {}) as Record<
+	const { seq, state } = (typeof meta === 'object' && meta !== null ? meta : {}) as Record<
 		string,
 		unknown
 	>;
-	if (!isCount(seq) || !isCount(generation))
+	if (!isCount(seq) || !isObject(state))
 		throw new TableChanged(
 			store,
-			`its meta row (chunk ${META_CHUNK}) holds ${JSON.stringify(String(data).slice(0, 100))}, not {"seq":n,"generation":g} with whole numbers n and g`,
+			`its meta row (chunk ${META_CHUNK}) holds ${JSON.stringify(String(data).slice(0, 100))}, not {"seq":n,"state":{…}} with a whole number n`,
 		);
-	return { seq, generation };
+	return { seq, state };
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+	return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 function isCount(value: unknown): value is number {
@@ -194,11 +199,11 @@ function describeNumbers(numbers: number[]): string {
 }
 
 /** The trigger's own mistake, refused before anything is written. */
-function checkCheckpoint(store: string, { seq, generation, count, changed }: HistoryCheckpoint) {
+function checkCheckpoint(store: string, { seq, state, count, changed }: HistoryCheckpoint) {
 	const wrong = !isCount(seq)
 		? `seq ${seq}`
-		: !isCount(generation)
-			? `generation ${generation}`
+		: !isObject(state)
+			? `state ${JSON.stringify(state)}`
 			: !isCount(count)
 				? `count ${count}`
 				: changed.find(([index]) => !Number.isSafeInteger(index) || index < 0 || index >= count);
@@ -217,7 +222,7 @@ function checkCheckpoint(store: string, { seq, generation, count, changed }: His
 async function writeCheckpoint(
 	session: SqlSession,
 	store: string,
-	{ seq, generation, count, changed }: HistoryCheckpoint,
+	{ seq, state, count, changed }: HistoryCheckpoint,
 ): Promise<void> {
 	// Saves of one store take turns (two n8n mains overlapping while the leader changes): without
 	// this, two writing the same chunks in different orders deadlock (40P01, seen in the test) and
@@ -239,7 +244,7 @@ async function writeCheckpoint(
 	]);
 	await session.query(
 		`INSERT INTO ${HISTORY_TABLE} (store, chunk, data) VALUES ($1, $2, $3) ON CONFLICT (store, chunk) DO UPDATE SET data = EXCLUDED.data`,
-		[store, META_CHUNK, JSON.stringify({ seq, generation })],
+		[store, META_CHUNK, JSON.stringify({ seq, state })],
 	);
 	// The chunks the checkpoint did not write must be there from earlier ones: a table emptied
 	// outside the trigger would otherwise get a checkpoint with gaps, which no load would accept.

@@ -43,7 +43,12 @@ describe('the Poll Trigger history table in PostgreSQL', () => {
 	}
 
 	function fullSave(seq: number, generation: number, chunks: string[]): HistoryCheckpoint {
-		return { seq, generation, count: chunks.length, changed: chunks.map((c, i) => [i, c]) };
+		return {
+			seq,
+			state: { generation },
+			count: chunks.length,
+			changed: chunks.map((c, i) => [i, c]),
+		};
 	}
 
 	async function rowsOf(exec: Exec, store: string) {
@@ -69,18 +74,22 @@ describe('the Poll Trigger history table in PostgreSQL', () => {
 		]);
 	});
 
-	test('40 full chunks saved load back in order with seq and generation (three INSERTs of up to 16)', async () => {
+	test('40 full chunks saved load back in order with seq and state (three INSERTs of up to 16)', async () => {
 		const { credential, exec } = await freshDatabase();
 		const table = postgresHistoryTable(credential, { timeoutMs: 10_000 });
 		const chunks = Array.from({ length: 40 }, () => chunk());
 		expect(chunks[0].length).toBeGreaterThan(65_000);
 		await table.save('store-a', fullSave(1234, 3, chunks));
-		await expect(table.load('store-a')).resolves.toEqual({ seq: 1234, generation: 3, chunks });
+		await expect(table.load('store-a')).resolves.toEqual({
+			seq: 1234,
+			state: { generation: 3 },
+			chunks,
+		});
 		expect(await rowsOf(exec, 'store-a')).toBe(41);
 		// Another table object (another activation) reads the same.
 		await expect(postgresHistoryTable(credential).load('store-a')).resolves.toEqual({
 			seq: 1234,
-			generation: 3,
+			state: { generation: 3 },
 			chunks,
 		});
 	});
@@ -91,24 +100,28 @@ describe('the Poll Trigger history table in PostgreSQL', () => {
 		const chunks = Array.from({ length: 6 }, () => chunk(3_000));
 		await table.save('s', fullSave(10, 0, chunks));
 		const changed = chunk(2_000);
-		await table.save('s', { seq: 15, generation: 1, count: 3, changed: [[1, changed]] });
+		await table.save('s', { seq: 15, state: { generation: 1 }, count: 3, changed: [[1, changed]] });
 		await expect(table.load('s')).resolves.toEqual({
 			seq: 15,
-			generation: 1,
+			state: { generation: 1 },
 			chunks: [chunks[0], changed, chunks[2]],
 		});
 		expect(await rowsOf(exec, 's')).toBe(4);
 		// Growing again: only the new chunk is written.
 		const added = chunk(1_000);
-		await table.save('s', { seq: 16, generation: 1, count: 4, changed: [[3, added]] });
+		await table.save('s', { seq: 16, state: { generation: 1 }, count: 4, changed: [[3, added]] });
 		await expect(table.load('s')).resolves.toEqual({
 			seq: 16,
-			generation: 1,
+			state: { generation: 1 },
 			chunks: [chunks[0], changed, chunks[2], added],
 		});
 		// An empty history: the meta row alone.
-		await table.save('s', { seq: 17, generation: 2, count: 0, changed: [] });
-		await expect(table.load('s')).resolves.toEqual({ seq: 17, generation: 2, chunks: [] });
+		await table.save('s', { seq: 17, state: { generation: 2 }, count: 0, changed: [] });
+		await expect(table.load('s')).resolves.toEqual({
+			seq: 17,
+			state: { generation: 2 },
+			chunks: [],
+		});
 		expect(await rowsOf(exec, 's')).toBe(1);
 	});
 
@@ -118,13 +131,17 @@ describe('the Poll Trigger history table in PostgreSQL', () => {
 		const [a, b] = [[chunk(100), chunk(100), chunk(100)], [chunk(200)]];
 		await table.save('wf:node:a', fullSave(1, 0, a));
 		await table.save('wf:node:b', fullSave(2, 5, b));
-		await table.save('wf:node:a', { seq: 3, generation: 0, count: 1, changed: [] });
+		await table.save('wf:node:a', { seq: 3, state: { generation: 0 }, count: 1, changed: [] });
 		await expect(table.load('wf:node:a')).resolves.toEqual({
 			seq: 3,
-			generation: 0,
+			state: { generation: 0 },
 			chunks: [a[0]],
 		});
-		await expect(table.load('wf:node:b')).resolves.toEqual({ seq: 2, generation: 5, chunks: b });
+		await expect(table.load('wf:node:b')).resolves.toEqual({
+			seq: 2,
+			state: { generation: 5 },
+			chunks: b,
+		});
 		await expect(table.load('wf:node:c')).resolves.toBeUndefined();
 	});
 
@@ -142,8 +159,8 @@ describe('the Poll Trigger history table in PostgreSQL', () => {
 			await Promise.all([first.save('s', fullSave(2 * round, 0, a)), second.save('s', backwards)]);
 			const saved = await first.load('s');
 			expect([
-				{ seq: 2 * round, generation: 0, chunks: a },
-				{ seq: 2 * round + 1, generation: 0, chunks: b },
+				{ seq: 2 * round, state: { generation: 0 }, chunks: a },
+				{ seq: 2 * round + 1, state: { generation: 0 }, chunks: b },
 			]).toContainEqual(saved);
 		}
 	});
@@ -155,7 +172,7 @@ describe('the Poll Trigger history table in PostgreSQL', () => {
 		await table.save('s', fullSave(5, 1, chunks));
 		const failing: HistoryCheckpoint = {
 			seq: 9,
-			generation: 2,
+			state: { generation: 2 },
 			count: 19,
 			changed: Array.from({ length: 19 }, (_, i) => [i, i === 18 ? 'AAAA\u0000' : chunk(400)]),
 		};
@@ -164,7 +181,7 @@ describe('the Poll Trigger history table in PostgreSQL', () => {
 				`^Could not save the Poll Trigger's history to PostgreSQL table ${HISTORY_TABLE} \\(22021\\): invalid byte sequence for encoding "UTF8": 0x00`,
 			),
 		);
-		await expect(table.load('s')).resolves.toEqual({ seq: 5, generation: 1, chunks });
+		await expect(table.load('s')).resolves.toEqual({ seq: 5, state: { generation: 1 }, chunks });
 		expect(await rowsOf(exec, 's')).toBe(21);
 		// Nothing is left locked or half-open: the next save goes through.
 		await table.save('s', { ...failing, changed: [[18, chunk(10)]] });
@@ -177,7 +194,7 @@ describe('the Poll Trigger history table in PostgreSQL', () => {
 		await table.save('s', fullSave(1, 0, [chunk(10), chunk(10), chunk(10)]));
 		await exec(`DELETE FROM ${HISTORY_TABLE} WHERE store = 's'`);
 		await expect(
-			table.save('s', { seq: 2, generation: 0, count: 3, changed: [[2, chunk(10)]] }),
+			table.save('s', { seq: 2, state: { generation: 0 }, count: 3, changed: [[2, chunk(10)]] }),
 		).rejects.toThrow(
 			`Could not save the Poll Trigger's history to PostgreSQL table ${HISTORY_TABLE}: the rows of store "s" were changed outside the Poll Trigger: after this save it would hold 1 of the 3 chunks`,
 		);
@@ -188,7 +205,7 @@ describe('the Poll Trigger history table in PostgreSQL', () => {
 		const { credential } = await freshDatabase();
 		const table = postgresHistoryTable(credential, { timeoutMs: 10_000 });
 		await expect(
-			table.save('s', { seq: 1, generation: 0, count: 2, changed: [[2, 'AAAA']] }),
+			table.save('s', { seq: 1, state: { generation: 0 }, count: 2, changed: [[2, 'AAAA']] }),
 		).rejects.toThrow(
 			/the checkpoint of store "s" is invalid \(chunk 2 of 2\); nothing was written/,
 		);
@@ -217,7 +234,7 @@ describe('the Poll Trigger history table in PostgreSQL', () => {
 		);
 		await loadFails(
 			'bad-meta',
-			'its meta row (chunk -1) holds "{\\"seq\\":-1}", not {"seq":n,"generation":g} with whole numbers n and g',
+			'its meta row (chunk -1) holds "{\\"seq\\":-1}", not {"seq":n,"state":{…}} with a whole number n',
 		);
 		await exec(`INSERT INTO ${HISTORY_TABLE} VALUES ('negative', -2, 'x')`);
 		await loadFails('negative', 'its meta row (chunk -1) is missing');
@@ -308,7 +325,7 @@ describe('the Poll Trigger history table in PostgreSQL', () => {
 		} finally {
 			servers.startPostgres();
 		}
-		await expect(table.load('s')).resolves.toEqual({ seq: 1, generation: 0, chunks });
+		await expect(table.load('s')).resolves.toEqual({ seq: 1, state: { generation: 0 }, chunks });
 	});
 });
 
