@@ -41,7 +41,7 @@ export class PollHistoryPostgres implements ICredentialType {
 	} as const;
 
 	documentationUrl =
-		'https://github.com/n8n-nodes-durable-triggers/n8n-nodes-durable-triggers/blob/main/docs/poll-trigger.md#history-budget';
+		'https://github.com/n8n-nodes-durable-triggers/n8n-nodes-durable-triggers/blob/main/docs/poll-trigger.md#history-store';
 
 	properties: INodeProperties[] = [];
 }

@@ -305,6 +305,11 @@ export abstract class DedupeStore {
 		return undefined;
 	}
 
+	/** Whether the records are kept in a history table (historyStore.ts), not in static data. */
+	get historyInTable(): boolean {
+		return false;
+	}
+
 	/** The high-water mark ($cursor in With): set only for `greatest`, once it started or saw an item. */
 	get cursor(): ItemKey | undefined {
 		return undefined;

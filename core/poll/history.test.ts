@@ -59,6 +59,20 @@ describe('HistoryWatch', () => {
 		expect(new HistoryWatch(fakeStore(10_000), 0).check()).toEqual({ warnings: [] });
 	});
 
+	it('with the history in a PostgreSQL table, warns about the journal waiting in static data, not about the keys', () => {
+		const store = {
+			size: 2_000_000,
+			historyBytes: 1_000_000,
+			forgotten: undefined,
+			historyInTable: true,
+		};
+		const [warning] = new HistoryWatch(store, 0).check().warnings;
+		expect(warning).toMatch(
+			/^keeps 1\.0 MB of changes to its history of 2,000,000 keys in the workflow's static data, .*only once no run of the trigger is in flight/,
+		);
+		expect(new HistoryWatch({ ...store, historyBytes: 900 }, 0).check().warnings).toEqual([]);
+	});
+
 	it('with a cap set, tells the user to lower it', () => {
 		const [warning] = new HistoryWatch(fakeStore(100_000), 500_000).check().warnings;
 		expect(warning).toContain('Lower "Remember at Most (Keys)" (now 500,000)');

@@ -20,7 +20,8 @@ import { FIELD_LABELS } from './errors';
 export const HISTORY_WARNING_BYTES: readonly number[] = [1_000_000, 4_000_000, 16_000_000];
 
 /** What the watch reads of a store. */
-export type WatchedStore = Pick<DedupeStore, 'size' | 'historyBytes' | 'forgotten'>;
+export type WatchedStore = Pick<DedupeStore, 'size' | 'historyBytes' | 'forgotten'> &
+	Partial<Pick<DedupeStore, 'historyInTable'>>;
 
 /** How many warning levels `bytes` of history has passed (0: none). */
 export function historyLevel(bytes: number): number {
@@ -122,11 +123,13 @@ function overCapWarning(store: WatchedStore, maxRemembered: number): string {
 }
 
 function sizeWarning(store: WatchedStore, maxRemembered: number): string {
+	if (store.historyInTable)
+		return `keeps ${megabytes(store.historyBytes)} of changes to its history of ${count(store.size)} keys in the workflow's static data, which n8n reads twice for every run it starts: they are saved in the PostgreSQL table ("${FIELD_LABELS.historyStore}") only once no run of the trigger is in flight, or once the table can be reached again. See the package docs, docs/poll-trigger.md: "History Store".`;
 	const remedy =
 		maxRemembered > 0
 			? `Lower "${FIELD_LABELS.maxRemembered}" (now ${count(maxRemembered)})`
 			: `Cap it with the option "${FIELD_LABELS.maxRemembered}" (the oldest keys are forgotten first)`;
-	return `remembers ${count(store.size)} keys: ${megabytes(store.historyBytes)} of the workflow's static data, which n8n reads from its database twice for every run it starts (and keeps a copy of with each run in flight), and which the editor downloads whenever the workflow is opened. ${remedy}, use Dedupe "Time Window", or start one run per poll (One Run per Item off). See the package docs, docs/poll-trigger.md: "History budget".`;
+	return `remembers ${count(store.size)} keys: ${megabytes(store.historyBytes)} of the workflow's static data, which n8n reads from its database twice for every run it starts (and keeps a copy of with each run in flight), and which the editor downloads whenever the workflow is opened. ${remedy}, keep the history in PostgreSQL ("${FIELD_LABELS.historyStore}"), use Dedupe "Time Window", or start one run per poll (One Run per Item off). See the package docs, docs/poll-trigger.md: "History budget".`;
 }
 
 function count(n: number): string {

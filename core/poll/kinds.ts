@@ -79,6 +79,10 @@ abstract class KeyedStore extends DedupeStore {
 		return this.table?.savedJsonLength ?? this.records.savedJsonLength;
 	}
 
+	get historyInTable(): boolean {
+		return this.table !== undefined;
+	}
+
 	historyCheckpoint(): PendingCheckpoint | undefined {
 		if (!this.table) return undefined;
 		// The records are the checkpoint's chunks; the rest of the state goes with them.

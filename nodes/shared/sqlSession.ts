@@ -45,7 +45,7 @@ export function sqlSessionFactory(
 			'sshTunnel',
 			'SSH Tunnel',
 			true,
-			'is not supported by sql.query yet; reach the database directly (or through a tunnel you run), and turn SSH Tunnel off',
+			'is not supported yet (sql.query, History Store); reach the database directly (or through a tunnel you run), and turn SSH Tunnel off',
 			{ credential: label },
 		);
 	const { host, port } = credentialAddress(credential, label, dialect === 'postgres' ? 5432 : 3306);
