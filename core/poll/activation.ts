@@ -370,7 +370,12 @@ export class PollActivation {
 		}
 		this.checkpoint();
 		const firstPoll = this.runner?.start();
-		if (this.store.isFresh) await firstPoll;
+		if (this.store.isFresh) {
+			await firstPoll;
+			// A first poll's baseline goes to the history table before n8n's activation save, which then
+			// stores static data without its journal (a baseline of a million keys is 28 MB of journal).
+			await this.checkpoints;
+		}
 		this.activated = true;
 	}
 

@@ -29,6 +29,8 @@ class MemoryTable implements HistoryTable {
 	}
 
 	async save(store: string, checkpoint: HistoryCheckpoint): Promise<void> {
+		// A turn of real I/O, as a database's answer takes.
+		await new Promise((resolve) => setImmediate(resolve));
 		if (this.failing) throw new Error('connection refused');
 		const chunks = [...(this.stores.get(store)?.chunks ?? [])];
 		for (const [index, chunk] of checkpoint.changed) chunks[index] = chunk;
@@ -260,6 +262,59 @@ describe('PollActivation with a history table', () => {
 		const last = writes.at(-1)!;
 		expect(last.dedupe).not.toHaveProperty('entries');
 		expect(last.dedupe?.history).toEqual({ from: 25, journal: [] });
+		await activation.stop();
+	});
+
+	it("a first poll's baseline is in the table before the activation ends, so n8n's activation save stores no journal", async () => {
+		const table = new MemoryTable();
+		const ids = Array.from({ length: 5_000 }, (_, i) => `k${i}`);
+		const clock = new FakeClock();
+		const writes: PollTriggerState[] = [];
+		const activation = new PollActivation(
+			{ v: 1 },
+			{
+				source: {
+					op: {
+						name: 'test.list',
+						description: 'Lists what the test gives',
+						transport: 'http',
+						check: () => undefined,
+						run: async () => ({ kind: 'data', data: ids.map((id) => ({ id })), memory: {} }),
+					},
+					args: {},
+					timeoutMs: 1_000,
+				},
+				dedupe: { kind: 'unique' },
+				firstPoll: { mode: 'none' },
+				maxRemembered: 0,
+				maxRunsInFlight: 10,
+				expressions: new PollExpressions({ id: 'id' }),
+				oneRunPerItem: true,
+				keyPrefix: 'poll:wf:node:',
+				clock,
+				history: { table, base: undefined },
+			},
+			{ intervalMs: 5_000 },
+		);
+		await activation.start(
+			{
+				context: {},
+				inFlight: () => false,
+				writeNow: () => undefined,
+				onPollFailure: (error: Error) => {
+					throw error;
+				},
+				onPageLimit: () => undefined,
+				info: () => undefined,
+				warn: () => undefined,
+				write: (state) => writes.push(structuredClone(state)),
+				emit: async () => undefined,
+				emitTaken: async () => undefined,
+			},
+			[],
+		);
+		expect(table.saves).toHaveLength(1);
+		expect(writes.at(-1)!.dedupe?.history).toEqual({ from: 5_000, journal: [] });
 		await activation.stop();
 	});
 
