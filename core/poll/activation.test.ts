@@ -1,5 +1,6 @@
 import type { OpMemory } from '../connectors/types';
 import { FakeClock, flushPromises } from '../testing/fakeClock';
+import { quietPorts } from '../testing/pollPorts';
 import {
 	PollActivation,
 	type PollActivationPorts,
@@ -41,19 +42,6 @@ function settings(source: PollSource, clock: FakeClock): PollActivationSettings 
 		clock,
 	};
 }
-
-/** Ports that need nothing of n8n: no transport, polls that fail throw. */
-const quietPorts = {
-	context: {},
-	inFlight: () => false,
-	writeNow: () => undefined,
-	onPollFailure: (error: Error) => {
-		throw error;
-	},
-	onPageLimit: () => undefined,
-	info: () => undefined,
-	warn: () => undefined,
-};
 
 /**
  * A live activation on a fake clock whose op lists `listed` (or is `listed`, a source of its own);

@@ -1,5 +1,6 @@
 import { ConfigError } from '../configError';
 import { FakeClock, flushPromises } from '../testing/fakeClock';
+import { quietPorts } from '../testing/pollPorts';
 import {
 	PollActivation,
 	type PollActivationPorts,
@@ -7,7 +8,7 @@ import {
 	type PollTriggerState,
 	savedHistoryStore,
 } from './activation';
-import type { SavedDedupeState } from './dedupe';
+import type { FirstPollPolicy, SavedDedupeState } from './dedupe';
 import { PollExpressions } from './expressions';
 import {
 	type HistoryCheckpoint,
@@ -179,14 +180,21 @@ describe('the history table beside static data (historyStore.ts)', () => {
  * deduplication key (a second emit of a created key is refused, and settles as started); the state
  * n8n has stored is the last write before the last emit, as n8n stores static data on emit.
  */
-function harness(table: MemoryTable, listed: () => string[], saved: PollTriggerState) {
+function harness(
+	table: MemoryTable,
+	listed: () => string[],
+	saved: PollTriggerState,
+	firstPoll: FirstPollPolicy = { mode: 'all' },
+) {
 	const clock = new FakeClock();
 	const writes: PollTriggerState[] = [];
 	const emitted: PollRunToEmit[] = [];
-	return {
+	const harnessed = {
 		clock,
 		writes,
 		emitted,
+		/** How many writes there were when start() resolved. */
+		writtenAtStart: 0,
 		async activate(maxRunsInFlight = 10) {
 			const keyPrefix = 'poll:wf:node:';
 			const store = savedHistoryStore(saved, keyPrefix);
@@ -209,7 +217,7 @@ function harness(table: MemoryTable, listed: () => string[], saved: PollTriggerS
 						timeoutMs: 1_000,
 					},
 					dedupe: { kind: 'unique' },
-					firstPoll: { mode: 'all' },
+					firstPoll,
 					maxRemembered: 0,
 					maxRunsInFlight,
 					expressions: new PollExpressions({ id: 'id' }),
@@ -221,25 +229,19 @@ function harness(table: MemoryTable, listed: () => string[], saved: PollTriggerS
 				{ intervalMs: 5_000 },
 			);
 			const ports: PollActivationPorts = {
-				context: {},
-				inFlight: () => false,
-				writeNow: () => undefined,
-				onPollFailure: (error: Error) => {
-					throw error;
-				},
-				onPageLimit: () => undefined,
-				info: () => undefined,
-				warn: () => undefined,
+				...quietPorts,
 				write: (state) => writes.push(structuredClone(state)),
 				emit: async (runs) => void emitted.push(...runs),
 				emitTaken: async (take) => void emitted.push(...take()),
 			};
 			await activation.start(ports, []);
+			harnessed.writtenAtStart = writes.length;
 			// The first poll of a store that is not fresh is not awaited by start().
 			await flushPromises();
 			return activation;
 		},
 	};
+	return harnessed;
 }
 
 describe('PollActivation with a history table', () => {
@@ -268,53 +270,14 @@ describe('PollActivation with a history table', () => {
 	it("a first poll's baseline is in the table before the activation ends, so n8n's activation save stores no journal", async () => {
 		const table = new MemoryTable();
 		const ids = Array.from({ length: 5_000 }, (_, i) => `k${i}`);
-		const clock = new FakeClock();
-		const writes: PollTriggerState[] = [];
-		const activation = new PollActivation(
-			{ v: 1 },
-			{
-				source: {
-					op: {
-						name: 'test.list',
-						description: 'Lists what the test gives',
-						transport: 'http',
-						check: () => undefined,
-						run: async () => ({ kind: 'data', data: ids.map((id) => ({ id })), memory: {} }),
-					},
-					args: {},
-					timeoutMs: 1_000,
-				},
-				dedupe: { kind: 'unique' },
-				firstPoll: { mode: 'none' },
-				maxRemembered: 0,
-				maxRunsInFlight: 10,
-				expressions: new PollExpressions({ id: 'id' }),
-				oneRunPerItem: true,
-				keyPrefix: 'poll:wf:node:',
-				clock,
-				history: { table, base: undefined },
-			},
-			{ intervalMs: 5_000 },
-		);
-		await activation.start(
-			{
-				context: {},
-				inFlight: () => false,
-				writeNow: () => undefined,
-				onPollFailure: (error: Error) => {
-					throw error;
-				},
-				onPageLimit: () => undefined,
-				info: () => undefined,
-				warn: () => undefined,
-				write: (state) => writes.push(structuredClone(state)),
-				emit: async () => undefined,
-				emitTaken: async () => undefined,
-			},
-			[],
-		);
+		const harnessed = harness(table, () => ids, { v: 1 }, { mode: 'none' });
+		const activation = await harnessed.activate();
 		expect(table.saves).toHaveLength(1);
-		expect(writes.at(-1)!.dedupe?.history).toEqual({ from: 5_000, journal: [] });
+		// What n8n's activation save stores: the state as start() resolved.
+		expect(harnessed.writes[harnessed.writtenAtStart - 1].dedupe?.history).toEqual({
+			from: 5_000,
+			journal: [],
+		});
 		await activation.stop();
 	});
 

@@ -1,0 +1,14 @@
+import type { PollActivationPorts } from '../poll/activation';
+
+/** Poll activation ports that need nothing of n8n: no transport, polls that fail throw, no logs. */
+export const quietPorts: Omit<PollActivationPorts, 'write' | 'emit' | 'emitTaken'> = {
+	context: {},
+	inFlight: () => false,
+	writeNow: () => undefined,
+	onPollFailure: (error: Error) => {
+		throw error;
+	},
+	onPageLimit: () => undefined,
+	info: () => undefined,
+	warn: () => undefined,
+};
