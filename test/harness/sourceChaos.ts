@@ -13,7 +13,8 @@ const SQL_QUERY =
 
 /**
  * The chaos cases whose source is a real server (`npm run chaos`, not CI): `sql`, a PostgreSQL 15
- * table polled with sql.query, and `sftp`, an OpenSSH sshd folder polled with sftp.list. Each is an
+ * table polled with sql.query (`sql_history`: the same, its history kept in a table of that
+ * PostgreSQL, History Store), and `sftp`, an OpenSSH sshd folder polled with sftp.list. Each is an
  * unordered `unique` case (test/harness/chaos.ts): its list is held as rows or files, a burst is
  * inserted or written, and while n8n is down some rows or files are deleted. Each row or file is
  * named by its id, which the trigger's ID reads, so the harness names a crashed run by its key as for
@@ -26,12 +27,37 @@ export async function sourceChaosCases(
 	const cases: ChaosCase[] = [];
 	const stops: Array<() => Promise<void>> = [];
 	try {
+		let servers: SqlServers | undefined;
+		const postgres = async () => {
+			if (servers) return servers;
+			const started = await SqlServers.start({ mariadb: false });
+			stops.push(() => started.stop());
+			return (servers = started);
+		};
 		if (wanted('sql')) {
-			const servers = await SqlServers.start({ mariadb: false });
-			stops.push(() => servers.stop());
 			cases.push({
 				...unorderedCase('sql', { dedupe: 'unique' }, history, burst),
-				source: await sqlSource(n8n, servers),
+				source: await sqlSource(n8n, await postgres(), 'chaos'),
+			});
+		}
+		// The same, the history kept in a table of that PostgreSQL (History Store) beside static data.
+		if (wanted('sql_history')) {
+			const source = await sqlSource(n8n, await postgres(), 'chaos_history');
+			const id = await n8n.createCredential(
+				'chaos history',
+				'pollHistoryPostgres',
+				(await postgres()).postgresCredential('chaos_history'),
+			);
+			cases.push({
+				...unorderedCase('sql_history', { dedupe: 'unique' }, history, burst),
+				source: {
+					...source,
+					parameters: { ...source.parameters, historyStore: 'postgres' },
+					credentials: {
+						...source.credentials,
+						pollHistoryPostgres: { id, name: 'chaos history' },
+					},
+				},
 			});
 		}
 		if (wanted('sftp')) {
@@ -56,15 +82,18 @@ export async function sourceChaosCases(
 	};
 }
 
-async function sqlSource(n8n: N8nInstance, servers: SqlServers): Promise<ChaosCase['source']> {
-	const database = 'chaos';
+async function sqlSource(
+	n8n: N8nInstance,
+	servers: SqlServers,
+	database: string,
+): Promise<NonNullable<ChaosCase['source']>> {
 	await servers.postgresExec('postgres')(`CREATE DATABASE ${database}`);
 	const exec = servers.postgresExec(database);
 	await exec(
 		'CREATE TABLE chaos_rows (id text PRIMARY KEY, updated_at timestamptz(6) NOT NULL DEFAULT clock_timestamp())',
 	);
 	await exec('CREATE INDEX ON chaos_rows (updated_at, id)');
-	const name = 'chaos postgres';
+	const name = `${database} postgres`;
 	const id = await n8n.createCredential(name, 'postgres', servers.postgresCredential(database));
 	const held = new Set<string>();
 	return {
