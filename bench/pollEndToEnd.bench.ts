@@ -23,7 +23,10 @@
  * times the static data was written from publishing until the trigger's settlements were written,
  * and how n8n came through: "ok" (every run succeeded), "OOM" (its log says the JavaScript heap ran
  * out), "n8n exited (…)", "<n>/<runs> ok" (no execution ended for 3 minutes with runs missing or
- * failed) or "timed out". A row that fails is recorded as such and the next row runs.
+ * failed) or "timed out". A row that fails is recorded as such and the next row runs. History rows
+ * also show the activation: from the publish request to the trigger's first call (n8n loads the
+ * workflow with its static data; with PostgreSQL the Poll Trigger loads the table too), outside
+ * the time above; and after each row the lines of n8n's log naming the Poll Trigger are printed.
  *
  * Static-data writes are counted in SQLite itself: before n8n starts on its database, an SQLite
  * trigger on workflow_entity's staticData column logs the size and time of every write n8n makes
@@ -156,6 +159,13 @@ interface Measured {
 	ms?: number;
 	/** Start to the last run's stoppedAt: when every run of the burst had been handled. */
 	endMs?: number;
+	/**
+	 * The publish request sent to the start: n8n loads the workflow with its static data and activates
+	 * the trigger (with History Store PostgreSQL, the Poll Trigger loads the table's checkpoint).
+	 */
+	activationMs?: number;
+	/** The lines of n8n's log that name the Poll Trigger (its warnings, at N8N_LOG_LEVEL warn). */
+	triggerLog: string[];
 	peakRssBytes?: number;
 	/** n8n died: the peak is the last one read before, so at least this. */
 	peakRssAtLeast: boolean;
@@ -340,6 +350,7 @@ async function measure(
 		peakRssAtLeast: false,
 		loadedStateBytes: 0,
 		historyBytes: 0,
+		triggerLog: [],
 	};
 	const ended: { exit?: Exit } = {};
 	let publishedAt = Infinity;
@@ -403,6 +414,7 @@ async function measure(
 			async () => source.requests(startPath)[0],
 			{ ...wait, intervalMs: 100 },
 		);
+		measured.activationMs = start.receivedAt - publishedAt;
 		// Without run data, once a second: the counting must cost the n8n under test little. Done when
 		// every run has succeeded, or when no execution has ended for STALL_MS (n8n lost or failed some).
 		let lastChange = { finished: -1, at: Date.now() };
@@ -454,6 +466,10 @@ async function measure(
 	measured.largestWriteBytes = writes.length > 0 ? Math.max(...writes) : undefined;
 	// An n8n that died wrote what it had time to write: no count of a poll's writes.
 	if (!ended.exit) measured.writes = writes.length;
+	measured.triggerLog = n8n
+		.log()
+		.split('\n')
+		.filter((line) => line.includes(`Poll Trigger "${TRIGGER_NODE}"`));
 	if (measured.outcome === 'ok') rmSync(n8n.userFolder, { recursive: true, force: true });
 	else measured.logFile = n8n.logFile;
 	return measured;
@@ -475,6 +491,7 @@ async function measureRow(
 			peakRssAtLeast: false,
 			loadedStateBytes: 0,
 			historyBytes: 0,
+			triggerLog: [],
 		};
 	}
 }
@@ -620,8 +637,12 @@ async function measurePairs(
 		});
 		pairs.push([poll, floor]);
 		const progress = (m: Measured) =>
-			`${m.trigger} ${m.outcome}${m.ms === undefined ? '' : ` (${ms(m.ms)} ms)`}${m.logFile ? ` (log: ${m.logFile})` : ''}`;
+			`${m.trigger} ${m.outcome}${m.ms === undefined ? '' : ` (${ms(m.ms)} ms)`}${m.activationMs === undefined ? '' : `, activation ${ms(m.activationMs)} ms`}${m.logFile ? ` (log: ${m.logFile})` : ''}`;
 		process.stdout.write(`  ${label(workload)}: ${progress(poll)}; ${progress(floor)}\n`);
+		for (const line of poll.triggerLog.slice(0, 5))
+			process.stdout.write(`    n8n's log: ${line}\n`);
+		if (poll.triggerLog.length > 5)
+			process.stdout.write(`    n8n's log: … ${poll.triggerLog.length - 5} more\n`);
 	}
 	return pairs;
 }
@@ -648,6 +669,7 @@ function printHistories(pairs: Array<[Measured, Measured]>): void {
 			'x static data',
 			'x floor',
 			'ms to end',
+			'activation ms',
 			'peak RSS MB',
 			'state',
 			'editor',
@@ -669,6 +691,7 @@ function printHistories(pairs: Array<[Measured, Measured]>): void {
 				m === poll && store !== 'staticData' ? ratio(poll.ms, staticDataRow(history)?.[0].ms) : '',
 				m === poll ? ratio(poll.ms, floor.ms) : '',
 				ms(m.endMs),
+				ms(m.activationMs),
 				rss(m),
 				sizeOf(m.largestWriteBytes),
 				sizeOf(m.editorBytes),
@@ -742,6 +765,8 @@ function writeResults(
 			floorMs: round(floor.ms),
 			endMs: round(poll.endMs),
 			floorEndMs: round(floor.endMs),
+			activationMs: round(poll.activationMs),
+			floorActivationMs: round(floor.activationMs),
 			editorDownloadBytes: poll.editorBytes ?? null,
 			peakRssMb: poll.peakRssBytes === undefined ? null : Math.round(poll.peakRssBytes / 1e6),
 			floorPeakRssMb:
@@ -826,6 +851,7 @@ async function main(): Promise<void> {
 			'',
 			"floor: bench/floor-node's trigger: static data stored as large as the Poll Trigger's history before publishing, written as large as its largest write once on activation, the same runs (one item each, same size), nothing else.",
 			'x floor: Poll Trigger time / floor time. n8n: ok (every run succeeded), OOM (heap out of memory), n8n exited (…), n/runs ok (the other runs lost or failed) or timed out.',
+			"activation ms: from the publish request to the trigger's first call (n8n loads the workflow with its static data and activates the trigger; with PostgreSQL the Poll Trigger loads the table's checkpoint).",
 			'peak RSS: n8n\'s VmHWM from publishing until the settlements were written ("≥": the last value read before n8n died).',
 			"state: the largest static-data write (for the Poll Trigger: history, outbox with the burst's items, ledger). editor: what the editor downloads opening the workflow (GET /rest/workflows/<id>, static data included). B/key: the stored history (in static data, or the table's chunks) / its keys.",
 			"store: the Poll Trigger's History Store; with PostgreSQL the history is in table n8n_durable_triggers_history (PostgreSQL 15, fsync off, its memory not in n8n's RSS), static data holds the changes not yet saved there. x history: over the same store's first history row; x static data: over the Static Data row of the same history.",
