@@ -4,7 +4,13 @@
  *
  * 1. Remembered history: 0, 100,000 and 1,000,000 keys; the poll lists 300 new items of 100 B and
  *    100 remembered ones. Time from the poll's answer to the last of the 300 runs started, its ratio
- *    to history 0, and bytes per remembered key (the state activation loads, divided by the keys).
+ *    to history 0 (of the same History Store), and bytes per remembered key (the stored history
+ *    divided by the keys). Each history with each History Store: Static Data (the history in the
+ *    workflow's static data) and PostgreSQL (in table n8n_durable_triggers_history of a PostgreSQL
+ *    15 started for the run from Debian's packages, test/harness/sqlServers.ts, a database per row,
+ *    through a Poll History (PostgreSQL) credential; static data keeps only the journal of changes
+ *    not yet saved there). PostgreSQL rows also show their time over the Static Data row's. The
+ *    server runs with fsync off (its data dies with the run), and its memory is not in n8n's RSS.
  * 2. Item size, no history: 300 items of 100 B, 20 KB and 60 KB each, and 1,000 of 20 KB (KB: 1,000
  *    bytes of JSON per item). Time per run (the same time divided by the runs), its ratio to 100 B.
  *
@@ -17,7 +23,10 @@
  * times the static data was written from publishing until the trigger's settlements were written,
  * and how n8n came through: "ok" (every run succeeded), "OOM" (its log says the JavaScript heap ran
  * out), "n8n exited (…)", "<n>/<runs> ok" (no execution ended for 3 minutes with runs missing or
- * failed) or "timed out". A row that fails is recorded as such and the next row runs.
+ * failed) or "timed out". A row that fails is recorded as such and the next row runs. History rows
+ * also show the activation: from the publish request to the trigger's first call (n8n loads the
+ * workflow with its static data; with PostgreSQL the Poll Trigger loads the table too), outside
+ * the time above; and after each row the lines of n8n's log naming the Poll Trigger are printed.
  *
  * Static-data writes are counted in SQLite itself: before n8n starts on its database, an SQLite
  * trigger on workflow_entity's staticData column logs the size and time of every write n8n makes
@@ -35,29 +44,53 @@
  * limit.
  *
  * The history goes into the workflow's static data while n8n is stopped (built by the core, as a
- * first poll would leave it), so activation loads it from the database as after a restart.
+ * first poll would leave it), so activation loads it from the database as after a restart. With
+ * History Store PostgreSQL the core builds it as a store kept in the table would be, saves its
+ * first checkpoint in the table under the key the trigger will use (its workflow's and node's ids),
+ * and static data gets what the store writes then: its journal (empty), no records.
  * Needs the built package (npm run build); packs it like the e2e tests do.
  *   npx tsx bench/pollEndToEnd.bench.ts
  *     BENCH_E2E_QUICK=1                    histories 0,100000 and sizes 300x100,300x20000 only
  *     BENCH_E2E_HISTORIES=0,100000         remembered histories (default 0,100000,1000000)
+ *     BENCH_E2E_STORES=staticData,postgres History Stores of the history rows (default both)
  *     BENCH_E2E_SIZES=300x100,1000x20000   runs x item bytes (default 300x100,300x20000,300x60000,1000x20000)
  *     BENCH_N8N_HEAP_MB=16384              n8n's --max-old-space-size (default: none, n8n's default)
  *     BENCH_MAX_RUNS_IN_FLIGHT=100         the Poll Trigger's Max Runs in Flight (default: the node's, 50)
- * A run of every row at n8n's default heap also writes its figures to bench/results/pollEndToEnd.json.
+ * A run of every row at n8n's default heap (none of the BENCH_ variables above set, even empty)
+ * also writes its figures to bench/results/pollEndToEnd.json.
  */
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 
+import type { ICredentialDataDecryptedObject } from 'n8n-workflow';
+
 import { loadDedupeStore } from '../core/poll';
+import { historyTableKey } from '../core/poll/historyStore';
+import { postgresHistoryTable } from '../nodes/shared/historyTable';
 import { marker, node, type NodeJson, PACKAGE, workflow } from '../test/e2e/workflowBuilder';
 import { FakeSystem } from '../test/harness/fakeSystem';
 import { ensureN8nInstalled, packAndPrepareNodesFolder } from '../test/harness/install';
 import { isFinal, N8nInstance } from '../test/harness/n8nInstance';
 import { n8nVersion } from '../test/harness/paths';
+import { SqlServers } from '../test/harness/sqlServers';
 import { peakRss } from './stats';
 
 const QUICK = process.env.BENCH_E2E_QUICK === '1';
+/** Where the Poll Trigger keeps its history: its History Store parameter's values. */
+type HistoryStore = 'staticData' | 'postgres';
+const STORE_NAMES: Record<HistoryStore, string> = {
+	staticData: 'Static Data',
+	postgres: 'PostgreSQL',
+};
+const STORES = (process.env.BENCH_E2E_STORES ?? 'staticData,postgres')
+	.split(',')
+	.filter((store) => store !== '')
+	.map((store) => {
+		if (store !== 'staticData' && store !== 'postgres')
+			throw new Error(`BENCH_E2E_STORES: "${store}" is not staticData or postgres`);
+		return store as HistoryStore;
+	});
 const HISTORIES = (process.env.BENCH_E2E_HISTORIES ?? (QUICK ? '0,100000' : '0,100000,1000000'))
 	.split(',')
 	.filter((history) => history !== '')
@@ -70,7 +103,7 @@ const SIZES = (
 	.filter((size) => size !== '')
 	.map((size) => {
 		const [runs, itemBytes] = size.split('x').map(Number);
-		return { runs, itemBytes, history: 0 };
+		return { runs, itemBytes, history: 0, store: 'staticData' as HistoryStore };
 	});
 const HEAP_MB = process.env.BENCH_N8N_HEAP_MB;
 /** The Poll Trigger's Max Runs in Flight (unset: the node's default). */
@@ -102,6 +135,8 @@ interface Workload {
 	runs: number;
 	itemBytes: number;
 	history: number;
+	/** The Poll Trigger's History Store (the floor keeps its static data in static data). */
+	store: HistoryStore;
 }
 
 /** The floor's static data, sized after its Poll Trigger row. */
@@ -124,11 +159,20 @@ interface Measured {
 	ms?: number;
 	/** Start to the last run's stoppedAt: when every run of the burst had been handled. */
 	endMs?: number;
+	/**
+	 * The publish request sent to the start: n8n loads the workflow with its static data and activates
+	 * the trigger (with History Store PostgreSQL, the Poll Trigger loads the table's checkpoint).
+	 */
+	activationMs?: number;
+	/** The lines of n8n's log that name the Poll Trigger (its warnings, at N8N_LOG_LEVEL warn). */
+	triggerLog: string[];
 	peakRssBytes?: number;
 	/** n8n died: the peak is the last one read before, so at least this. */
 	peakRssAtLeast: boolean;
-	/** The static data activation loaded (the remembered history). */
+	/** The static data activation loaded (the remembered history, or with PostgreSQL its journal). */
 	loadedStateBytes: number;
+	/** The stored history: in static data, or the chunks in the PostgreSQL table. */
+	historyBytes: number;
 	/** The largest static-data write from publishing on. */
 	largestWriteBytes?: number;
 	/**
@@ -152,15 +196,76 @@ function sizedItem(id: string, bytes: number) {
 
 const seed = (count: number) => Array.from({ length: count }, (_, i) => ({ id: `seed-${i}` }));
 
+/** What a row stores before n8n starts: the workflow's static data, and the history's size. */
+interface Seeded {
+	staticData: Record<string, unknown>;
+	/** The stored history: static data's, or the table's chunks. */
+	historyBytes: number;
+}
+
+const pollStaticData = (dedupe: unknown) => ({
+	[`node:${TRIGGER_NODE}`]: { pollTrigger: { v: 1, dedupe } },
+});
+
 /**
  * The trigger's saved state remembering `history` keys, built by the core exactly as a poll would
  * (a first poll that only remembers what is there), as it stands in the workflow's static data.
  */
-function staticDataRemembering(history: number): Record<string, unknown> {
+function staticDataRemembering(history: number): Seeded {
 	const { store } = loadDedupeStore({ dedupe: { kind: 'unique' }, firstPoll: { mode: 'none' } });
 	const keyed = seed(history).map((item, index) => ({ item, key: item.id, index }));
 	store.commit(store.plan(keyed, Date.now()), Date.now(), { keyPrefix: 'poll:seed:' });
-	return { [`node:${TRIGGER_NODE}`]: { pollTrigger: { v: 1, dedupe: store.serialize() } } };
+	const staticData = pollStaticData(store.serialize());
+	return { staticData, historyBytes: JSON.stringify(staticData).length };
+}
+
+/**
+ * The same history kept by History Store PostgreSQL: the store built as above, but as one its table
+ * holds, its first checkpoint saved in the table under the key the trigger of workflow
+ * `workflowId`, node `nodeId` uses (PollTrigger.node.ts's keyPrefix), and static data as the store
+ * writes it then: the journal since that checkpoint (empty), no records. With no keys there is no
+ * checkpoint to save (as for the trigger): static data holds the store's empty records.
+ */
+async function tableRemembering(
+	history: number,
+	credential: ICredentialDataDecryptedObject,
+	workflowId: string,
+	nodeId: string,
+): Promise<Seeded> {
+	const { store } = loadDedupeStore({
+		dedupe: { kind: 'unique' },
+		firstPoll: { mode: 'none' },
+		historyTable: { base: undefined },
+	});
+	const keyed = seed(history).map((item, index) => ({ item, key: item.id, index }));
+	store.commit(store.plan(keyed, Date.now()), Date.now(), { keyPrefix: 'poll:seed:' });
+	const pending = store.historyCheckpoint();
+	let historyBytes = 0;
+	if (pending) {
+		const keyPrefix = `poll:${workflowId}:${nodeId}:`;
+		await postgresHistoryTable(credential).save(
+			historyTableKey(keyPrefix, store.id),
+			pending.checkpoint,
+		);
+		pending.saved();
+		historyBytes = pending.checkpoint.changed.reduce((bytes, [, chunk]) => bytes + chunk.length, 0);
+	}
+	const dedupe = store.serialize();
+	if (pending && (dedupe.entries !== undefined || dedupe.history === undefined))
+		throw new Error('The seeded store kept its records in static data, not in its table');
+	return { staticData: pollStaticData(dedupe), historyBytes };
+}
+
+/** History Store PostgreSQL: the server of the run, and how many databases it has been given. */
+let postgres: { servers: SqlServers; databases: number } | undefined;
+
+/** A database of its own for a row, and the credential fields that reach it. */
+async function historyDatabase(): Promise<ICredentialDataDecryptedObject> {
+	if (!postgres) throw new Error('No PostgreSQL was started for the History Store rows');
+	postgres.databases += 1;
+	const name = `bench_history_${postgres.databases}`;
+	await postgres.servers.postgresExec('postgres')(`CREATE DATABASE ${name}`);
+	return postgres.servers.postgresCredential(name);
 }
 
 /** The trigger under test, and how its measured time starts: the request this script answers. */
@@ -169,7 +274,13 @@ function triggerUnderTest(
 	{ runs, itemBytes, history }: Workload,
 	source: FakeSystem,
 	floorState: FloorState,
-): { node: NodeJson; startPath: string; staticData: Record<string, unknown> } {
+	table?: { credential: ICredentialDataDecryptedObject; credentialId: string },
+): {
+	node: NodeJson;
+	startPath: string;
+	/** What to store once n8n has the workflow (its id, the trigger node's id) and is stopped. */
+	seed: (workflowId: string, nodeId: string) => Promise<Seeded> | Seeded;
+} {
 	if (trigger === 'floor') {
 		return {
 			node: node(TRIGGER_NODE, `${FLOOR_PACKAGE}.floorTrigger`, {
@@ -179,7 +290,10 @@ function triggerUnderTest(
 				stateBytes: floorState.writtenBytes,
 			}),
 			startPath: '/activated',
-			staticData: { [`node:${TRIGGER_NODE}`]: { state: 'x'.repeat(floorState.storedBytes) } },
+			seed: () => ({
+				staticData: { [`node:${TRIGGER_NODE}`]: { state: 'x'.repeat(floorState.storedBytes) } },
+				historyBytes: floorState.storedBytes,
+			}),
 		};
 	}
 	const fresh = Array.from({ length: runs }, (_, i) => sizedItem(`new-${i}`, itemBytes));
@@ -188,20 +302,33 @@ function triggerUnderTest(
 		rawBody: JSON.stringify([...seed(Math.min(history, REMEMBERED_LISTED)), ...fresh]),
 	});
 	return {
-		node: node(TRIGGER_NODE, `${PACKAGE}.pollTrigger`, {
-			op: 'http.request',
-			with: JSON.stringify({ url: source.url('/items') }),
-			id: 'id',
-			dedupe: 'unique',
-			interval: 1,
-			intervalUnit: 'hours',
-			options: {
-				timeoutSec: 600,
-				...(MAX_RUNS_IN_FLIGHT && { maxRunsInFlight: MAX_RUNS_IN_FLIGHT }),
+		node: node(
+			TRIGGER_NODE,
+			`${PACKAGE}.pollTrigger`,
+			{
+				op: 'http.request',
+				with: JSON.stringify({ url: source.url('/items') }),
+				id: 'id',
+				dedupe: 'unique',
+				...(table && { historyStore: 'postgres' }),
+				interval: 1,
+				intervalUnit: 'hours',
+				options: {
+					timeoutSec: 600,
+					...(MAX_RUNS_IN_FLIGHT && { maxRunsInFlight: MAX_RUNS_IN_FLIGHT }),
+				},
 			},
-		}),
+			table && {
+				credentials: {
+					pollHistoryPostgres: { id: table.credentialId, name: 'bench history' },
+				},
+			},
+		),
 		startPath: '/items',
-		staticData: staticDataRemembering(history),
+		seed: async (workflowId, nodeId) =>
+			table
+				? await tableRemembering(history, table.credential, workflowId, nodeId)
+				: staticDataRemembering(history),
 	};
 }
 
@@ -222,17 +349,29 @@ async function measure(
 		outcome: 'ok',
 		peakRssAtLeast: false,
 		loadedStateBytes: 0,
+		historyBytes: 0,
+		triggerLog: [],
 	};
 	const ended: { exit?: Exit } = {};
 	let publishedAt = Infinity;
 	let settledAt = Infinity;
 	let rssSampler: NodeJS.Timeout | undefined;
 	try {
+		let table: { credential: ICredentialDataDecryptedObject; credentialId: string } | undefined;
+		if (trigger === 'Poll Trigger' && workload.store === 'postgres') {
+			const credential = await historyDatabase();
+			const credentialId = await n8n.createCredential(
+				'bench history',
+				'pollHistoryPostgres',
+				credential,
+			);
+			table = { credential, credentialId };
+		}
 		const {
 			node: triggerNode,
 			startPath,
-			staticData,
-		} = triggerUnderTest(trigger, workload, source, floorState);
+			seed: seedRow,
+		} = triggerUnderTest(trigger, workload, source, floorState, table);
 		if (trigger === 'floor')
 			source.on('GET', '/activated', (request) => {
 				measured.heapLimitBytes = Number(request.query.heapLimitBytes);
@@ -240,14 +379,22 @@ async function measure(
 			});
 		const id = await n8n.importWorkflow(
 			workflow(
-				`bench ${trigger} ${workload.runs}x${workload.itemBytes} history ${workload.history}`,
+				`bench ${trigger} ${workload.runs}x${workload.itemBytes} history ${workload.history}${trigger === 'floor' ? '' : ` (${STORE_NAMES[workload.store]})`}`,
 				[triggerNode, marker('Handled')],
 				[[TRIGGER_NODE, 'Handled']],
 			),
 		);
+		// The node's id as n8n stored it: the Poll Trigger's table key holds it.
+		const stored = await n8n.api<{ nodes: Array<{ name: string; id: string }> }>(
+			'GET',
+			`/workflows/${id}`,
+		);
+		const nodeId = stored.nodes.find((n) => n.name === TRIGGER_NODE)?.id ?? triggerNode.id;
 		// The history goes straight into n8n's database while it is stopped (n8n's API would carry it,
 		// but n8n 2.41 runs out of memory creating a workflow with 16 MB of static data).
 		await n8n.stop();
+		const { staticData, historyBytes } = await seedRow(id, nodeId);
+		measured.historyBytes = historyBytes;
 		measured.loadedStateBytes = prepareDatabase(databaseFile, id, staticData);
 		await n8n.start();
 		await n8n.login();
@@ -267,6 +414,7 @@ async function measure(
 			async () => source.requests(startPath)[0],
 			{ ...wait, intervalMs: 100 },
 		);
+		measured.activationMs = start.receivedAt - publishedAt;
 		// Without run data, once a second: the counting must cost the n8n under test little. Done when
 		// every run has succeeded, or when no execution has ended for STALL_MS (n8n lost or failed some).
 		let lastChange = { finished: -1, at: Date.now() };
@@ -318,6 +466,10 @@ async function measure(
 	measured.largestWriteBytes = writes.length > 0 ? Math.max(...writes) : undefined;
 	// An n8n that died wrote what it had time to write: no count of a poll's writes.
 	if (!ended.exit) measured.writes = writes.length;
+	measured.triggerLog = n8n
+		.log()
+		.split('\n')
+		.filter((line) => line.includes(`Poll Trigger "${TRIGGER_NODE}"`));
 	if (measured.outcome === 'ok') rmSync(n8n.userFolder, { recursive: true, force: true });
 	else measured.logFile = n8n.logFile;
 	return measured;
@@ -338,6 +490,8 @@ async function measureRow(
 			outcome: `n8n did not start: ${(error as Error).message.split('\n')[0]}`,
 			peakRssAtLeast: false,
 			loadedStateBytes: 0,
+			historyBytes: 0,
+			triggerLog: [],
 		};
 	}
 }
@@ -483,8 +637,12 @@ async function measurePairs(
 		});
 		pairs.push([poll, floor]);
 		const progress = (m: Measured) =>
-			`${m.trigger} ${m.outcome}${m.ms === undefined ? '' : ` (${ms(m.ms)} ms)`}${m.logFile ? ` (log: ${m.logFile})` : ''}`;
+			`${m.trigger} ${m.outcome}${m.ms === undefined ? '' : ` (${ms(m.ms)} ms)`}${m.activationMs === undefined ? '' : `, activation ${ms(m.activationMs)} ms`}${m.logFile ? ` (log: ${m.logFile})` : ''}`;
 		process.stdout.write(`  ${label(workload)}: ${progress(poll)}; ${progress(floor)}\n`);
+		for (const line of poll.triggerLog.slice(0, 5))
+			process.stdout.write(`    n8n's log: ${line}\n`);
+		if (poll.triggerLog.length > 5)
+			process.stdout.write(`    n8n's log: … ${poll.triggerLog.length - 5} more\n`);
 	}
 	return pairs;
 }
@@ -493,16 +651,25 @@ function printHistories(pairs: Array<[Measured, Measured]>): void {
 	process.stdout.write(
 		`\n1. Remembered history: ${HISTORY_NEW_ITEMS} new items of ${itemSize(HISTORY_ITEM_BYTES)} (+${REMEMBERED_LISTED} remembered ones listed) per poll\n`,
 	);
-	const [basePoll, baseFloor] = pairs[0];
+	// Each store's first row (its smallest history, as BENCH_E2E_HISTORIES lists them) is its base.
+	const baseOf = (store: HistoryStore) =>
+		pairs.find(([poll]) => poll.workload.store === store) ?? pairs[0];
+	const staticDataRow = (history: number) =>
+		pairs.find(
+			([poll]) => poll.workload.store === 'staticData' && poll.workload.history === history,
+		);
 	const rows = [
 		[
 			'history',
+			'store',
 			'trigger',
 			'n8n',
 			'ms',
-			`x history ${basePoll.workload.history.toLocaleString('en')}`,
+			`x history ${pairs[0][0].workload.history.toLocaleString('en')}`,
+			'x static data',
 			'x floor',
 			'ms to end',
+			'activation ms',
 			'peak RSS MB',
 			'state',
 			'editor',
@@ -511,24 +678,28 @@ function printHistories(pairs: Array<[Measured, Measured]>): void {
 		],
 	];
 	for (const [poll, floor] of pairs) {
-		const { history } = poll.workload;
+		const { history, store } = poll.workload;
+		const [basePoll, baseFloor] = baseOf(store);
 		for (const m of [poll, floor])
 			rows.push([
 				m === poll ? history.toLocaleString('en') : '',
+				m === poll ? STORE_NAMES[store] : '',
 				m.trigger,
 				m.outcome,
 				ms(m.ms),
 				ratio(m.ms, (m === poll ? basePoll : baseFloor).ms),
+				m === poll && store !== 'staticData' ? ratio(poll.ms, staticDataRow(history)?.[0].ms) : '',
 				m === poll ? ratio(poll.ms, floor.ms) : '',
 				ms(m.endMs),
+				ms(m.activationMs),
 				rss(m),
 				sizeOf(m.largestWriteBytes),
 				sizeOf(m.editorBytes),
-				m === poll && history > 0 ? (m.loadedStateBytes / history).toFixed(1) : '',
+				m === poll && history > 0 ? (m.historyBytes / history).toFixed(1) : '',
 				m.writes === undefined ? '-' : String(m.writes),
 			]);
 	}
-	printTable(3, rows);
+	printTable(4, rows);
 }
 
 function printSizes(pairs: Array<[Measured, Measured]>): void {
@@ -589,10 +760,13 @@ function writeResults(
 		measuredAt: new Date().toISOString(),
 		history: histories.map(([poll, floor]) => ({
 			keys: poll.workload.history,
+			store: poll.workload.store,
 			ms: round(poll.ms),
 			floorMs: round(floor.ms),
 			endMs: round(poll.endMs),
 			floorEndMs: round(floor.endMs),
+			activationMs: round(poll.activationMs),
+			floorActivationMs: round(floor.activationMs),
 			editorDownloadBytes: poll.editorBytes ?? null,
 			peakRssMb: poll.peakRssBytes === undefined ? null : Math.round(poll.peakRssBytes / 1e6),
 			floorPeakRssMb:
@@ -621,14 +795,25 @@ async function main(): Promise<void> {
 	const began = Date.now();
 	ensureN8nInstalled();
 	packAndPrepareNodesFolder({ alongside: [join(__dirname, 'floor-node')] });
-	const histories = await measurePairs(
-		HISTORIES.map((history) => ({
-			runs: HISTORY_NEW_ITEMS,
-			itemBytes: HISTORY_ITEM_BYTES,
-			history,
-		})),
-		({ history }) => `history ${history.toLocaleString('en')}`,
-	);
+	if (STORES.includes('postgres') && HISTORIES.length > 0)
+		postgres = { servers: await SqlServers.start({ mariadb: false }), databases: 0 };
+	let histories: Array<[Measured, Measured]>;
+	try {
+		histories = await measurePairs(
+			STORES.flatMap((store) =>
+				HISTORIES.map((history) => ({
+					runs: HISTORY_NEW_ITEMS,
+					itemBytes: HISTORY_ITEM_BYTES,
+					history,
+					store,
+				})),
+			),
+			({ history, store }) => `history ${history.toLocaleString('en')} (${STORE_NAMES[store]})`,
+		);
+	} finally {
+		await postgres?.servers.stop();
+		postgres = undefined;
+	}
 	const sizes = await measurePairs(
 		SIZES,
 		({ runs, itemBytes }) => `${runs.toLocaleString('en')} x ${itemSize(itemBytes)}, no history`,
@@ -647,15 +832,18 @@ async function main(): Promise<void> {
 	if (histories.length > 0) printHistories(histories);
 	if (sizes.length > 0) printSizes(sizes);
 	// Only a run of every row at n8n's default heap stands for the committed figures.
-	if (
-		QUICK ||
-		process.env.BENCH_E2E_HISTORIES ||
-		process.env.BENCH_E2E_SIZES ||
-		HEAP_MB ||
-		MAX_RUNS_IN_FLIGHT
-	)
+	// Set, even empty (BENCH_E2E_SIZES= measures no item sizes): rows were picked.
+	const picked = [
+		'BENCH_E2E_QUICK',
+		'BENCH_E2E_HISTORIES',
+		'BENCH_E2E_STORES',
+		'BENCH_E2E_SIZES',
+		'BENCH_N8N_HEAP_MB',
+		'BENCH_MAX_RUNS_IN_FLIGHT',
+	].filter((name) => process.env[name] !== undefined);
+	if (picked.length > 0)
 		process.stdout.write(
-			'Rows, heap or Max Runs in Flight picked: bench/results/pollEndToEnd.json left as it is.\n',
+			`Rows, heap or Max Runs in Flight picked (${picked.join(', ')}): bench/results/pollEndToEnd.json left as it is.\n`,
 		);
 	else writeResults(histories, sizes);
 	process.stdout.write(
@@ -663,8 +851,10 @@ async function main(): Promise<void> {
 			'',
 			"floor: bench/floor-node's trigger: static data stored as large as the Poll Trigger's history before publishing, written as large as its largest write once on activation, the same runs (one item each, same size), nothing else.",
 			'x floor: Poll Trigger time / floor time. n8n: ok (every run succeeded), OOM (heap out of memory), n8n exited (…), n/runs ok (the other runs lost or failed) or timed out.',
+			"activation ms: from the publish request to the trigger's first call (n8n loads the workflow with its static data and activates the trigger; with PostgreSQL the Poll Trigger loads the table's checkpoint).",
 			'peak RSS: n8n\'s VmHWM from publishing until the settlements were written ("≥": the last value read before n8n died).',
-			"state: the largest static-data write (for the Poll Trigger: history, outbox with the burst's items, ledger). editor: what the editor downloads opening the workflow (GET /rest/workflows/<id>, static data included). B/key: the stored history / its keys.",
+			"state: the largest static-data write (for the Poll Trigger: history, outbox with the burst's items, ledger). editor: what the editor downloads opening the workflow (GET /rest/workflows/<id>, static data included). B/key: the stored history (in static data, or the table's chunks) / its keys.",
+			"store: the Poll Trigger's History Store; with PostgreSQL the history is in table n8n_durable_triggers_history (PostgreSQL 15, fsync off, its memory not in n8n's RSS), static data holds the changes not yet saved there. x history: over the same store's first history row; x static data: over the Static Data row of the same history.",
 			"state writes: static-data writes from publishing until the Poll Trigger's settlements were written (or the row gave up on missing runs), counted by an SQLite trigger on the column.",
 			`Whole run: ${((Date.now() - began) / 60_000).toFixed(1)} min.`,
 			'',
