@@ -133,6 +133,12 @@ export interface PollActivationPorts {
 	 * took its baseline (n8n saves static data only on emit).
 	 */
 	writeNow(): void;
+	/**
+	 * Has n8n store the state now if it can without starting a run (n8n 2.x: the settlement write);
+	 * unset (n8n 1.x), the next emit or activation stores it. For a checkpoint a poll took: the state
+	 * written after it drops the journal (or a switch's `entries`), and no run carries it.
+	 */
+	storeNow?(): void;
 	/** What the op needs to reach the source. */
 	context: SourceContext;
 	onPollFailure(error: Error, report: FailureReport): void;
@@ -182,6 +188,8 @@ export class PollActivation {
 	private checkpointing = false;
 	/** A checkpoint was asked for while one was being saved. */
 	private checkpointAgain = false;
+	/** A poll asked for a checkpoint: no settlement write carries the state written after it. */
+	private storeAfterCheckpoint = false;
 	/** The last checkpoint failed: said once, until one is saved again. */
 	private checkpointFailed = false;
 
@@ -370,12 +378,11 @@ export class PollActivation {
 		}
 		this.checkpoint();
 		const firstPoll = this.runner?.start();
-		if (this.store.isFresh) {
-			await firstPoll;
-			// A first poll's baseline goes to the history table before n8n's activation save, which then
-			// stores static data without its journal (a baseline of a million keys is 28 MB of journal).
-			await this.checkpoints;
-		}
+		if (this.store.isFresh) await firstPoll;
+		// n8n stores static data after activation: with the state written after the checkpoint (a
+		// switch's `entries` dropped, or a first poll's baseline out of the journal: a million keys would
+		// be 28 MB of it), which no run may carry for a long while.
+		await this.checkpoints;
 		this.activated = true;
 	}
 
@@ -396,15 +403,19 @@ export class PollActivation {
 	 * start: no run unsettled or held (historyStore.ts, step 2). Then writes the state, which drops
 	 * the journal the table now holds.
 	 */
-	private checkpoint(): void {
+	private checkpoint(fromPoll = false): void {
 		const history = this.settings.history;
 		if (!history || this.stopped || this.outbox.size > 0) return;
+		if (fromPoll) this.storeAfterCheckpoint = true;
 		if (this.checkpointing) {
 			this.checkpointAgain = true;
 			return;
 		}
 		const pending = this.store.historyCheckpoint();
-		if (!pending) return;
+		if (!pending) {
+			this.storeAfterCheckpoint = false;
+			return;
+		}
 		this.checkpointing = true;
 		const key = historyTableKey(this.settings.keyPrefix, this.store.id);
 		this.checkpoints = (async () => {
@@ -413,7 +424,11 @@ export class PollActivation {
 				pending.saved();
 				if (this.checkpointFailed) this.live.info('The history is saved in its table again');
 				this.checkpointFailed = false;
-				if (!this.stopped) this.write();
+				if (!this.stopped) {
+					this.write();
+					if (this.storeAfterCheckpoint && this.activated) this.live.storeNow?.();
+				}
+				this.storeAfterCheckpoint = false;
 			} catch (error) {
 				if (!this.checkpointFailed)
 					this.live.warn(
@@ -565,8 +580,9 @@ export class PollActivation {
 		// the runs in order, after any still going out from the poll before.
 		void this.live.emit([...unkeyed, ...armed]);
 		if (pageLimit) this.live.onPageLimit(pageLimit);
-		// A poll that started nothing (or only unkeyed runs) leaves nothing to settle.
-		this.checkpoint();
+		// A poll that started nothing (or only unkeyed runs) leaves nothing to settle: no settlement
+		// write stores the state written after its checkpoint.
+		this.checkpoint(true);
 		return outcome;
 	}
 }

@@ -18,7 +18,12 @@ import {
 	type PollTriggerState,
 	savedHistoryStore,
 } from '../../core/poll';
-import { BUSY_WRITE_INTERVAL_MS, emittedInFlight, RunEmitter } from '../shared/emitRuns';
+import {
+	BUSY_WRITE_INTERVAL_MS,
+	emitsDeduplicationKeys,
+	emittedInFlight,
+	RunEmitter,
+} from '../shared/emitRuns';
 import { saveTriggerFailure, toNodeError } from '../shared/errors';
 import { imapCredentialTest } from '../shared/imapCredentialTest';
 import { writerToLiveCopies } from '../shared/liveCopies';
@@ -175,6 +180,7 @@ export class PollTrigger implements INodeType {
 					inFlight: emittedInFlight,
 					emitTaken: async (take) => await emitter.emitTaken(take),
 					writeNow: () => emitter.write(),
+					...(emitsDeduplicationKeys(this) && { storeNow: () => emitter.write() }),
 					context,
 					onPollFailure: (error, report) =>
 						saveTriggerFailure(

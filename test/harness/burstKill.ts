@@ -1,24 +1,24 @@
+import { randomUUID } from 'node:crypto';
 import { loadavg } from 'node:os';
 
 import { type ChaosResult, triggerItems } from './chaos';
 import { FakeSystem } from './fakeSystem';
 import { ApiError, type Execution, isFinal, type N8nInstance, nodeOutput } from './n8nInstance';
 import { waitFor } from './net';
-import { node, PACKAGE, workflow } from '../e2e/workflowBuilder';
+import { node, type NodeJson, PACKAGE, workflow } from '../e2e/workflowBuilder';
 
 /**
- * Issue 26's burst through a crash: a Poll Trigger (dedupe unique, First Poll Starts: Nothing)
- * remembers `history` items; the source then lists `burst` new ones, each run reports its item to
- * the source (an HTTP Request node), and n8n's main is SIGKILLed once `killAfter` runs have
- * reported, then started again (default crash recovery unless the instance says otherwise). With
- * `holdEvery`, the source holds the report of every `holdEvery`-th item until n8n is dead, so those
- * runs are going when it dies: in one process, n8n saves them `crashed`.
+ * Issue 26's burst, published: a Poll Trigger (dedupe unique, First Poll Starts: Nothing, and any
+ * further parameters and credentials in `poll`) has remembered `history` items; each run reports its
+ * item to the source (an HTTP Request node). With `holdEvery`, the source holds the report of every
+ * `holdEvery`-th item until n8n is first killed, so those runs are going when it dies: in one
+ * process, n8n saves them `crashed`. Nothing new is listed yet (`add`).
  */
-export async function burstThroughKill(
+export async function publishedBurst(
 	n8n: N8nInstance,
 	source: FakeSystem,
-	{ path, history, burst, killAfter, holdEvery = 0 }: BurstOptions,
-): Promise<BurstThroughKill> {
+	{ path, history, holdEvery = 0, poll = {} }: Omit<BurstOptions, 'burst' | 'killAfter'>,
+): Promise<PublishedBurst> {
 	const name = path.slice(1);
 	let listed: Array<{ id: string; n?: number }> = Array.from({ length: history }, (_, i) => ({
 		id: `${name}-h${i}`,
@@ -31,24 +31,34 @@ export async function burstThroughKill(
 		if (holdEvery && !killed && Number(request.query.n) % holdEvery === 0) await dead;
 		return { body: {} };
 	});
+	let pollNow = poll;
+	// One id per node, as the editor keeps it across edits: the trigger's deduplication keys and its
+	// history table's store are named by it.
+	const [pollId, reportId] = [randomUUID(), randomUUID()];
 	const build = (options: Record<string, unknown>) =>
 		workflow(
 			`burst ${name}`,
 			[
-				node('Poll', `${PACKAGE}.pollTrigger`, {
-					op: 'http.request',
-					with: JSON.stringify({ url: source.url(path) }),
-					interval: 5,
-					intervalUnit: 'seconds',
-					id: 'id',
-					dedupe: 'unique',
-					options: { firstPoll: 'none', ...options },
-				}),
+				node(
+					'Poll',
+					`${PACKAGE}.pollTrigger`,
+					{
+						op: 'http.request',
+						with: JSON.stringify({ url: source.url(path) }),
+						interval: 5,
+						intervalUnit: 'seconds',
+						id: 'id',
+						dedupe: 'unique',
+						...pollNow.parameters,
+						options: { firstPoll: 'none', ...options },
+					},
+					{ id: pollId, ...(pollNow.credentials && { credentials: pollNow.credentials }) },
+				),
 				node(
 					'Report',
 					'n8n-nodes-base.httpRequest',
 					{ url: `=${source.url(`${path}/ran`)}?n={{ $json.n }}`, options: {} },
-					{ typeVersion: 4.2 },
+					{ id: reportId, typeVersion: 4.2 },
 				),
 			],
 			[['Poll', 'Report']],
@@ -66,20 +76,28 @@ export async function burstThroughKill(
 		},
 		{ timeoutMs: 120_000, intervalMs: 500 },
 	);
-	const items = Array.from({ length: burst }, (_, n) => ({ id: `${name}-${n}`, n }));
-	listed = [...listed, ...items];
-	await source.requestCount(`${path}/ran`, killAfter, 300_000);
-	await n8n.kill();
-	killed = true;
-	const reportedAtKill = source.requests(`${path}/ran`).length;
-	release();
-	await n8n.start();
-	await n8n.login();
+	let next = 0;
 	return {
 		workflowId,
-		items: items.map((item) => item.id),
-		reportedAtKill,
-		update: async (options) => {
+		add: (count) => {
+			const items = Array.from({ length: count }, (_, i) => ({
+				id: `${name}-${next + i}`,
+				n: next + i,
+			}));
+			next += count;
+			listed = [...listed, ...items];
+			return items.map((item) => item.id);
+		},
+		kill: async (reports) => {
+			await source.requestCount(`${path}/ran`, reports, 300_000);
+			await n8n.kill();
+			killed = true;
+			const reportedAtKill = source.requests(`${path}/ran`).length;
+			release();
+			return reportedAtKill;
+		},
+		update: async (options, newPoll) => {
+			if (newPoll) pollNow = newPoll;
 			const { nodes, connections, settings } = build(options);
 			await n8n.api('PUT', `/workflows/${workflowId}`, {
 				name: `burst ${name}`,
@@ -89,6 +107,54 @@ export async function burstThroughKill(
 			});
 		},
 	};
+}
+
+/** A burst's workflow, published (publishedBurst). */
+export interface PublishedBurst {
+	workflowId: string;
+	/** Lists `count` more new items (numbered on from the last) and returns their ids. */
+	add(count: number): string[];
+	/**
+	 * SIGKILLs n8n's main once the source has received `reports` reports of runs in all, and lets
+	 * the held reports go; resolves with the reports received at the kill. n8n stays down.
+	 */
+	kill(reports: number): Promise<number>;
+	/**
+	 * Sets the Poll Trigger's Options (First Poll Starts: Nothing kept) as the editor would, with
+	 * `poll`'s parameters and credentials if given (else those it has), and publishes.
+	 */
+	update(options: Record<string, unknown>, poll?: BurstPoll): Promise<void>;
+}
+
+/**
+ * Issue 26's burst through a crash: `publishedBurst`, then the source lists `burst` new ones, and
+ * n8n's main is SIGKILLed once `killAfter` runs have reported; while it is down the source lists
+ * `addWhileDown` more; then it is started again (default crash recovery unless the instance says
+ * otherwise).
+ */
+export async function burstThroughKill(
+	n8n: N8nInstance,
+	source: FakeSystem,
+	options: BurstOptions,
+): Promise<BurstThroughKill> {
+	const published = await publishedBurst(n8n, source, options);
+	const items = published.add(options.burst);
+	const reportedAtKill = await published.kill(options.killAfter);
+	items.push(...published.add(options.addWhileDown ?? 0));
+	await n8n.start();
+	await n8n.login();
+	return {
+		workflowId: published.workflowId,
+		items,
+		reportedAtKill,
+		update: async (updated) => await published.update(updated),
+	};
+}
+
+/** Further parameters of the Poll Trigger (beside op, with, interval, id, dedupe), and its credentials. */
+export interface BurstPoll {
+	parameters?: Record<string, unknown>;
+	credentials?: NodeJson['credentials'];
 }
 
 export interface BurstOptions {
@@ -102,11 +168,15 @@ export interface BurstOptions {
 	killAfter: number;
 	/** Every `holdEvery`-th item's report is held until n8n is dead (0: none). */
 	holdEvery?: number;
+	/** The Poll Trigger's further parameters and credentials (e.g. History Store: PostgreSQL). */
+	poll?: BurstPoll;
+	/** New items the source lists while n8n is down, before the restart (counted with the burst's). */
+	addWhileDown?: number;
 }
 
 export interface BurstThroughKill {
 	workflowId: string;
-	/** The burst's item keys (the items' ids). */
+	/** The burst's item keys (the items' ids), with those added while n8n was down. */
 	items: string[];
 	/** Reports of runs the source had received when n8n was killed (held ones included). */
 	reportedAtKill: number;
