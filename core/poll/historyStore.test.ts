@@ -23,6 +23,8 @@ class MemoryTable implements HistoryTable {
 	readonly stores = new Map<string, SavedHistory>();
 	saves: HistoryCheckpoint[] = [];
 	failing = false;
+	/** Set: each save takes this many ms (of real time), as a database's round trips do. */
+	slowMs = 0;
 
 	async load(store: string): Promise<SavedHistory | undefined> {
 		const saved = this.stores.get(store);
@@ -32,6 +34,7 @@ class MemoryTable implements HistoryTable {
 	async save(store: string, checkpoint: HistoryCheckpoint): Promise<void> {
 		// A turn of real I/O, as a database's answer takes.
 		await new Promise((resolve) => setImmediate(resolve));
+		if (this.slowMs > 0) await new Promise((resolve) => setTimeout(resolve, this.slowMs));
 		if (this.failing) throw new Error('connection refused');
 		const chunks = [...(this.stores.get(store)?.chunks ?? [])];
 		for (const [index, chunk] of checkpoint.changed) chunks[index] = chunk;
@@ -189,13 +192,16 @@ function harness(
 	const clock = new FakeClock();
 	const writes: PollTriggerState[] = [];
 	const emitted: PollRunToEmit[] = [];
+	/** How often the activation had n8n store the state with no run (storeNow). */
+	const storedNow = { count: 0 };
 	const harnessed = {
 		clock,
 		writes,
 		emitted,
+		storedNow,
 		/** How many writes there were when start() resolved. */
 		writtenAtStart: 0,
-		async activate(maxRunsInFlight = 10) {
+		async activate(maxRunsInFlight = 10, flush = true) {
 			const keyPrefix = 'poll:wf:node:';
 			const store = savedHistoryStore(saved, keyPrefix);
 			const activation = new PollActivation(
@@ -230,6 +236,7 @@ function harness(
 			);
 			const ports: PollActivationPorts = {
 				...quietPorts,
+				storeNow: () => void storedNow.count++,
 				write: (state) => writes.push(structuredClone(state)),
 				emit: async (runs) => void emitted.push(...runs),
 				emitTaken: async (take) => void emitted.push(...take()),
@@ -237,7 +244,7 @@ function harness(
 			await activation.start(ports, []);
 			harnessed.writtenAtStart = writes.length;
 			// The first poll of a store that is not fresh is not awaited by start().
-			await flushPromises();
+			if (flush) await flushPromises();
 			return activation;
 		},
 	};
@@ -248,7 +255,7 @@ describe('PollActivation with a history table', () => {
 	it('checkpoints only once no run is unsettled or held: a burst of 25 over a window of 10 saves the table once, after its last run, and the write after it holds no journal', async () => {
 		const table = new MemoryTable();
 		const ids = Array.from({ length: 25 }, (_, i) => `i${i}`);
-		const { emitted, writes, activate } = harness(table, () => ids, { v: 1 });
+		const { emitted, writes, activate, storedNow } = harness(table, () => ids, { v: 1 });
 		const activation = await activate();
 		expect(emitted).toHaveLength(10);
 		for (let n = 0; n < emitted.length; n++) {
@@ -264,6 +271,34 @@ describe('PollActivation with a history table', () => {
 		const last = writes.at(-1)!;
 		expect(last.dedupe).not.toHaveProperty('entries');
 		expect(last.dedupe?.history).toEqual({ from: 25, journal: [] });
+		// The settlement write carries that state: no write of its own.
+		expect(storedNow.count).toBe(0);
+		await activation.stop();
+	});
+
+	it('a switch from static data: start() resolves once the table holds the records, so the state n8n stores after activation has no entries', async () => {
+		const table = new MemoryTable();
+		table.failing = true;
+		const first = harness(table, () => ['a', 'b'], { v: 1 });
+		const before = await first.activate();
+		for (const run of first.emitted)
+			before.settled(run.key!, run.run, { settlement: 'started', result: {} });
+		await before.historySaved();
+		// The settlement write (RunEmitter's rewrite).
+		before.write();
+		await before.stop();
+		const saved = first.writes.at(-1)!;
+		expect(saved.outbox ?? []).toEqual([]);
+		expect(saved.dedupe?.entries).toBeDefined();
+		table.failing = false;
+		table.slowMs = 20;
+		const second = harness(table, () => ['a', 'b'], saved);
+		const activation = await second.activate(10, false);
+		expect(table.saves).toHaveLength(1);
+		expect(second.writes.at(-1)!.dedupe).not.toHaveProperty('entries');
+		expect(second.writes.at(-1)!.dedupe?.history).toEqual({ from: 0, journal: [] });
+		// n8n's activation save stores it: no write of its own.
+		expect(second.storedNow.count).toBe(0);
 		await activation.stop();
 	});
 
@@ -284,7 +319,9 @@ describe('PollActivation with a history table', () => {
 	it('a table that cannot be reached keeps the history in the journal, and the next checkpoint saves it', async () => {
 		const table = new MemoryTable();
 		table.failing = true;
-		const { emitted, writes, activate, clock } = harness(table, () => ['a', 'b'], { v: 1 });
+		const { emitted, writes, activate, clock, storedNow } = harness(table, () => ['a', 'b'], {
+			v: 1,
+		});
 		const activation = await activate();
 		for (const run of emitted)
 			activation.settled(run.key!, run.run, { settlement: 'started', result: {} });
@@ -297,6 +334,8 @@ describe('PollActivation with a history table', () => {
 		await activation.historySaved();
 		expect(table.saves).toHaveLength(1);
 		expect(writes.at(-1)!.dedupe?.history).toEqual({ from: 2, journal: [] });
+		// A poll's checkpoint: no run carries the state written after it, so n8n is asked to store it.
+		expect(storedNow.count).toBe(1);
 		await activation.stop();
 	});
 
