@@ -222,7 +222,7 @@ function staticDataRemembering(history: number): Seeded {
 /**
  * The same history kept by History Store PostgreSQL: the store built as above, but as one its table
  * holds, its first checkpoint saved in the table under the key the trigger of workflow
- * `workflowId`, node `nodeId` uses (PollTrigger.node.ts's keyPrefix), and static data as the store
+ * `workflowId` uses (historyTableKey), and static data as the store
  * writes it then: the journal since that checkpoint (empty), no records. With no keys there is no
  * checkpoint to save (as for the trigger): static data holds the store's empty records.
  */
@@ -230,7 +230,6 @@ async function tableRemembering(
 	history: number,
 	credential: ICredentialDataDecryptedObject,
 	workflowId: string,
-	nodeId: string,
 ): Promise<Seeded> {
 	const { store } = loadDedupeStore({
 		dedupe: { kind: 'unique' },
@@ -242,9 +241,8 @@ async function tableRemembering(
 	const pending = store.historyCheckpoint();
 	let historyBytes = 0;
 	if (pending) {
-		const keyPrefix = `poll:${workflowId}:${nodeId}:`;
 		await postgresHistoryTable(credential).save(
-			historyTableKey(keyPrefix, store.id),
+			historyTableKey(workflowId, store.id),
 			pending.checkpoint,
 		);
 		pending.saved();
@@ -278,8 +276,8 @@ function triggerUnderTest(
 ): {
 	node: NodeJson;
 	startPath: string;
-	/** What to store once n8n has the workflow (its id, the trigger node's id) and is stopped. */
-	seed: (workflowId: string, nodeId: string) => Promise<Seeded> | Seeded;
+	/** What to store once n8n has the workflow (its id) and is stopped. */
+	seed: (workflowId: string) => Promise<Seeded> | Seeded;
 } {
 	if (trigger === 'floor') {
 		return {
@@ -325,9 +323,9 @@ function triggerUnderTest(
 			},
 		),
 		startPath: '/items',
-		seed: async (workflowId, nodeId) =>
+		seed: async (workflowId) =>
 			table
-				? await tableRemembering(history, table.credential, workflowId, nodeId)
+				? await tableRemembering(history, table.credential, workflowId)
 				: staticDataRemembering(history),
 	};
 }
@@ -384,16 +382,10 @@ async function measure(
 				[[TRIGGER_NODE, 'Handled']],
 			),
 		);
-		// The node's id as n8n stored it: the Poll Trigger's table key holds it.
-		const stored = await n8n.api<{ nodes: Array<{ name: string; id: string }> }>(
-			'GET',
-			`/workflows/${id}`,
-		);
-		const nodeId = stored.nodes.find((n) => n.name === TRIGGER_NODE)?.id ?? triggerNode.id;
 		// The history goes straight into n8n's database while it is stopped (n8n's API would carry it,
 		// but n8n 2.41 runs out of memory creating a workflow with 16 MB of static data).
 		await n8n.stop();
-		const { staticData, historyBytes } = await seedRow(id, nodeId);
+		const { staticData, historyBytes } = await seedRow(id);
 		measured.historyBytes = historyBytes;
 		measured.loadedStateBytes = prepareDatabase(databaseFile, id, staticData);
 		await n8n.start();

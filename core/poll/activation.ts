@@ -94,16 +94,17 @@ export interface PollActivationSettings {
 	clock: Clock;
 	/**
 	 * Set: the keyed kinds' history is kept in this table beside static data (historyStore.ts), and
-	 * `base` is the table's checkpoint of the saved store (savedHistoryStore() says which to load).
+	 * `base` is the table's checkpoint of the saved store (savedHistoryStore() says which to load);
+	 * the stores are keyed by `workflowId` (historyTableKey).
 	 */
-	history?: { table: HistoryTable; base: SavedHistory | undefined };
+	history?: { table: HistoryTable; base: SavedHistory | undefined; workflowId: string };
 }
 
 /** The table key whose checkpoint an activation on this saved state needs, if any (historyStore.ts). */
-export function savedHistoryStore(saved: PollTriggerState, keyPrefix: string): string | undefined {
+export function savedHistoryStore(saved: PollTriggerState, workflowId: string): string | undefined {
 	const { dedupe } = saved;
 	return dedupe?.history !== undefined && typeof dedupe.id === 'string'
-		? historyTableKey(keyPrefix, dedupe.id)
+		? historyTableKey(workflowId, dedupe.id)
 		: undefined;
 }
 
@@ -417,7 +418,7 @@ export class PollActivation {
 			return;
 		}
 		this.checkpointing = true;
-		const key = historyTableKey(this.settings.keyPrefix, this.store.id);
+		const key = historyTableKey(history.workflowId, this.store.id);
 		this.checkpoints = (async () => {
 			try {
 				await history.table.save(key, pending.checkpoint);

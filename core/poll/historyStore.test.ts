@@ -203,7 +203,7 @@ function harness(
 		writtenAtStart: 0,
 		async activate(maxRunsInFlight = 10, flush = true) {
 			const keyPrefix = 'poll:wf:node:';
-			const store = savedHistoryStore(saved, keyPrefix);
+			const store = savedHistoryStore(saved, 'wf');
 			const activation = new PollActivation(
 				saved,
 				{
@@ -230,7 +230,11 @@ function harness(
 					oneRunPerItem: true,
 					keyPrefix,
 					clock,
-					history: { table, base: store === undefined ? undefined : await table.load(store) },
+					history: {
+						table,
+						base: store === undefined ? undefined : await table.load(store),
+						workflowId: 'wf',
+					},
 				},
 				{ intervalMs: 5_000 },
 			);
@@ -425,7 +429,7 @@ describe('PollActivation with a history table', () => {
 		}
 	});
 
-	it('the table key names the workflow, node and store', () => {
-		expect(historyTableKey('poll:wf:node:', 'abc')).toBe('poll:wf:node:abc');
+	it('the table key names the workflow and the store, not the node: a node added again under the same name has the same static data, so the same store', () => {
+		expect(historyTableKey('wf', 'abc')).toBe('poll:wf:abc');
 	});
 });

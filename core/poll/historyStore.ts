@@ -56,9 +56,13 @@ export interface HistoryCheckpoint {
 	changed: Array<[index: number, chunk: string]>;
 }
 
-/** The table's key of a store: the trigger's workflow and node, and the store's random id. */
-export function historyTableKey(keyPrefix: string, storeId: string): string {
-	return `${keyPrefix}${storeId}`;
+/**
+ * The table's key of a store: the trigger's workflow and the store's random id (drawn when the store
+ * was created). Not the node's id: n8n keeps a node's static data by its name, so a node deleted and
+ * added again under the same name has the old store, and must find its rows.
+ */
+export function historyTableKey(workflowId: string, storeId: string): string {
+	return `poll:${workflowId}:${storeId}`;
 }
 
 /** Static data's record of a table's history (SavedDedupeState.history). */

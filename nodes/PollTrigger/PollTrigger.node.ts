@@ -106,7 +106,8 @@ export class PollTrigger implements INodeType {
 								postgresHistoryTable(await this.getCredentials(historyStoreCredential.name), {
 									timeoutMs: config.timeoutMs,
 								}),
-								savedHistoryStore(saved, keyPrefix),
+								workflowId ?? 'unsaved',
+								savedHistoryStore(saved, workflowId ?? 'unsaved'),
 							),
 						}),
 				},
@@ -212,6 +213,6 @@ export class PollTrigger implements INodeType {
 }
 
 /** The history table, and its checkpoint of the saved store when static data says it holds one. */
-async function loadHistory(table: HistoryTable, store: string | undefined) {
-	return { table, base: store === undefined ? undefined : await table.load(store) };
+async function loadHistory(table: HistoryTable, workflowId: string, store: string | undefined) {
+	return { table, workflowId, base: store === undefined ? undefined : await table.load(store) };
 }
