@@ -231,31 +231,20 @@ export class PackedIndex {
 	/** Sets the value in place, keeping the entry's position (a new hash goes last). */
 	set(hash: string, value: string): void {
 		this.onChange?.(`s${unitsToHex(hash)}${unitsToHex(value)}`);
-		const slot = this.slots.get(hash);
-		if (slot === undefined) this.slots.set(hash, this.log.append(hash, value));
-		else this.log.setValue(slot, value);
+		this.put(hash, value);
 	}
 
 	/** Sets the value and moves the entry last, as if it were new. */
 	renew(hash: string, value: string): void {
-		const onChange = this.onChange;
-		onChange?.(`r${unitsToHex(hash)}${unitsToHex(value)}`);
-		this.onChange = undefined;
-		try {
-			this.delete(hash);
-			this.set(hash, value);
-		} finally {
-			this.onChange = onChange;
-		}
+		this.onChange?.(`r${unitsToHex(hash)}${unitsToHex(value)}`);
+		this.remove(hash);
+		this.put(hash, value);
 	}
 
 	delete(hash: string): void {
-		const slot = this.slots.get(hash);
-		if (slot === undefined) return;
+		if (!this.slots.has(hash)) return;
 		this.onChange?.(`d${unitsToHex(hash)}`);
-		this.log.kill(slot);
-		this.slots.delete(hash);
-		this.compactIfWorthIt();
+		this.remove(hash);
 	}
 
 	/** Deletes entries from the oldest while `expired(value)` holds; O(deleted). */
@@ -306,6 +295,22 @@ export class PackedIndex {
 	/** How long the JSON of saved() is (live and dead records), without encoding it. */
 	get savedJsonLength(): number {
 		return this.log.savedJsonLength;
+	}
+
+	/** set() without its journal entry. */
+	private put(hash: string, value: string): void {
+		const slot = this.slots.get(hash);
+		if (slot === undefined) this.slots.set(hash, this.log.append(hash, value));
+		else this.log.setValue(slot, value);
+	}
+
+	/** delete() without its journal entry. */
+	private remove(hash: string): void {
+		const slot = this.slots.get(hash);
+		if (slot === undefined) return;
+		this.log.kill(slot);
+		this.slots.delete(hash);
+		this.compactIfWorthIt();
 	}
 
 	private compactIfWorthIt(): void {

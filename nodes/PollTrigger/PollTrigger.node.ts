@@ -107,7 +107,7 @@ export class PollTrigger implements INodeType {
 									timeoutMs: config.timeoutMs,
 								}),
 								workflowId ?? 'unsaved',
-								savedHistoryStore(saved, workflowId ?? 'unsaved'),
+								saved,
 							),
 						}),
 				},
@@ -213,6 +213,7 @@ export class PollTrigger implements INodeType {
 }
 
 /** The history table, and its checkpoint of the saved store when static data says it holds one. */
-async function loadHistory(table: HistoryTable, workflowId: string, store: string | undefined) {
+async function loadHistory(table: HistoryTable, workflowId: string, saved: PollTriggerState) {
+	const store = savedHistoryStore(saved, workflowId);
 	return { table, workflowId, base: store === undefined ? undefined : await table.load(store) };
 }
