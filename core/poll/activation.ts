@@ -334,6 +334,7 @@ export class PollActivation {
 			this.store.startAgain(startAgain);
 			this.ledger.startedAgain(startAgain);
 			this.startAgainApplied = startAgainId(startAgain);
+			this.paged?.owe();
 			this.write();
 			ports.info(
 				`${startAgain.length} item key(s) marked to start again at the next poll that lists them`,
@@ -345,7 +346,8 @@ export class PollActivation {
 		// lists an item emits it under its run's key, which n8n refuses if it was created. Those this
 		// process emitted and n8n has not settled yet stay, and are settled with their runs.
 		const { held, unsure } = this.outbox.takeStoredWithoutItems((key) => ports.inFlight(key));
-		for (const { run } of [...held].reverse()) this.store.rollback(run.undo);
+		// Marked to start again, so that a newest-first source is paged until they are listed (paging.ts).
+		for (const { run } of [...held].reverse()) this.store.rollback(run.undo, run.keys);
 		this.store.restage(
 			[...unsure].reverse().map(({ key, run }) => ({ key, undo: run.undo, itemKey: run.keys[0] })),
 		);
@@ -363,6 +365,7 @@ export class PollActivation {
 		// create (settled), and written below.
 		if (notKnown > 0) {
 			this.opMemory = undefined;
+			this.paged?.owe();
 			ports.info(
 				`${notKnown} run(s) of a burst were not known to have started before the last stop; their items start at the next poll that lists them (n8n refuses those it created, by their keys)`,
 			);
@@ -455,22 +458,27 @@ export class PollActivation {
 	 */
 	settled(key: string, run: PollRun, end: RunEnd): readonly ItemKey[] | undefined {
 		this.outbox.settle(key);
-		this.refill();
 		this.ledger.settled(key, ledgerOutcome(end, this.reEmitted.has(key)));
-		if (end.settlement === 'started') {
-			this.checkpoint();
-			return undefined;
+		const rolledBack = end.settlement !== 'started';
+		if (rolledBack) {
+			this.store.rollback(run.undo, run.keys);
+			this.opMemory = undefined;
+			this.paged?.owe();
 		}
-		this.store.rollback(run.undo, run.keys);
-		this.opMemory = undefined;
-		this.checkpoint();
-		return run.keys;
+		this.leftOutbox();
+		return rolledBack ? run.keys : undefined;
 	}
 
 	/** n8n 1.x (no deduplication keys): the run exists, so it leaves the outbox at once. */
 	created(key: string): void {
 		this.outbox.settle(key);
+		this.leftOutbox();
+	}
+
+	/** A run left the outbox: the rest of the burst goes out, and the history may be checkpointed. */
+	private leftOutbox(): void {
 		this.refill();
+		if (this.outbox.size === 0) this.paged?.runsSettled();
 		this.checkpoint();
 	}
 
@@ -553,7 +561,9 @@ export class PollActivation {
 			},
 			signal,
 		);
-		const pageLimit = this.paged?.commit();
+		const pageLimit = this.paged?.commit(
+			this.outbox.size > 0 || runs.some(({ key }) => key !== undefined),
+		);
 		if (outcome.kind === 'not_modified') return outcome;
 		const planned = runs.map(({ key, candidates, undo }) => ({
 			key,

@@ -239,6 +239,11 @@ export function canonicalKey(key: ItemKey): string {
 	return typeof key === 'number' ? `n:${key}` : `s:${key}`;
 }
 
+/** An item key's hash, as the store keys its records (owedHashes). */
+export function itemHash(key: ItemKey): string {
+	return hash64(canonicalKey(key));
+}
+
 /** The generic protocol; each subclass in kinds.ts is the one place that defines its kind's semantics. */
 export abstract class DedupeStore {
 	abstract readonly kind: DedupeKind;
@@ -323,7 +328,7 @@ export abstract class DedupeStore {
 	/** Verdicts for a poll's items, in start order. Does not change the store. */
 	plan<T>(items: ReadonlyArray<KeyedItem<T>>, now: number): PollPlan<T> {
 		const ordered = this.startOrder(items);
-		const pollHashes = ordered.map((keyed) => hash64(canonicalKey(keyed.key)));
+		const pollHashes = ordered.map((keyed) => itemHash(keyed.key));
 		const versionHashes = this.needsVersion ? ordered.map(versionHashOf) : undefined;
 		const judgements = this.judge(ordered, pollHashes, versionHashes, now);
 
@@ -443,7 +448,7 @@ export abstract class DedupeStore {
 	restage(runs: ReadonlyArray<{ key: string; undo?: Undo; itemKey: ItemKey }>): void {
 		const newest = new Set<string>();
 		for (const { key, undo, itemKey } of runs) {
-			const hash = hash64(canonicalKey(itemKey));
+			const hash = itemHash(itemKey);
 			const superseded = undo ? this.undo(undo) : undefined;
 			// A later poll started the item again (a newer version): that run carries it.
 			if (superseded?.has(hash) || newest.has(hash)) continue;
@@ -489,9 +494,7 @@ export abstract class DedupeStore {
 	rollback(undo: Undo | undefined, keys: readonly ItemKey[] = []): void {
 		const superseded = undo ? this.undo(undo) : undefined;
 		// A key that a later poll started again (a newer version) has run since: nothing to start.
-		this.startAgain(
-			superseded ? keys.filter((key) => !superseded.has(hash64(canonicalKey(key)))) : keys,
-		);
+		this.startAgain(superseded ? keys.filter((key) => !superseded.has(itemHash(key))) : keys);
 	}
 
 	/**
@@ -500,7 +503,7 @@ export abstract class DedupeStore {
 	 */
 	startAgain(keys: readonly ItemKey[]): void {
 		for (const key of keys) {
-			const hash = hash64(canonicalKey(key));
+			const hash = itemHash(key);
 			const attempt = (this.attempts.get(hash) ?? 0) + 1;
 			this.attempts.delete(hash);
 			this.attempts.set(hash, attempt);
@@ -516,6 +519,15 @@ export abstract class DedupeStore {
 	/** How many items are marked to start again. */
 	get againCount(): number {
 		return this.again.size;
+	}
+
+	/**
+	 * The key hashes of items the trigger expects the source to list again: restaged runs' items and
+	 * items marked to start again (a run rolled back, Start Again). A newest-first source is paged
+	 * past known ground until each is listed (paging.ts).
+	 */
+	owedHashes(): Set<string> {
+		return new Set([...this.restaged.keys(), ...this.again]);
 	}
 
 	serialize(): SavedDedupeState {

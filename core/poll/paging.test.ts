@@ -112,7 +112,7 @@ function trigger(setup: Setup) {
 				},
 				new AbortController().signal,
 			);
-			const report = paged.commit();
+			const report = paged.commit(false);
 			if (report) reports.push(report);
 			saved = paged.saved;
 			for (const run of runs)

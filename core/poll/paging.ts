@@ -5,13 +5,21 @@ import { httpExchange } from '../connectors/http';
 import type { PagedResult, Pagination } from '../connectors/pagination';
 import type { OpContext, OpMemory } from '../connectors/types';
 import { FIELD_LABELS as CONNECTOR_LABELS } from '../connectors/types';
-import type { DedupeStore, Verdict } from './dedupe';
+import { type DedupeStore, itemHash, type Verdict } from './dedupe';
 import type { PollExpressions } from './expressions';
 
 /**
  * A paginated `http.request` poll: the trigger's cursor in the request, the pages up to known ground,
  * and when Max Pages cut a poll short. Pages are one poll: their items are planned and committed
  * together (runPollCycle), so a kill while paging remembers nothing and the cursor moves with the runs.
+ *
+ * Items owed. A one-item run is stored without its item (runStage.ts): after a crash, a stop, or a
+ * run n8n could not create, its item starts only if the source lists it again. So no position this
+ * trigger asks from moves past such an item for good: while items are owed, $lastPollStartedAt is
+ * when the earliest poll whose runs n8n may not have created began asking (`askFrom`), and a
+ * newest-first source is paged past known ground until every owed item was listed (or the list
+ * ended). The `greatest` mark ($cursor) goes back with the runs' undo (dedupe.ts), and an op's own
+ * read position is forgotten with them (activation.ts).
  */
 
 /** How the source orders its list. */
@@ -32,10 +40,23 @@ export interface SavedPagingState {
 	lastPollStartedAt?: number;
 	/** Max Pages cut the last poll short and that was reported: reported once per occurrence. */
 	limitReported?: boolean;
+	/**
+	 * $lastPollStartedAt as asked by the earliest poll whose runs n8n may not have created yet (ms;
+	 * 0 before any poll): where a poll asks from while items are owed.
+	 */
+	askFrom?: number;
+	/** Items are expected back from the source (owe()), until a poll lists them or its list ends. */
+	owed?: true;
 }
 
 /** $lastPollStartedAt before the first successful poll: everything. */
 export const NO_POLL_YET = '1970-01-01T00:00:00.000Z';
+
+/** Where a poll asks from ($lastPollStartedAt, ms): earlier while items are owed; 0 before any poll. */
+export function askedSince(saved: SavedPagingState | undefined): number {
+	if (saved?.owed && saved.askFrom !== undefined) return saved.askFrom;
+	return saved?.lastPollStartedAt ?? 0;
+}
 
 /** The values `{{ $name }}` in With may use. $cursor only with Dedupe Greatest, which has one. */
 export function cursorValues(
@@ -43,10 +64,7 @@ export function cursorValues(
 	saved: SavedPagingState | undefined,
 	firstCursor: string,
 ): Record<string, unknown> {
-	const lastPollStartedAt =
-		saved?.lastPollStartedAt === undefined
-			? NO_POLL_YET
-			: new Date(saved.lastPollStartedAt).toISOString();
+	const lastPollStartedAt = new Date(askedSince(saved)).toISOString();
 	return store.kind === 'greatest'
 		? { cursor: store.cursor ?? firstCursor, lastPollStartedAt }
 		: { lastPollStartedAt };
@@ -74,7 +92,8 @@ const KNOWN: ReadonlySet<Verdict> = new Set<Verdict>([
 
 /**
  * Whether a page reaches known ground: one of its items is remembered (Unique, Time Window), at or
- * below the high-water mark (Greatest), unchanged (Changed), or at or before the anchor (Last). A
+ * below the high-water mark (Greatest), unchanged (Changed), or at or before the anchor (Last), and
+ * no owed item is still to be listed (`owed`: their key hashes; those on this page are taken out). A
  * fresh store knows nothing; None remembers nothing, so every page is new.
  */
 export async function reachesKnownGround(
@@ -82,9 +101,12 @@ export async function reachesKnownGround(
 	expressions: PollExpressions,
 	items: readonly unknown[],
 	now: number,
+	owed?: Set<string>,
 ): Promise<boolean> {
 	if (store.isFresh || store.kind === 'none' || items.length === 0) return false;
 	const keyed = await expressions.keyList(items, { withVersion: store.needsVersion });
+	if (owed) for (const { key } of keyed) owed.delete(itemHash(key));
+	if (owed && owed.size > 0) return false;
 	return store.plan(keyed, now).candidates.some((candidate) => KNOWN.has(candidate.verdict));
 }
 
@@ -102,8 +124,19 @@ export interface PageRequestContext {
  */
 export class PagedSource {
 	private state: SavedPagingState | undefined;
-	/** The poll in flight: when it began and what it fetched, until commit(). */
-	private pending: { startedAt: number; fresh: boolean; result: PagedResult } | undefined;
+	/** The poll in flight: when it began, what it asked from and fetched, until commit(). */
+	private pending:
+		| {
+				startedAt: number;
+				fresh: boolean;
+				result: PagedResult;
+				askedSince: number;
+				/** owe() calls before the fetch: a poll that lists what was owed then pays it. */
+				owedCalls: number;
+		  }
+		| undefined;
+	/** Counts owe() calls: one during a poll is not paid by that poll. */
+	private owedCalls = 0;
 
 	constructor(
 		private readonly settings: PagingSettings,
@@ -128,12 +161,31 @@ export class PagedSource {
 		return this.state;
 	}
 
+	/**
+	 * Items are expected back from the source (runs restaged or forgotten at activation, a run n8n
+	 * could not create, Start Again): polls ask from `askFrom` and page past known ground until a
+	 * poll lists them or its list ends.
+	 */
+	owe(): void {
+		this.owedCalls++;
+		this.state = { ...this.state, owed: true };
+	}
+
+	/** Every run in the outbox is settled: unless items are owed, no earlier position is needed. */
+	runsSettled(): void {
+		if (this.state?.owed || this.state?.askFrom === undefined) return;
+		this.state = { ...this.state };
+		delete this.state.askFrom;
+	}
+
 	/** The pages of one poll, with the cursor filled into With. Changes nothing until commit(). */
 	async fetch(request: PageRequestContext): Promise<PagedResult> {
 		const startedAt = this.clock.now();
 		const fresh = this.store.isFresh;
 		const { settings, store, expressions, clock } = this;
 		const values = cursorValues(store, this.state, settings.firstCursor);
+		const owed = this.state?.owed ? store.owedHashes() : undefined;
+		const owedCalls = this.owedCalls;
 		const result = await settings.pagination.fetch(fillPlaceholders(this.args, values), {
 			request: (args, first, endStatuses) =>
 				httpExchange(
@@ -149,24 +201,26 @@ export class PagedSource {
 			selectItems: (body) => expressions.selectItems(body),
 			knownGround:
 				settings.listOrder === 'newestFirst' && settings.stopAtKnownGround
-					? (items) => reachesKnownGround(store, expressions, items, startedAt)
+					? (items) => reachesKnownGround(store, expressions, items, startedAt, owed)
 					: undefined,
 			clock,
 			signal: request.signal,
 			cursor: values.cursor,
 		});
-		this.pending = { startedAt, fresh, result };
+		this.pending = { startedAt, fresh, result, askedSince: askedSince(this.state), owedCalls };
 		return result;
 	}
 
 	/**
-	 * The poll's runs are remembered: $lastPollStartedAt moves to when it began, and a poll that Max
-	 * Pages cut short gives the message of its one failed execution (none while that goes on).
-	 * Call before the write that keeps the runs.
+	 * The poll's runs are remembered: $lastPollStartedAt moves to when it began, `askFrom` stays at
+	 * or before what this poll asked from while runs are in the outbox (`runsUnsettled`), the items
+	 * owed are paid unless Max Pages cut the poll short, and a poll that Max Pages cut short gives the
+	 * message of its one failed execution (none while that goes on). Call before the write that keeps
+	 * the runs.
 	 */
-	commit(): string | undefined {
+	commit(runsUnsettled: boolean): string | undefined {
 		if (!this.pending) return undefined;
-		const { startedAt, fresh, result } = this.pending;
+		const { startedAt, fresh, result, askedSince: asked, owedCalls } = this.pending;
 		this.pending = undefined;
 		const problem = pageLimitProblem(result, {
 			settings: this.settings,
@@ -174,9 +228,18 @@ export class PagedSource {
 			fresh,
 			kind: this.store.kind,
 			firstPollStartsAll: this.firstPollStartsAll,
+			owed: this.state?.owed === true,
 		});
 		const next = nextPagingState(this.state, result, problem, startedAt);
-		this.state = next.state;
+		const cutShort = result.kind === 'pages' && result.stop === 'page_limit';
+		const stillOwed = this.state?.owed && (cutShort || owedCalls !== this.owedCalls);
+		const askFrom =
+			runsUnsettled || stillOwed ? Math.min(this.state?.askFrom ?? asked, asked) : undefined;
+		this.state = {
+			...next.state,
+			...(askFrom !== undefined && { askFrom }),
+			...(stillOwed && { owed: true as const }),
+		};
 		return next.report;
 	}
 }
@@ -194,6 +257,8 @@ export function pageLimitProblem(
 		fresh: boolean;
 		kind: DedupeStore['kind'];
 		firstPollStartsAll: boolean;
+		/** Items were owed: paging went past known ground to find them. */
+		owed?: boolean;
 	},
 ): string | undefined {
 	if (result.kind !== 'pages' || result.stop !== 'page_limit') return undefined;
@@ -206,6 +271,8 @@ export function pageLimitProblem(
 	)
 		return undefined;
 	const { pages } = result;
+	if (poll.owed && settings.listOrder === 'newestFirst')
+		return `Max Pages reached: items expected back after a stop, a crash or a run n8n could not create were not all listed in ${pages} pages; polls page on to find them and start them once listed: raise Max Pages`;
 	return settings.listOrder === 'newestFirst'
 		? `Max Pages reached: all ${pages} pages were new; items beyond page ${pages} may not have been started: raise Max Pages or poll more often`
 		: `Max Pages reached: the source had more than ${pages} pages; items beyond page ${pages} may not have been started: put {{ $cursor }} (Dedupe Greatest) in the request, raise Max Pages or poll more often`;

@@ -1,0 +1,314 @@
+import { Pagination, type PaginationSettings } from '../connectors/pagination';
+import type { HttpRequest, HttpResponse } from '../connectors/types';
+import { FakeClock, flushPromises } from '../testing/fakeClock';
+import { quietPorts } from '../testing/pollPorts';
+import {
+	PollActivation,
+	type PollRunToEmit,
+	type PollSource,
+	type PollTriggerState,
+} from './activation';
+import type { FirstPollPolicy } from './dedupe';
+import { PollExpressions } from './expressions';
+import type { ListOrder } from './paging';
+import { ARMED_RUNS_MAX } from './runStage';
+
+/**
+ * Items owed (paging.ts): a one-item run is stored without its item, so after a crash, a re-publish
+ * or a run n8n could not create, the item starts only if the source lists it again. These sources
+ * answer exactly what they are asked: `updated_after` (one page), and newest-first pages of 50
+ * behind a Link header.
+ */
+
+const INTERVAL = 5_000;
+
+/** Tickets 1..n, each updated when added; `updated_after` (ISO) filters, pages go newest first. */
+class Tickets {
+	private readonly updated: number[] = [];
+	/** `updated_after` of each poll's first request. */
+	readonly asked: string[] = [];
+	requests = 0;
+
+	constructor(
+		private readonly clock: FakeClock,
+		private readonly pageSize: number,
+	) {}
+
+	add(n: number): void {
+		for (let i = 0; i < n; i++) this.updated.push(this.clock.now());
+	}
+
+	readonly http = async (request: HttpRequest): Promise<HttpResponse> => {
+		this.requests++;
+		const url = new URL(request.url);
+		const query = { ...Object.fromEntries(url.searchParams), ...request.query } as Record<
+			string,
+			string
+		>;
+		const page = Number(query.page ?? 1);
+		if (page === 1 && query.updated_after !== undefined) this.asked.push(query.updated_after);
+		const after = query.updated_after === undefined ? -Infinity : Date.parse(query.updated_after);
+		const ids = this.updated
+			.map((time, i) => ({ id: i + 1, time }))
+			.filter(({ time }) => time > after)
+			.map(({ id }) => id)
+			.reverse();
+		const more = page * this.pageSize < ids.length;
+		const next = new URL(url);
+		next.searchParams.set('page', String(page + 1));
+		return {
+			status: 200,
+			headers: {
+				'content-type': 'application/json',
+				...(more && { link: `<${next.href}>; rel="next"` }),
+			},
+			body: JSON.stringify({
+				tickets: ids.slice((page - 1) * this.pageSize, page * this.pageSize).map((id) => ({ id })),
+			}),
+		};
+	};
+}
+
+interface SourceSetup {
+	pagination: PaginationSettings;
+	listOrder: ListOrder;
+	query?: Record<string, string>;
+	firstPoll?: FirstPollPolicy;
+	pageSize: number;
+}
+
+const SINCE_LAST_POLL: SourceSetup = {
+	pagination: { mode: 'off' },
+	listOrder: 'newestFirst',
+	query: { updated_after: '{{ $lastPollStartedAt }}' },
+	firstPoll: { mode: 'all' },
+	pageSize: Infinity,
+};
+const NEWEST_FIRST_PAGES: SourceSetup = {
+	pagination: { mode: 'linkHeader', limitPagesFetched: false },
+	listOrder: 'newestFirst',
+	firstPoll: { mode: 'none' },
+	pageSize: 50,
+};
+
+/**
+ * n8n as the trigger meets it: runs are created (or refused, their key being taken) when the test
+ * says; a crash loses what was emitted and not created, and a new activation reads the last write.
+ */
+class Harness {
+	readonly clock = new FakeClock();
+	readonly tickets: Tickets;
+	/** Deduplication key → the ids of the run n8n created under it. */
+	readonly created = new Map<string, number[]>();
+	private emitted: PollRunToEmit[] = [];
+	private stored: PollTriggerState = { v: 1 };
+	activation!: PollActivation;
+
+	constructor(private readonly setup: SourceSetup) {
+		this.tickets = new Tickets(this.clock, setup.pageSize);
+	}
+
+	async activate(startAgain: number[] = [], inFlight: ReadonlySet<string> = new Set()) {
+		const { setup, clock } = this;
+		const source: PollSource = {
+			op: {
+				name: 'http.request',
+				description: 'unused: paged',
+				transport: 'http',
+				check: () => undefined,
+				run: async () => {
+					throw new Error('paged sources fetch through PagedSource');
+				},
+			},
+			args: { url: 'http://tickets.test/t', ...(setup.query && { query: setup.query }) },
+			timeoutMs: 1_000,
+			paging: {
+				pagination: new Pagination(setup.pagination),
+				listOrder: setup.listOrder,
+				stopAtKnownGround: true,
+				firstCursor: '0',
+			},
+		};
+		this.activation = new PollActivation(
+			this.stored,
+			{
+				source,
+				dedupe: { kind: 'unique' },
+				firstPoll: setup.firstPoll ?? { mode: 'all' },
+				maxRemembered: 0,
+				maxRunsInFlight: ARMED_RUNS_MAX,
+				expressions: new PollExpressions({ items: 'tickets', id: 'id' }),
+				oneRunPerItem: true,
+				keyPrefix: 'poll:wf:node:',
+				clock,
+			},
+			{ intervalMs: INTERVAL },
+		);
+		await this.activation.start(
+			{
+				...quietPorts,
+				context: { http: this.tickets.http },
+				inFlight: (key) => inFlight.has(key),
+				write: (state) => (this.stored = structuredClone(state)),
+				emit: async (runs) => void this.emitted.push(...runs),
+				emitTaken: async (take) => void this.emitted.push(...take()),
+			},
+			startAgain,
+		);
+	}
+
+	/**
+	 * n8n creates (or refuses, by key) the first `count` runs emitted, or all, and ends them; then the
+	 * settlement write stores the state (nodes/shared/emitRuns.ts).
+	 */
+	settle(count = Infinity, settlement: 'started' | 'not_created' = 'started'): void {
+		for (let n = 0; n < count && this.emitted.length > 0; n++) {
+			const { key, run } = this.emitted.shift()!;
+			if (settlement === 'started' && !this.created.has(key!))
+				this.created.set(
+					key!,
+					run.items!.map((item) => item.id as number),
+				);
+			this.activation.settled(key!, run, {
+				settlement,
+				...(settlement === 'started' && { result: {} }),
+			});
+		}
+		this.activation.write();
+	}
+
+	/** Kill -9: n8n created the first `created` runs emitted and nothing else. */
+	async crash(created: number): Promise<void> {
+		for (const { key, run } of this.emitted.slice(0, created))
+			if (!this.created.has(key!))
+				this.created.set(
+					key!,
+					run.items!.map((item) => item.id as number),
+				);
+		this.emitted = [];
+		await this.activation.stop();
+		await this.activate();
+	}
+
+	/** Unpublished and published again: the runs emitted go on and settle with the new activation. */
+	async republish(): Promise<void> {
+		await this.activation.stop();
+		await this.activate([], new Set(this.emitted.map(({ key }) => key!)));
+	}
+
+	/** Polls and settles until nothing more goes out. */
+	async drain(): Promise<void> {
+		for (let polls = 0; polls < 40; polls++) {
+			await this.clock.advance(INTERVAL);
+			while (this.emitted.length > 0) {
+				this.settle();
+				await flushPromises();
+			}
+		}
+	}
+
+	/** How many times each id ran. */
+	runsOf(): Map<number, number> {
+		const runs = new Map<number, number>();
+		for (const ids of this.created.values())
+			for (const id of ids) runs.set(id, (runs.get(id) ?? 0) + 1);
+		return runs;
+	}
+
+	expectEachOnce(from: number, to: number): void {
+		const runs = this.runsOf();
+		const ids = [...runs.keys()].sort((a, b) => a - b);
+		expect(ids).toEqual(Array.from({ length: to - from + 1 }, (_, i) => from + i));
+		expect([...runs.values()].every((n) => n === 1)).toBe(true);
+	}
+}
+
+describe('items owed are listed again: no position the trigger asks from moves past an item before its run exists', () => {
+	it("{{ $lastPollStartedAt }}: a crash after 50 of 300 went out asks again from the burst's poll; lost 0, repeated 0", async () => {
+		const t = new Harness(SINCE_LAST_POLL);
+		t.tickets.add(300);
+		await t.clock.advance(1);
+		await t.activate();
+		t.settle(10);
+		await t.crash(30);
+		await t.clock.advance(1);
+		t.tickets.add(20); // while n8n was down
+		await t.clock.advance(1);
+		await t.drain();
+		expect(t.tickets.asked.slice(0, 2)).toEqual([
+			'1970-01-01T00:00:00.000Z',
+			'1970-01-01T00:00:00.000Z',
+		]);
+		t.expectEachOnce(1, 320);
+		// Once every run exists, polls ask only for what is new again.
+		expect(Date.parse(t.tickets.asked.at(-1)!)).toBeGreaterThanOrEqual(
+			t.clock.now() - 2 * INTERVAL,
+		);
+	});
+
+	it('{{ $lastPollStartedAt }}: unpublished and published again mid-burst; lost 0, repeated 0', async () => {
+		const t = new Harness(SINCE_LAST_POLL);
+		t.tickets.add(300);
+		await t.clock.advance(1);
+		await t.activate();
+		t.settle(20);
+		await t.republish();
+		await t.drain();
+		t.expectEachOnce(1, 300);
+	});
+
+	it('{{ $lastPollStartedAt }}: a run n8n could not create starts at a later poll', async () => {
+		const t = new Harness(SINCE_LAST_POLL);
+		t.tickets.add(120);
+		await t.clock.advance(1);
+		await t.activate();
+		t.settle(3);
+		t.settle(1, 'not_created');
+		await t.drain();
+		t.expectEachOnce(1, 120);
+	});
+
+	it('newest first, Stop at Known Ground: a crash after the newest 5 of 120 settled pages past known ground until every item owed is listed; lost 0, repeated 0', async () => {
+		const t = new Harness(NEWEST_FIRST_PAGES);
+		t.tickets.add(20);
+		await t.activate(); // the baseline
+		t.tickets.add(120);
+		await t.clock.advance(INTERVAL);
+		t.settle(5);
+		await t.crash(10);
+		t.tickets.add(7);
+		await t.drain();
+		t.expectEachOnce(21, 147);
+		// Paid: a later poll reads page 1 only.
+		const before = t.tickets.requests;
+		await t.clock.advance(INTERVAL);
+		expect(t.tickets.requests - before).toBe(1);
+	});
+
+	it('newest first: a run n8n could not create on page 2 starts at the next poll; unpublished and published again mid-burst, nothing is lost', async () => {
+		const t = new Harness(NEWEST_FIRST_PAGES);
+		t.tickets.add(20);
+		await t.activate();
+		t.tickets.add(120);
+		await t.clock.advance(INTERVAL);
+		t.settle(49);
+		t.settle(1, 'not_created'); // ticket 91, on page 2 of the next poll's list
+		await t.republish();
+		await t.drain();
+		t.expectEachOnce(21, 140);
+	});
+
+	it('newest first: Start Again of an item on page 3 starts it once', async () => {
+		const t = new Harness(NEWEST_FIRST_PAGES);
+		t.tickets.add(20);
+		await t.activate();
+		t.tickets.add(150);
+		await t.drain();
+		t.expectEachOnce(21, 170);
+		await t.activation.stop();
+		await t.activate([45]); // page 3: tickets 70..21
+		await t.drain();
+		expect(t.runsOf().get(45)).toBe(2);
+		expect([...t.runsOf().values()].filter((n) => n > 1)).toHaveLength(1);
+	});
+});
