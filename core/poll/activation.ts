@@ -334,7 +334,7 @@ export class PollActivation {
 			this.store.startAgain(startAgain);
 			this.ledger.startedAgain(startAgain);
 			this.startAgainApplied = startAgainId(startAgain);
-			this.paged?.owe();
+			this.paged?.owe(0);
 			this.write();
 			ports.info(
 				`${startAgain.length} item key(s) marked to start again at the next poll that lists them`,

@@ -311,4 +311,21 @@ describe('items owed are listed again: no position the trigger asks from moves p
 		expect(t.runsOf().get(45)).toBe(2);
 		expect([...t.runsOf().values()].filter((n) => n > 1)).toHaveLength(1);
 	});
+
+	it('{{ $lastPollStartedAt }}: Start Again asks the source from the start once, starts the item once, then asks for what is new again', async () => {
+		const t = new Harness(SINCE_LAST_POLL);
+		t.tickets.add(30);
+		await t.clock.advance(1);
+		await t.activate();
+		await t.drain();
+		t.expectEachOnce(1, 30);
+		await t.activation.stop();
+		const asked = t.tickets.asked.length;
+		await t.activate([7]);
+		await t.drain();
+		expect(t.runsOf().get(7)).toBe(2);
+		expect([...t.runsOf().values()].filter((n) => n > 1)).toHaveLength(1);
+		expect(t.tickets.asked[asked]).toBe('1970-01-01T00:00:00.000Z');
+		expect(t.tickets.asked.at(-1)).not.toBe('1970-01-01T00:00:00.000Z');
+	});
 });

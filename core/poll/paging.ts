@@ -163,12 +163,14 @@ export class PagedSource {
 
 	/**
 	 * Items are expected back from the source (runs restaged or forgotten at activation, a run n8n
-	 * could not create, Start Again): polls ask from `askFrom` and page past known ground until a
-	 * poll lists them or its list ends.
+	 * could not create, Start Again): polls ask from `askFrom` (or `from`, if earlier: Start Again
+	 * asks from the start, 0, as no poll knows when its items were listed) and page past known ground
+	 * until a poll lists them or its list ends.
 	 */
-	owe(): void {
+	owe(from?: number): void {
 		this.owedCalls++;
-		this.state = { ...this.state, owed: true };
+		const askFrom = Math.min(this.state?.askFrom ?? Infinity, from ?? Infinity);
+		this.state = { ...this.state, owed: true, ...(askFrom !== Infinity && { askFrom }) };
 	}
 
 	/** Every run in the outbox is settled: unless items are owed, no earlier position is needed. */
