@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { loadavg } from 'node:os';
 
 import { type ChaosResult, triggerItems } from './chaos';
-import { FakeSystem } from './fakeSystem';
+import { FakeSystem, type RecordedRequest, type ScriptedResponse } from './fakeSystem';
 import { ApiError, type Execution, isFinal, type N8nInstance, nodeOutput } from './n8nInstance';
 import { waitFor } from './net';
 import { node, type NodeJson, PACKAGE, workflow } from '../e2e/workflowBuilder';
@@ -17,13 +17,15 @@ import { node, type NodeJson, PACKAGE, workflow } from '../e2e/workflowBuilder';
 export async function publishedBurst(
 	n8n: N8nInstance,
 	source: FakeSystem,
-	{ path, history, holdEvery = 0, poll = {} }: Omit<BurstOptions, 'burst' | 'killAfter'>,
+	{ path, history, holdEvery = 0, poll = {}, serve }: Omit<BurstOptions, 'burst' | 'killAfter'>,
 ): Promise<PublishedBurst> {
 	const name = path.slice(1);
-	let listed: Array<{ id: string; n?: number }> = Array.from({ length: history }, (_, i) => ({
+	let listed: BurstItem[] = Array.from({ length: history }, (_, i) => ({
 		id: `${name}-h${i}`,
+		seq: i + 1,
+		updatedAt: 0,
 	}));
-	source.on('GET', path, () => ({ body: listed }));
+	source.on('GET', path, (request) => (serve ? serve(listed, request) : { body: listed }));
 	let release!: () => void;
 	const dead = new Promise<void>((resolve) => (release = resolve));
 	let killed = false;
@@ -80,9 +82,12 @@ export async function publishedBurst(
 	return {
 		workflowId,
 		add: (count) => {
+			const updatedAt = Date.now();
 			const items = Array.from({ length: count }, (_, i) => ({
 				id: `${name}-${next + i}`,
 				n: next + i,
+				seq: history + next + i + 1,
+				updatedAt,
 			}));
 			next += count;
 			listed = [...listed, ...items];
@@ -157,7 +162,24 @@ export interface BurstPoll {
 	credentials?: NodeJson['credentials'];
 }
 
+/**
+ * An item of a burst's source: its id (the trigger's ID unless `poll` says otherwise), `n` its number
+ * in the burst, `seq` its place in the whole list (history first, from 1), `updatedAt` when it was
+ * listed (ms; 0 for the history).
+ */
+export interface BurstItem {
+	id: string;
+	n?: number;
+	seq: number;
+	updatedAt: number;
+}
+
 export interface BurstOptions {
+	/**
+	 * How the source answers a request for its list (newest items last in `listed`); default: the
+	 * whole list, as it is, whatever was asked.
+	 */
+	serve?: (listed: BurstItem[], request: RecordedRequest) => ScriptedResponse;
 	/** The source's path (its name, without the slash, prefixes the item ids). */
 	path: string;
 	/** Items remembered before the burst. */
