@@ -474,6 +474,54 @@ describe('judgeCallback', () => {
 		expect(await judgeCallback(b, answer('A'), NOW_MS)).toMatchObject({ ok: false, status: 409 });
 	});
 
+	it.each([
+		['header', 'headers.`x-order` ? headers.`x-order` : body.order'],
+		['query', 'query.order ? query.order : body.order'],
+	] as const)(
+		"in Wait Only mode refuses wait A's signed HMAC callback resent to wait B with B's id in the unsigned %s; each genuine callback resumes its own wait",
+		async (where, path) => {
+			// One process (one replay memory), two executions (each its own log), one secret.
+			const replay = new ReplayMemory(100);
+			const waitOnly = (id: string, startedAtMs: number): WaitingRun => ({
+				...run,
+				correlationPath: compileCorrelationPath(path),
+				expectedCorrelationId: id,
+				wait: { ...wait, waitId: '', startedAtMs },
+				replay,
+				executionReplay: {},
+			});
+			const signedFor = (order: string) => {
+				const raw = JSON.stringify({ order, status: `done-${order}` });
+				return { raw, signature: signPayload(SECRET, raw, NOW_SEC) };
+			};
+			/** The signed body and signature of `signed`, the unsigned id `id` in the header or query. */
+			const send = (signed: { raw: string; signature: string }, id: string) =>
+				callback({
+					headers: {
+						'x-signature': signed.signature,
+						...(where === 'header' ? { 'x-order': id } : {}),
+					},
+					rawBody: signed.raw,
+					body: JSON.parse(signed.raw),
+					query: where === 'query' ? { order: id } : {},
+				});
+			const a = waitOnly('A', NOW_MS - 2_000);
+			const b = waitOnly('B', NOW_MS - 1_000);
+			const forA = signedFor('A');
+
+			expect(await judgeCallback(a, send(forA, 'A'), NOW_MS)).toMatchObject({
+				ok: true,
+				receipt: { body: { order: 'A' } },
+			});
+			// The captured callback for A, within the tolerance, B's id where the signature does not reach.
+			expect(await judgeCallback(b, send(forA, 'B'), NOW_MS + 500)).toMatchObject({ ok: false });
+			expect(await judgeCallback(b, send(signedFor('B'), 'B'), NOW_MS + 500)).toMatchObject({
+				ok: true,
+				receipt: { correlationId: 'B', body: { order: 'B' } },
+			});
+		},
+	);
+
 	it('refuses a valid callback that arrives after the deadline as timed out (410), before n8n has acted on it', async () => {
 		const late = wait.deadlineMs + 1;
 		const headers = {
