@@ -147,6 +147,16 @@ describe('Round-Trip Wait node (n8n-core ExecuteContext and WebhookContext)', ()
 		});
 	});
 
+	it('Wait Only with HMAC and the correlation id located in a header fails the node before the run waits', async () => {
+		const error = await executeNode(
+			RoundTripWait,
+			setup({ correlationIdPath: 'headers.`x-order`' }),
+		).catch((e: unknown) => e);
+		expect((error as Error).message).toMatch(
+			/^Invalid value "headers.`x-order`" for "Correlation ID Location": must read the body in Wait Only mode/,
+		);
+	});
+
 	it('a bad Response Code fails the node with a message naming the field and value', async () => {
 		const error = await executeNode(RoundTripWait, setup({ responseCode: 999 })).catch(
 			(e: unknown) => e,
