@@ -449,30 +449,97 @@ describe('judgeCallback', () => {
 		).toMatchObject({ status: 403 });
 	});
 
-	it('in Wait Only mode accepts two genuine HMAC callbacks with the same body in the same second at two waits, the correlation id in a header', async () => {
-		// Nothing signed tells them apart (no wait id, the id is not in the body): the correlation id each answers does.
+	it("in Wait Only mode reads an HMAC callback's correlation id from the signed body only: an id only in a header or the query is refused (409), saying why", async () => {
+		// Two genuine callbacks for two waits with one body in one second would be the same signed
+		// message: nothing could tell a copy of one, the other's id in a header, from the other.
 		const sameBody = JSON.stringify({ status: 'done' });
-		const headers = { 'x-signature': signPayload(SECRET, sameBody, NOW_SEC) };
-		const waitOnly = (id: string, startedAtMs: number): WaitingRun => ({
-			...run,
-			correlationPath: compileCorrelationPath('headers.`x-order`'),
-			expectedCorrelationId: id,
-			wait: { ...wait, waitId: '', startedAtMs },
-		});
-		const answer = (id: string) =>
-			callback({
-				headers: { ...headers, 'x-order': id },
+		const headers = { 'x-signature': signPayload(SECRET, sameBody, NOW_SEC), 'x-order': 'A' };
+		for (const path of ['headers.`x-order`', 'query.order']) {
+			const waitOnly: WaitingRun = {
+				...run,
+				correlationPath: compileCorrelationPath(path),
+				expectedCorrelationId: 'A',
+				wait: { ...wait, waitId: '' },
+			};
+			const answer = callback({
+				headers,
 				rawBody: sameBody,
 				body: JSON.parse(sameBody),
-				query: {},
+				query: { order: 'A' },
 			});
-		const a = waitOnly('A', NOW_MS - 2_000);
-		const b = waitOnly('B', NOW_MS - 1_000);
-		expect(await judgeCallback(a, answer('A'), NOW_MS)).toMatchObject({ ok: true });
-		expect(await judgeCallback(b, answer('B'), NOW_MS)).toMatchObject({ ok: true });
-		// Still one callback per wait: a copy of A's answer at B, carrying A's id, is refused (by the id).
-		expect(await judgeCallback(b, answer('A'), NOW_MS)).toMatchObject({ ok: false, status: 409 });
+			expect(await judgeCallback(waitOnly, answer, NOW_MS)).toEqual({
+				ok: false,
+				status: 409,
+				reason: `no correlation id at ${path} (read from the signed body only: in Wait Only mode the HMAC signature names no wait, and headers and the query are not signed)`,
+			});
+		}
+		// A wait id in the signature (Send and Wait) binds the callback: the header may carry the id there.
+		const sendAndWait: WaitingRun = {
+			...run,
+			correlationPath: compileCorrelationPath('headers.`x-order`'),
+			expectedCorrelationId: 'A',
+		};
+		const signed = { 'x-signature': signPayload(SECRET, sameBody, NOW_SEC, WAIT_ID) };
+		expect(
+			await judgeCallback(
+				sendAndWait,
+				callback({
+					headers: { ...signed, 'x-order': 'A' },
+					rawBody: sameBody,
+					body: JSON.parse(sameBody),
+				}),
+				NOW_MS,
+			),
+		).toMatchObject({ ok: true, receipt: { correlationId: 'A' } });
 	});
+
+	it.each([
+		['header', 'headers.`x-order` ? headers.`x-order` : body.order'],
+		['query', 'query.order ? query.order : body.order'],
+	] as const)(
+		"in Wait Only mode refuses wait A's signed HMAC callback resent to wait B with B's id in the unsigned %s; each genuine callback resumes its own wait",
+		async (where, path) => {
+			// One process (one replay memory), two executions (each its own log), one secret.
+			const replay = new ReplayMemory(100);
+			const waitOnly = (id: string, startedAtMs: number): WaitingRun => ({
+				...run,
+				correlationPath: compileCorrelationPath(path),
+				expectedCorrelationId: id,
+				wait: { ...wait, waitId: '', startedAtMs },
+				replay,
+				executionReplay: {},
+			});
+			const signedFor = (order: string) => {
+				const raw = JSON.stringify({ order, status: `done-${order}` });
+				return { raw, signature: signPayload(SECRET, raw, NOW_SEC) };
+			};
+			/** The signed body and signature of `signed`, the unsigned id `id` in the header or query. */
+			const send = (signed: { raw: string; signature: string }, id: string) =>
+				callback({
+					headers: {
+						'x-signature': signed.signature,
+						...(where === 'header' ? { 'x-order': id } : {}),
+					},
+					rawBody: signed.raw,
+					body: JSON.parse(signed.raw),
+					query: where === 'query' ? { order: id } : {},
+				});
+			const a = waitOnly('A', NOW_MS - 2_000);
+			const b = waitOnly('B', NOW_MS - 1_000);
+			const forA = signedFor('A');
+
+			expect(await judgeCallback(a, send(forA, 'A'), NOW_MS)).toMatchObject({
+				ok: true,
+				receipt: { body: { order: 'A' } },
+			});
+			// The captured callback for A, within the tolerance, B's id where the signature does not reach.
+			expect(await judgeCallback(b, send(forA, 'B'), NOW_MS + 500)).toMatchObject({ ok: false });
+			expect(await judgeCallback(b, send(signedFor('B'), 'B'), NOW_MS + 500)).toMatchObject({
+				ok: true,
+				receipt: { correlationId: 'B', body: { order: 'B' } },
+			});
+		},
+	);
 
 	it('refuses a valid callback that arrives after the deadline as timed out (410), before n8n has acted on it', async () => {
 		const late = wait.deadlineMs + 1;

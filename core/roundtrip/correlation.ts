@@ -93,6 +93,25 @@ export function compileCorrelationPath(
 	return { expression, evaluate: async (parts) => await compiled.evaluate(parts) };
 }
 
+/**
+ * Whether the expression is a plain path into the headers or the query (`headers.\`x-id\``,
+ * `$.query.id`): it can read nothing else. Other expressions may reach the body; only a callback shows.
+ */
+export function readsOnlyHeadersOrQuery(path: CorrelationPath): boolean {
+	type Step = { type: string; value?: unknown; stages?: unknown; group?: unknown };
+	const ast = jsonata(path.expression).ast() as { type: string; steps?: Step[] };
+	if (ast.type !== 'path' || ast.steps === undefined) return false;
+	// A leading `$` or `$$` is the callback itself.
+	const steps =
+		ast.steps[0]?.type === 'variable' && (ast.steps[0].value === '' || ast.steps[0].value === '$')
+			? ast.steps.slice(1)
+			: ast.steps;
+	return (
+		(steps[0]?.value === 'headers' || steps[0]?.value === 'query') &&
+		steps.every((step) => step.type === 'name' && !step.stages && !step.group)
+	);
+}
+
 export async function matchCorrelation(
 	expectedCorrelationId: string,
 	callback: CallbackParts,
@@ -139,12 +158,21 @@ export async function judgeCallback(
 		headers: withoutHeader(callback.headers, credentialHeaderName(run.auth)),
 		query,
 	};
-	const correlated = await matchCorrelation(run.expectedCorrelationId, parts, run.correlationPath);
-	if (!correlated.ok) return correlated;
+	const bodyOnly = signatureNamesNoWait(run.auth, run.wait);
+	const correlated = await matchCorrelation(
+		run.expectedCorrelationId,
+		bodyOnly ? { body: parts.body, headers: {}, query: {} } : parts,
+		run.correlationPath,
+	);
+	if (!correlated.ok)
+		return bodyOnly
+			? conflict(
+					`${correlated.reason} (read from the signed body only: in Wait Only mode the HMAC signature names no wait, and headers and the query are not signed)`,
+				)
+			: correlated;
 
 	// Last, so only a callback that would otherwise be accepted is remembered.
-	const { replayUntilMs } = authenticated;
-	const replayKey = answeredReplayKey(run, authenticated.replayKey, correlated.received);
+	const { replayKey, replayUntilMs } = authenticated;
 	const identity = waitIdentity(run.wait);
 	const until = replayUntilMs ?? nowMs;
 	if (
@@ -221,23 +249,19 @@ function rawText(rawBody: Buffer | string): string {
 	return typeof rawBody === 'string' ? rawBody : rawBody.toString('utf8');
 }
 
-/** One wait: its id, or in Wait Only mode (no id) the moment it began, which differs between waits. */
 /**
- * HMAC in Wait Only mode signs no wait id, so two genuine callbacks for two waits with the same body
- * in the same second carry the same signature: their replay key also names the correlation id each
- * answers (which is in the signature already when read from the body). A copy of one sent to another
- * wait then passes only carrying that wait's id where it is not signed (a header or the query).
+ * Whether an accepted callback is bound to this wait by nothing signed but its correlation id: HMAC
+ * signs the wait id, which is empty in Wait Only mode (n8n's plain resume URL was sent). The id is
+ * then read from the signed body alone. Were it read from a header or the query, a callback captured
+ * for wait A could be resent, within the tolerance, to wait B with B's id there and resume B with A's
+ * body; no replay memory can tell that copy from a genuine callback for B with the same body in the
+ * same second, and the process memory is not shared between processes anyway.
  */
-function answeredReplayKey(
-	run: WaitingRun,
-	replayKey: string | undefined,
-	correlationId: string,
-): string | undefined {
-	if (replayKey === undefined || run.auth.scheme !== 'hmac' || run.wait.waitId !== '')
-		return replayKey;
-	return `${replayKey}:${correlationId}`;
+export function signatureNamesNoWait(auth: CallbackAuth, wait: WaitState): boolean {
+	return auth.scheme === 'hmac' && wait.waitId === '';
 }
 
+/** One wait: its id, or in Wait Only mode (no id) the moment it began, which differs between waits. */
 function waitIdentity(wait: WaitState): string {
 	return `${wait.waitId}@${wait.startedAtMs}`;
 }

@@ -1,4 +1,4 @@
-import { type RawSettings, validateSettings } from './settings';
+import { type RawSettings, checkCallbackBinding, validateSettings } from './settings';
 
 const GOOD: RawSettings = {
 	mode: 'sendAndWait',
@@ -235,5 +235,37 @@ describe('validateSettings', () => {
 		const refused = refusal(overrides);
 		expect(refused.field).toBe(field);
 		expect(refused.message).toContain(message);
+	});
+});
+
+describe('checkCallbackBinding', () => {
+	const hmac = { scheme: 'hmac', secret: 's' } as const;
+	const waitOnly = (correlationIdPath: string) =>
+		validateSettings({ ...GOOD, mode: 'waitOnly', correlationIdPath });
+
+	it.each(['headers.`x-order`', 'query.order', '$.headers.id', '$$.query.id'])(
+		'refuses %s in Wait Only mode with HMAC: the signature names no wait and covers no header or query',
+		(path) => {
+			expect(() => checkCallbackBinding(waitOnly(path), hmac)).toThrow(
+				expect.objectContaining({
+					name: 'ConfigError',
+					field: 'correlationIdPath',
+					message: expect.stringContaining('must read the body in Wait Only mode'),
+				}),
+			);
+		},
+	);
+
+	it('accepts a location that may read the body, another scheme, or Send and Wait (the wait id is signed)', () => {
+		for (const path of ['body.correlationId', 'headers.`x-order` ? headers.`x-order` : body.order'])
+			expect(() => checkCallbackBinding(waitOnly(path), hmac)).not.toThrow();
+		const headerPath = waitOnly('headers.`x-order`');
+		expect(() => checkCallbackBinding(headerPath, { scheme: 'header', token: 't' })).not.toThrow();
+		expect(() =>
+			checkCallbackBinding(
+				validateSettings({ ...GOOD, correlationIdPath: 'headers.`x-order`' }),
+				hmac,
+			),
+		).not.toThrow();
 	});
 });

@@ -2,7 +2,9 @@ import {
 	type CorrelationPath,
 	compileCorrelationPath,
 	normalizeCorrelationId,
+	readsOnlyHeadersOrQuery,
 } from './correlation';
+import type { CallbackAuth } from './signature';
 import { MAX_WAIT_MS, type TimeoutUnit, timeoutMs, type WaitTimeout } from './timeout';
 import { checkRange, ConfigError } from '../configError';
 import { SECOND_MS, UNIT_MS } from '../units';
@@ -93,6 +95,25 @@ export function validateSettings(raw: RawSettings): RoundTripSettings {
 	};
 	if (mode === 'sendAndWait') settings.request = checkRequest(raw);
 	return settings;
+}
+
+/**
+ * Throws a ConfigError when no callback could resume the wait under `auth`: in Wait Only mode an HMAC
+ * signature names no wait, so the correlation id is read from the signed body only (judgeCallback);
+ * a location that reads only headers or the query would refuse every callback.
+ */
+export function checkCallbackBinding(settings: RoundTripSettings, auth: CallbackAuth): void {
+	if (
+		settings.mode === 'waitOnly' &&
+		auth.scheme === 'hmac' &&
+		readsOnlyHeadersOrQuery(settings.correlationPath)
+	) {
+		fail(
+			'correlationIdPath',
+			'must read the body in Wait Only mode with an HMAC signature (e.g. body.correlationId): the signature covers the body but names no wait, and headers and the query are not signed, so a callback for one run could be resent to another with its id there',
+			settings.correlationPath.expression,
+		);
+	}
 }
 
 function checkCorrelationId(value: unknown): string | undefined {

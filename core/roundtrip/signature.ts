@@ -333,7 +333,8 @@ function verifyStandardWebhook(
  * clock runs behind n8n's signs a callback sent at once with a second earlier than the wait's start,
  * so the start gets the same slack as now. (Now is never before the start on one clock, so the second
  * check bites only when the process judging the callback runs behind the one that began the wait.)
- * What binds a callback to its wait is therefore not its time: HMAC v2 signs the wait id; Standard
+ * What binds a callback to its wait is therefore not its time: HMAC v2 signs the wait id (none in Wait
+ * Only mode: there the correlation id is read from the signed body only, see judgeCallback); Standard
  * Webhooks signs the body with its correlation id, and the replay memory holds its webhook-id (docs/round-trip-wait.md).
  */
 function checkTimestamp(

@@ -100,6 +100,63 @@ describe('Round-Trip Wait node (n8n-core ExecuteContext and WebhookContext)', ()
 		expect(accepted.result.workflowData?.[1]).toEqual([]);
 	});
 
+	it("Wait Only, the id in an unsigned header: wait A's signed callback resent to wait B with B's id is refused, B keeps waiting; each genuine callback resumes its own wait", async () => {
+		// A partner that sends the id in a header and in the body it signs; the location prefers the header.
+		const parameters = {
+			correlationIdPath: 'headers.`x-order` ? headers.`x-order` : body.order',
+		};
+		const begin = async (correlationId: string) => {
+			const run = await executeNode(RoundTripWait, setup({ ...parameters, correlationId }));
+			const { callbackUrl } = run.output[0][0].json as { callbackUrl: string };
+			return (order: string, rawBody: string, signature: string) =>
+				callWebhook(
+					RoundTripWait,
+					setup(parameters),
+					{
+						headers: {
+							'content-type': 'application/json',
+							'x-order': order,
+							'x-signature': signature,
+						},
+						query: Object.fromEntries(new URL(callbackUrl).searchParams),
+						rawBody,
+					},
+					run,
+				);
+		};
+		const signed = (order: string) => {
+			const rawBody = JSON.stringify({ order, status: `done-${order}` });
+			return [rawBody, signPayload(SECRET, rawBody, Math.floor(Date.now() / 1000))] as const;
+		};
+		const a = await begin('order-A');
+		const b = await begin('order-B');
+		const forA = signed('order-A');
+
+		const accepted = await a('order-A', ...forA);
+		expect(accepted.result.workflowData?.[0][0].json).toMatchObject({
+			correlationId: 'order-A',
+			body: { order: 'order-A' },
+		});
+		const replayed = await b('order-B', ...forA);
+		expect(replayed.result.workflowData).toBeUndefined();
+		expect(replayed.body).toMatchObject({ waiting: true });
+		const genuine = await b('order-B', ...signed('order-B'));
+		expect(genuine.result.workflowData?.[0][0].json).toMatchObject({
+			correlationId: 'order-B',
+			body: { order: 'order-B' },
+		});
+	});
+
+	it('Wait Only with HMAC and the correlation id located in a header fails the node before the run waits', async () => {
+		const error = await executeNode(
+			RoundTripWait,
+			setup({ correlationIdPath: 'headers.`x-order`' }),
+		).catch((e: unknown) => e);
+		expect((error as Error).message).toMatch(
+			/^Invalid value "headers.`x-order`" for "Correlation ID Location": must read the body in Wait Only mode/,
+		);
+	});
+
 	it('a bad Response Code fails the node with a message naming the field and value', async () => {
 		const error = await executeNode(RoundTripWait, setup({ responseCode: 999 })).catch(
 			(e: unknown) => e,

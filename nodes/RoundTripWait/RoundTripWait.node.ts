@@ -12,6 +12,7 @@ import {
 
 import {
 	callbackUrlFor,
+	checkCallbackBinding,
 	compileCorrelationPath,
 	judgeCallback,
 	judgeNotice,
@@ -107,6 +108,7 @@ export class RoundTripWait implements INodeType {
 			const settings = validateSettings(readSettings(this));
 			const callbackAuth = callbackAuthFrom(await this.getCredentials(CALLBACK_CREDENTIAL));
 			validateCallbackAuth(callbackAuth);
+			checkCallbackBinding(settings, callbackAuth);
 			const correlationId = settings.correlationId ?? newCorrelationId();
 			const waitStartedAt = Date.now();
 			const deadline = resumeDeadline(waitStartedAt, settings.timeout);

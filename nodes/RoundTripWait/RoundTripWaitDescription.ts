@@ -98,7 +98,7 @@ export const roundTripWaitProperties: INodeProperties[] = [
 		type: 'string',
 		default: DEFAULT_CORRELATION_PATH,
 		description:
-			'JSONata over { body, headers, query } of the callback, e.g. body.correlationId, query.correlationId or headers."x-correlation-token"',
+			'JSONata over { body, headers, query } of the callback, e.g. body.correlationId, query.correlationId or headers."x-correlation-token". In "Wait Only" mode with an HMAC signature only the signed body is read: the signature covers no header or query.',
 	},
 	{
 		displayName: 'Timeout',

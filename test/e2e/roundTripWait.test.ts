@@ -28,8 +28,10 @@ describe('Round-Trip Wait in a real n8n', () => {
 	let badResponseCodeWorkflowId: string;
 	let earlyWorkflowId: string;
 	let failingRequestWorkflowId: string;
-	/** Wait Only, HMAC, the correlation id outside the signed body: in a header, in the query. */
+	/** Wait Only, HMAC, the correlation id located only in a header, in the query: refused before the wait. */
 	const unsignedIdWorkflowIds = new Map<'header' | 'query', string>();
+	/** Wait Only, HMAC, the correlation id located in a header, else in the body: only the signed body is read. */
+	let headerOrBodyWorkflowId: string;
 	/** Execution Data node saving this many custom-data keys before the Round-Trip Wait, by key count. */
 	const customDataWorkflowIds = new Map<number, string>();
 	/** The partner's answers to the callbacks it sent at once, by order number. */
@@ -234,7 +236,7 @@ describe('Round-Trip Wait in a real n8n', () => {
 			roundTripWorkflow('round trip, request refused', 'rt-fail', sendAndWait('/jobs-fail')),
 		);
 		// Wait Only, the correlation id in a header or the query: nothing signed (no wait id, a body
-		// without the id) tells two waits apart.
+		// without the id) would tell two waits apart, so the node refuses the setting.
 		for (const [where, path] of [
 			['header', 'headers.`x-order`'],
 			['query', 'query.order'],
@@ -251,6 +253,15 @@ describe('Round-Trip Wait in a real n8n', () => {
 					}),
 				),
 			);
+		headerOrBodyWorkflowId = await n8n.importWorkflow(
+			roundTripWorkflow('round trip, wait only, id in a header or the body', 'rt-header-or-body', {
+				mode: 'waitOnly',
+				correlationId: '={{ $json.body.id }}',
+				correlationIdPath: 'headers.`x-order` ? headers.`x-order` : body.order',
+				timeoutAmount: 1,
+				timeoutUnit: 'hours',
+			}),
+		);
 		// A user's own custom data before the wait: n8n keeps at most 10 keys per execution and drops new ones silently.
 		for (const keys of [9, 10]) {
 			const values = Array.from({ length: keys }, (_, i) => ({ key: `user_${i}`, value: `v${i}` }));
@@ -293,6 +304,7 @@ describe('Round-Trip Wait in a real n8n', () => {
 			earlyWorkflowId,
 			failingRequestWorkflowId,
 			...unsignedIdWorkflowIds.values(),
+			headerOrBodyWorkflowId,
 		]) {
 			await n8n.publish(id);
 		}
@@ -583,40 +595,65 @@ describe('Round-Trip Wait in a real n8n', () => {
 	}, 200_000);
 
 	test.each(['header', 'query'] as const)(
-		'Wait Only with HMAC and the correlation id in the %s: two genuine callbacks with the same body in the same second each resume their run',
+		'Wait Only with HMAC and the correlation id located only in the %s (not signed): the node refuses the setting before the run waits',
 		async (where) => {
 			const id = unsignedIdWorkflowIds.get(where)!;
-			const orders = [`${where}-1`, `${where}-2`];
-			for (const order of orders) await start(`rt-${where}-id`, { id: order });
-			const waits = [];
-			for (const order of orders) waits.push(await executionWaitingFor(order, id));
-			const at = Math.floor(Date.now() / 1000);
-			const answers = await Promise.all(
-				waits.map(async (waiting, i) => {
-					const { callbackUrl } = nodeOutput(waiting, 'Round-Trip Wait')[0] as {
-						callbackUrl: string;
-					};
-					const { headers, body } = signed({ status: 'done' }, callbackUrl, SECRET, at);
-					if (where === 'header')
-						return await partner.send(callbackUrl, {
-							headers: { ...headers, 'x-order': orders[i] },
-							body,
-						});
-					const url = new URL(callbackUrl);
-					url.searchParams.set('order', orders[i]);
-					return await partner.send(url.toString(), { headers, body });
-				}),
+			await start(`rt-${where}-id`, { id: `${where}-1` });
+			const [failed] = await n8n.waitForExecutions(
+				id,
+				(all) => all.some((e) => e.status === 'error'),
+				'the run refused by its settings',
 			);
-			expect(answers.map((answer) => answer.status)).toEqual([200, 200]);
-			for (const [i, waiting] of waits.entries()) {
-				const done = await finished(waiting.id);
-				expect(nodeOutput(done, 'Accepted')[0]).toMatchObject({
-					correlationId: orders[i],
-					body: { status: 'done' },
-				});
-			}
+			const execution = await n8n.execution(failed.id);
+			expect(execution.data?.resultData.error?.message).toMatch(
+				/for "Correlation ID Location": must read the body in Wait Only mode with an HMAC signature/,
+			);
+			expect(execution.data?.resultData.lastNodeExecuted).toBe('Round-Trip Wait');
 		},
 	);
+
+	test("Wait Only with HMAC: run A's signed callback resent to run B with B's id in the unsigned header is refused and B keeps waiting; each genuine callback resumes its own run", async () => {
+		const orders = ['order-A', 'order-B'];
+		for (const order of orders) await start('rt-header-or-body', { id: order });
+		const waits: Execution[] = [];
+		for (const order of orders)
+			waits.push(await executionWaitingFor(order, headerOrBodyWorkflowId));
+		const urls = waits.map(
+			(waiting) =>
+				(nodeOutput(waiting, 'Round-Trip Wait')[0] as { callbackUrl: string }).callbackUrl,
+		);
+		const forA = signed({ order: 'order-A', status: 'done-A' }, urls[0]);
+		expect(
+			(await partner.send(urls[0], { ...forA, headers: { ...forA.headers, 'x-order': 'order-A' } }))
+				.status,
+		).toBe(200);
+
+		const replayed = await partner.send(urls[1], {
+			...forA,
+			headers: { ...forA.headers, 'x-order': 'order-B' },
+		});
+		expect(replayed.status).toBe(409);
+		expect(replayed.json).toEqual({
+			error: expect.stringContaining('read from the signed body only'),
+			waiting: true,
+		});
+		expect(await statusOf(waits[1].id)).toBe('waiting');
+
+		const forB = signed({ order: 'order-B', status: 'done-B' }, urls[1]);
+		expect(
+			(await partner.send(urls[1], { ...forB, headers: { ...forB.headers, 'x-order': 'order-B' } }))
+				.status,
+		).toBe(200);
+		for (const [i, waiting] of waits.entries()) {
+			const done = await finished(waiting.id);
+			expect(nodeOutput(done, 'Accepted')).toEqual([
+				expect.objectContaining({
+					correlationId: orders[i],
+					body: { order: orders[i], status: i === 0 ? 'done-A' : 'done-B' },
+				}),
+			]);
+		}
+	});
 
 	test('a run waiting across an n8n restart still resumes on a valid callback', async () => {
 		const { correlationId, callbackUrl } = await startRoundTrip(3);
