@@ -126,6 +126,8 @@ export type PagedResult =
 			requests: SentRequest[];
 			/** The first page's validators (ETag/Last-Modified): conditional requests are for the first page only. */
 			memory: OpMemory;
+			/** Max Pages: the request for the page after the last one read. */
+			next?: Record<string, unknown>;
 	  };
 
 export interface PagingHooks {
@@ -159,6 +161,7 @@ export class Pagination {
 	private readonly intervalMs: number;
 
 	constructor(settings: PaginationSettings) {
+		this.identity = JSON.stringify(settings);
 		this.mode = settings.mode;
 		const modes: PaginationMode[] = [
 			'off',
@@ -234,12 +237,34 @@ export class Pagination {
 		return this.mode !== 'off';
 	}
 
+	/** The settings as given, to tell whether they changed (a poll to go on from, core/poll/paging.ts). */
+	readonly identity: string;
+
 	/**
-	 * Fetches pages from `args` (the op's arguments, placeholders filled) until the source is complete,
-	 * a page reaches known ground, or Max Pages. Throws (nothing returned, so nothing remembered) on a
+	 * Whether the request for a next page stays valid for a later poll: a next URL or cursor token the
+	 * source gave names its place in the list, a page number or offset (an expression over
+	 * `pageCount`) shifts as new items arrive at the head.
+	 */
+	get resumable(): boolean {
+		return (
+			this.mode === 'linkHeader' ||
+			this.mode === 'responseContainsNextURL' ||
+			(this.mode === 'updateAParameterInEachRequest' &&
+				this.parameters.every((parameter) => !/\bpageCount\b/.test(parameter.value)))
+		);
+	}
+
+	/**
+	 * Fetches pages from `args` (the op's arguments, placeholders filled; `resumed`: a request a
+	 * poll that Max Pages cut short left, not the list's first page) until the source is complete, a
+	 * page reaches known ground, or Max Pages. Throws (nothing returned, so nothing remembered) on a
 	 * failing expression, a next URL that is not one, a loop, or a page that is not a list.
 	 */
-	async fetch(args: Record<string, unknown>, hooks: PagingHooks): Promise<PagedResult> {
+	async fetch(
+		args: Record<string, unknown>,
+		hooks: PagingHooks,
+		resumed = false,
+	): Promise<PagedResult> {
 		const items: unknown[] = [];
 		const requests: SentRequest[] = [];
 		const sent = new Set<string>();
@@ -257,11 +282,11 @@ export class Pagination {
 			sent.add(identity);
 			requests.push(describe(current));
 			const where = `page ${pageCount + 1} (${String(current.method ?? 'GET').toUpperCase()} ${String(current.url)})`;
-			const answer = await hooks.request(current, pageCount === 0, this.endStatuses);
+			const answer = await hooks.request(current, pageCount === 0 && !resumed, this.endStatuses);
 			if (answer.kind === 'not_modified') return { kind: 'not_modified' };
 			if (answer.kind === 'end_status')
 				return this.result(items, pageCount, 'complete', requests, memory);
-			if (pageCount === 0) memory = answer.memory;
+			if (pageCount === 0 && !resumed) memory = answer.memory;
 			pageCount++;
 			let pageItems: unknown[];
 			try {
@@ -286,7 +311,7 @@ export class Pagination {
 			const next = await this.nextRequest(current, scope, where);
 			if (!next) return this.result(items, pageCount, 'complete', requests, memory);
 			if (this.maxPages !== undefined && pageCount >= this.maxPages)
-				return this.result(items, pageCount, 'page_limit', requests, memory);
+				return this.result(items, pageCount, 'page_limit', requests, memory, next);
 			if (this.intervalMs > 0) await sleep(hooks.clock, this.intervalMs, hooks.signal);
 			hooks.signal?.throwIfAborted();
 			current = next;
@@ -299,8 +324,9 @@ export class Pagination {
 		stop: PagingStop,
 		requests: SentRequest[],
 		memory: OpMemory,
+		next?: Record<string, unknown>,
 	): PagedResult {
-		return { kind: 'pages', items, pages, stop, requests, memory };
+		return { kind: 'pages', items, pages, stop, requests, memory, ...(next && { next }) };
 	}
 
 	/** The request for the page after the one in `scope`, or undefined when the source has no more. */

@@ -6,6 +6,8 @@ import type { PagedResult, Pagination } from '../connectors/pagination';
 import type { OpContext, OpMemory } from '../connectors/types';
 import { FIELD_LABELS as CONNECTOR_LABELS } from '../connectors/types';
 import { type DedupeStore, itemHash, type Verdict } from './dedupe';
+import { hash64 } from './hash';
+import { unitsToHex } from './records';
 import type { PollExpressions } from './expressions';
 
 /**
@@ -47,6 +49,12 @@ export interface SavedPagingState {
 	askFrom?: number;
 	/** Items are expected back from the source (owe()), until a poll lists them or its list ends. */
 	owed?: true;
+	/**
+	 * Newest first, Max Pages cut the last poll short: the request for the page after, and the hash
+	 * (hex) of the last item it listed. The next poll goes on from there to known ground (resumedPage
+	 * says where that page starts), and the one after starts from the list's first page again.
+	 */
+	resumeFrom?: { request: Record<string, unknown>; after: string; of: string };
 }
 
 /** $lastPollStartedAt before the first successful poll: everything. */
@@ -133,6 +141,10 @@ export class PagedSource {
 				askedSince: number;
 				/** owe() calls before the fetch: a poll that lists what was owed then pays it. */
 				owedCalls: number;
+				/** It went on from where the poll before stopped (resumeFrom), not from the first page. */
+				resumed: boolean;
+				/** Max Pages cut it short: the hash (hex) of the last item listed. */
+				lastItem?: string;
 		  }
 		| undefined;
 	/** Counts owe() calls: one during a poll is not paid by that poll. */
@@ -147,8 +159,17 @@ export class PagedSource {
 		private readonly clock: Clock,
 		private readonly firstPollStartsAll: boolean,
 	) {
-		this.state = saved;
+		// A poll to go on from was asked with other With or pagination settings: start afresh.
+		this.state =
+			saved?.resumeFrom && saved.resumeFrom.of !== this.settingsHash
+				? { ...saved, resumeFrom: undefined }
+				: saved;
 		checkPlaceholders(args, store);
+	}
+
+	/** Names the request settings a poll to go on from (resumeFrom) was asked with. */
+	private get settingsHash(): string {
+		return unitsToHex(hash64(JSON.stringify([this.args, this.settings.pagination.identity])));
 	}
 
 	/** Whether Execute step shows the requests: they differ from With as written. */
@@ -188,28 +209,64 @@ export class PagedSource {
 		const values = cursorValues(store, this.state, settings.firstCursor);
 		const owed = this.state?.owed ? store.owedHashes() : undefined;
 		const owedCalls = this.owedCalls;
-		const result = await settings.pagination.fetch(fillPlaceholders(this.args, values), {
-			request: (args, first, endStatuses) =>
-				httpExchange(
-					args,
-					{
-						...request.context,
-						memory: request.memory,
-						signal: request.signal,
-						timeoutMs: request.timeoutMs,
-					},
-					{ conditional: first, endStatuses },
-				),
-			selectItems: (body) => expressions.selectItems(body),
-			knownGround:
-				settings.listOrder === 'newestFirst' && settings.stopAtKnownGround
-					? (items) => reachesKnownGround(store, expressions, items, startedAt, owed)
-					: undefined,
-			clock,
-			signal: request.signal,
-			cursor: values.cursor,
-		});
-		this.pending = { startedAt, fresh, result, askedSince: askedSince(this.state), owedCalls };
+		const resumeFrom = this.state?.resumeFrom;
+		const first = resumeFrom?.request ?? fillPlaceholders(this.args, values);
+		const knownGround = async (items: unknown[]) =>
+			await reachesKnownGround(store, expressions, items, startedAt, owed);
+		let firstPage = true;
+		const result = await settings.pagination.fetch(
+			first,
+			{
+				request: (args, first, endStatuses) =>
+					httpExchange(
+						args,
+						{
+							...request.context,
+							memory: request.memory,
+							signal: request.signal,
+							timeoutMs: request.timeoutMs,
+						},
+						{ conditional: first, endStatuses },
+					),
+				selectItems: (body) => expressions.selectItems(body),
+				knownGround:
+					settings.listOrder === 'newestFirst' && settings.stopAtKnownGround
+						? async (items) => {
+								if (!resumeFrom || !firstPage) return await knownGround(items);
+								firstPage = false;
+								const page = await resumedPage(
+									store,
+									expressions,
+									items,
+									resumeFrom.after,
+									startedAt,
+								);
+								return page === 'known' || (await knownGround(page));
+							}
+						: undefined,
+				clock,
+				signal: request.signal,
+				cursor: values.cursor,
+			},
+			resumeFrom !== undefined,
+		);
+		const last = result.kind === 'pages' && result.stop === 'page_limit' && result.items.at(-1);
+		this.pending = {
+			startedAt,
+			fresh,
+			result,
+			askedSince: askedSince(this.state),
+			owedCalls,
+			resumed: resumeFrom !== undefined,
+			...(last !== undefined &&
+				last !== false && {
+					lastItem: unitsToHex(
+						itemHash(
+							(await expressions.keyList([last], { withVersion: store.needsVersion }))[0].key,
+						),
+					),
+				}),
+		};
 		return result;
 	}
 
@@ -222,28 +279,85 @@ export class PagedSource {
 	 */
 	commit(runsUnsettled: boolean): string | undefined {
 		if (!this.pending) return undefined;
-		const { startedAt, fresh, result, askedSince: asked, owedCalls } = this.pending;
-		this.pending = undefined;
-		const problem = pageLimitProblem(result, {
-			settings: this.settings,
-			args: this.args,
+		const {
+			startedAt,
 			fresh,
-			kind: this.store.kind,
-			firstPollStartsAll: this.firstPollStartsAll,
-			owed: this.state?.owed === true,
-		});
-		const next = nextPagingState(this.state, result, problem, startedAt);
+			result,
+			askedSince: asked,
+			owedCalls,
+			resumed,
+			lastItem,
+		} = this.pending;
+		this.pending = undefined;
 		const cutShort = result.kind === 'pages' && result.stop === 'page_limit';
-		const stillOwed = this.state?.owed && (cutShort || owedCalls !== this.owedCalls);
+		// Newest first, the next poll goes on from the page after (not when a first poll only took its
+		// baseline). Nothing to report when the source names its next page by a link or token; page
+		// numbers shift as items arrive at the head, so that failure is still said (resumedPage).
+		const resumeFrom =
+			cutShort &&
+			result.kind === 'pages' &&
+			result.next &&
+			lastItem !== undefined &&
+			this.settings.listOrder === 'newestFirst' &&
+			!(fresh && !this.firstPollStartsAll)
+				? { request: result.next, after: lastItem, of: this.settingsHash }
+				: undefined;
+		const problem =
+			resumeFrom && this.settings.pagination.resumable
+				? undefined
+				: pageLimitProblem(result, {
+						settings: this.settings,
+						args: this.args,
+						fresh,
+						kind: this.store.kind,
+						firstPollStartsAll: this.firstPollStartsAll,
+						owed: this.state?.owed === true,
+					});
+		// A resumed poll read older pages only: items listed at the head since the poll it goes on
+		// from are asked for by the next poll, from that poll's start.
+		const next = nextPagingState(
+			this.state,
+			result,
+			problem,
+			resumed ? (this.state?.lastPollStartedAt ?? startedAt) : startedAt,
+		);
+		const stillOwed = this.state?.owed && (cutShort || resumed || owedCalls !== this.owedCalls);
 		const askFrom =
 			runsUnsettled || stillOwed ? Math.min(this.state?.askFrom ?? asked, asked) : undefined;
 		this.state = {
 			...next.state,
 			...(askFrom !== undefined && { askFrom }),
 			...(stillOwed && { owed: true as const }),
+			...(resumeFrom && { resumeFrom }),
 		};
 		return next.report;
 	}
+}
+
+/**
+ * The first page of a poll that goes on from where Max Pages stopped the one before (`after`: the
+ * hash, hex, of the last item that poll listed), as known ground should judge it. Items that arrived
+ * at the head since shift a numbered page back, so it may begin with items that poll listed: only
+ * those after `after` count. A page without `after` whose first item is new begins after it (a link
+ * or token); one whose first item is known is taken as known ground ('known'): either the rest of the
+ * list was history, or more than a page arrived at the head of a numbered list (docs/pagination.md).
+ */
+export async function resumedPage(
+	store: DedupeStore,
+	expressions: PollExpressions,
+	items: unknown[],
+	after: string,
+	now: number,
+): Promise<unknown[] | 'known'> {
+	const keyed = await expressions.keyList(items, { withVersion: store.needsVersion });
+	const at = keyed.findIndex(({ key }) => unitsToHex(itemHash(key)) === after);
+	if (at >= 0) return items.slice(at + 1);
+	if (
+		items.length === 0 ||
+		store.plan(keyed.slice(0, 1), now).candidates.every(({ verdict }) => KNOWN.has(verdict))
+	)
+		return 'known';
+	return items;
 }
 
 /**
