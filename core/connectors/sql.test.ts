@@ -133,6 +133,37 @@ describe('sql.query planning', () => {
 		);
 	});
 
+	it('refuses "params" without "key": a cursor alone skips or repeats rows sharing a timestamp across a page boundary', () => {
+		expect(() => args({ params: ['cursor', 'limit'] })).toThrow(
+			'Invalid value ["cursor","limit"] for "With": "params" has no "key": a page ending inside a run of rows sharing one cursor value skips the rest of the run ("updated_at > $1") or reads the same page forever ("updated_at >= $1"); compare (cursor, key) with the key as the tie-break, PostgreSQL "(updated_at, id) > ($1, $2)" with ["cursor", "key", "limit"], MySQL/MariaDB "updated_at > ? OR (updated_at = ? AND id > ?)" with ["cursor", "cursor", "key", "limit"]',
+		);
+	});
+
+	it('refuses a page that does not start after the position it was asked from, naming the query', async () => {
+		// "(updated_at, id) >= ($1, $2)": every page starts with the row it was asked to start after.
+		const rows = Array.from({ length: 800 }, (_, i) => ({
+			id: i + 1,
+			updated_at: '2026-12-01 09:00:00',
+		}));
+		const session: SqlSession = {
+			dialect: 'postgres',
+			now: async () => '2026-12-01 10:00:00',
+			async query(_sql, params) {
+				const [, key, limit] = params as [string, number, number];
+				return rows.filter((row) => row.id >= key).slice(0, limit);
+			},
+			close: async () => undefined,
+		};
+		const repeating = args({
+			query:
+				'SELECT id, updated_at FROM orders\nWHERE (updated_at, id) >= ($1, $2) ORDER BY updated_at, id LIMIT $3',
+			pageSize: 500,
+		});
+		await expect(readPages(session, repeating, ['1970-01-01 00:00:00', 0])).rejects.toThrow(
+			'sql.query: the query "SELECT id, updated_at FROM orders" returned ["2026-12-01 09:00:00",500] first when asked for the rows after ["2026-12-01 09:00:00",500]',
+		);
+	});
+
 	it('compares timestamps at full precision and across time zones', () => {
 		expect(
 			cursorUnits('2026-12-01 10:00:00.123456')! < cursorUnits('2026-12-01 10:00:00.123457')!,

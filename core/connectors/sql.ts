@@ -132,6 +132,12 @@ function paramsArg(value: unknown): SqlParam[] {
 			value,
 			'must list what each bind parameter of the query stands for, in order, from "cursor", "key" and "limit" (at least "cursor"), e.g. ["cursor", "cursor", "key"] for MySQL\'s "updated_at > ? OR (updated_at = ? AND id > ?)"',
 		);
+	if (!value.includes('key'))
+		throw argumentError(
+			'params',
+			value,
+			'has no "key": a page ending inside a run of rows sharing one cursor value skips the rest of the run ("updated_at > $1") or reads the same page forever ("updated_at >= $1"); compare (cursor, key) with the key as the tie-break, PostgreSQL "(updated_at, id) > ($1, $2)" with ["cursor", "key", "limit"], MySQL/MariaDB "updated_at > ? OR (updated_at = ? AND id > ?)" with ["cursor", "cursor", "key", "limit"]',
+		);
 	return value as SqlParam[];
 }
 
@@ -239,6 +245,12 @@ export async function readPages(
 		const limit = Math.min(args.pageSize, args.maxRows - rows.length);
 		const page = await session.query(args.query, bindValues(args.params, pageAfter, limit));
 		pages++;
+		// A query that does not compare (cursor, key) strictly after the bound position would
+		// return the same page again and again.
+		if (page.length > 0 && !isAfter(rowPosition(page[0], args), pageAfter))
+			throw new ConnectorError(
+				`sql.query: the query "${firstLine(args.query)}" returned ${JSON.stringify(rowPosition(page[0], args))} first when asked for the rows after ${JSON.stringify(pageAfter)}: it must return only rows whose (cursor, key) is after the bound position, e.g. "${session.dialect === 'postgres' ? `(${args.cursor}, ${args.key}) > ($1, $2)` : `${args.cursor} > ? OR (${args.cursor} = ? AND ${args.key} > ?)`}", not ">="`,
+			);
 		for (const row of page) {
 			const position = rowPosition(row, args);
 			const units = cursorUnits(position[0])!;
@@ -262,6 +274,20 @@ export async function readPages(
 			return { rows, pages, databaseNow, startedAfter: after, nextAfter, truncated: true };
 	}
 	return { rows, pages, databaseNow, startedAfter: after, nextAfter, truncated: false };
+}
+
+/**
+ * Whether `position` is after `after` in (cursor, key) order. Text keys under one cursor value
+ * order by the database's collation, which is not known here: only an equal key is known not to be after.
+ */
+function isAfter(position: SqlPosition, after: SqlPosition): boolean {
+	const units = cursorUnits(position[0])!;
+	const afterUnits = cursorUnits(after[0])!;
+	if (units !== afterUnits) return units > afterUnits;
+	const [key, afterKey] = [position[1], after[1]];
+	return typeof key === 'number' && typeof afterKey === 'number'
+		? key > afterKey
+		: String(key) !== String(afterKey);
 }
 
 function bindValues(params: readonly SqlParam[], after: SqlPosition, limit: number): unknown[] {

@@ -282,12 +282,12 @@ describe('sql.query in a real n8n', () => {
 	test.each<[Dialect, string, RegExp]>([
 		[
 			'postgres',
-			'SELECT now() AS c, 1 AS k FROM pg_sleep(30) WHERE $1::text IS NOT NULL',
+			'SELECT now() AS c, 1 AS k FROM pg_sleep(30) WHERE $1::text IS NOT NULL AND $2::text IS NOT NULL',
 			/^PostgreSQL error \(57014\) in query "SELECT now\(\) AS c.*": canceling statement due to statement timeout$/,
 		],
 		[
 			'mariadb',
-			'SELECT NOW(6) AS c, COUNT(*) AS k FROM seq_1_to_100000 a, seq_1_to_100000 b WHERE ? IS NOT NULL',
+			'SELECT NOW(6) AS c, COUNT(*) AS k FROM seq_1_to_100000 a, seq_1_to_100000 b WHERE ? IS NOT NULL AND ? IS NOT NULL',
 			/^MySQL\/MariaDB error \(1969\) in query "SELECT NOW\(6\) AS c.*": Query execution was interrupted \(max_statement_time exceeded\)$/,
 		],
 	])(
@@ -312,7 +312,7 @@ describe('sql.query in a real n8n', () => {
 			const sql = sqlSessionFactory(dialect === 'postgres' ? 'postgres' : 'mysql', credential);
 			await expect(
 				resolveOp('sql.query').run(
-					{ query, params: ['cursor'], cursor: 'c', key: 'k', from: ['1970-01-01', 0] },
+					{ query, params: ['cursor', 'key'], cursor: 'c', key: 'k', from: ['1970-01-01', 0] },
 					{ memory: {}, sql, timeoutMs: 1_000 },
 				),
 			).rejects.toThrow(error);
