@@ -186,6 +186,9 @@ describe('sql.query planning', () => {
 		expect(() => args({ params: ['key'] })).toThrow('"params" must list what each bind parameter');
 		expect(() => args({ cursor: undefined })).toThrow('"cursor" must name the result column');
 		expect(() => args({ from: ['soon', 0] })).toThrow('"from" must be the position');
+		expect(() => args({ from: [0, ''] })).toThrow(
+			'Invalid value [0,""] for "With": "from" has an empty key: the key must be a non-empty text or a number. To start before every row, give a cursor below every row\'s, with any key (e.g. ["1970-01-01 00:00:00", "0"]), or a key that sorts before every key in the table',
+		);
 		expect(() => args({ pageSize: 0 })).toThrow(
 			'"pageSize" must be a whole number from 1 to 10000',
 		);

@@ -154,6 +154,12 @@ function columnArg(value: unknown, key: string): string {
 }
 
 function positionArg(value: unknown): SqlPosition {
+	if (Array.isArray(value) && value.length === 2 && value[1] === '')
+		throw argumentError(
+			'from',
+			value,
+			'has an empty key: the key must be a non-empty text or a number. To start before every row, give a cursor below every row\'s, with any key (e.g. ["1970-01-01 00:00:00", "0"]), or a key that sorts before every key in the table',
+		);
 	const isValue = (part: unknown) =>
 		(typeof part === 'string' && part !== '') ||
 		(typeof part === 'number' && Number.isFinite(part));
