@@ -319,6 +319,74 @@ describe('sql.query in a real n8n', () => {
 		},
 	);
 
+	test.each<Dialect>(['postgres', 'mariadb'])(
+		'%s: a cursor column without a time zone in a database west of UTC is refused without "cursorTimeZone"; with "database" the lag is on the database\'s wall clock',
+		async (dialect) => {
+			databaseCount += 1;
+			const name = `zoned${databaseCount}`;
+			const exec = (await servers.createDatabase(name))[dialect];
+			const zone = dialect === 'postgres' ? 'America/New_York' : '-05:00';
+			// Rows the database wrote in its own zone: 2 minutes and 5 seconds before its clock.
+			if (dialect === 'postgres') {
+				await exec(`ALTER DATABASE ${name} SET timezone = '${zone}'`);
+				await exec(
+					'CREATE TABLE orders (id serial PRIMARY KEY, updated_at timestamp(6) NOT NULL, note text)',
+				);
+				await exec(
+					`INSERT INTO orders (updated_at) VALUES (now() AT TIME ZONE '${zone}' - interval '2 minutes'), (now() AT TIME ZONE '${zone}' - interval '5 seconds')`,
+				);
+			} else {
+				await exec(`SET GLOBAL time_zone = '${zone}'`);
+				await exec(TABLE.mariadb);
+				await exec(
+					`INSERT INTO orders (updated_at) VALUES (CONVERT_TZ(UTC_TIMESTAMP(6), '+00:00', '${zone}') - INTERVAL 2 MINUTE), (CONVERT_TZ(UTC_TIMESTAMP(6), '+00:00', '${zone}') - INTERVAL 5 SECOND)`,
+				);
+			}
+			const sql = sqlSessionFactory(
+				dialect === 'postgres' ? 'postgres' : 'mysql',
+				dialect === 'postgres'
+					? {
+							host: '127.0.0.1',
+							port: servers.postgresPort,
+							database: name,
+							user: 'postgres',
+							ssl: 'disable',
+						}
+					: {
+							host: '127.0.0.1',
+							port: servers.mariadbPort,
+							database: name,
+							user: 'root',
+							ssl: false,
+						},
+			);
+			const poll = (extra: Record<string, unknown>) =>
+				resolveOp('sql.query').run(
+					{
+						...QUERY[dialect],
+						cursor: 'updated_at',
+						key: 'id',
+						from: ['1970-01-01 00:00:00', 0],
+						lagSeconds: 60,
+						...extra,
+					},
+					{ memory: {}, sql },
+				);
+			try {
+				await expect(poll({})).rejects.toThrow(
+					`"cursorTimeZone" must say which time zone the cursor column "updated_at" (a date/time type without a time zone) is written in, since the database's time zone is "${zone}", not UTC`,
+				);
+				const read = await poll({ cursorTimeZone: 'database' });
+				// Read as UTC, both rows would look 5 hours old and the position would pass row 2.
+				expect(read.kind === 'data' && (read.data as { nextAfter: unknown[] }).nextAfter[1]).toBe(
+					1,
+				);
+			} finally {
+				if (dialect === 'mariadb') await exec("SET GLOBAL time_zone = 'SYSTEM'");
+			}
+		},
+	);
+
 	test('PostgreSQL over TLS with a self-signed certificate: "Ignore SSL Issues" polls through TLS; SSL "require" alone refuses the certificate, naming it', async () => {
 		await servers.enablePostgresSsl();
 		const { name, exec } = await freshDatabase('postgres');
