@@ -23,12 +23,12 @@ function fakeDatabase(rows: FakeRow[]) {
 	const state = { now: '2026-12-01 10:00:00', nowSecond: 0, queries: [] as unknown[][] };
 	const session: SqlSession = {
 		dialect: 'postgres',
-		now: async () => state.now,
+		now: async () => ({ utc: `${state.now}+00`, local: state.now, zone: 'UTC' }),
 		async query(_sql, params) {
 			state.queries.push(params);
 			const [cursor, key, limit] = params as [string, number, number];
 			const after = cursorUnits(cursor)!;
-			return rows
+			const page = rows
 				.filter((row) => row.committedAt <= state.nowSecond)
 				.filter((row) => {
 					const units = cursorUnits(row.updated_at)!;
@@ -39,6 +39,8 @@ function fakeDatabase(rows: FakeRow[]) {
 				)
 				.slice(0, limit)
 				.map(({ id, updated_at }) => ({ id, updated_at }));
+			// A `timestamp` column (no time zone), as the sessions report it.
+			return Object.assign(page, { zoneless: ['updated_at'] });
 		},
 		close: async () => undefined,
 	};
@@ -121,7 +123,11 @@ describe('sql.query planning', () => {
 	it('refuses rows out of cursor order, naming the ORDER BY it needs', async () => {
 		const session: SqlSession = {
 			dialect: 'mysql',
-			now: async () => '2026-12-01 10:00:00',
+			now: async () => ({
+				utc: '2026-12-01 10:00:00',
+				local: '2026-12-01 10:00:00',
+				zone: 'UTC',
+			}),
 			query: async () => [
 				{ id: 1, updated_at: '2026-12-01 09:00:01' },
 				{ id: 2, updated_at: '2026-12-01 09:00:00' },
@@ -131,6 +137,127 @@ describe('sql.query planning', () => {
 		await expect(readPages(session, args(), ['1970-01-01 00:00:00', 0])).rejects.toThrow(
 			'it must ORDER BY updated_at, id',
 		);
+	});
+
+	it('refuses "params" without "key": a cursor alone skips or repeats rows sharing a timestamp across a page boundary', () => {
+		expect(() => args({ params: ['cursor', 'limit'] })).toThrow(
+			'Invalid value ["cursor","limit"] for "With": "params" has no "key": a page ending inside a run of rows sharing one cursor value skips the rest of the run ("updated_at > $1") or reads the same page forever ("updated_at >= $1"); compare (cursor, key) with the key as the tie-break, PostgreSQL "(updated_at, id) > ($1, $2)" with ["cursor", "key", "limit"], MySQL/MariaDB "updated_at > ? OR (updated_at = ? AND id > ?)" with ["cursor", "cursor", "key", "limit"]',
+		);
+	});
+
+	it('refuses a page that does not start after the position it was asked from, naming the query', async () => {
+		// "(updated_at, id) >= ($1, $2)": every page starts with the row it was asked to start after.
+		const rows = Array.from({ length: 800 }, (_, i) => ({
+			id: i + 1,
+			updated_at: '2026-12-01 09:00:00',
+		}));
+		const session: SqlSession = {
+			dialect: 'postgres',
+			now: async () => ({
+				utc: '2026-12-01 10:00:00',
+				local: '2026-12-01 10:00:00',
+				zone: 'UTC',
+			}),
+			async query(_sql, params) {
+				const [, key, limit] = params as [string, number, number];
+				return rows.filter((row) => row.id >= key).slice(0, limit);
+			},
+			close: async () => undefined,
+		};
+		const repeating = args({
+			query:
+				'SELECT id, updated_at FROM orders\nWHERE (updated_at, id) >= ($1, $2) ORDER BY updated_at, id LIMIT $3',
+			pageSize: 500,
+		});
+		await expect(readPages(session, repeating, ['1970-01-01 00:00:00', 0])).rejects.toThrow(
+			'sql.query: the query "SELECT id, updated_at FROM orders" returned ["2026-12-01 09:00:00",500] first when asked for the rows after ["2026-12-01 09:00:00",500]',
+		);
+	});
+
+	describe('a cursor column without a time zone, in a database whose time zone is not UTC', () => {
+		/**
+		 * A database at 10:00:00 UTC whose time zone is `zone` (its wall clock `local`), with a
+		 * `timestamp` column `updated_at` (`zoneless`, or `timestamptz` when not) holding `stamps`.
+		 */
+		function zonedDatabase(
+			zone: string,
+			local: string,
+			stamps: string[],
+			zoneless = true,
+		): SqlSession {
+			return {
+				dialect: 'postgres',
+				now: async () => ({ utc: '2026-12-01 10:00:00.000000+00', local, zone }),
+				async query(_sql, params) {
+					const [cursor, key] = params as [string, number];
+					const page = stamps
+						.map((updated_at, i) => ({ id: i + 1, updated_at }))
+						.filter(
+							(row) =>
+								cursorUnits(row.updated_at)! > cursorUnits(cursor)! ||
+								(row.updated_at === cursor && row.id > key),
+						);
+					return Object.assign(page, { zoneless: zoneless ? ['updated_at'] : [] });
+				},
+				close: async () => undefined,
+			};
+		}
+		const start: [string, number] = ['1970-01-01 00:00:00', 0];
+
+		it('with "cursorTimeZone" "database", east of UTC: rows older than the lag on the wall clock are passed (not kept as hours in the future)', async () => {
+			// Berlin, 11:00 on its wall clock: a row written 2 minutes ago, one 30 s ago.
+			const session = zonedDatabase('Europe/Berlin', '2026-12-01 11:00:00.000000', [
+				'2026-12-01 10:58:00',
+				'2026-12-01 10:59:30',
+			]);
+			const read = await readPages(session, args({ cursorTimeZone: 'database' }), start);
+			expect(read.nextAfter).toEqual(['2026-12-01 10:58:00', 1]);
+		});
+
+		it('with "cursorTimeZone" "database", west of UTC: a row younger than the lag is kept (not passed as hours old)', async () => {
+			// New York, 05:00 on its wall clock: a row written 2 minutes ago, one 30 s ago.
+			const session = zonedDatabase('America/New_York', '2026-12-01 05:00:00.000000', [
+				'2026-12-01 04:58:00',
+				'2026-12-01 04:59:30',
+			]);
+			const read = await readPages(session, args({ cursorTimeZone: 'database' }), start);
+			expect(read.nextAfter).toEqual(['2026-12-01 04:58:00', 1]);
+		});
+
+		it('with "cursorTimeZone" "UTC" (the application writes UTC), compares with the clock in UTC', async () => {
+			const session = zonedDatabase('Europe/Berlin', '2026-12-01 11:00:00.000000', [
+				'2026-12-01 09:58:00',
+				'2026-12-01 09:59:30',
+			]);
+			const read = await readPages(session, args({ cursorTimeZone: 'UTC' }), start);
+			expect(read.nextAfter).toEqual(['2026-12-01 09:58:00', 1]);
+		});
+
+		it('without "cursorTimeZone", refuses to guess, saying what to write', async () => {
+			const session = zonedDatabase('Europe/Berlin', '2026-12-01 11:00:00.000000', [
+				'2026-12-01 10:58:00',
+			]);
+			await expect(readPages(session, args(), start)).rejects.toThrow(
+				'Invalid value (none) for "With": "cursorTimeZone" must say which time zone the cursor column "updated_at" (a date/time type without a time zone) is written in, since the database\'s time zone is "Europe/Berlin", not UTC: "database" when the database writes it (a DEFAULT or NOW() in that zone), "UTC" when the application writes UTC. Or make it a type with a time zone (PostgreSQL timestamptz, MySQL TIMESTAMP)',
+			);
+		});
+
+		it('a column with a time zone needs no "cursorTimeZone": it is compared in UTC', async () => {
+			const session = zonedDatabase(
+				'Europe/Berlin',
+				'2026-12-01 11:00:00.000000',
+				['2026-12-01 09:58:00+00', '2026-12-01 10:59:30+01'],
+				false,
+			);
+			const read = await readPages(session, args(), start);
+			expect(read.nextAfter).toEqual(['2026-12-01 09:58:00+00', 1]);
+		});
+
+		it('"cursorTimeZone" is "database" or "UTC"', () => {
+			expect(() => args({ cursorTimeZone: 'Europe/Berlin' })).toThrow(
+				'Invalid value "Europe/Berlin" for "With": "cursorTimeZone" must be "database" (the database writes the cursor column, in its own time zone) or "UTC" (the application writes it in UTC)',
+			);
+		});
 	});
 
 	it('compares timestamps at full precision and across time zones', () => {
@@ -155,6 +282,9 @@ describe('sql.query planning', () => {
 		expect(() => args({ params: ['key'] })).toThrow('"params" must list what each bind parameter');
 		expect(() => args({ cursor: undefined })).toThrow('"cursor" must name the result column');
 		expect(() => args({ from: ['soon', 0] })).toThrow('"from" must be the position');
+		expect(() => args({ from: [0, ''] })).toThrow(
+			'Invalid value [0,""] for "With": "from" has an empty key: the key must be a non-empty text or a number. To start before every row, give a cursor below every row\'s, with any key (e.g. ["1970-01-01 00:00:00", "0"]), or a key that sorts before every key in the table',
+		);
 		expect(() => args({ pageSize: 0 })).toThrow(
 			'"pageSize" must be a whole number from 1 to 10000',
 		);
@@ -222,7 +352,11 @@ describe('sql.query as an op', () => {
 		let closed = false;
 		const sql = async (): Promise<SqlSession> => ({
 			dialect: 'mysql',
-			now: async () => '2026-12-01 10:00:00.000000',
+			now: async () => ({
+				utc: '2026-12-01 10:00:00.000000',
+				local: '2026-12-01 10:00:00.000000',
+				zone: 'UTC',
+			}),
 			query: async () => {
 				throw Object.assign(new Error("Table 'shop.ordres' doesn't exist"), {
 					code: 'ER_NO_SUCH_TABLE',

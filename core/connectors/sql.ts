@@ -17,6 +17,9 @@ import { ConnectorError, type ConnectorOp, FIELD_LABELS, type OpContext } from '
  * - Full precision: cursor values travel as the database wrote them (the drivers return timestamps
  *   as text), are bound back as text, and are compared here only against the lag boundary, as
  *   nanoseconds (BigInt), never as a JavaScript Date.
+ * - Time zones: a cursor with one (timestamptz, MySQL TIMESTAMP) is compared with the clock in UTC;
+ *   one without (timestamp, DATETIME) is a wall clock whose zone its text does not say, so in a
+ *   database not in UTC the user says who writes it (`cursorTimeZone`, see zonelessClock).
  *
  * What a query cannot see: deleted rows, and states a row held between two polls (A → B → A is
  * one or no start, as the poll seed declares). A row whose cursor column is written by a clock
@@ -32,12 +35,33 @@ export type SqlDialect = 'postgres' | 'mysql';
 /** One database session, as the op uses it; nodes/shared/sqlSession.ts makes it with pg or mysql2. */
 export interface SqlSession {
 	readonly dialect: SqlDialect;
-	/** The database's clock, as text in UTC (the session's time zone is UTC). */
-	now(): Promise<string>;
+	now(): Promise<SqlClock>;
 	/** Runs one statement with positional bind parameters; rows keep timestamps and big numbers as text. */
-	query(sql: string, params: unknown[]): Promise<Array<Record<string, unknown>>>;
+	query(sql: string, params: unknown[]): Promise<SqlRows>;
 	close(): Promise<void>;
 }
+
+/** The database's clock, read once as text. */
+export interface SqlClock {
+	/** In UTC (the session's time zone): what a cursor with a time zone is compared with. */
+	utc: string;
+	/**
+	 * As a wall clock in the database's own time zone, the one its DEFAULT now(), CURRENT_TIMESTAMP
+	 * and NOW() write a column without a time zone in.
+	 */
+	local: string;
+	/** That zone, as the database names it (PostgreSQL's TimeZone; MySQL's time_zone, or the system's). */
+	zone: string;
+}
+
+/** A statement's rows; `zoneless` names its result columns of a date/time type without a time zone. */
+export type SqlRows = Array<Record<string, unknown>> & { zoneless?: readonly string[] };
+
+/**
+ * In which zone a cursor column without a time zone is written: by the database in its own zone,
+ * or by the application in UTC. A row's text says neither, so the user says it (see readPages).
+ */
+export type SqlCursorZone = 'database' | 'UTC';
 
 /** Opens a session whose statements the database cancels after `timeoutMs`. */
 export type SqlSessionFactory = (options: {
@@ -64,6 +88,7 @@ export interface SqlQueryArgs {
 	lagMs: number;
 	/** Rows read at most in one call; the next poll goes on from the lag boundary. */
 	maxRows: number;
+	cursorTimeZone?: SqlCursorZone;
 }
 
 const DEFAULT_PAGE_SIZE = 500;
@@ -116,7 +141,18 @@ export function sqlQueryArgs(args: Record<string, unknown>): SqlQueryArgs {
 		from: positionArg(args.from),
 		lagMs: Math.round(lagSeconds * 1000),
 		maxRows,
+		cursorTimeZone: cursorZoneArg(args.cursorTimeZone),
 	};
+}
+
+function cursorZoneArg(value: unknown): SqlCursorZone | undefined {
+	if (value === undefined || value === null) return undefined;
+	if (value === 'database' || value === 'UTC') return value;
+	throw argumentError(
+		'cursorTimeZone',
+		value,
+		'must be "database" (the database writes the cursor column, in its own time zone) or "UTC" (the application writes it in UTC)',
+	);
 }
 
 function paramsArg(value: unknown): SqlParam[] {
@@ -131,6 +167,12 @@ function paramsArg(value: unknown): SqlParam[] {
 			'params',
 			value,
 			'must list what each bind parameter of the query stands for, in order, from "cursor", "key" and "limit" (at least "cursor"), e.g. ["cursor", "cursor", "key"] for MySQL\'s "updated_at > ? OR (updated_at = ? AND id > ?)"',
+		);
+	if (!value.includes('key'))
+		throw argumentError(
+			'params',
+			value,
+			'has no "key": a page ending inside a run of rows sharing one cursor value skips the rest of the run ("updated_at > $1") or reads the same page forever ("updated_at >= $1"); compare (cursor, key) with the key as the tie-break, PostgreSQL "(updated_at, id) > ($1, $2)" with ["cursor", "key", "limit"], MySQL/MariaDB "updated_at > ? OR (updated_at = ? AND id > ?)" with ["cursor", "cursor", "key", "limit"]',
 		);
 	return value as SqlParam[];
 }
@@ -148,6 +190,12 @@ function columnArg(value: unknown, key: string): string {
 }
 
 function positionArg(value: unknown): SqlPosition {
+	if (Array.isArray(value) && value.length === 2 && value[1] === '')
+		throw argumentError(
+			'from',
+			value,
+			'has an empty key: the key must be a non-empty text or a number. To start before every row, give a cursor below every row\'s, with any key (e.g. ["1970-01-01 00:00:00", "0"]), or a key that sorts before every key in the table',
+		);
 	const isValue = (part: unknown) =>
 		(typeof part === 'string' && part !== '') ||
 		(typeof part === 'number' && Number.isFinite(part));
@@ -203,7 +251,7 @@ export function cursorUnits(value: unknown): bigint | undefined {
 export interface SqlReadResult {
 	rows: Array<Record<string, unknown>>;
 	pages: number;
-	/** The database's clock before the first page. */
+	/** The database's clock before the first page, in UTC. */
 	databaseNow: string;
 	/** The position this call started after. */
 	startedAfter: SqlPosition;
@@ -222,13 +270,17 @@ export async function readPages(
 	args: SqlQueryArgs,
 	after: SqlPosition,
 ): Promise<SqlReadResult> {
-	const databaseNow = await session.now();
-	const now = cursorUnits(databaseNow);
-	if (now === undefined)
-		throw new ConnectorError(
-			`The database's clock read as ${JSON.stringify(databaseNow)}, which is not a timestamp`,
-		);
-	const boundary = now - BigInt(args.lagMs) * 1_000_000n;
+	const clock = await session.now();
+	const boundaryOf = (now: string) => {
+		const units = cursorUnits(now);
+		if (units === undefined)
+			throw new ConnectorError(
+				`The database's clock read as ${JSON.stringify(now)}, which is not a timestamp`,
+			);
+		return units - BigInt(args.lagMs) * 1_000_000n;
+	};
+	const databaseNow = clock.utc;
+	let boundary = boundaryOf(databaseNow);
 	const rows: Array<Record<string, unknown>> = [];
 	let nextAfter = after;
 	let pageAfter = after;
@@ -239,6 +291,13 @@ export async function readPages(
 		const limit = Math.min(args.pageSize, args.maxRows - rows.length);
 		const page = await session.query(args.query, bindValues(args.params, pageAfter, limit));
 		pages++;
+		if (page.zoneless?.includes(args.cursor)) boundary = boundaryOf(zonelessClock(clock, args));
+		// A query that does not compare (cursor, key) strictly after the bound position would
+		// return the same page again and again.
+		if (page.length > 0 && !isAfter(rowPosition(page[0], args), pageAfter))
+			throw new ConnectorError(
+				`sql.query: the query "${firstLine(args.query)}" returned ${JSON.stringify(rowPosition(page[0], args))} first when asked for the rows after ${JSON.stringify(pageAfter)}: it must return only rows whose (cursor, key) is after the bound position, e.g. "${session.dialect === 'postgres' ? `(${args.cursor}, ${args.key}) > ($1, $2)` : `${args.cursor} > ? OR (${args.cursor} = ? AND ${args.key} > ?)`}", not ">="`,
+			);
 		for (const row of page) {
 			const position = rowPosition(row, args);
 			const units = cursorUnits(position[0])!;
@@ -262,6 +321,41 @@ export async function readPages(
 			return { rows, pages, databaseNow, startedAfter: after, nextAfter, truncated: true };
 	}
 	return { rows, pages, databaseNow, startedAfter: after, nextAfter, truncated: false };
+}
+
+/** Zone names that are UTC all year (PostgreSQL's and MySQL's spellings). */
+const UTC_ZONE = /^(?:(?:Etc\/)?(?:UTC|UCT|GMT0?|Universal|Zulu)|Z|[+-]00(?::?00)?)$/i;
+
+/**
+ * The clock a cursor without a time zone is compared with for the lag. Its text is a wall clock in
+ * some zone, read here as if UTC: right for a database in UTC. In another zone the lag would be off
+ * by the zone's offset (west of UTC, rows look hours old and late commits are passed; east, they
+ * look in the future and the position stalls), and only the user knows who writes the column: the
+ * database in its own zone (compare with its wall clock) or the application in UTC.
+ */
+function zonelessClock(clock: SqlClock, args: SqlQueryArgs): string {
+	const zone = args.cursorTimeZone ?? (UTC_ZONE.test(clock.zone) ? 'UTC' : undefined);
+	if (zone === undefined)
+		throw argumentError(
+			'cursorTimeZone',
+			undefined,
+			`must say which time zone the cursor column "${args.cursor}" (a date/time type without a time zone) is written in, since the database's time zone is ${JSON.stringify(clock.zone)}, not UTC: "database" when the database writes it (a DEFAULT or NOW() in that zone), "UTC" when the application writes UTC. Or make it a type with a time zone (PostgreSQL timestamptz, MySQL TIMESTAMP)`,
+		);
+	return zone === 'database' ? clock.local : clock.utc;
+}
+
+/**
+ * Whether `position` is after `after` in (cursor, key) order. Text keys under one cursor value
+ * order by the database's collation, which is not known here: only an equal key is known not to be after.
+ */
+function isAfter(position: SqlPosition, after: SqlPosition): boolean {
+	const units = cursorUnits(position[0])!;
+	const afterUnits = cursorUnits(after[0])!;
+	if (units !== afterUnits) return units > afterUnits;
+	const [key, afterKey] = [position[1], after[1]];
+	return typeof key === 'number' && typeof afterKey === 'number'
+		? key > afterKey
+		: String(key) !== String(afterKey);
 }
 
 function bindValues(params: readonly SqlParam[], after: SqlPosition, limit: number): unknown[] {

@@ -7,6 +7,7 @@ import { credentialAddress } from './credentialAddress';
 import {
 	describeCause,
 	type SqlDialect,
+	type SqlRows,
 	type SqlSession,
 	type SqlSessionFactory,
 } from '../../core/connectors/sql';
@@ -18,7 +19,8 @@ import { ConnectorError } from '../../core/connectors/types';
  * pg (under pg-promise, which adds query formatting the op does not use) and mysql2.
  *
  * Every session reads the database in UTC and returns timestamps, dates and big numbers as text,
- * at the database's precision. One session per call: nothing is held between polls, so a
+ * at the database's precision. It first reads the database's own time zone (the one a column
+ * without a time zone is written in by DEFAULT now()), for the clock the op compares such a column with. One session per call: nothing is held between polls, so a
  * restarted database is simply connected to again at the next poll.
  */
 
@@ -34,6 +36,9 @@ export function dialectOf(database: unknown): SqlDialect {
 
 /** Postgres types returned as the server's text: date, timestamp, timestamptz, time, timetz. */
 const TEXT_TYPES = new Set([1082, 1114, 1184, 1083, 1266]);
+/** Date/time types without a time zone: Postgres date and timestamp; MySQL DATE, DATETIME, NEWDATE. */
+const PG_ZONELESS = new Set([1082, 1114]);
+const MYSQL_ZONELESS = new Set([10, 12, 14]);
 
 export function sqlSessionFactory(
 	dialect: SqlDialect,
@@ -91,7 +96,6 @@ async function openPostgres(
 		// The server cancels a statement running longer; the client gives up a little later.
 		statement_timeout: timeoutMs,
 		query_timeout: timeoutMs + CLIENT_MARGIN_MS,
-		options: '-c TimeZone=UTC',
 		types: {
 			getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
 				TEXT_TYPES.has(oid)
@@ -103,8 +107,14 @@ async function openPostgres(
 	client.on('error', () => undefined);
 	const abort = () => void client.end().catch(() => undefined);
 	signal?.addEventListener('abort', abort, { once: true });
+	let zone: string;
 	try {
 		await client.connect();
+		// The database's zone (its setting, or the database's or role's), then UTC for the session.
+		const [{ rows }] = (await client.query(
+			"SELECT current_setting('TimeZone') AS zone; SET TimeZone = 'UTC'",
+		)) as unknown as [{ rows: Array<{ zone: string }> }];
+		zone = rows[0].zone;
 	} catch (error) {
 		signal?.removeEventListener('abort', abort);
 		await client.end().catch(() => undefined);
@@ -113,11 +123,18 @@ async function openPostgres(
 	return {
 		dialect: 'postgres',
 		async now() {
-			const result = await client.query<{ now: string }>('SELECT now()::text AS now');
-			return result.rows[0].now;
+			const result = await client.query<{ utc: string; local: string }>(
+				'SELECT now()::text AS utc, (now() AT TIME ZONE $1)::text AS local',
+				[zone],
+			);
+			return { ...result.rows[0], zone };
 		},
 		async query(sql, params) {
-			return (await client.query(sql, params)).rows as Array<Record<string, unknown>>;
+			const result = await client.query(sql, params);
+			const zoneless = result.fields
+				.filter((field) => PG_ZONELESS.has(field.dataTypeID))
+				.map((field) => field.name);
+			return Object.assign(result.rows as SqlRows, { zoneless });
 		},
 		async close() {
 			signal?.removeEventListener('abort', abort);
@@ -156,11 +173,19 @@ async function openMysql(
 	connection.on('error', () => undefined);
 	const abort = () => connection.destroy();
 	signal?.addEventListener('abort', abort, { once: true });
+	let zone: string;
+	let offsetSeconds: number;
 	try {
-		await connection.query("SET time_zone = '+00:00'");
-		const [[{ version }]] = (await connection.query('SELECT VERSION() AS version')) as unknown as [
-			[{ version: string }],
+		// The database's zone and its offset now (the session's default), then UTC for the session.
+		const [[info]] = (await connection.query(
+			'SELECT VERSION() AS version, @@session.time_zone AS zone, @@system_time_zone AS systemZone, TIME_TO_SEC(TIMEDIFF(NOW(), UTC_TIMESTAMP())) AS offsetSeconds',
+		)) as unknown as [
+			[{ version: string; zone: string; systemZone: string; offsetSeconds: string }],
 		];
+		const { version } = info;
+		zone = info.zone === 'SYSTEM' ? info.systemZone : info.zone;
+		offsetSeconds = Number(info.offsetSeconds);
+		await connection.query("SET time_zone = '+00:00'");
 		// The server cancels a statement running longer: MariaDB's max_statement_time is seconds,
 		// MySQL's max_execution_time milliseconds (SELECTs only, which is what the op runs).
 		await connection.query(
@@ -176,18 +201,25 @@ async function openMysql(
 	return {
 		dialect: 'mysql',
 		async now() {
-			const [rows] = await connection.query('SELECT CAST(NOW(6) AS CHAR) AS now');
-			return (rows as Array<{ now: string }>)[0].now;
+			// The wall clock by the offset read at the start: a session lasts one poll.
+			const [rows] = await connection.query(
+				'SELECT CAST(NOW(6) AS CHAR) AS utc, CAST(NOW(6) + INTERVAL ? SECOND AS CHAR) AS local',
+				[offsetSeconds],
+			);
+			return { ...(rows as Array<{ utc: string; local: string }>)[0], zone };
 		},
 		async query(sql, params) {
 			// Server-side bind parameters (a prepared statement). Sent as text: MySQL refuses a
 			// number bound as DOUBLE in LIMIT, and compares text with a column by the column's type.
-			const [rows] = await connection.execute({
+			const [rows, fields] = await connection.execute({
 				sql,
 				values: params.map((value) => String(value)),
 				timeout: timeoutMs + CLIENT_MARGIN_MS,
 			});
-			return rows as Array<Record<string, unknown>>;
+			const zoneless = (fields ?? [])
+				.filter((field) => MYSQL_ZONELESS.has(field.columnType ?? -1))
+				.map((field) => field.name);
+			return Object.assign(rows as SqlRows, { zoneless });
 		},
 		async close() {
 			signal?.removeEventListener('abort', abort);

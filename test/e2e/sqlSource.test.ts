@@ -282,12 +282,12 @@ describe('sql.query in a real n8n', () => {
 	test.each<[Dialect, string, RegExp]>([
 		[
 			'postgres',
-			'SELECT now() AS c, 1 AS k FROM pg_sleep(30) WHERE $1::text IS NOT NULL',
+			'SELECT now() AS c, 1 AS k FROM pg_sleep(30) WHERE $1::text IS NOT NULL AND $2::text IS NOT NULL',
 			/^PostgreSQL error \(57014\) in query "SELECT now\(\) AS c.*": canceling statement due to statement timeout$/,
 		],
 		[
 			'mariadb',
-			'SELECT NOW(6) AS c, COUNT(*) AS k FROM seq_1_to_100000 a, seq_1_to_100000 b WHERE ? IS NOT NULL',
+			'SELECT NOW(6) AS c, COUNT(*) AS k FROM seq_1_to_100000 a, seq_1_to_100000 b WHERE ? IS NOT NULL AND ? IS NOT NULL',
 			/^MySQL\/MariaDB error \(1969\) in query "SELECT NOW\(6\) AS c.*": Query execution was interrupted \(max_statement_time exceeded\)$/,
 		],
 	])(
@@ -312,10 +312,78 @@ describe('sql.query in a real n8n', () => {
 			const sql = sqlSessionFactory(dialect === 'postgres' ? 'postgres' : 'mysql', credential);
 			await expect(
 				resolveOp('sql.query').run(
-					{ query, params: ['cursor'], cursor: 'c', key: 'k', from: ['1970-01-01', 0] },
+					{ query, params: ['cursor', 'key'], cursor: 'c', key: 'k', from: ['1970-01-01', 0] },
 					{ memory: {}, sql, timeoutMs: 1_000 },
 				),
 			).rejects.toThrow(error);
+		},
+	);
+
+	test.each<Dialect>(['postgres', 'mariadb'])(
+		'%s: a cursor column without a time zone in a database west of UTC is refused without "cursorTimeZone"; with "database" the lag is on the database\'s wall clock',
+		async (dialect) => {
+			databaseCount += 1;
+			const name = `zoned${databaseCount}`;
+			const exec = (await servers.createDatabase(name))[dialect];
+			const zone = dialect === 'postgres' ? 'America/New_York' : '-05:00';
+			// Rows the database wrote in its own zone: 2 minutes and 5 seconds before its clock.
+			if (dialect === 'postgres') {
+				await exec(`ALTER DATABASE ${name} SET timezone = '${zone}'`);
+				await exec(
+					'CREATE TABLE orders (id serial PRIMARY KEY, updated_at timestamp(6) NOT NULL, note text)',
+				);
+				await exec(
+					`INSERT INTO orders (updated_at) VALUES (now() AT TIME ZONE '${zone}' - interval '2 minutes'), (now() AT TIME ZONE '${zone}' - interval '5 seconds')`,
+				);
+			} else {
+				await exec(`SET GLOBAL time_zone = '${zone}'`);
+				await exec(TABLE.mariadb);
+				await exec(
+					`INSERT INTO orders (updated_at) VALUES (CONVERT_TZ(UTC_TIMESTAMP(6), '+00:00', '${zone}') - INTERVAL 2 MINUTE), (CONVERT_TZ(UTC_TIMESTAMP(6), '+00:00', '${zone}') - INTERVAL 5 SECOND)`,
+				);
+			}
+			const sql = sqlSessionFactory(
+				dialect === 'postgres' ? 'postgres' : 'mysql',
+				dialect === 'postgres'
+					? {
+							host: '127.0.0.1',
+							port: servers.postgresPort,
+							database: name,
+							user: 'postgres',
+							ssl: 'disable',
+						}
+					: {
+							host: '127.0.0.1',
+							port: servers.mariadbPort,
+							database: name,
+							user: 'root',
+							ssl: false,
+						},
+			);
+			const poll = (extra: Record<string, unknown>) =>
+				resolveOp('sql.query').run(
+					{
+						...QUERY[dialect],
+						cursor: 'updated_at',
+						key: 'id',
+						from: ['1970-01-01 00:00:00', 0],
+						lagSeconds: 60,
+						...extra,
+					},
+					{ memory: {}, sql },
+				);
+			try {
+				await expect(poll({})).rejects.toThrow(
+					`"cursorTimeZone" must say which time zone the cursor column "updated_at" (a date/time type without a time zone) is written in, since the database's time zone is "${zone}", not UTC`,
+				);
+				const read = await poll({ cursorTimeZone: 'database' });
+				// Read as UTC, both rows would look 5 hours old and the position would pass row 2.
+				expect(read.kind === 'data' && (read.data as { nextAfter: unknown[] }).nextAfter[1]).toBe(
+					1,
+				);
+			} finally {
+				if (dialect === 'mariadb') await exec("SET GLOBAL time_zone = 'SYSTEM'");
+			}
 		},
 	);
 
