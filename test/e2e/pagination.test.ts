@@ -188,7 +188,7 @@ describe('Poll Trigger pagination in a real n8n', () => {
 		await n8n.unpublish(id);
 	});
 
-	test('Max Pages reached before known ground: the items seen start once and ONE failed execution says so', async () => {
+	test('Max Pages reached before known ground with a Link header: the next poll goes on from the page after, every item starts once, nothing fails', async () => {
 		const tickets = new PagedTickets(source, '/limit', { pageSize: PAGE, order: 'newest' });
 		tickets.add(5);
 		const id = await n8n.importWorkflow(
@@ -199,6 +199,33 @@ describe('Poll Trigger pagination in a real n8n', () => {
 		);
 		await n8n.publish(id);
 		await baselineTaken('/limit');
+		tickets.add(35);
+		const executions = await runsOf(id, 35);
+		expect(startedIds(executions)).toEqual(range(6, 40));
+		expect(executions.filter((e) => e.status === 'error')).toEqual([]);
+		// The poll after the cut asked for page 3, the next for page 1 again.
+		expect(source.requests('/limit').some((r) => r.query.page === '3')).toBe(true);
+		expect(await nextPoll('/limit')).toHaveLength(1);
+		await n8n.unpublish(id);
+	});
+
+	test('Max Pages reached before known ground with page numbers: ONE failed execution says items may not have started, and the next poll still goes on from the page after', async () => {
+		const tickets = new PagedTickets(source, '/limit-pages', { pageSize: PAGE, order: 'newest' });
+		tickets.add(5);
+		const id = await n8n.importWorkflow(
+			pagedWorkflow('paged limit numbered', {
+				with: JSON.stringify({ url: source.url('/limit-pages') }),
+				pagination: {
+					pagination: {
+						paginationMode: 'updateAParameterInEachRequest',
+						parameters: { parameters: [{ type: 'qs', name: 'page', value: 'pageCount + 1' }] },
+						maxRequests: 2,
+					},
+				},
+			}),
+		);
+		await n8n.publish(id);
+		await baselineTaken('/limit-pages');
 		tickets.add(35);
 		const message =
 			'all 2 pages were new; items beyond page 2 may not have been started: raise Max Pages or poll more often';
@@ -213,12 +240,12 @@ describe('Poll Trigger pagination in a real n8n', () => {
 				loggedFailures().length > 0 ? true : undefined,
 			);
 			// n8n 1.x starts a burst's runs one at a time (docs/n8n-1.123.md): they end after the log.
-			await runsOf(id, 20);
+			await runsOf(id, 35);
 		} else {
 			const executions = await n8n.waitForExecutions(
 				id,
-				(all) => all.filter(isFinal).length >= 21,
-				'20 runs and the failure',
+				(all) => all.filter(isFinal).length >= 36,
+				'35 runs and the failure',
 			);
 			const failures = executions.filter(
 				(e) => e.status === 'error' && nodeOutput(e, 'Poll').length === 0,
@@ -228,9 +255,9 @@ describe('Poll Trigger pagination in a real n8n', () => {
 			expect(failed.data?.resultData.error?.message).toContain(message);
 		}
 		// Further polls reach known ground (page 1 is all started): nothing more starts, no second failure.
-		expect(await nextPoll('/limit')).toHaveLength(1);
+		expect(await nextPoll('/limit-pages')).toHaveLength(1);
 		const all = (await n8n.executions(id)).filter(isFinal);
-		expect(startedIds(all)).toEqual(range(21, 40));
+		expect(startedIds(all)).toEqual(range(6, 40));
 		if (isN8n1) expect(loggedFailures()).toHaveLength(1);
 		else expect(all.filter((e) => nodeOutput(e, 'Poll').length === 0)).toHaveLength(1);
 		await n8n.unpublish(id);
