@@ -40,20 +40,16 @@ function openSession(): SftpSession {
 const list: ConnectorOp = {
 	name: 'sftp.list',
 	description:
-		'Finished files of a folder (optionally recursive, by name pattern), oldest first: a file counts once its size and time are what the previous poll saw',
+		'Finished files of a folder (optionally recursive, by name pattern), oldest first: a file counts once listings at least "unchangedForSec" (60) apart saw the same size and time',
 	transport: 'sftp',
 	previewsWithMemory: true,
 	check: (args) => listArgs(args),
 	async run(args, context) {
 		const parsed = listArgs(args);
+		const listedAt = Date.now();
 		return await withSession(context, async (session, where) => {
 			const files = await listFiles(session, parsed, where);
-			const { finished, uploading, memory } = settle(
-				files,
-				context.memory,
-				Date.now(),
-				parsed.finishedAfterMs,
-			);
+			const { finished, uploading, memory } = settle(files, context.memory, listedAt, parsed);
 			return {
 				kind: 'data',
 				data: {
