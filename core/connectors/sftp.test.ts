@@ -16,11 +16,15 @@ class FakeServer {
 	open = 0;
 	/** Files of the listed folder: name, size, modification time (ms). */
 	files: Array<{ name: string; size: number; modifyTime: number }> = [];
+	/** Set: each connect waits until releaseConnects(). */
+	holdConnects = false;
+	private readonly held: Array<() => void> = [];
 
 	client() {
 		let connected = false;
 		return {
 			connect: async () => {
+				if (this.holdConnects) await new Promise<void>((resolve) => this.held.push(resolve));
 				connected = true;
 				this.open++;
 			},
@@ -35,10 +39,16 @@ class FakeServer {
 			},
 		};
 	}
+
+	releaseConnects() {
+		for (const resolve of this.held.splice(0)) resolve();
+	}
 }
 
 const list = sftpOps.find((op) => op.name === 'sftp.list')!;
 const sftp = { host: 'files.test', port: 22, username: 'partner', password: 'pw' };
+
+const flush = () => new Promise((resolve) => setImmediate(resolve));
 
 let server: FakeServer;
 beforeEach(() => {
@@ -73,5 +83,57 @@ describe('sftp.list: when a file counts as finished', () => {
 		const later = await listAt(start + 60_000, soon.memory);
 		expect(later.finished).toEqual(['big.csv']);
 		expect((await listAt(start + 65_000, later.memory)).finished).toEqual(['big.csv']);
+	});
+});
+
+describe('SFTP sessions close whenever the call is stopped', () => {
+	/** Each call's outcome, as soon as it has one. */
+	function outcomes(calls: Array<Promise<unknown>>) {
+		const settled: string[] = [];
+		for (const call of calls)
+			call.then(
+				() => settled.push('finished'),
+				(error: Error) => settled.push(error.message),
+			);
+		return settled;
+	}
+
+	it('a poll stopped 12 times while connecting (unpublish, re-publish) leaves no session open', async () => {
+		server.holdConnects = true;
+		const settled = outcomes(
+			Array.from({ length: 12 }, () => {
+				const stop = new AbortController();
+				const call = list.run({ folder: '/in' }, { memory: {}, sftp, signal: stop.signal });
+				stop.abort();
+				return call;
+			}),
+		);
+		await flush();
+		// Each call ends at once, not once its connection is up.
+		expect(settled).toEqual(Array(12).fill('SFTP call to files.test:22 was aborted'));
+		server.releaseConnects();
+		await flush();
+		expect(server.open).toBe(0);
+	});
+
+	it('a poll timed out while connecting leaves no session open', async () => {
+		server.holdConnects = true;
+		const settled = outcomes([list.run({ folder: '/in' }, { memory: {}, sftp, timeoutMs: 20 })]);
+		await new Promise((resolve) => setTimeout(resolve, 50));
+		expect(settled).toEqual(['SFTP call to files.test:22 did not finish within 20 ms']);
+		server.releaseConnects();
+		await flush();
+		expect(server.open).toBe(0);
+	});
+
+	it('stopped after connecting, or finished, the session is ended', async () => {
+		const stop = new AbortController();
+		const call = list.run({ folder: '/in' }, { memory: {}, sftp, signal: stop.signal });
+		await flush();
+		stop.abort();
+		await call.catch(() => undefined);
+		expect(server.open).toBe(0);
+		await list.run({ folder: '/in' }, { memory: {}, sftp });
+		expect(server.open).toBe(0);
 	});
 });
