@@ -166,6 +166,30 @@ describe('SFTP source', () => {
 				resolveOp('sftp.list').run({ folder: '/' }, { memory: {}, sftp: wrong, timeoutMs: 10_000 }),
 			).rejects.toThrow(`SFTP login failed for user "${sshd.user}" at ${sshd.host}:${sshd.port}`);
 		});
+
+		it('calls aborted while connecting (an unpublish mid-poll) return at once; every session they open ends', async () => {
+			sshd.mkdir('aborted');
+			const [loginsBefore, endedBefore] = [sshd.logins(), sshd.sessionsEnded()];
+			const calls = Array.from({ length: 12 }, () => {
+				const stop = new AbortController();
+				const call = resolveOp('sftp.list').run(
+					{ folder: sshd.path('aborted') },
+					{ memory: {}, sftp: sshd.connection(), signal: stop.signal, timeoutMs: 10_000 },
+				);
+				stop.abort();
+				return call;
+			});
+			for (const call of calls) await expect(call).rejects.toThrow('was aborted');
+			// The connections come up after the abort: each logs in, and is ended then.
+			await waitFor(
+				'the aborted calls to log in and their sessions to end',
+				async () =>
+					sshd.logins() - loginsBefore === 12 && sshd.sessionsEnded() - endedBefore === 12
+						? true
+						: undefined,
+				{ timeoutMs: 30_000, intervalMs: 100 },
+			);
+		});
 	});
 
 	describe('in a real n8n', () => {
