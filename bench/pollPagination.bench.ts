@@ -44,6 +44,7 @@ async function main() {
 		const url = new URL(request.url, `http://127.0.0.1:${port}`);
 		const response = await fetch(url);
 		return {
+			url: url.href,
 			status: response.status,
 			headers: Object.fromEntries(response.headers),
 			body: await response.text(),

@@ -7,7 +7,7 @@ function transport(response: Partial<HttpResponse>) {
 	const requests: HttpRequest[] = [];
 	const http = async (request: HttpRequest) => {
 		requests.push(request);
-		return { status: 200, headers: {}, body: '', ...response };
+		return { url: request.url, status: 200, headers: {}, body: '', ...response };
 	};
 	return { http, requests };
 }

@@ -33,6 +33,8 @@ export type HttpAnswer =
 	| {
 			kind: 'data';
 			data: unknown;
+			/** The page's absolute URL, for its relative links. */
+			url: string;
 			status: number;
 			headers: Record<string, string>;
 			memory: OpMemory;
@@ -91,6 +93,7 @@ export async function httpExchange(
 	return {
 		kind: 'data',
 		data,
+		url: response.url,
 		status: response.status,
 		headers: response.headers,
 		memory: validatorsOf(response.headers),

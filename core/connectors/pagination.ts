@@ -308,7 +308,7 @@ export class Pagination {
 				return this.result(items, pageCount, 'complete', requests, memory);
 			if (hooks.knownGround && (await hooks.knownGround(pageItems)))
 				return this.result(items, pageCount, 'known_ground', requests, memory);
-			const next = await this.nextRequest(current, scope, where);
+			const next = await this.nextRequest(current, scope, answer.url, where);
 			if (!next) return this.result(items, pageCount, 'complete', requests, memory);
 			if (this.maxPages !== undefined && pageCount >= this.maxPages)
 				return this.result(items, pageCount, 'page_limit', requests, memory, next);
@@ -329,10 +329,14 @@ export class Pagination {
 		return { kind: 'pages', items, pages, stop, requests, memory, ...(next && { next }) };
 	}
 
-	/** The request for the page after the one in `scope`, or undefined when the source has no more. */
+	/**
+	 * The request for the page after the one in `scope` (fetched from `pageUrl`), or undefined when
+	 * the source has no more.
+	 */
 	private async nextRequest(
 		current: Record<string, unknown>,
 		scope: PageScope,
+		pageUrl: string,
 		where: string,
 	): Promise<Record<string, unknown> | undefined> {
 		switch (this.mode) {
@@ -343,9 +347,10 @@ export class Pagination {
 				if (url === undefined || url === null || url === '') return undefined;
 				return withUrl(
 					current,
-					checkedUrl(
+					resolvedUrl(
 						'nextURL',
 						url,
+						pageUrl,
 						`the expression ${this.nextURL!.source} gave it after ${where}`,
 					),
 				);
@@ -355,7 +360,12 @@ export class Pagination {
 				if (url === undefined) return undefined;
 				return withUrl(
 					current,
-					checkedUrl('paginationMode', url, `the Link header (rel="next") gave it after ${where}`),
+					resolvedUrl(
+						'paginationMode',
+						url,
+						pageUrl,
+						`the Link header (rel="next") gave it after ${where}`,
+					),
 				);
 			}
 			case 'updateAParameterInEachRequest': {
@@ -423,12 +433,15 @@ function truthy(value: unknown): boolean {
 	return value !== undefined && value !== null && value !== false && value !== '' && value !== 0;
 }
 
-function checkedUrl(field: PaginationField, value: unknown, how: string): string {
+/**
+ * A next link as an absolute URL. A relative one is relative to the page it came from (RFC 3986 §5,
+ * RFC 8288 §3.1), not to the Base URL: `/api/v2/t?page=2` from https://x/api/v2/t is https://x/api/v2/t?page=2.
+ */
+function resolvedUrl(field: PaginationField, value: unknown, pageUrl: string, how: string): string {
 	if (typeof value === 'string') {
-		if (value.startsWith('/')) return value;
 		try {
-			const url = new URL(value);
-			if (url.protocol === 'http:' || url.protocol === 'https:') return value;
+			const url = new URL(value, pageUrl);
+			if (url.protocol === 'http:' || url.protocol === 'https:') return url.href;
 		} catch {
 			// Not a URL: reported below.
 		}
@@ -437,7 +450,7 @@ function checkedUrl(field: PaginationField, value: unknown, how: string): string
 		field,
 		PAGINATION_LABELS[field],
 		value,
-		`${how}; a next page must be an absolute http(s) URL or a path starting with "/"`,
+		`${how}; a next page must be an http(s) URL, absolute or relative to the page's URL`,
 	);
 }
 

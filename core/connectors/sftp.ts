@@ -40,20 +40,16 @@ function openSession(): SftpSession {
 const list: ConnectorOp = {
 	name: 'sftp.list',
 	description:
-		'Finished files of a folder (optionally recursive, by name pattern), oldest first: a file counts once its size and time are what the previous poll saw',
+		'Finished files of a folder (optionally recursive, by name pattern), oldest first: a file counts once listings at least "unchangedForSec" (60) apart saw the same size and time',
 	transport: 'sftp',
 	previewsWithMemory: true,
 	check: (args) => listArgs(args),
 	async run(args, context) {
 		const parsed = listArgs(args);
+		const listedAt = Date.now();
 		return await withSession(context, async (session, where) => {
 			const files = await listFiles(session, parsed, where);
-			const { finished, uploading, memory } = settle(
-				files,
-				context.memory,
-				Date.now(),
-				parsed.finishedAfterMs,
-			);
+			const { finished, uploading, memory } = settle(files, context.memory, listedAt, parsed);
 			return {
 				kind: 'data',
 				data: {
@@ -203,7 +199,11 @@ async function listFiles(
 	return files;
 }
 
-/** One session: connect, work, and always end it, also on error, timeout and abort. */
+/**
+ * One session: connect, work, and always end it, also on error, timeout and abort. A call stopped while
+ * connecting returns at once; its connection is ended once it is up (the library's `end()` before
+ * that closes nothing, and the connection would stay open for good).
+ */
 async function withSession<T>(
 	context: OpContext,
 	work: (session: SftpSession, where: string) => Promise<T>,
@@ -215,30 +215,42 @@ async function withSession<T>(
 		throw new ConnectorError(`SFTP call to ${where} was aborted before it started`);
 	const timeoutMs = context.timeoutMs ?? DEFAULT_TIMEOUT_MS;
 	const session = openSession();
+	const connecting = session.connect({
+		host: settings.host,
+		port: settings.port,
+		username: settings.username,
+		password: settings.password || undefined,
+		privateKey: settings.privateKey || undefined,
+		passphrase: settings.passphrase || undefined,
+		readyTimeout: timeoutMs,
+		// One attempt: the trigger's backoff is the retry.
+		retries: 0,
+	});
+	let ending: Promise<unknown> | undefined;
+	const end = () =>
+		(ending ??= connecting
+			.catch(() => undefined)
+			.then(() => session.end())
+			.catch(() => undefined));
 	let stopped: string | undefined;
+	let interrupt!: (error: Error) => void;
+	const interrupted = new Promise<never>((_, reject) => (interrupt = reject));
 	const stop = (reason: string) => {
 		stopped = reason;
-		void session.end().catch(() => undefined);
+		interrupt(new ConnectorError(`SFTP call to ${where} ${reason}`));
+		// Once connected, this also fails the call in flight.
+		void end();
 	};
 	const abort = () => stop('was aborted');
 	const timer = setTimeout(() => stop(`did not finish within ${timeoutMs} ms`), timeoutMs);
 	context.signal?.addEventListener('abort', abort, { once: true });
 	try {
-		await session
-			.connect({
-				host: settings.host,
-				port: settings.port,
-				username: settings.username,
-				password: settings.password || undefined,
-				privateKey: settings.privateKey || undefined,
-				passphrase: settings.passphrase || undefined,
-				readyTimeout: timeoutMs,
-				// One attempt: the trigger's backoff is the retry.
-				retries: 0,
-			})
-			.catch((error: unknown) => {
+		await Promise.race([
+			connecting.catch((error: unknown) => {
 				throw describeConnectFailure(error, settings, where);
-			});
+			}),
+			interrupted,
+		]);
 		return await work(session, where);
 	} catch (error) {
 		if (stopped) throw new ConnectorError(`SFTP call to ${where} ${stopped}`);
@@ -246,7 +258,8 @@ async function withSession<T>(
 	} finally {
 		clearTimeout(timer);
 		context.signal?.removeEventListener('abort', abort);
-		if (!stopped) await session.end().catch(() => undefined);
+		// A stopped call is being ended already (stop), without waiting for a connection still being set up.
+		if (!stopped) await end();
 	}
 }
 

@@ -38,28 +38,57 @@ describe('globToRegExp', () => {
 
 describe('settle: the stability check', () => {
 	const now = 1_700_000_000_000;
+	const rule = { finishedAfterMs: 0, unchangedForMs: 10_000 };
 
-	it('a file counts as finished only when the previous poll saw the same size and time', () => {
+	it('a file counts as finished once listings at least "unchangedForSec" apart saw the same size and time', () => {
 		// Poll 1: first seen, still uploading.
-		const first = settle([file('/in/a.csv', 10, now - 1000)], {}, now, 0);
+		const first = settle([file('/in/a.csv', 10, now - 1000)], {}, now, rule);
 		expect(first.finished).toEqual([]);
 		expect(first.uploading.map((f) => f.path)).toEqual(['/in/a.csv']);
-		// Poll 2: it grew, still uploading.
-		const second = settle([file('/in/a.csv', 20, now)], first.memory, now + 5000, 0);
+		expect(first.memory).toEqual({ '/in/a.csv': `10:${now - 1000}@${now}` });
+		// Poll 2: it grew, still uploading; the wait starts again.
+		const second = settle([file('/in/a.csv', 20, now)], first.memory, now + 10_000, rule);
 		expect(second.finished).toEqual([]);
-		// Poll 3: unchanged since poll 2: finished.
-		const third = settle([file('/in/a.csv', 20, now)], second.memory, now + 10_000, 0);
-		expect(third.finished.map((f) => f.path)).toEqual(['/in/a.csv']);
-		// Poll 4: still unchanged: still finished (the memory keeps it).
-		const fourth = settle([file('/in/a.csv', 20, now)], third.memory, now + 15_000, 0);
+		// Poll 3, 5 s later: unchanged, but not for 10 s yet.
+		const third = settle([file('/in/a.csv', 20, now)], second.memory, now + 15_000, rule);
+		expect(third.finished).toEqual([]);
+		expect(third.memory).toEqual(second.memory);
+		// Poll 4: unchanged since poll 2, 10 s ago: finished.
+		const fourth = settle([file('/in/a.csv', 20, now)], third.memory, now + 20_000, rule);
 		expect(fourth.finished.map((f) => f.path)).toEqual(['/in/a.csv']);
+		// Poll 5: still unchanged: still finished (the memory keeps it).
+		const fifth = settle([file('/in/a.csv', 20, now)], fourth.memory, now + 25_000, rule);
+		expect(fifth.finished.map((f) => f.path)).toEqual(['/in/a.csv']);
+	});
+
+	it('polls "unchangedForSec" apart whose listings come a little less apart still settle at the next poll', () => {
+		const first = settle([file('/in/a.csv', 10, now - 1000)], {}, now, rule);
+		expect(
+			settle([file('/in/a.csv', 10, now - 1000)], first.memory, now + 9_950, rule).finished,
+		).toHaveLength(1);
+		expect(
+			settle([file('/in/a.csv', 10, now - 1000)], first.memory, now + 8_000, rule).finished,
+		).toEqual([]);
+	});
+
+	it('unchangedForSec 0: any earlier listing that saw the same version will do', () => {
+		const zero = { finishedAfterMs: 0, unchangedForMs: 0 };
+		const first = settle([file('/in/a.csv', 10, now)], {}, now, zero);
+		expect(first.finished).toEqual([]);
+		expect(settle([file('/in/a.csv', 10, now)], first.memory, now, zero).finished).toHaveLength(1);
 	});
 
 	it('a time change alone (same size, rewritten) makes a file wait again', () => {
-		const seen = { '/in/a.csv': fileVersion({ size: 20, mtimeMs: now }) };
-		const replaced = settle([file('/in/a.csv', 20, now + 1000)], seen, now + 5000, 0);
+		const seen = { '/in/a.csv': `${fileVersion({ size: 20, mtimeMs: now })}@${now - 60_000}` };
+		const replaced = settle([file('/in/a.csv', 20, now + 1000)], seen, now + 5000, rule);
 		expect(replaced.finished).toEqual([]);
-		expect(replaced.memory).toEqual({ '/in/a.csv': `20:${now + 1000}` });
+		expect(replaced.memory).toEqual({ '/in/a.csv': `20:${now + 1000}@${now + 5000}` });
+	});
+
+	it('an entry kept without a time (an older version of this package) is seen afresh', () => {
+		const settled = settle([file('/in/a.csv', 20, now)], { '/in/a.csv': `20:${now}` }, now, rule);
+		expect(settled.finished).toEqual([]);
+		expect(settled.memory).toEqual({ '/in/a.csv': `20:${now}@${now}` });
 	});
 
 	it('with an age, a file older than it is finished at once and not remembered', () => {
@@ -67,19 +96,20 @@ describe('settle: the stability check', () => {
 			[file('/in/old.csv', 5, now - 120_000), file('/in/new.csv', 5, now - 1000)],
 			{},
 			now,
-			60_000,
+			{ finishedAfterMs: 60_000, unchangedForMs: 10_000 },
 		);
 		expect(settled.finished.map((f) => f.path)).toEqual(['/in/old.csv']);
 		expect(settled.uploading.map((f) => f.path)).toEqual(['/in/new.csv']);
-		expect(settled.memory).toEqual({ '/in/new.csv': `5:${now - 1000}` });
+		expect(settled.memory).toEqual({ '/in/new.csv': `5:${now - 1000}@${now}` });
 	});
 
 	it('a file gone since the previous poll is forgotten; finished files come oldest first', () => {
+		const before = now - 60_000;
 		const seen = {
-			'/in/gone.csv': '1:1',
-			'/in/b.csv': `1:${now - 10}`,
-			'/in/a.csv': `1:${now - 10}`,
-			'/in/c.csv': `1:${now - 20}`,
+			'/in/gone.csv': `1:1@${before}`,
+			'/in/b.csv': `1:${now - 10}@${before}`,
+			'/in/a.csv': `1:${now - 10}@${before}`,
+			'/in/c.csv': `1:${now - 20}@${before}`,
 		};
 		const settled = settle(
 			[
@@ -89,7 +119,7 @@ describe('settle: the stability check', () => {
 			],
 			seen,
 			now,
-			0,
+			rule,
 		);
 		expect(settled.finished.map((f) => f.path)).toEqual(['/in/c.csv', '/in/a.csv', '/in/b.csv']);
 		expect(Object.keys(settled.memory).sort()).toEqual(['/in/a.csv', '/in/b.csv', '/in/c.csv']);
@@ -111,9 +141,15 @@ describe('file identity', () => {
 describe('arguments', () => {
 	it('list: folder required; recursive, pattern, age default to off, any name, none', () => {
 		const parsed = listArgs({ folder: '/in' });
-		expect(parsed).toMatchObject({ folder: '/in', recursive: false, finishedAfterMs: 0 });
+		expect(parsed).toMatchObject({
+			folder: '/in',
+			recursive: false,
+			finishedAfterMs: 0,
+			unchangedForMs: 60_000,
+		});
 		expect(parsed.pattern.test('anything')).toBe(true);
 		expect(listArgs({ folder: '/in', finishedAfterSec: '90' }).finishedAfterMs).toBe(90_000);
+		expect(listArgs({ folder: '/in', unchangedForSec: 0 }).unchangedForMs).toBe(0);
 	});
 
 	it.each([
@@ -126,6 +162,10 @@ describe('arguments', () => {
 		[
 			{ folder: '/in', finishedAfterSec: -1 },
 			'Invalid value -1 for "With": "finishedAfterSec" must be',
+		],
+		[
+			{ folder: '/in', unchangedForSec: -5 },
+			'Invalid value -5 for "With": "unchangedForSec" must be',
 		],
 		[
 			{ folder: '/in', finishedAfterSec: 'soon' },

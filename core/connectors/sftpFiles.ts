@@ -85,26 +85,38 @@ export function globToRegExp(pattern: string): RegExp {
 }
 
 export interface Settled {
-	/** Files whose size and time are what the previous poll saw (or that are old enough), oldest first. */
+	/** Files unchanged for long enough (or old enough), oldest first. */
 	finished: ListedFile[];
-	/** Files new or changed since the previous poll: possibly still being written. */
+	/** Files new or changed too recently: possibly still being written. */
 	uploading: ListedFile[];
-	/** What this poll saw, for the next one: path → version, for every file the age rule does not already settle. */
+	/**
+	 * What this poll saw, for the next one: path → `version@ms`, the version and when a listing first
+	 * saw it, for every file the age rule does not already settle.
+	 */
 	memory: OpMemory;
 }
 
 /**
- * The stability check. A file counts as finished when the previous poll (`seen`) saw it with the same
- * size and modification time, or, with `finishedAfterMs` > 0, when its modification time is at
- * least that long before `now`. A file seen for the first time, or changed since, is still uploading.
- * The memory holds what this poll saw of every file younger than the age (all of them when the age
- * is off), so an unchanged file stays finished at every later poll and a replaced one waits again.
+ * A listing's time is taken when its call begins, so two polls an interval apart may list a little
+ * less than an interval apart (connection time, timers): this much is forgiven, so that a poll every
+ * `unchangedForSec` seconds does not make each file wait one poll more.
+ */
+const LISTING_TIME_SLACK_MS = 1000;
+
+/**
+ * The stability check. A file counts as finished when an earlier listing (`seen`) saw it with the same
+ * size and modification time at least `unchangedForMs` before `now`, and every listing since did too
+ * (a change starts the wait again); or, with `finishedAfterMs` > 0, when its modification time is at
+ * least that long before `now`. Not merely the previous listing: one seconds before (a re-publish,
+ * a restart) would make a stalled upload look finished. The memory holds, for every file younger than
+ * the age (all of them when the age is off), its version and when it was first seen so, so an
+ * unchanged file stays finished at every later poll and a replaced one waits again.
  */
 export function settle(
 	files: readonly ListedFile[],
 	seen: OpMemory,
 	now: number,
-	finishedAfterMs: number,
+	{ finishedAfterMs, unchangedForMs }: Pick<ListArgs, 'finishedAfterMs' | 'unchangedForMs'>,
 ): Settled {
 	const finished: ListedFile[] = [];
 	const uploading: ListedFile[] = [];
@@ -112,13 +124,27 @@ export function settle(
 	for (const file of files) {
 		const version = fileVersion(file);
 		const oldEnough = finishedAfterMs > 0 && now - file.mtimeMs >= finishedAfterMs;
-		if (!oldEnough) memory[file.path] = version;
-		if (oldEnough || seen[file.path] === version) finished.push(file);
+		const since = seenSince(seen[file.path], version);
+		if (!oldEnough) memory[file.path] = `${version}@${since ?? now}`;
+		const unchanged =
+			since !== undefined && now - since >= Math.max(0, unchangedForMs - LISTING_TIME_SLACK_MS);
+		if (oldEnough || unchanged) finished.push(file);
 		else uploading.push(file);
 	}
 	const byAge = (a: ListedFile, b: ListedFile) =>
 		a.mtimeMs - b.mtimeMs || (a.path < b.path ? -1 : a.path > b.path ? 1 : 0);
 	return { finished: finished.sort(byAge), uploading: uploading.sort(byAge), memory };
+}
+
+/**
+ * When a listing first saw `version` (ms), from a memory entry; undefined for another version, or an
+ * entry without a time (kept before the time was: the file is seen afresh).
+ */
+function seenSince(entry: string | undefined, version: string): number | undefined {
+	const at = entry?.indexOf('@') ?? -1;
+	if (at === -1 || entry!.slice(0, at) !== version) return undefined;
+	const since = Number(entry!.slice(at + 1));
+	return Number.isFinite(since) ? since : undefined;
 }
 
 /** The largest file `sftp.download` takes by default, and at most. */
@@ -130,7 +156,11 @@ export interface ListArgs {
 	recursive: boolean;
 	pattern: RegExp;
 	finishedAfterMs: number;
+	unchangedForMs: number;
 }
+
+/** How long a file must keep still, by default, before it counts as finished (`unchangedForSec`). */
+const DEFAULT_UNCHANGED_FOR_SEC = 60;
 
 export function listArgs(args: Record<string, unknown>): ListArgs {
 	const pattern = args.pattern ?? '*';
@@ -148,6 +178,11 @@ export function listArgs(args: Record<string, unknown>): ListArgs {
 		pattern: regExp,
 		finishedAfterMs:
 			numberArg(args.finishedAfterSec, 'finishedAfterSec', 0, { min: 0, max: 31_536_000 }) * 1000,
+		unchangedForMs:
+			numberArg(args.unchangedForSec, 'unchangedForSec', DEFAULT_UNCHANGED_FOR_SEC, {
+				min: 0,
+				max: 31_536_000,
+			}) * 1000,
 	};
 }
 

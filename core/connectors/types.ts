@@ -19,6 +19,8 @@ export interface HttpRequest {
 }
 
 export interface HttpResponse {
+	/** The absolute URL the request went to: what a relative link in the answer resolves against. */
+	url: string;
 	status: number;
 	/** Lower-cased header names. */
 	headers: Record<string, string>;

@@ -58,6 +58,7 @@ class Tickets {
 		next.searchParams.set('page', String(page + 1));
 		return {
 			status: 200,
+			url: url.href,
 			headers: {
 				'content-type': 'application/json',
 				...(more && { link: `<${next.href}>; rel="next"` }),

@@ -1,4 +1,6 @@
 import { Pagination, type PaginationSettings, nextLink } from '../connectors/pagination';
+import { httpExchange } from '../connectors/http';
+import { prepareHttpRequest } from '../connectors/httpAuth';
 import type { HttpRequest, HttpResponse } from '../connectors/types';
 import { FakeClock, flushPromises } from '../testing/fakeClock';
 import { PollExpressions } from './expressions';
@@ -32,6 +34,7 @@ class TicketSource {
 		const more = page * PAGE < ids.length;
 		const next = `http://source.test/tickets?page=${page + 1}${query.since ? `&since=${since}` : ''}`;
 		return {
+			url: url.href,
 			status: 200,
 			headers: {
 				'content-type': 'application/json',
@@ -338,9 +341,10 @@ describe('paginated polls (core/poll/paging.ts, core/connectors/pagination.ts)',
 		const fetched = pagination.fetch(
 			{ url: 'http://source.test/a' },
 			{
-				request: async () => ({
+				request: async (args) => ({
 					kind: 'data',
 					data: ++page === 1 ? [{ id: 1 }] : { error: 'x' },
+					url: String(args.url),
 					status: 200,
 					headers: (page === 1 ? { link: '<http://source.test/b>; rel="next"' } : {}) as Record<
 						string,
@@ -396,7 +400,14 @@ describe('paginated polls (core/poll/paging.ts, core/connectors/pagination.ts)',
 					const page = Number((args.query as { page: number }).page);
 					return page > 2
 						? { kind: 'end_status', status: endStatuses[0], headers: {} }
-						: { kind: 'data', data: [{ id: page }], status: 200, headers: {}, memory: {} };
+						: {
+								kind: 'data',
+								data: [{ id: page }],
+								url: String(args.url),
+								status: 200,
+								headers: {},
+								memory: {},
+							};
 				},
 				selectItems: async (body) => body as unknown[],
 				clock,
@@ -416,6 +427,46 @@ describe('paginated polls (core/poll/paging.ts, core/connectors/pagination.ts)',
 		});
 		expect(at.map((t) => t - at[0])).toEqual([0, 1000, 2000]);
 	});
+
+	it.each<[string, PaginationSettings]>([
+		['next URL in the body', { mode: 'responseContainsNextURL', nextURL: 'response.body.next' }],
+		['Link header', { mode: 'linkHeader' }],
+	])(
+		'%s: a relative next link resolves against the page it came from, not the Base URL (RFC 3986 §5)',
+		async (_style, settings) => {
+			const base = 'https://api.test/api/v2';
+			const sent: string[] = [];
+			// As the node's transport: a relative URL in With is joined to the Base URL.
+			const http = async (request: HttpRequest) => {
+				const { url } = prepareHttpRequest(request, { auth: { kind: 'none' }, baseUrl: base });
+				sent.push(url);
+				const page = Number(new URL(url).searchParams.get('page') ?? 1);
+				const next = ['/api/v2/tickets?page=2', 'tickets?page=3'][page - 1];
+				return {
+					status: 200,
+					url,
+					headers: {
+						'content-type': 'application/json',
+						...(next && { link: `<${next}>; rel="next"` }),
+					},
+					body: JSON.stringify({ tickets: [{ id: page }], next: next ?? null }),
+				};
+			};
+			const result = await new Pagination(settings).fetch(
+				{ url: '/tickets' },
+				{
+					request: (args, first, endStatuses) =>
+						httpExchange(args, { http, memory: {} }, { conditional: first, endStatuses }),
+					selectItems: (body) =>
+						new PollExpressions({ items: 'tickets', id: 'id' }).selectItems(body),
+					clock: new FakeClock(),
+					cursor: undefined,
+				},
+			);
+			expect(sent).toEqual([`${base}/tickets`, `${base}/tickets?page=2`, `${base}/tickets?page=3`]);
+			expect(result).toMatchObject({ items: [{ id: 1 }, { id: 2 }, { id: 3 }], stop: 'complete' });
+		},
+	);
 
 	it('nextLink reads rel="next" among other links', () => {
 		expect(nextLink('<https://a/x?page=1>; rel="prev", <https://a/x?page=3>; rel="next"')).toBe(

@@ -23,13 +23,13 @@ const REQUEST = {
 };
 const CALLBACK_URL = 'http://n8n.local/webhook-waiting/9?signature=t&rtw=w';
 
-function transport(answers: Array<HttpResponse | Error>) {
+function transport(answers: Array<Omit<HttpResponse, 'url'> | Error>) {
 	const calls: HttpRequest[] = [];
 	const http = async (request: HttpRequest): Promise<HttpResponse> => {
 		calls.push(request);
 		const answer = answers.shift() ?? { status: 200, headers: {}, body: '' };
 		if (answer instanceof Error) throw answer;
-		return answer;
+		return { url: request.url, ...answer };
 	};
 	return { http, calls };
 }

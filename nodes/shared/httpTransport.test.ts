@@ -62,7 +62,12 @@ describe('n8nHttpTransport (n8n-core TriggerContext)', () => {
 			body: { a: 1 },
 			timeoutMs: 5000,
 		});
-		expect(response).toEqual({ status: 304, headers: { etag: '"v1"' }, body: '' });
+		expect(response).toEqual({
+			url: 'https://api.example.com/v2/tickets',
+			status: 304,
+			headers: { etag: '"v1"' },
+			body: '',
+		});
 		expect(requestOAuth2.mock.calls).toEqual([
 			[
 				'oAuth2Api',
@@ -114,18 +119,20 @@ describe('n8nHttpTransport (n8n-core TriggerContext)', () => {
 		expect((httpRequest.mock.calls[1][0] as IHttpRequestOptions).auth).toBeUndefined();
 	});
 
-	it("this package's own credential still goes through httpRequestWithAuthentication with its base URL", async () => {
-		api.on('GET', '/items', { body: [] });
-		const ctx = context({ credentials: { durableHttpApi: { baseUrl: api.baseUrl } } });
+	it("this package's own credential still goes through httpRequestWithAuthentication, the URL joined to its base URL", async () => {
+		api.on('GET', '/api/items', { body: [] });
+		const ctx = context({ credentials: { durableHttpApi: { baseUrl: api.url('/api/') } } });
 		const withAuthentication = jest.spyOn(ctx.helpers, 'httpRequestWithAuthentication');
 		const response = await n8nHttpTransport(ctx, { auth: { kind: 'legacy', required: false } })({
 			method: 'GET',
 			url: '/items',
 		});
 		expect(withAuthentication.mock.calls).toMatchObject([
-			['durableHttpApi', { url: '/items', baseURL: api.baseUrl }],
+			['durableHttpApi', { url: api.url('/api/items') }],
 		]);
-		expect(response).toMatchObject({ status: 200, body: '[]' });
-		expect(api.requests('/items')).toHaveLength(1);
+		expect(withAuthentication.mock.calls[0][1]).not.toHaveProperty('baseURL');
+		// The answer says where it came from: its relative links resolve against that.
+		expect(response).toMatchObject({ url: api.url('/api/items'), status: 200, body: '[]' });
+		expect(api.requests('/api/items')).toHaveLength(1);
 	});
 });

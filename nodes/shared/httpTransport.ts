@@ -13,6 +13,7 @@ import {
 	LEGACY_HTTP_CREDENTIAL,
 	type PreparedHttpRequest,
 	prepareHttpRequest,
+	resolveUrl,
 } from '../../core/connectors/httpAuth';
 import type { HttpRequest, HttpTransport } from '../../core/connectors/types';
 
@@ -95,7 +96,8 @@ export function n8nHttpTransport(context: HttpHelpers, settings: HttpAuthSetting
 		let response: IN8nHttpFullResponse;
 		if (auth.kind === 'legacy') {
 			const credentials = await context.getCredentials(HTTP_CREDENTIAL);
-			if (!/^https?:\/\//i.test(prepared.url)) options.baseURL = String(credentials.baseUrl ?? '');
+			// Resolved here rather than by n8n's baseURL, so the answer can say where it came from.
+			options.url = resolveUrl(prepared.url, String(credentials.baseUrl ?? ''));
 			// n8n's helper reads the node from `this`.
 			response = (await context.helpers.httpRequestWithAuthentication.call(
 				context,
@@ -106,6 +108,7 @@ export function n8nHttpTransport(context: HttpHelpers, settings: HttpAuthSetting
 			response = (await context.helpers.httpRequest(options)) as IN8nHttpFullResponse;
 		}
 		return {
+			url: options.url,
 			status: response.statusCode,
 			headers: lowerCased(response.headers),
 			body: bodyText(response.body),
@@ -149,6 +152,7 @@ async function oauth2Request(
 			: oauth2Failure(error, credentialName(context.getNode(), 'oAuth2Api'));
 	}
 	return {
+		url: options.url,
 		status: response.statusCode,
 		headers: lowerCased(response.headers),
 		body: bodyText(response.body),

@@ -63,13 +63,14 @@ describe('SFTP source', () => {
 		);
 	}
 
+	/** A Poll Trigger listing every 5 s; a file counts as finished once unchanged for as long. */
 	function pollNode(with_: Record<string, unknown>, parameters: Record<string, unknown> = {}) {
 		return node(
 			'Poll',
 			`${PACKAGE}.pollTrigger`,
 			{
 				op: 'sftp.list',
-				with: JSON.stringify(with_),
+				with: JSON.stringify({ unchangedForSec: 5, ...with_ }),
 				items: 'files',
 				id: 'path & "@" & version',
 				dedupe: 'unique',
@@ -88,7 +89,9 @@ describe('SFTP source', () => {
 			sshd.write('list/sub/b.csv', 'bb');
 			const folder = sshd.path('list');
 
-			const first = await call('sftp.list', { folder, pattern: '*.csv', recursive: true });
+			// unchangedForSec 0: the calls follow each other at once.
+			const args = { folder, pattern: '*.csv', recursive: true, unchangedForSec: 0 };
+			const first = await call('sftp.list', args);
 			const firstData = first.data as { files: SftpFile[]; uploading: SftpFile[] };
 			expect(firstData.files).toEqual([]);
 			expect(firstData.uploading.map((f) => f.path).sort()).toEqual([
@@ -97,11 +100,7 @@ describe('SFTP source', () => {
 			]);
 
 			sshd.write('list/a.csv', 'a, and more');
-			const second = await call(
-				'sftp.list',
-				{ folder, pattern: '*.csv', recursive: true },
-				first.memory,
-			);
+			const second = await call('sftp.list', args, first.memory);
 			const secondData = second.data as { files: SftpFile[]; uploading: SftpFile[] };
 			expect(secondData.files.map((f) => [f.path, f.size])).toEqual([
 				[join(folder, 'sub/b.csv'), 2],
@@ -110,7 +109,7 @@ describe('SFTP source', () => {
 
 			// Not recursive: the subfolder is not read. A key login sees the same.
 			const flat = await resolveOp('sftp.list').run(
-				{ folder, pattern: '*.csv' },
+				{ folder, pattern: '*.csv', unchangedForSec: 0 },
 				{ memory: second.memory ?? {}, sftp: sshd.connection('key'), timeoutMs: 10_000 },
 			);
 			expect(flat.kind === 'data' && (flat.data as { files: SftpFile[] }).files).toEqual([
@@ -167,10 +166,37 @@ describe('SFTP source', () => {
 				resolveOp('sftp.list').run({ folder: '/' }, { memory: {}, sftp: wrong, timeoutMs: 10_000 }),
 			).rejects.toThrow(`SFTP login failed for user "${sshd.user}" at ${sshd.host}:${sshd.port}`);
 		});
+
+		it('calls aborted while connecting (an unpublish mid-poll) return at once; every session they open ends', async () => {
+			sshd.mkdir('aborted');
+			const [loginsBefore, endedBefore] = [sshd.logins(), sshd.sessionsEnded()];
+			const calls = Array.from({ length: 12 }, () => {
+				const stop = new AbortController();
+				const call = resolveOp('sftp.list').run(
+					{ folder: sshd.path('aborted') },
+					{ memory: {}, sftp: sshd.connection(), signal: stop.signal, timeoutMs: 10_000 },
+				);
+				stop.abort();
+				return call;
+			});
+			for (const call of calls) await expect(call).rejects.toThrow('was aborted');
+			// The connections come up after the abort: each logs in, and is ended then.
+			await waitFor(
+				'the aborted calls to log in and their sessions to end',
+				async () =>
+					sshd.logins() - loginsBefore === 12 && sshd.sessionsEnded() - endedBefore === 12
+						? true
+						: undefined,
+				{ timeoutMs: 30_000, intervalMs: 100 },
+			);
+		});
 	});
 
 	describe('in a real n8n', () => {
-		/** The example workflow, pointed at the test server's folders and credential, polling every 5 s. */
+		/**
+		 * The example workflow, pointed at the test server's folders and credential, polling every 5 s
+		 * (a file counts as finished once unchanged for as long).
+		 */
 		function example(): WorkflowJson {
 			const text = readFileSync(join(__dirname, '../../examples/sftp-partner-drop.json'), 'utf8')
 				.replaceAll('/upload/', `${sshd.path('upload')}/`)
@@ -181,7 +207,15 @@ describe('SFTP source', () => {
 				parsed.nodes as Array<{ name: string; parameters: Record<string, unknown> }>
 			).find((n) => n.name === 'New Finished File');
 			if (trigger)
-				trigger.parameters = { ...trigger.parameters, interval: 5, intervalUnit: 'seconds' };
+				trigger.parameters = {
+					...trigger.parameters,
+					with: JSON.stringify({
+						...JSON.parse(String(trigger.parameters.with)),
+						unchangedForSec: 5,
+					}),
+					interval: 5,
+					intervalUnit: 'seconds',
+				};
 			return parsed;
 		}
 

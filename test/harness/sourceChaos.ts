@@ -147,8 +147,13 @@ async function sftpSource(n8n: N8nInstance, sshd: Sshd): Promise<ChaosCase['sour
 			// History files are an hour old: finished at once, so the first poll remembers them. Of a
 			// burst, every other file is as old (it starts at the first poll that lists it); the others
 			// are new: each counts as finished at the poll after the one that first listed it unchanged
-			// (the op's memory, kept through the kills in the trigger's state).
-			with: JSON.stringify({ folder: sshd.path(folder), finishedAfterSec: 600 }),
+			// (unchangedForSec: the 5 s interval; the op's memory, kept through the kills in the
+			// trigger's state).
+			with: JSON.stringify({
+				folder: sshd.path(folder),
+				finishedAfterSec: 600,
+				unchangedForSec: 5,
+			}),
 			items: 'files',
 			id: 'name',
 		},
