@@ -16,12 +16,15 @@ import { marker, node, PACKAGE, workflow } from '../e2e/workflowBuilder';
  * on one fake source, each schedule case a published Durable Schedule Trigger. A round:
  *
  *   1. every poll source gets its burst of new items (for `changed`, new versions of known items);
- *      the source holds each case's answer until every case has asked and a run of every schedule
- *      case has started (at most 15 s), so all bursts are processed at once, beside a schedule run. Every run
- *      reports each item to the source as it runs (an HTTP Request node); the kill lands once a
- *      random number of the round's runs (1 to a third of its new items) have reported, or
- *      `killWithinMs` after the answers if none do. After a restart the schedule's catch-up of the
- *      windows missed while n8n was down is being started then too;
+ *      every run reports each item to the source as it runs (an HTTP Request node; a schedule run,
+ *      its start), and the source holds the round's first report of each case unanswered until the
+ *      kill: that run is going when n8n dies, whatever the load. The source holds each poll case's
+ *      answer until every case has asked and every schedule case has a run held (at most 15 s), so
+ *      all bursts are processed at once, beside a schedule run. The kill lands once a random number
+ *      of the round's runs (1 to a third of its new items) have reported, or `killWithinMs` after
+ *      the answers if none do, and once every case has a run held (waiting at most 2 min more).
+ *      After a restart the schedule's catch-up of the windows missed while n8n was down is being
+ *      started then too;
  *   2. SIGKILL; n8n stays down `downtimeMs` (schedule windows are missed);
  *   3. while it is down, the harness reads each trigger's stored state (SQLite) and changes every
  *      source: the next burst is added, items are removed (some of the burst just listed, some of
@@ -115,7 +118,10 @@ export interface KillTimeline {
 export interface ChaosResult {
 	case: string;
 	kills: number;
-	/** Kills mid-burst: poll, some but not all of the round's runs had started; schedule, a run was going. */
+	/**
+	 * Kills mid-burst: poll, some but not all of the round's runs had started, the stored outbox held
+	 * runs not yet settled, or a run was going (saved crashed); schedule, a run was going.
+	 */
 	earlyKills: number;
 	/** Identities owed (exactly once) / that may run once. */
 	expected: number;
@@ -137,8 +143,17 @@ export interface ChaosResult {
 const POLL_PATH = '/chaos';
 const RAN_PATH = '/ran';
 const HOLD_MAX_MS = 15_000;
-/** How recent each schedule case's run start must be for the gate to open (see releaseIfAll). */
-const SCHEDULE_START_FRESH_MS = 3_000;
+/**
+ * How long the kill, once its count of reported runs is reached, waits for every case to have a run
+ * held going (see runChaos's `hold`). Past it the kill lands anyway, and the log names the cases
+ * without one (their kill then shows whether it met a run).
+ */
+const AIM_MAX_MS = 120_000;
+/**
+ * A held report is answered after this at the latest, should the kill not come: below the HTTP
+ * Request node's own timeout (300 s in n8n 2.41), so a held run never fails by it.
+ */
+const HOLD_LIMIT_MS = 240_000;
 
 function shuffle<T>(list: T[]): T[] {
 	const copy = [...list];
@@ -477,17 +492,17 @@ export function scheduleChaosCases(): ScheduleChaosCase[] {
 		{
 			name: 'schedule run-all catch-up',
 			parameters: { ...common, overlap: 'allow-parallel', maxParallel: 100 },
-			// Runs overlap freely: 8 s of every 10 s window has a run going, for a kill to land in.
+			// Runs overlap freely; the kill holds one going (runChaos's `hold`).
 			runSeconds: 8,
 		},
 		{
 			name: 'schedule queue overlap',
 			parameters: { ...common, overlap: 'queue', queueLimit: 1000 },
 			// One at a time: after a restart the queue drains the missed windows back to back. 5 s, so
-			// that a kill a few seconds after the bursts' answers (released as its run starts) lands in it,
-			// and a run with n8n's own time on a busy machine ends well within its window. (12 s runs in
-			// 20 s windows met more kills, but at a load average of 10 drained the missed windows at a
-			// third of the rate: the settling took 308 s after the last restart, in a local CI run.)
+			// that a run with n8n's own time on a busy machine ends well within its window. (12 s runs in
+			// 20 s windows drained the missed windows at a third of the rate at a load average of 10:
+			// the settling took 308 s after the last restart, in a local CI run.) The kill does not
+			// depend on the run's length: it holds one going (runChaos's `hold`).
 			runSeconds: 5,
 		},
 	];
@@ -519,7 +534,7 @@ interface ScheduleRunning {
 
 /**
  * Runs every case in one n8n with `kills` SIGKILLs (see the file's comment), then counts. Schedule
- * runs take 3 s (a Wait node).
+ * runs wait `runSeconds` (a Wait node) after reporting their start.
  */
 export async function runChaos(
 	n8n: N8nInstance,
@@ -542,43 +557,81 @@ export async function runChaos(
 	},
 ): Promise<ChaosResult[]> {
 	const source = await FakeSystem.start();
-	// The gate: while set, each case's answer waits until every case has asked (or HOLD_MAX_MS).
+	// The gate: while set, each case's answer waits until every case has asked (or HOLD_MAX_MS). It is
+	// the round's until the kill, and holds the runs the kill is aimed at (`hold`).
 	let gate:
 		| {
 				waiting: Set<string>;
 				release: () => void;
 				released: Promise<void>;
 				releasedAt?: number;
+				/** Cases (a poll case's name, `schedule-<i>`) with a run held going until the kill, and since when. */
+				holding: Map<string, number>;
+				/** Called when a case's run is held. */
+				onHold?: () => void;
+				/** Answers the held reports (after the kill). */
+				letGo: () => void;
+				lettingGo: Promise<void>;
 		  }
 		| undefined;
 	const openGate = () => {
 		let release!: () => void;
 		const released = new Promise<void>((resolve) => (release = resolve));
+		let letGo!: () => void;
+		const lettingGo = new Promise<void>((resolve) => (letGo = resolve));
 		const opened = {
 			waiting: new Set<string>(),
 			release,
 			released,
 			releasedAt: undefined as number | undefined,
+			holding: new Map<string, number>(),
+			onHold: undefined as (() => void) | undefined,
+			letGo,
+			lettingGo,
 		};
 		void released.then(() => (opened.releasedAt = Date.now()));
 		gate = opened;
 		return opened;
 	};
-	/** When each schedule case's newest run reported its start. */
-	const scheduleStartedAt: number[] = [];
 	/**
-	 * Releases the gate once every fake-source case has asked and every schedule case has a run that has
-	 * just started (their windows share boundaries), so the kill, timed by the polls' runs, finds the
-	 * schedules' runs going: a run that had started anywhere since the gate opened had often ended by
-	 * the kill on a busy machine (the queue case's runs take 5 s).
+	 * Releases the gate once every fake-source case has asked and every schedule case has a run held
+	 * going (`hold`), so all bursts go at once beside a run of every schedule case.
 	 */
 	const releaseIfAll = (held: NonNullable<typeof gate>) => {
-		const now = Date.now();
 		if (
 			held.waiting.size === gated.length &&
-			schedules.every((_, i) => now - (scheduleStartedAt[i] ?? 0) < SCHEDULE_START_FRESH_MS)
+			schedules.every((_, index) => held.holding.has(`schedule-${index}`))
 		)
 			held.release();
+	};
+	/** With n8n up: a gate no fake source will release (none in the run) opens within HOLD_MAX_MS. */
+	const gateUp = (opened: NonNullable<typeof gate>) => {
+		releaseIfAll(opened);
+		if (gated.length === 0) setTimeout(opened.release, HOLD_MAX_MS);
+	};
+	/**
+	 * The kill's aim: a run of every case known to be going when it lands, whatever the load. A run
+	 * reports to the source as it runs (an HTTP Request node); while the round's gate is set, the
+	 * source holds the first report of each case, of a run of the round's new items for a poll case,
+	 * of any run for a schedule case (after a restart, the first of the catch-up), so that run stays
+	 * going until the kill. Its answer goes after the kill: to an n8n that is gone, or in queue mode
+	 * to the worker running it. The gate waits for the schedules' held runs and the kill for every
+	 * case's (runChaos's loop). The count of reported runs alone (the kill's aim until 2026-12-03)
+	 * says nothing of one case: on a busy machine a Queue run of 5 s had ended before the count was
+	 * reached, and a second `.ci/run` beside n8n and two database servers met no run in 3 kills.
+	 */
+	const hold = async (name: string) => {
+		const current = gate;
+		if (!current || current.holding.has(name)) return;
+		current.holding.set(name, Date.now());
+		if (!current.releasedAt) releaseIfAll(current);
+		current.onHold?.();
+		let timer: NodeJS.Timeout | undefined;
+		await Promise.race([
+			current.lettingGo,
+			new Promise((resolve) => (timer = setTimeout(resolve, HOLD_LIMIT_MS))),
+		]);
+		clearTimeout(timer);
 	};
 	const pollCases: PollRunning[] = polls.map((chaos) => {
 		const list = chaos.history();
@@ -622,14 +675,17 @@ export async function runChaos(
 	let roundRan = new Set<string>();
 	let killAfter: { count: number; reached: () => void } | undefined;
 	for (const poll of pollCases) {
-		source.on('GET', `${RAN_PATH}/${poll.chaos.name}`, (request) => {
+		source.on('GET', `${RAN_PATH}/${poll.chaos.name}`, async (request) => {
 			const item: Item = {
 				id: poll.chaos.name === 'greatest' ? Number(request.query.id) : request.query.id,
 			};
 			if (request.query.v) item.v = Number(request.query.v);
 			const identity = `${poll.chaos.name}/${poll.chaos.identity(item)}`;
-			if (poll.introduced.get(poll.chaos.identity(item)) === round) roundRan.add(identity);
+			const ofRound = poll.introduced.get(poll.chaos.identity(item)) === round;
+			if (ofRound) roundRan.add(identity);
 			if (killAfter && roundRan.size >= killAfter.count) killAfter.reached();
+			// The first run of the round's new items reported stays going until the kill.
+			if (ofRound) await hold(poll.chaos.name);
 			return { body: {} };
 		});
 	}
@@ -697,11 +753,9 @@ export async function runChaos(
 		for (const chaos of schedules) {
 			const index = schedulesRunning.length;
 			const path = `${RAN_PATH}/schedule-${index}`;
-			source.on('GET', path, () => {
-				// The polls' answers wait for a run of every schedule case to start: the bursts then go
-				// while each has a run going.
-				scheduleStartedAt[index] = Date.now();
-				if (gate && !gate.releasedAt) releaseIfAll(gate);
+			source.on('GET', path, async () => {
+				// The round's first run to start stays going until the kill.
+				await hold(`schedule-${index}`);
 				return { body: {} };
 			});
 			const id = await n8n.importWorkflow(scheduleWorkflow(chaos, source.url(path)));
@@ -725,17 +779,21 @@ export async function runChaos(
 		for (const poll of pollCases) await setList(poll, poll.chaos.grow(poll.list, 1), 1);
 		// With n8n up (round 1, or after a restart): a gate with nothing to wait for (only real
 		// sources, no schedules) opens now, so the kill's deadline runs from here.
-		releaseIfAll(opened);
+		gateUp(opened);
 		for (let kill = 1; kill <= kills; kill++) {
 			round = kill;
 			// The kill lands once a random number of the round's runs (between 1 and a third of its
 			// new items) have reported, so the bursts are being started and run; or, if none report
 			// within `killWithinMs` of the sources' answer, then (while the items are keyed, the
-			// state written, the runs created).
-			const roundSize = pollCases.reduce(
-				(sum, poll) => sum + [...poll.introduced.values()].filter((r) => r === kill).length,
-				0,
-			);
+			// state written, the runs created). And not before every case has a run held going
+			// (`hold`), so each case meets the kill mid-run whatever the load.
+			const ofRound = (poll: PollRunning) =>
+				[...poll.introduced.values()].filter((r) => r === kill).length;
+			const roundSize = pollCases.reduce((sum, poll) => sum + ofRound(poll), 0);
+			const aimed = [
+				...pollCases.filter((poll) => ofRound(poll) > 0).map((poll) => poll.chaos.name),
+				...schedules.map((_, index) => `schedule-${index}`),
+			];
 			const count = 1 + Math.floor((Math.random() * roundSize) / 3);
 			const reached = new Promise<void>((resolve) => {
 				killAfter = { count, reached: resolve };
@@ -750,13 +808,29 @@ export async function runChaos(
 				),
 			]);
 			killAfter = undefined;
+			const countedAt = Date.now();
+			const unheld = () => aimed.filter((name) => !opened.holding.has(name));
+			await new Promise<void>((resolve) => {
+				const timer = setTimeout(resolve, AIM_MAX_MS);
+				opened.onHold = () => {
+					if (unheld().length > 0) return;
+					clearTimeout(timer);
+					resolve();
+				};
+				opened.onHold();
+			});
+			opened.onHold = undefined;
+			const missing = unheld();
+			const [last, lastAt] = [...opened.holding].reduce((a, b) => (b[1] > a[1] ? b : a), ['', 0]);
 			log(
-				`chaos: kill ${kill} at ${roundRan.size} reported run(s) of the round (aimed at ${count}), ${((Date.now() - releasedAt) / 1000).toFixed(1)} s after the sources answered`,
+				`chaos: kill ${kill} at ${roundRan.size} reported run(s) of the round (aimed at ${count}), ${((Date.now() - releasedAt) / 1000).toFixed(1)} s after the sources answered; a run held going in ${aimed.length - missing.length} of ${aimed.length} cases${missing.length > 0 ? ` (none in ${missing.join(', ')} after ${AIM_MAX_MS / 1000} s)` : ''}, the last (${last}) ${((lastAt - releasedAt) / 1000).toFixed(1)} s after the answers, the count ${((countedAt - releasedAt) / 1000).toFixed(1)} s`,
 			);
 			roundRan = new Set();
 			round = kill + 1;
 			killedAt.push(Date.now());
 			await n8n.kill();
+			// The held runs died with n8n: their reports are answered to no one.
+			opened.letGo();
 			gate = undefined;
 			const downUntil = Date.now() + downtimeMs;
 			const stored = await storedStaticData(
@@ -790,7 +864,7 @@ export async function runChaos(
 			log(
 				`chaos: restart ${kill} took ${((Date.now() - restartedAt[kill - 1]) / 1000).toFixed(1)} s`,
 			);
-			if (kill < kills) releaseIfAll(opened);
+			if (kill < kills) gateUp(opened);
 		}
 
 		// Settle: nothing running, every owed identity named by its run's items and every window up
@@ -1031,13 +1105,14 @@ async function countPoll(
 		);
 		const storedKeys = poll.storedKeys[i];
 		const storedRuns = poll.storedRuns[i] ?? [];
+		const crashed = counted.filter(
+			(e) => e.status === 'crashed' && e.startedAt <= at && e.startedAt > previousRestart,
+		).length;
 		return {
 			kill: i + 1,
 			startedBefore,
 			ranInRound: first.size,
-			crashed: counted.filter(
-				(e) => e.status === 'crashed' && e.startedAt <= at && e.startedAt > previousRestart,
-			).length,
+			crashed,
 			reEmitted: n8n.topology === 'single' ? storedKeys?.size : undefined,
 			held: poll.storedHeld[i],
 			refused:
@@ -1054,10 +1129,14 @@ async function countPoll(
 			// stored and not yet settled (a batch is one run: only the latter can show it).
 			// Or the stored outbox held runs not yet settled: runs it re-emits, or more runs stored without
 			// their items (one-item runs, held runs: the next poll plans them again) than at the kill before.
+			// Or a run was going when n8n died (saved crashed), as a schedule kill counts: every kill is
+			// aimed at a run of each case held going (runChaos's `hold`), which the counts above miss
+			// once the rest of its burst has settled and the outbox holds no more runs than before.
 			midBurst:
 				(startedBefore > 0 && startedBefore < first.size) ||
 				(storedKeys?.size ?? 0) > 0 ||
-				(poll.storedHeld[i] ?? 0) > (i === 0 ? 0 : (poll.storedHeld[i - 1] ?? 0)),
+				(poll.storedHeld[i] ?? 0) > (i === 0 ? 0 : (poll.storedHeld[i - 1] ?? 0)) ||
+				crashed > 0,
 		};
 	});
 	return {
