@@ -49,6 +49,11 @@ import {
 const KILLS = Number(process.env.CHAOS_KILLS ?? 20);
 const HISTORY = Number(process.env.CHAOS_HISTORY ?? 20_000);
 const BURST = Number(process.env.CHAOS_BURST ?? 50);
+/**
+ * The bursts of the cases whose source lists only what it is asked for (paged, since_last_poll,
+ * cursor, sql, sql_history): at least four times Max Runs in Flight's default (50), issue 36.
+ */
+const WIDE_BURST = Math.max(BURST, Number(process.env.CHAOS_WIDE_BURST ?? 200));
 /** A real table or folder's history: every poll of an SFTP folder lists all of it. */
 const SOURCE_HISTORY = Math.min(HISTORY, 1_000);
 const BURST_CASE = 'burst1000';
@@ -117,12 +122,17 @@ async function longChaos(
 	const results: ChaosResult[] = [];
 	let sources: Awaited<ReturnType<typeof sourceChaosCases>> | undefined;
 	try {
-		sources = await sourceChaosCases(n8n, { history: SOURCE_HISTORY, burst: BURST, wanted });
+		sources = await sourceChaosCases(n8n, {
+			history: SOURCE_HISTORY,
+			burst: BURST,
+			wideBurst: WIDE_BURST,
+			wanted,
+		});
 		// Every case at once in this n8n: each kill lands during all their bursts.
 		results.push(
 			...(await runChaos(n8n, {
 				polls: [
-					...pollChaosCases(HISTORY, BURST).filter((chaos) => wanted(chaos.name)),
+					...pollChaosCases(HISTORY, BURST, WIDE_BURST).filter((chaos) => wanted(chaos.name)),
 					...sources.cases,
 				],
 				schedules: scheduleChaosCases().filter((chaos) => wanted(chaos.name)),

@@ -74,6 +74,12 @@ export interface ChaosCase {
 	identity(item: Item): string;
 	/** The source answers this many items a page, with `Link: <…?page=N>; rel="next"` (docs/pagination.md). */
 	pageSize?: number;
+	/** The query in the Poll Trigger's With (its `{{ $cursor }}` or `{{ $lastPollStartedAt }}`). */
+	query?: Record<string, string>;
+	/** What the source lists for a request's query (default: the whole list): it answers what it is asked. */
+	select?(list: Item[], query: Record<string, string>): Item[];
+	/** Item ids are numbers (reports and keys carry them as text). */
+	numericIds?: boolean;
 	/** A real server instead of the fake HTTP source (test/harness/sourceChaos.ts). */
 	source?: ChaosSource;
 }
@@ -226,9 +232,16 @@ export function unorderedCase(
 	};
 }
 
-/** The cases the issue names, each with `history` remembered keys and `burst` new items per round. */
-export function pollChaosCases(history: number, burst: number): ChaosCase[] {
+/**
+ * The cases the issue names, each with `history` remembered keys and `burst` new items per round; the
+ * cases of sources that list only what they are asked for (`paged`, `since_last_poll`, `cursor`) burst
+ * `wideBurst` new items, which should be several times Max Runs in Flight (issue 36: the runs a kill
+ * leaves unsent are the items owed).
+ */
+export function pollChaosCases(history: number, burst: number, wideBurst = burst): ChaosCase[] {
 	const { removed, seeds, fresh, withoutSome } = burstLists(history, burst);
+	const wide = burstLists(history, wideBurst);
+	const widePage = Math.max(1, Math.floor(wideBurst / 4));
 	const byId = (item: Item) => String(item.id);
 	const unordered = (prefix: string, parameters: Record<string, unknown>) =>
 		unorderedCase(prefix, parameters, history, burst);
@@ -254,14 +267,72 @@ export function pollChaosCases(history: number, burst: number): ChaosCase[] {
 				dedupe: 'unique',
 				pagination: { pagination: { paginationMode: 'linkHeader', maxRequests: 1000 } },
 			},
-			pageSize: Math.max(1, Math.floor(burst / 4)),
+			pageSize: widePage,
 			// 20 pages of history, so the first poll (which reads every page) stays short.
 			history: () =>
-				seeds('paged')
-					.slice(0, 20 * Math.max(1, Math.floor(burst / 4)))
+				wide
+					.seeds('paged')
+					.slice(0, 20 * widePage)
 					.reverse(),
-			grow: (list, round) => [...fresh('paged', round).reverse(), ...list],
-			change: (list, round) => withoutSome(list, 'paged', round, history),
+			grow: (list, round) => [...wide.fresh('paged', round).reverse(), ...list],
+			change: (list, round) => wide.withoutSome(list, 'paged', round, history),
+			identity: byId,
+		},
+		{
+			// updated_after={{ $lastPollStartedAt }}: the source lists, newest first in pages, only the
+			// items updated (`t`, ms) after what the trigger asks; items removed, never reordered.
+			name: 'since_last_poll',
+			parameters: {
+				dedupe: 'unique',
+				pagination: { pagination: { paginationMode: 'linkHeader', maxRequests: 1000 } },
+			},
+			query: { updated_after: '{{ $lastPollStartedAt }}' },
+			select: (list, query) =>
+				list.filter((item) => Number(item.t) > Date.parse(query.updated_after ?? '')),
+			pageSize: widePage,
+			history: () =>
+				wide
+					.seeds('since_last_poll')
+					.slice(0, 20 * widePage)
+					.map((item) => ({ ...item, t: 1 }))
+					.reverse(),
+			grow: (list, round) => [
+				...wide
+					.fresh('since_last_poll', round)
+					.map((item) => ({ ...item, t: Date.now() }))
+					.reverse(),
+				...list,
+			],
+			change: (list, round) => wide.withoutSome(list, 'since_last_poll', round, history),
+			identity: byId,
+		},
+		{
+			// Oldest first, since={{ $cursor }} (Dedupe Greatest), in pages: the source lists only ids
+			// above the cursor; ids above any listed before are appended, removed ones never come back.
+			name: 'cursor',
+			parameters: {
+				dedupe: 'greatest',
+				pagination: {
+					pagination: { paginationMode: 'linkHeader', listOrder: 'oldestFirst', maxRequests: 1000 },
+				},
+			},
+			query: { since: '{{ $cursor }}' },
+			select: (list, query) => list.filter((item) => Number(item.id) > Number(query.since ?? '')),
+			numericIds: true,
+			pageSize: widePage,
+			history: () => Array.from({ length: history }, (_, id) => ({ id: id + 1 })),
+			grow: (list, round) => [
+				...list,
+				...Array.from({ length: wideBurst }, (_, i) => ({
+					id: history + (round - 1) * wideBurst + i + 1,
+				})),
+			],
+			change: (list) => {
+				const top = Math.max(...list.map((item) => Number(item.id)));
+				const newest = list.flatMap((item, i) => (Number(item.id) > top - wideBurst ? [i] : []));
+				const drop = new Set([...pick(0, newest.length, wide.removed)].map((i) => newest[i]));
+				return list.filter((_, i) => !drop.has(i));
+			},
 			identity: byId,
 		},
 		{
@@ -282,6 +353,7 @@ export function pollChaosCases(history: number, burst: number): ChaosCase[] {
 			// Ids above any listed before, anywhere in the list (the kind sorts); removed ones never come back.
 			name: 'greatest',
 			parameters: { dedupe: 'greatest' },
+			numericIds: true,
 			history: () => Array.from({ length: history }, (_, id) => ({ id })),
 			grow: (list, round) =>
 				insertRandomly(
@@ -661,13 +733,14 @@ export async function runChaos(
 				await held.released;
 			}
 			const size = poll.chaos.pageSize;
-			if (!size) return { body: poll.list };
-			const more = page * size < poll.list.length;
+			const listed = poll.chaos.select?.(poll.list, request.query) ?? poll.list;
+			if (!size) return { body: listed };
+			const more = page * size < listed.length;
+			// The next link keeps what was asked (the trigger's cursor in the query).
+			const next = new URLSearchParams({ ...request.query, page: String(page + 1) });
 			return {
-				body: poll.list.slice((page - 1) * size, page * size),
-				headers: more
-					? { link: `<${source.url(poll.path)}?page=${page + 1}>; rel="next"` }
-					: undefined,
+				body: listed.slice((page - 1) * size, page * size),
+				headers: more ? { link: `<${source.url(poll.path)}?${next}>; rel="next"` } : undefined,
 			};
 		});
 	}
@@ -677,7 +750,7 @@ export async function runChaos(
 	for (const poll of pollCases) {
 		source.on('GET', `${RAN_PATH}/${poll.chaos.name}`, async (request) => {
 			const item: Item = {
-				id: poll.chaos.name === 'greatest' ? Number(request.query.id) : request.query.id,
+				id: poll.chaos.numericIds ? Number(request.query.id) : request.query.id,
 			};
 			if (request.query.v) item.v = Number(request.query.v);
 			const identity = `${poll.chaos.name}/${poll.chaos.identity(item)}`;
@@ -711,7 +784,10 @@ export async function runChaos(
 				`${PACKAGE}.pollTrigger`,
 				{
 					op: 'http.request',
-					with: JSON.stringify({ url: source.url(poll.path) }),
+					with: JSON.stringify({
+						url: source.url(poll.path),
+						...(poll.chaos.query && { query: poll.chaos.query }),
+					}),
 					id: 'id',
 					interval: 5,
 					intervalUnit: 'seconds',
@@ -1004,8 +1080,7 @@ async function countPoll(
 	// Items to key: one per new identity (for `changed`, the id with that version).
 	const items = named.map((identity) => {
 		if (chaos.name !== 'changed') {
-			const match =
-				/^(\d+)$/.test(identity) && chaos.name === 'greatest' ? Number(identity) : identity;
+			const match = /^(\d+)$/.test(identity) && chaos.numericIds ? Number(identity) : identity;
 			return { id: match };
 		}
 		const at = identity.lastIndexOf('@');
