@@ -1,7 +1,7 @@
 import { Pagination, type PaginationSettings } from '../connectors/pagination';
 import type { HttpRequest, HttpResponse } from '../connectors/types';
-import { FakeClock, flushPromises } from '../testing/fakeClock';
-import { quietPorts } from '../testing/pollPorts';
+import { FakeClock, flushPromises } from '../../test/support/fakeClock';
+import { quietPorts } from '../../test/support/pollPorts';
 import {
 	PollActivation,
 	type PollRunToEmit,

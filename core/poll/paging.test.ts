@@ -2,7 +2,7 @@ import { Pagination, type PaginationSettings, nextLink } from '../connectors/pag
 import { httpExchange } from '../connectors/http';
 import { prepareHttpRequest } from '../connectors/httpAuth';
 import type { HttpRequest, HttpResponse } from '../connectors/types';
-import { FakeClock, flushPromises } from '../testing/fakeClock';
+import { FakeClock, flushPromises } from '../../test/support/fakeClock';
 import { PollExpressions } from './expressions';
 import { loadDedupeStore } from './kinds';
 import { type ListOrder, PagedSource, type SavedPagingState } from './paging';
