@@ -86,7 +86,7 @@ const SINCE_LAST_POLL: SourceSetup = {
 	pageSize: Infinity,
 };
 const NEWEST_FIRST_PAGES: SourceSetup = {
-	pagination: { mode: 'linkHeader', limitPagesFetched: false },
+	pagination: { mode: 'linkHeader', maxPages: null },
 	listOrder: 'newestFirst',
 	firstPoll: { mode: 'none' },
 	pageSize: 50,
