@@ -28,7 +28,6 @@ export default [
 			'jest.config.js',
 			'gulpfile.js',
 			'**/*.test.ts',
-			'core/testing/**',
 		],
 	},
 ];

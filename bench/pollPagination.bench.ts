@@ -64,7 +64,7 @@ async function main() {
 			const expressions = new PollExpressions({ items: 'tickets', id: 'id' });
 			const paged = new PagedSource(
 				{
-					pagination: new Pagination({ mode: 'linkHeader', limitPagesFetched: false }),
+					pagination: new Pagination({ mode: 'linkHeader', maxPages: null }),
 					listOrder: 'newestFirst',
 					stopAtKnownGround,
 					firstCursor: '',

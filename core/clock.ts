@@ -1,6 +1,6 @@
 /**
  * Time as the core sees it. Nodes pass `systemClock`; unit tests pass a `FakeClock`
- * (core/testing/fakeClock.ts) and move time by hand, so no test sleeps.
+ * (test/support/fakeClock.ts) and move time by hand, so no test sleeps.
  */
 export interface TimerHandle {
 	cancel(): void;

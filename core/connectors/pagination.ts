@@ -6,52 +6,68 @@ import type { HttpAnswer } from './http';
 import type { OpMemory } from './types';
 
 /**
- * Paging for `http.request`, with the options of n8n's HTTP Request node (Pagination), plus a
- * `Link: <…>; rel="next"` mode. A poll has no run data, so the expressions are JSONata (as Items and
- * ID are) over `{ response: { body, headers, statusCode }, pageCount, cursor }`: the last page's
- * response, the number of pages received so far, and the trigger's cursor ($cursor in With).
+ * Paging for `http.request`: a page parameter updated in each request, a next URL in the response,
+ * or a `Link: <…>; rel="next"` header. A poll has no run data, so the expressions are JSONata (as
+ * Items and ID are) over `{ response: { body, headers, statusCode }, pageCount, cursor }`: the last
+ * page's response, the number of pages received so far, and the trigger's cursor ($cursor in With).
+ * The node maps its options (those of n8n's HTTP Request node) to these settings
+ * (nodes/shared/pagination.ts).
  */
-export type PaginationMode =
+export type PagingMode =
+	/** One request, no paging. */
 	| 'off'
-	| 'updateAParameterInEachRequest'
-	| 'responseContainsNextURL'
+	/** Each next request updates parameters (a page number, an offset, a cursor token). */
+	| 'parameter'
+	/** The response gives the next page's URL. */
+	| 'nextUrl'
+	/** The response's Link header (rel="next") gives the next page's URL. */
 	| 'linkHeader';
 
-export type PaginationCompleteWhen = 'responseIsEmpty' | 'receiveSpecificStatusCodes' | 'other';
+/** Besides a missing next page, when paging ends: at an empty page, at given status codes, or when an expression says so. */
+export type PagingEnd = 'emptyPage' | 'statusCodes' | 'expression';
 
-export interface PaginationParameter {
-	/** Where the value goes, as n8n's HTTP Request node names it. */
-	type: 'qs' | 'body' | 'headers';
+/** A request parameter each next request updates. */
+export interface PageParameter {
+	/** Where the value goes in the request. */
+	in: 'query' | 'body' | 'headers';
 	name: string;
 	/** JSONata giving the value for the next request. */
 	value: string;
 }
 
 export interface PaginationSettings {
-	mode: PaginationMode;
-	nextURL?: string;
-	parameters?: PaginationParameter[];
-	paginationCompleteWhen?: PaginationCompleteWhen;
-	/** Comma-separated, as in n8n's HTTP Request node. */
-	statusCodesWhenComplete?: string;
-	completeExpression?: string;
-	limitPagesFetched?: boolean;
-	maxRequests?: number;
-	requestInterval?: number;
+	mode: PagingMode;
+	/** JSONata giving the next page's URL (mode `nextUrl`). */
+	nextUrl?: string;
+	/** Mode `parameter`. */
+	parameters?: PageParameter[];
+	/** Unset: `emptyPage`. */
+	endWhen?: PagingEnd;
+	/** The status codes that end paging (`endWhen: 'statusCodes'`), comma-separated. */
+	endStatuses?: string;
+	/** JSONata, true when the last page was the last (`endWhen: 'expression'`). */
+	endExpression?: string;
+	/** Pages per poll at most; unset: 20; null: no limit. */
+	maxPages?: number | null;
+	/** Milliseconds to wait between two requests. */
+	pauseMs?: number;
+	/** The settings as the user gave them, to tell whether they changed; unset: these settings. */
+	identity?: string;
 }
 
-/** The pagination options as the editor labels them: the labels their ConfigErrors carry. */
+/** The pagination settings as the editor labels them: the labels their ConfigErrors carry. */
 export const PAGINATION_LABELS = {
-	paginationMode: 'Pagination Mode',
-	nextURL: 'Next URL',
-	parameters: 'Parameters',
-	paginationCompleteWhen: 'Pagination Complete When',
-	statusCodesWhenComplete: 'Status Code(s) when Complete',
-	completeExpression: 'Complete Expression',
-	maxRequests: 'Max Pages',
-	requestInterval: 'Interval Between Requests (Ms)',
+	'pagination.mode': 'Pagination Mode',
+	'pagination.nextUrl': 'Next URL',
+	'pagination.parameters': 'Parameters',
+	'pagination.endWhen': 'Pagination Complete When',
+	'pagination.endStatuses': 'Status Code(s) when Complete',
+	'pagination.endExpression': 'Complete Expression',
+	'pagination.maxPages': 'Max Pages',
+	'pagination.pauseMs': 'Interval Between Requests (Ms)',
 } as const;
 
+/** A setting, as ConfigErrors name it: `pagination.` and its name in PaginationSettings. */
 type PaginationField = keyof typeof PAGINATION_LABELS;
 
 function paginationError(field: PaginationField, value: unknown, problem: string): ConfigError {
@@ -150,10 +166,10 @@ const MAX_PAGES_DEFAULT = 20;
 
 /** Compiled paging settings; checks them once, at activation. */
 export class Pagination {
-	readonly mode: PaginationMode;
-	private readonly nextURL: PageExpression | undefined;
-	private readonly parameters: Array<PaginationParameter & { expression: PageExpression }>;
-	private readonly completeWhen: PaginationCompleteWhen;
+	readonly mode: PagingMode;
+	private readonly nextUrl: PageExpression | undefined;
+	private readonly parameters: Array<PageParameter & { expression: PageExpression }>;
+	private readonly endWhen: PagingEnd;
 	private readonly endStatuses: number[];
 	private readonly complete: PageExpression | undefined;
 	/** Unset: no limit. */
@@ -161,75 +177,76 @@ export class Pagination {
 	private readonly intervalMs: number;
 
 	constructor(settings: PaginationSettings) {
-		this.identity = JSON.stringify(settings);
+		const { identity, ...rest } = settings;
+		this.identity = identity ?? JSON.stringify(rest);
 		this.mode = settings.mode;
-		const modes: PaginationMode[] = [
-			'off',
-			'updateAParameterInEachRequest',
-			'responseContainsNextURL',
-			'linkHeader',
-		];
+		const modes: PagingMode[] = ['off', 'parameter', 'nextUrl', 'linkHeader'];
 		if (!modes.includes(this.mode))
-			throw paginationError('paginationMode', this.mode, `must be one of ${modes.join(', ')}`);
-		this.nextURL =
-			this.mode === 'responseContainsNextURL'
-				? new PageExpression('nextURL', required('nextURL', settings.nextURL))
+			throw paginationError('pagination.mode', this.mode, `must be one of ${modes.join(', ')}`);
+		this.nextUrl =
+			this.mode === 'nextUrl'
+				? new PageExpression('pagination.nextUrl', required('pagination.nextUrl', settings.nextUrl))
 				: undefined;
 		this.parameters =
-			this.mode === 'updateAParameterInEachRequest'
+			this.mode === 'parameter'
 				? (settings.parameters ?? []).map((parameter) => {
-						if (!['qs', 'body', 'headers'].includes(parameter.type))
+						if (!['query', 'body', 'headers'].includes(parameter.in))
 							throw paginationError(
-								'parameters',
-								parameter.type,
-								'type must be qs, body or headers',
+								'pagination.parameters',
+								parameter.in,
+								'must go in the query, body or headers',
 							);
 						if (!parameter.name?.trim())
-							throw paginationError('parameters', parameter.name, 'every parameter needs a name');
+							throw paginationError(
+								'pagination.parameters',
+								parameter.name,
+								'every parameter needs a name',
+							);
 						return {
 							...parameter,
 							expression: new PageExpression(
-								'parameters',
-								required('parameters', parameter.value),
+								'pagination.parameters',
+								required('pagination.parameters', parameter.value),
 								parameter.name,
 							),
 						};
 					})
 				: [];
-		if (this.mode === 'updateAParameterInEachRequest' && this.parameters.length === 0)
+		if (this.mode === 'parameter' && this.parameters.length === 0)
 			throw paginationError(
-				'parameters',
+				'pagination.parameters',
 				[],
 				'add the parameter to update in each request (for example qs "page" with value "pageCount + 1")',
 			);
-		this.completeWhen = settings.paginationCompleteWhen ?? 'responseIsEmpty';
-		if (!['responseIsEmpty', 'receiveSpecificStatusCodes', 'other'].includes(this.completeWhen))
+		this.endWhen = settings.endWhen ?? 'emptyPage';
+		if (!['emptyPage', 'statusCodes', 'expression'].includes(this.endWhen))
 			throw paginationError(
-				'paginationCompleteWhen',
-				this.completeWhen,
-				'must be responseIsEmpty, receiveSpecificStatusCodes or other',
+				'pagination.endWhen',
+				this.endWhen,
+				'must be emptyPage, statusCodes or expression',
 			);
-		this.endStatuses =
-			this.completeWhen === 'receiveSpecificStatusCodes'
-				? parseStatuses(settings.statusCodesWhenComplete)
-				: [];
+		this.endStatuses = this.endWhen === 'statusCodes' ? parseStatuses(settings.endStatuses) : [];
 		this.complete =
-			this.completeWhen === 'other'
+			this.endWhen === 'expression'
 				? new PageExpression(
-						'completeExpression',
-						required('completeExpression', settings.completeExpression),
+						'pagination.endExpression',
+						required('pagination.endExpression', settings.endExpression),
 					)
 				: undefined;
-		if (settings.limitPagesFetched === false) this.maxPages = undefined;
+		if (settings.maxPages === null) this.maxPages = undefined;
 		else {
-			const max = settings.maxRequests ?? MAX_PAGES_DEFAULT;
+			const max = settings.maxPages ?? MAX_PAGES_DEFAULT;
 			if (!Number.isInteger(max) || max < 1)
-				throw paginationError('maxRequests', max, 'must be a whole number of pages, at least 1');
+				throw paginationError(
+					'pagination.maxPages',
+					max,
+					'must be a whole number of pages, at least 1',
+				);
 			this.maxPages = max;
 		}
-		const interval = settings.requestInterval ?? 0;
+		const interval = settings.pauseMs ?? 0;
 		if (!Number.isFinite(interval) || interval < 0)
-			throw paginationError('requestInterval', interval, 'must be 0 or more milliseconds');
+			throw paginationError('pagination.pauseMs', interval, 'must be 0 or more milliseconds');
 		this.intervalMs = interval;
 	}
 
@@ -248,8 +265,8 @@ export class Pagination {
 	get resumable(): boolean {
 		return (
 			this.mode === 'linkHeader' ||
-			this.mode === 'responseContainsNextURL' ||
-			(this.mode === 'updateAParameterInEachRequest' &&
+			this.mode === 'nextUrl' ||
+			(this.mode === 'parameter' &&
 				this.parameters.every((parameter) => !/\bpageCount\b/.test(parameter.value)))
 		);
 	}
@@ -302,7 +319,7 @@ export class Pagination {
 				pageCount,
 				cursor: hooks.cursor,
 			};
-			if (this.completeWhen === 'responseIsEmpty' && pageItems.length === 0)
+			if (this.endWhen === 'emptyPage' && pageItems.length === 0)
 				return this.result(items, pageCount, 'complete', requests, memory);
 			if (this.complete && truthy(await this.complete.evaluate(scope, where)))
 				return this.result(items, pageCount, 'complete', requests, memory);
@@ -342,16 +359,16 @@ export class Pagination {
 		switch (this.mode) {
 			case 'off':
 				return undefined;
-			case 'responseContainsNextURL': {
-				const url = await this.nextURL!.evaluate(scope, where);
+			case 'nextUrl': {
+				const url = await this.nextUrl!.evaluate(scope, where);
 				if (url === undefined || url === null || url === '') return undefined;
 				return withUrl(
 					current,
 					resolvedUrl(
-						'nextURL',
+						'pagination.nextUrl',
 						url,
 						pageUrl,
-						`the expression ${this.nextURL!.source} gave it after ${where}`,
+						`the expression ${this.nextUrl!.source} gave it after ${where}`,
 					),
 				);
 			}
@@ -361,26 +378,25 @@ export class Pagination {
 				return withUrl(
 					current,
 					resolvedUrl(
-						'paginationMode',
+						'pagination.mode',
 						url,
 						pageUrl,
 						`the Link header (rel="next") gave it after ${where}`,
 					),
 				);
 			}
-			case 'updateAParameterInEachRequest': {
+			case 'parameter': {
 				const next: Record<string, unknown> = { ...current };
 				for (const parameter of this.parameters) {
 					const value = await parameter.expression.evaluate(scope, where);
 					if (value === undefined)
 						throw paginationError(
-							'parameters',
+							'pagination.parameters',
 							parameter.value,
 							`"${parameter.name}" gave nothing after ${where}`,
 						);
-					const target = { qs: 'query', body: 'body', headers: 'headers' }[parameter.type];
-					const existing = current[target];
-					next[target] = {
+					const existing = current[parameter.in];
+					next[parameter.in] = {
 						...(typeof existing === 'object' && existing !== null ? existing : {}),
 						[parameter.name]: value,
 					};
@@ -392,14 +408,14 @@ export class Pagination {
 
 	private loopError(current: Record<string, unknown>, pageCount: number): ConfigError {
 		const field: PaginationField =
-			this.mode === 'responseContainsNextURL'
-				? 'nextURL'
-				: this.mode === 'updateAParameterInEachRequest'
-					? 'parameters'
-					: 'paginationMode';
+			this.mode === 'nextUrl'
+				? 'pagination.nextUrl'
+				: this.mode === 'parameter'
+					? 'pagination.parameters'
+					: 'pagination.mode';
 		return paginationError(
 			field,
-			this.mode === 'updateAParameterInEachRequest' ? describe(current) : current.url,
+			this.mode === 'parameter' ? describe(current) : current.url,
 			`page ${pageCount + 1} would repeat a request already sent in this poll (a loop); the source or the expression does not move on`,
 		);
 	}
@@ -422,7 +438,7 @@ function parseStatuses(text: string | undefined): number[] {
 		statuses.some((code) => !Number.isInteger(code) || code < 100 || code > 599)
 	)
 		throw paginationError(
-			'statusCodesWhenComplete',
+			'pagination.endStatuses',
 			text ?? '',
 			'must be HTTP status codes separated by commas, for example "404"',
 		);

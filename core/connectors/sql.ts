@@ -1,6 +1,9 @@
 import { checkRange, ConfigError } from '../configError';
 import { argumentError } from './args';
+import type { SqlClock, SqlDialect, SqlSession } from './sqlTransport';
 import { ConnectorError, type ConnectorOp, FIELD_LABELS, type OpContext } from './types';
+
+export type { SqlClock, SqlDialect, SqlRows, SqlSession, SqlSessionFactory } from './sqlTransport';
 
 /**
  * `sql.query`: the user's SELECT, run with the trigger's read position as bind parameters, paged by
@@ -30,44 +33,11 @@ import { ConnectorError, type ConnectorOp, FIELD_LABELS, type OpContext } from '
  * costs nothing, and one that is down fails that one poll.
  */
 
-export type SqlDialect = 'postgres' | 'mysql';
-
-/** One database session, as the op uses it; nodes/shared/sqlSession.ts makes it with pg or mysql2. */
-export interface SqlSession {
-	readonly dialect: SqlDialect;
-	now(): Promise<SqlClock>;
-	/** Runs one statement with positional bind parameters; rows keep timestamps and big numbers as text. */
-	query(sql: string, params: unknown[]): Promise<SqlRows>;
-	close(): Promise<void>;
-}
-
-/** The database's clock, read once as text. */
-export interface SqlClock {
-	/** In UTC (the session's time zone): what a cursor with a time zone is compared with. */
-	utc: string;
-	/**
-	 * As a wall clock in the database's own time zone, the one its DEFAULT now(), CURRENT_TIMESTAMP
-	 * and NOW() write a column without a time zone in.
-	 */
-	local: string;
-	/** That zone, as the database names it (PostgreSQL's TimeZone; MySQL's time_zone, or the system's). */
-	zone: string;
-}
-
-/** A statement's rows; `zoneless` names its result columns of a date/time type without a time zone. */
-export type SqlRows = Array<Record<string, unknown>> & { zoneless?: readonly string[] };
-
 /**
  * In which zone a cursor column without a time zone is written: by the database in its own zone,
  * or by the application in UTC. A row's text says neither, so the user says it (see readPages).
  */
 export type SqlCursorZone = 'database' | 'UTC';
-
-/** Opens a session whose statements the database cancels after `timeoutMs`. */
-export type SqlSessionFactory = (options: {
-	timeoutMs: number;
-	signal?: AbortSignal;
-}) => Promise<SqlSession>;
 
 /** What a bind parameter of the query stands for, in order: `$1`, `$2`, ... or each `?`. */
 export type SqlParam = 'cursor' | 'key' | 'limit';

@@ -1,4 +1,4 @@
-import type { SqlSessionFactory } from './sql';
+import type { SqlSessionFactory } from './sqlTransport';
 
 /**
  * The connector dispatcher: an op is a named operation on an external system ("http.request",

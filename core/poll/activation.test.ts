@@ -1,6 +1,6 @@
 import type { OpMemory } from '../connectors/types';
-import { FakeClock, flushPromises } from '../testing/fakeClock';
-import { quietPorts } from '../testing/pollPorts';
+import { FakeClock, flushPromises } from '../../test/support/fakeClock';
+import { quietPorts } from '../../test/support/pollPorts';
 import {
 	PollActivation,
 	type PollActivationPorts,

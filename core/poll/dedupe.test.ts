@@ -1,4 +1,4 @@
-import { FakeClock } from '../testing/fakeClock';
+import { FakeClock } from '../../test/support/fakeClock';
 import {
 	MAX_DEDUPLICATION_KEY_CHARS,
 	type DedupeOptions,

@@ -1,6 +1,6 @@
 import { ConfigError } from '../configError';
-import { FakeClock, flushPromises } from '../testing/fakeClock';
-import { quietPorts } from '../testing/pollPorts';
+import { FakeClock, flushPromises } from '../../test/support/fakeClock';
+import { quietPorts } from '../../test/support/pollPorts';
 import {
 	PollActivation,
 	type PollActivationPorts,

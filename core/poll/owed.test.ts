@@ -1,7 +1,7 @@
 import { Pagination, type PaginationSettings } from '../connectors/pagination';
 import type { HttpRequest, HttpResponse } from '../connectors/types';
-import { FakeClock, flushPromises } from '../testing/fakeClock';
-import { quietPorts } from '../testing/pollPorts';
+import { FakeClock, flushPromises } from '../../test/support/fakeClock';
+import { quietPorts } from '../../test/support/pollPorts';
 import {
 	PollActivation,
 	type PollRunToEmit,
@@ -86,7 +86,7 @@ const SINCE_LAST_POLL: SourceSetup = {
 	pageSize: Infinity,
 };
 const NEWEST_FIRST_PAGES: SourceSetup = {
-	pagination: { mode: 'linkHeader', limitPagesFetched: false },
+	pagination: { mode: 'linkHeader', maxPages: null },
 	listOrder: 'newestFirst',
 	firstPoll: { mode: 'none' },
 	pageSize: 50,

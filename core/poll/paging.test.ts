@@ -2,7 +2,7 @@ import { Pagination, type PaginationSettings, nextLink } from '../connectors/pag
 import { httpExchange } from '../connectors/http';
 import { prepareHttpRequest } from '../connectors/httpAuth';
 import type { HttpRequest, HttpResponse } from '../connectors/types';
-import { FakeClock, flushPromises } from '../testing/fakeClock';
+import { FakeClock, flushPromises } from '../../test/support/fakeClock';
 import { PollExpressions } from './expressions';
 import { loadDedupeStore } from './kinds';
 import { type ListOrder, PagedSource, type SavedPagingState } from './paging';
@@ -132,22 +132,22 @@ const sorted = (ids: number[]) => [...ids].sort((a, b) => a - b);
 
 describe('paginated polls (core/poll/paging.ts, core/connectors/pagination.ts)', () => {
 	const styles: Array<[string, PaginationSettings]> = [
-		['next URL in the body', { mode: 'responseContainsNextURL', nextURL: 'response.body.next' }],
+		['next URL in the body', { mode: 'nextUrl', nextUrl: 'response.body.next' }],
 		['Link header', { mode: 'linkHeader' }],
 		[
 			'page number',
 			{
-				mode: 'updateAParameterInEachRequest',
-				parameters: [{ type: 'qs', name: 'page', value: 'pageCount + 1' }],
+				mode: 'parameter',
+				parameters: [{ in: 'query', name: 'page', value: 'pageCount + 1' }],
 			},
 		],
 		[
 			'cursor token',
 			{
-				mode: 'updateAParameterInEachRequest',
-				parameters: [{ type: 'qs', name: 'cursor', value: 'response.body.next_cursor' }],
-				paginationCompleteWhen: 'other',
-				completeExpression: 'response.body.next_cursor = null',
+				mode: 'parameter',
+				parameters: [{ in: 'query', name: 'cursor', value: 'response.body.next_cursor' }],
+				endWhen: 'expression',
+				endExpression: 'response.body.next_cursor = null',
 			},
 		],
 	];
@@ -173,7 +173,7 @@ describe('paginated polls (core/poll/paging.ts, core/connectors/pagination.ts)',
 
 	it('oldest first with since={{ $cursor }}: bursts start once, Max Pages only defers to the next poll', async () => {
 		const t = trigger({
-			pagination: { mode: 'linkHeader', maxRequests: 2 },
+			pagination: { mode: 'linkHeader', maxPages: 2 },
 			dedupe: 'greatest',
 			order: 'oldest',
 			listOrder: 'oldestFirst',
@@ -193,7 +193,7 @@ describe('paginated polls (core/poll/paging.ts, core/connectors/pagination.ts)',
 	});
 
 	it('newest first with a next link: Max Pages cuts a poll short, the next poll goes on from the page after, the one after from the first page; nothing lost, nothing reported', async () => {
-		const t = trigger({ pagination: { mode: 'linkHeader', maxRequests: 20 }, dedupe: 'unique' });
+		const t = trigger({ pagination: { mode: 'linkHeader', maxPages: 20 }, dedupe: 'unique' });
 		t.source.add(10);
 		await t.poll();
 		t.source.add(1_500);
@@ -211,9 +211,9 @@ describe('paginated polls (core/poll/paging.ts, core/connectors/pagination.ts)',
 	it('newest first with page numbers: Max Pages cuts a poll short and reports it once per occurrence (a numbered page shifts as items arrive at the head); the next poll still goes on from the page after', async () => {
 		const t = trigger({
 			pagination: {
-				mode: 'updateAParameterInEachRequest',
-				parameters: [{ type: 'qs', name: 'page', value: 'pageCount + 1' }],
-				maxRequests: 2,
+				mode: 'parameter',
+				parameters: [{ in: 'query', name: 'page', value: 'pageCount + 1' }],
+				maxPages: 2,
 			},
 			dedupe: 'unique',
 		});
@@ -242,9 +242,9 @@ describe('paginated polls (core/poll/paging.ts, core/connectors/pagination.ts)',
 	it('newest first with page numbers: more than a page arriving at the head before the continuation makes it stop at items already started (declared in docs/pagination.md)', async () => {
 		const t = trigger({
 			pagination: {
-				mode: 'updateAParameterInEachRequest',
-				parameters: [{ type: 'qs', name: 'page', value: 'pageCount + 1' }],
-				maxRequests: 2,
+				mode: 'parameter',
+				parameters: [{ in: 'query', name: 'page', value: 'pageCount + 1' }],
+				maxPages: 2,
 			},
 			dedupe: 'unique',
 		});
@@ -264,7 +264,7 @@ describe('paginated polls (core/poll/paging.ts, core/connectors/pagination.ts)',
 
 	it('without stop at known ground every page is walked', async () => {
 		const t = trigger({
-			pagination: { mode: 'linkHeader', limitPagesFetched: false },
+			pagination: { mode: 'linkHeader', maxPages: null },
 			stopAtKnownGround: false,
 		});
 		t.source.add(500);
@@ -313,17 +313,14 @@ describe('paginated polls (core/poll/paging.ts, core/connectors/pagination.ts)',
 	it('bad input fails the poll naming the option and the value, and remembers nothing', async () => {
 		const cases: Array<[PaginationSettings, string]> = [
 			[
-				{ mode: 'responseContainsNextURL', nextURL: 'response.body.tickets[0].id' },
+				{ mode: 'nextUrl', nextUrl: 'response.body.tickets[0].id' },
 				'Invalid value 150 for "Next URL": the expression response.body.tickets[0].id gave it after page 1',
 			],
 			[
-				{ mode: 'responseContainsNextURL', nextURL: '"http://source.test/tickets?page=1"' },
+				{ mode: 'nextUrl', nextUrl: '"http://source.test/tickets?page=1"' },
 				'for "Next URL": page 3 would repeat a request already sent in this poll (a loop)',
 			],
-			[
-				{ mode: 'responseContainsNextURL', nextURL: '$unknownFunction()' },
-				'for "Next URL": failed after page 1',
-			],
+			[{ mode: 'nextUrl', nextUrl: '$unknownFunction()' }, 'for "Next URL": failed after page 1'],
 		];
 		for (const [pagination, message] of cases) {
 			const t = trigger({ pagination, firstPoll: 'all' });
@@ -363,33 +360,31 @@ describe('paginated polls (core/poll/paging.ts, core/connectors/pagination.ts)',
 	});
 
 	it('settings that can never work are refused at activation, naming the option', () => {
-		expect(() => new Pagination({ mode: 'responseContainsNextURL' })).toThrow(
+		expect(() => new Pagination({ mode: 'nextUrl' })).toThrow(
 			'Invalid value "" for "Next URL": must be set for this pagination mode',
 		);
 		expect(
 			() =>
 				new Pagination({
 					mode: 'linkHeader',
-					paginationCompleteWhen: 'receiveSpecificStatusCodes',
-					statusCodesWhenComplete: 'none',
+					endWhen: 'statusCodes',
+					endStatuses: 'none',
 				}),
 		).toThrow('for "Status Code(s) when Complete"');
-		expect(() => new Pagination({ mode: 'linkHeader', maxRequests: 0 })).toThrow(
+		expect(() => new Pagination({ mode: 'linkHeader', maxPages: 0 })).toThrow(
 			'Invalid value 0 for "Max Pages"',
 		);
-		expect(() => new Pagination({ mode: 'updateAParameterInEachRequest', parameters: [] })).toThrow(
-			'for "Parameters"',
-		);
+		expect(() => new Pagination({ mode: 'parameter', parameters: [] })).toThrow('for "Parameters"');
 	});
 
 	it('an end status code completes paging; the interval between requests waits on the clock', async () => {
 		const clock = new FakeClock();
 		const pagination = new Pagination({
-			mode: 'updateAParameterInEachRequest',
-			parameters: [{ type: 'qs', name: 'page', value: 'pageCount + 1' }],
-			paginationCompleteWhen: 'receiveSpecificStatusCodes',
-			statusCodesWhenComplete: '404',
-			requestInterval: 1000,
+			mode: 'parameter',
+			parameters: [{ in: 'query', name: 'page', value: 'pageCount + 1' }],
+			endWhen: 'statusCodes',
+			endStatuses: '404',
+			pauseMs: 1000,
 		});
 		const at: number[] = [];
 		const fetched = pagination.fetch(
@@ -429,7 +424,7 @@ describe('paginated polls (core/poll/paging.ts, core/connectors/pagination.ts)',
 	});
 
 	it.each<[string, PaginationSettings]>([
-		['next URL in the body', { mode: 'responseContainsNextURL', nextURL: 'response.body.next' }],
+		['next URL in the body', { mode: 'nextUrl', nextUrl: 'response.body.next' }],
 		['Link header', { mode: 'linkHeader' }],
 	])(
 		'%s: a relative next link resolves against the page it came from, not the Base URL (RFC 3986 §5)',

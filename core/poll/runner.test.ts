@@ -1,4 +1,4 @@
-import { FakeClock, flushPromises } from '../testing/fakeClock';
+import { FakeClock, flushPromises } from '../../test/support/fakeClock';
 import { ConfigError } from '../configError';
 import {
 	MAX_INTERVAL_MS,

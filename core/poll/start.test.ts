@@ -1,4 +1,4 @@
-import { FakeClock } from '../testing/fakeClock';
+import { FakeClock } from '../../test/support/fakeClock';
 import { loadDedupeStore } from './kinds';
 import { PollExpressions } from './expressions';
 import { runPollCycle, type PollCycle } from './start';

@@ -1,5 +1,5 @@
 import type { HttpRequest, HttpResponse } from '../connectors/types';
-import { FakeClock, flushPromises } from '../testing/fakeClock';
+import { FakeClock, flushPromises } from '../../test/support/fakeClock';
 import {
 	answersAt,
 	isRetryableAnswer,

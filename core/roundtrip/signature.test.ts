@@ -1,5 +1,5 @@
 import { ConfigError } from '../configError';
-import { FakeClock } from '../testing/fakeClock';
+import { FakeClock } from '../../test/support/fakeClock';
 import {
 	type CallbackAuth,
 	type CallbackHeaders,

@@ -3,7 +3,7 @@ import { IANAZone } from 'luxon';
 import { ConfigError } from '../configError';
 import { FIELD_LABELS } from './errors';
 import { MIN_INTERVAL_MS } from './interval';
-import type { Schedule, WindowSpan } from './schedule';
+import type { Schedule, WindowSpan } from './types';
 import { DAY_MS, isoTime, SECOND_MS } from '../units';
 
 /*

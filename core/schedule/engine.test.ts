@@ -1,5 +1,5 @@
 import type { Clock } from '../clock';
-import { FakeClock, flushPromises } from '../testing/fakeClock';
+import { FakeClock, flushPromises } from '../../test/support/fakeClock';
 import { CronSchedule } from './cron';
 import {
 	CREATE_ATTEMPTS,

@@ -1,6 +1,6 @@
 import { checkRange, ConfigError } from '../configError';
 import { FIELD_LABELS } from './errors';
-import type { Schedule, WindowSpan } from './schedule';
+import type { Schedule, WindowSpan } from './types';
 import { DAY_MS, SECOND_MS } from '../units';
 
 /** Shorter intervals would make every trigger a busy loop of executions. */

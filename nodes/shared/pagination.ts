@@ -1,8 +1,11 @@
 import type { IDataObject, INodeProperties } from 'n8n-workflow';
 
+import { ConfigError } from '../../core/configError';
 import {
+	type PageParameter,
 	Pagination,
-	type PaginationParameter,
+	type PagingEnd,
+	type PagingMode,
 	type PaginationSettings,
 } from '../../core/connectors/pagination';
 import type { ListOrder, PagingSettings } from '../../core/poll';
@@ -11,7 +14,7 @@ const HTTP_OPS = { op: ['http.request'] };
 
 /**
  * The Poll Trigger's "Pagination" for `http.request`: the options of n8n's HTTP Request node
- * (same names and values), plus a Link header mode and what paging needs to stop at known ground.
+ * (same names and values, mapped to the core's own by readPagingSettings), plus a Link header mode and what paging needs to stop at known ground.
  * Its expressions are JSONata over `{ response: { body, headers, statusCode }, pageCount, cursor }`
  * (docs/pagination.md): a poll has no run data for n8n expressions.
  */
@@ -221,24 +224,102 @@ export const paginationProperties: INodeProperties[] = [
 	},
 ];
 
-/** Reads "Pagination" (http.request only); a setting that can never work is a ConfigError. */
+/** The Pagination Mode options, as core/connectors/pagination.ts names the modes. */
+const MODES = {
+	off: 'off',
+	updateAParameterInEachRequest: 'parameter',
+	responseContainsNextURL: 'nextUrl',
+	linkHeader: 'linkHeader',
+} as const satisfies Record<string, PagingMode>;
+
+/** The Pagination Complete When options, as the core names them. */
+const ENDS = {
+	responseIsEmpty: 'emptyPage',
+	receiveSpecificStatusCodes: 'statusCodes',
+	other: 'expression',
+} as const satisfies Record<string, PagingEnd>;
+
+/** A parameter's Type options (n8n's HTTP Request node's names), as the core names where it goes. */
+const PLACES = { qs: 'query', body: 'body', headers: 'headers' } as const satisfies Record<
+	string,
+	PageParameter['in']
+>;
+
+/** One of `choices`' keys, or a ConfigError listing them for the option `field` (`Pagination Mode`). */
+function choice<T extends Record<string, string>>(
+	choices: T,
+	value: unknown,
+	field: string,
+	label: string,
+	problem: string,
+): T[keyof T] {
+	if (typeof value === 'string' && Object.prototype.hasOwnProperty.call(choices, value))
+		return choices[value] as T[keyof T];
+	throw new ConfigError(field, label, value, problem);
+}
+
+/**
+ * Reads "Pagination" (http.request only) into the core's paging settings, mapping n8n's HTTP Request
+ * node's option names and values to the core's; a setting that can never work is a ConfigError.
+ */
 export function readPagingSettings(
 	getNodeParameter: (name: string, fallback: unknown) => unknown,
 ): PagingSettings {
 	const values = (getNodeParameter('pagination.pagination', {}) ?? {}) as IDataObject;
 	const parameters = ((values.parameters as IDataObject | undefined)?.parameters ??
-		[]) as unknown as PaginationParameter[];
-	const settings: PaginationSettings = {
-		mode: (values.paginationMode ?? 'off') as PaginationSettings['mode'],
+		[]) as unknown as Array<{ type: string; name: string; value: string }>;
+	// The options as set, for the core to tell changed settings from the same (stored with a poll to
+	// go on from, so it stays the text it was).
+	const given = {
+		mode: values.paginationMode ?? 'off',
 		nextURL: values.nextURL as string | undefined,
 		parameters,
-		paginationCompleteWhen:
-			values.paginationCompleteWhen as PaginationSettings['paginationCompleteWhen'],
+		paginationCompleteWhen: values.paginationCompleteWhen as string | undefined,
 		statusCodesWhenComplete: values.statusCodesWhenComplete as string | undefined,
 		completeExpression: values.completeExpression as string | undefined,
 		limitPagesFetched: values.limitPagesFetched as boolean | undefined,
 		maxRequests: values.maxRequests as number | undefined,
 		requestInterval: values.requestInterval as number | undefined,
+	};
+	const mode = choice(
+		MODES,
+		given.mode,
+		'paginationMode',
+		'Pagination Mode',
+		`must be one of ${Object.keys(MODES).join(', ')}`,
+	);
+	const settings: PaginationSettings = {
+		mode,
+		nextUrl: given.nextURL,
+		parameters:
+			mode === 'parameter'
+				? parameters.map((parameter) => ({
+						in: choice(
+							PLACES,
+							parameter.type,
+							'parameters',
+							'Parameters',
+							'type must be qs, body or headers',
+						),
+						name: parameter.name,
+						value: parameter.value,
+					}))
+				: [],
+		endWhen:
+			given.paginationCompleteWhen === undefined
+				? undefined
+				: choice(
+						ENDS,
+						given.paginationCompleteWhen,
+						'paginationCompleteWhen',
+						'Pagination Complete When',
+						'must be responseIsEmpty, receiveSpecificStatusCodes or other',
+					),
+		endStatuses: given.statusCodesWhenComplete,
+		endExpression: given.completeExpression,
+		maxPages: given.limitPagesFetched === false ? null : given.maxRequests,
+		pauseMs: given.requestInterval,
+		identity: JSON.stringify(given),
 	};
 	return {
 		pagination: new Pagination(settings),

@@ -1,4 +1,4 @@
-import type { PollActivationPorts } from '../poll/activation';
+import type { PollActivationPorts } from '../../core/poll/activation';
 
 /** Poll activation ports that need nothing of n8n: no transport, polls that fail throw, no logs. */
 export const quietPorts: Omit<PollActivationPorts, 'write' | 'emit' | 'emitTaken'> = {

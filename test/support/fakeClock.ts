@@ -1,4 +1,4 @@
-import type { Clock, TimerHandle } from '../clock';
+import type { Clock, TimerHandle } from '../../core/clock';
 
 interface PendingTimer {
 	at: number;
