@@ -13,11 +13,22 @@ import { node, type NodeJson, PACKAGE, workflow } from '../e2e/workflowBuilder';
  * item to the source (an HTTP Request node). With `holdEvery`, the source holds the report of every
  * `holdEvery`-th item until n8n is first killed, so those runs are going when it dies: in one
  * process, n8n saves them `crashed`. Nothing new is listed yet (`add`).
+ *
+ * The items are listed by the fake source at `path`, or with `hold` by a real server (rows of a
+ * table, files of a folder: test/harness/sourceChaos.ts) that `poll` reads; the reports still go to
+ * the fake source.
  */
 export async function publishedBurst(
 	n8n: N8nInstance,
 	source: FakeSystem,
-	{ path, history, holdEvery = 0, poll = {}, serve }: Omit<BurstOptions, 'burst' | 'killAfter'>,
+	{
+		path,
+		history,
+		holdEvery = 0,
+		poll = {},
+		serve,
+		hold,
+	}: Omit<BurstOptions, 'burst' | 'killAfter'>,
 ): Promise<PublishedBurst> {
 	const name = path.slice(1);
 	let listed: BurstItem[] = Array.from({ length: history }, (_, i) => ({
@@ -26,6 +37,10 @@ export async function publishedBurst(
 		updatedAt: 0,
 	}));
 	source.on('GET', path, (request) => (serve ? serve(listed, request) : { body: listed }));
+	// The real server's changes, one after the other, in the order the list changed.
+	let round = 0;
+	let holding = hold ? hold(listed, round++) : Promise.resolve();
+	await holding;
 	let release!: () => void;
 	const dead = new Promise<void>((resolve) => (release = resolve));
 	let killed = false;
@@ -91,8 +106,13 @@ export async function publishedBurst(
 			}));
 			next += count;
 			listed = [...listed, ...items];
+			if (hold) {
+				const now = listed;
+				holding = holding.then(() => hold(now, round++));
+			}
 			return items.map((item) => item.id);
 		},
+		held: async () => await holding,
 		kill: async (reports) => {
 			await source.requestCount(`${path}/ran`, reports, 300_000);
 			await n8n.kill();
@@ -117,8 +137,13 @@ export async function publishedBurst(
 /** A burst's workflow, published (publishedBurst). */
 export interface PublishedBurst {
 	workflowId: string;
-	/** Lists `count` more new items (numbered on from the last) and returns their ids. */
+	/**
+	 * Lists `count` more new items (numbered on from the last) and returns their ids. With `hold`, the
+	 * server holds them once `held()` resolves.
+	 */
 	add(count: number): string[];
+	/** Resolves once the server (`hold`) holds every item listed so far (at once without `hold`). */
+	held(): Promise<void>;
 	/**
 	 * SIGKILLs n8n's main once the source has received `reports` reports of runs in all, and lets
 	 * the held reports go; resolves with the reports received at the kill. n8n stays down.
@@ -144,8 +169,10 @@ export async function burstThroughKill(
 ): Promise<BurstThroughKill> {
 	const published = await publishedBurst(n8n, source, options);
 	const items = published.add(options.burst);
+	await published.held();
 	const reportedAtKill = await published.kill(options.killAfter);
 	items.push(...published.add(options.addWhileDown ?? 0));
+	await published.held();
 	await n8n.start();
 	await n8n.login();
 	return {
@@ -180,6 +207,13 @@ export interface BurstOptions {
 	 * whole list, as it is, whatever was asked.
 	 */
 	serve?: (listed: BurstItem[], request: RecordedRequest) => ScriptedResponse;
+	/**
+	 * Instead of the fake source, a real server lists the items (`poll` reads it): makes it hold
+	 * exactly `listed` (rows inserted or deleted, files written or removed), round 0 the history, then
+	 * one round per `add`. Each item's id must be what the trigger's ID reads (a row's key, a file's
+	 * name), so runs and deduplication keys name it.
+	 */
+	hold?: (listed: BurstItem[], round: number) => Promise<void>;
 	/** The source's path (its name, without the slash, prefixes the item ids). */
 	path: string;
 	/** Items remembered before the burst. */
@@ -235,6 +269,8 @@ export async function burstRuns(
 	workflowId: string,
 	runs: number,
 	timeoutMs = 900_000,
+	/** An item's id in a run's trigger output (sftp.list's files: their name). */
+	identity: (item: Record<string, unknown>) => string = (item) => String(item.id),
 ): Promise<BurstRuns> {
 	/** Executions read by id that will not change: ended ones, and other workflows' (null). */
 	const known = new Map<number, Execution | null>();
@@ -268,8 +304,8 @@ export async function burstRuns(
 		for (const execution of [...withData, ...readById].filter(
 			(e) => e.mode === 'trigger' && e.status === 'success',
 		))
-			for (const item of triggerItems(execution, 'Poll'))
-				succeeded.set(String(item.id), (succeeded.get(String(item.id)) ?? 0) + 1);
+			for (const item of triggerItems(execution, 'Poll').map(identity))
+				succeeded.set(item, (succeeded.get(item) ?? 0) + 1);
 		return {
 			succeeded,
 			crashed: listed.filter((e) => e.status === 'crashed').map((e) => e.id),

@@ -93,27 +93,76 @@ export async function sourceChaosCases(
 	};
 }
 
-async function sqlSource(
+/** sql.query's table, query and n8n credential type in each database the harness runs. */
+const DIALECTS = {
+	postgres: {
+		table:
+			'CREATE TABLE chaos_rows (id text PRIMARY KEY, updated_at timestamptz(6) NOT NULL DEFAULT clock_timestamp())',
+		index: 'CREATE INDEX ON chaos_rows (updated_at, id)',
+		query: SQL_QUERY,
+		params: ['cursor', 'key', 'limit'],
+		insert: 'INSERT INTO chaos_rows (id) SELECT unnest($1::text[])',
+		delete: 'DELETE FROM chaos_rows WHERE id = ANY($1)',
+		credential: 'postgres',
+	},
+	// MariaDB has no row values in a keyset and stamps a statement's rows alike (NOW(6)): the key
+	// orders them. A DATETIME has no time zone: written by the database (its zone, UTC here).
+	mariadb: {
+		table:
+			'CREATE TABLE chaos_rows (id varchar(64) PRIMARY KEY, updated_at datetime(6) NOT NULL DEFAULT NOW(6), INDEX (updated_at, id))',
+		index: undefined,
+		query:
+			'SELECT id, updated_at FROM chaos_rows WHERE updated_at > ? OR (updated_at = ? AND id > ?) ORDER BY updated_at, id LIMIT ?',
+		params: ['cursor', 'cursor', 'key', 'limit'],
+		insert: 'INSERT INTO chaos_rows (id) VALUES ?',
+		delete: 'DELETE FROM chaos_rows WHERE id IN (?)',
+		credential: 'mySql',
+	},
+} as const;
+
+/**
+ * A table of its own `database` (created here) polled with sql.query, on PostgreSQL or MariaDB: what
+ * `hold` lists, it holds as rows, named by their id (the trigger's ID), stamped by the database.
+ */
+export async function sqlSource(
 	n8n: N8nInstance,
 	servers: SqlServers,
 	database: string,
+	dialect: keyof typeof DIALECTS = 'postgres',
 ): Promise<NonNullable<ChaosCase['source']>> {
-	await servers.postgresExec('postgres')(`CREATE DATABASE ${database}`);
-	const exec = servers.postgresExec(database);
-	await exec(
-		'CREATE TABLE chaos_rows (id text PRIMARY KEY, updated_at timestamptz(6) NOT NULL DEFAULT clock_timestamp())',
+	const sql = DIALECTS[dialect];
+	const postgres = dialect === 'postgres';
+	await (postgres ? servers.postgresExec('postgres') : servers.mariadbExec())(
+		`CREATE DATABASE ${database}`,
 	);
-	await exec('CREATE INDEX ON chaos_rows (updated_at, id)');
-	const name = `${database} postgres`;
-	const id = await n8n.createCredential(name, 'postgres', servers.postgresCredential(database));
+	const exec = postgres ? servers.postgresExec(database) : servers.mariadbExec(database);
+	await exec(sql.table);
+	if (sql.index) await exec(sql.index);
+	const name = `${database} ${dialect}`;
+	const id = await n8n.createCredential(
+		name,
+		sql.credential,
+		postgres
+			? servers.postgresCredential(database)
+			: {
+					host: '127.0.0.1',
+					port: servers.mariadbPort,
+					database,
+					user: 'root',
+					password: '',
+					connectTimeout: 10000,
+					ssl: false,
+					sshTunnel: false,
+				},
+	);
 	const held = new Set<string>();
 	return {
 		parameters: {
 			op: 'sql.query',
-			database: 'postgres',
+			database: sql.credential,
 			with: JSON.stringify({
-				query: SQL_QUERY,
-				params: ['cursor', 'key', 'limit'],
+				query: sql.query,
+				params: sql.params,
 				cursor: 'updated_at',
 				key: 'id',
 				from: ['1970-01-01 00:00:00', '0'],
@@ -122,7 +171,7 @@ async function sqlSource(
 			}),
 			items: 'rows',
 		},
-		credentials: { postgres: { id, name } },
+		credentials: { [sql.credential]: { id, name } },
 		reportId: '$json.id',
 		async hold(list) {
 			const ids = new Set(list.map((item) => String(item.id)));
@@ -130,13 +179,15 @@ async function sqlSource(
 			const removed = [...held].filter((rowId) => !ids.has(rowId));
 			// One statement each: a burst commits at once, stamped in insertion order.
 			if (added.length > 0)
-				await exec('INSERT INTO chaos_rows (id) SELECT unnest($1::text[])', [added]);
-			if (removed.length > 0) await exec('DELETE FROM chaos_rows WHERE id = ANY($1)', [removed]);
+				await exec(sql.insert, [postgres ? added : added.map((rowId) => [rowId])]);
+			if (removed.length > 0) await exec(sql.delete, [removed]);
 			for (const rowId of added) held.add(rowId);
 			for (const rowId of removed) held.delete(rowId);
 		},
 		// Each poll is one session to the database (the harness's own statements go to it only in hold).
 		async polls() {
+			if (!postgres)
+				throw new Error('MariaDB counts no sessions per database: polls() is PostgreSQL only');
 			const [row] = await servers.postgresExec('postgres')(
 				'SELECT sessions FROM pg_stat_database WHERE datname = $1',
 				[database],
@@ -146,10 +197,18 @@ async function sqlSource(
 	};
 }
 
-async function sftpSource(n8n: N8nInstance, sshd: Sshd): Promise<ChaosCase['source']> {
-	const folder = 'chaos';
+/**
+ * A `folder` of its own of the sshd polled with sftp.list: what `hold` lists, it holds as files, named
+ * by their id (the trigger's ID reads the name). The history's files (round 0) and every other file
+ * of a burst are an hour old; the others new.
+ */
+export async function sftpSource(
+	n8n: N8nInstance,
+	sshd: Sshd,
+	folder = 'chaos',
+): Promise<NonNullable<ChaosCase['source']>> {
 	sshd.mkdir(folder);
-	const name = 'chaos sftp';
+	const name = `${folder} sftp`;
 	const id = await n8n.createCredential(name, 'sftp', sshd.credential());
 	const held = new Set<string>();
 	return {
