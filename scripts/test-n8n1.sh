@@ -2,7 +2,8 @@
 # `npm run test:n8n1`: the e2e scenarios CI runs on the 1.x line (n8n 1.123, on Node 22), after `npm test`
 # has run everything on n8n 2.41.1. Run through scripts/toolchain.sh (Node 24 for jest), after a build
 # (`npm run test:n8n1` builds first; `npm test` builds once for all its phases).
-# Which scenarios, and why (docs/n8n-1.123.md): the suites of the three nodes and the examples; that
+# Which scenarios, and why (docs/n8n-1.123.md): the suites of the three nodes, the examples and the
+# door's contract (test/e2e/n8nContract.test.ts: what 1.123 offers the nodes); that
 # fits CI's 35 minutes beside the 2.41.1 and queue-mode lanes. The chaos run on 1.x is
 # `N8N_VERSION=1.123.81 npm run chaos` (measured, docs/n8n-1.123.md). Left out on 1.x:
 # "re-publishing never runs a window twice, even from stale stored state", which shows n8n refusing
@@ -21,7 +22,7 @@ cd "$(dirname "$0")/.."
 export N8N_VERSION="${N8N1_VERSION:-1.123.81}"
 suites=("$@")
 [ "${#suites[@]}" -gt 0 ] || suites=(test/e2e/pollTrigger.test.ts test/e2e/durableScheduleTrigger.test.ts
-  test/e2e/roundTripWait.test.ts test/e2e/examples.test.ts)
+  test/e2e/roundTripWait.test.ts test/e2e/examples.test.ts test/e2e/n8nContract.test.ts)
 exec jest --selectProjects e2e --runInBand \
   --testNamePattern '^(?!.*(re-publishing never runs a window twice|a run crashed by SIGKILL mid-run|a quick restart while a run is going|static data written by others|kill -9 while paging)).*$' \
   "${suites[@]}"

@@ -31,6 +31,7 @@ import {
 	type IWebhookFunctions,
 	type IWebhookResponseData,
 	type IWorkflowExecuteAdditionalData,
+	type NodeExecutionHint,
 	type WorkflowExecuteMode,
 	Workflow,
 } from 'n8n-workflow';
@@ -62,6 +63,84 @@ export const WORKFLOW_ID = 'wf-1';
 const NODE_ID = 'node-1';
 
 type NodeClass = new () => INodeType;
+
+/** Changes the context a node is run with (see `without`); the identity by default. */
+type Wrap = <C extends object>(context: C) => C;
+
+/** n8n's capabilities as the door (nodes/shared/n8nDoor.ts) probes them. */
+export type Capability =
+	| 'deduplicationKeys'
+	| 'failedExecutionSaving'
+	| 'staticDataCopy'
+	| 'writeEndedSignal'
+	| 'customData'
+	| 'resumeControl'
+	| 'executionHooks'
+	| 'executionStack'
+	| 'executionContextData';
+
+/**
+ * A context as an n8n without `removed` would hand it over: the real n8n-core context behind a proxy
+ * that hides (or, for the emit, narrows) what the door probes. The context's own methods still run
+ * on the real context.
+ */
+export function without(...removed: Capability[]): Wrap {
+	return <C extends object>(real: C): C => {
+		const target = real as Record<string | symbol, unknown>;
+		const hidden = new Set<string | symbol>();
+		const replaced = new Map<string | symbol, unknown>();
+		if (removed.includes('deduplicationKeys')) {
+			const emit = target.emit as (...args: unknown[]) => void;
+			// n8n 1.x's emit(data, responsePromise, donePromise): three parameters.
+			replaced.set('emit', (data: unknown, response: unknown, done: unknown) =>
+				emit.call(real, data, response, done),
+			);
+		}
+		if (removed.includes('failedExecutionSaving')) hidden.add('saveFailedExecution');
+		if (removed.includes('staticDataCopy')) hidden.add('workflow');
+		else if (removed.includes('writeEndedSignal')) {
+			const workflow = target.workflow as { staticData: IDataObject };
+			const staticData = hide(workflow.staticData, ['__dataChanged']);
+			replaced.set(
+				'workflow',
+				new Proxy(workflow, {
+					get: (inner, property) =>
+						property === 'staticData' ? staticData : Reflect.get(inner, property),
+				}),
+			);
+		}
+		if (removed.includes('customData')) hidden.add('customData').add('additionalKeys');
+		if (removed.includes('resumeControl')) hidden.add('customData');
+		if (removed.includes('executionHooks')) hidden.add('additionalData');
+		if (removed.includes('executionContextData')) hidden.add('runExecutionData');
+		else if (removed.includes('executionStack')) {
+			const run = target.runExecutionData as { executionData: object };
+			replaced.set('runExecutionData', {
+				...run,
+				executionData: hide(run.executionData, ['nodeExecutionStack']),
+			});
+		}
+		return new Proxy(real, {
+			get(inner, property) {
+				if (hidden.has(property)) return undefined;
+				if (replaced.has(property)) return replaced.get(property);
+				const value = Reflect.get(inner, property, inner);
+				return typeof value === 'function' ? (value as Function).bind(inner) : value;
+			},
+			has: (inner, property) => !hidden.has(property) && Reflect.has(inner, property),
+		});
+	};
+}
+
+/** `object` with `keys` hidden; everything else read and written through to it. */
+function hide<T extends object>(object: T, keys: string[]): T {
+	return new Proxy(object, {
+		get: (inner, property) =>
+			keys.includes(String(property)) ? undefined : Reflect.get(inner, property),
+		set: (inner, property, value) => Reflect.set(inner, property, value),
+		has: (inner, property) => !keys.includes(String(property)) && Reflect.has(inner, property),
+	});
+}
 
 /** The node types n8n would load from this package (and nothing else). */
 function nodeTypesOf(...classes: NodeClass[]): INodeTypes {
@@ -213,7 +292,10 @@ export interface TriggerRun {
 export async function activateTrigger(
 	Class: NodeClass,
 	setup: NodeSetup,
-	{ mode = 'trigger' }: { mode?: WorkflowExecuteMode } = {},
+	{
+		mode = 'trigger',
+		wrap = (context) => context,
+	}: { mode?: WorkflowExecuteMode; wrap?: Wrap } = {},
 ): Promise<TriggerRun> {
 	const { workflow, node } = makeWorkflow(Class, setup);
 	const emitted: Emitted[] = [];
@@ -253,7 +335,7 @@ export async function activateTrigger(
 	});
 	let response: ITriggerResponse;
 	try {
-		response = (await Class.prototype.trigger!.call(context)) ?? {};
+		response = (await Class.prototype.trigger!.call(wrap(context))) ?? {};
 	} catch (error) {
 		warn.mockRestore();
 		info.mockRestore();
@@ -313,6 +395,10 @@ export interface ExecuteRun {
 	executeData: IExecuteData;
 	/** When the node put the run to wait: until when. */
 	waitTill?: Date;
+	/** What the node logged as warnings. */
+	warnings: string[];
+	/** The execution hints the node added (shown with its output on Execute step). */
+	hints: NodeExecutionHint[];
 }
 
 /** Runs a node's `execute` through n8n-core's `ExecuteContext` on `input`. Rejects with the node's error. */
@@ -320,6 +406,7 @@ export async function executeNode(
 	Class: NodeClass,
 	setup: NodeSetup,
 	input: INodeExecutionData[] = [{ json: {} }],
+	{ wrap = (context) => context, hooks = false }: { wrap?: Wrap; hooks?: boolean } = {},
 ): Promise<ExecuteRun> {
 	const { workflow, node } = makeWorkflow(Class, setup);
 	const runExecutionData = newRunExecutionData();
@@ -331,6 +418,20 @@ export async function executeNode(
 		additionalData(setup, {
 			setExecutionStatus: () => undefined,
 			sendDataToUI: () => undefined,
+			// n8n-core's own lifecycle hooks, as n8n's workflow runner hands them to a run; nobody runs them here.
+			...(hooks && {
+				hooks: new core.ExecutionLifecycleHooks('manual', 'exec-1', {
+					id: workflow.id,
+					name: workflow.name,
+					nodes: [node],
+					connections: {},
+					active: true,
+					activeVersionId: null,
+					isArchived: false,
+					createdAt: new Date(),
+					updatedAt: new Date(),
+				} as never),
+			}),
 		}),
 		'manual',
 		runExecutionData,
@@ -344,9 +445,20 @@ export async function executeNode(
 	context.putExecutionToWait = async (until: Date) => {
 		waitTill = until;
 	};
-	const output = (await Class.prototype.execute!.call(context)) as INodeExecutionData[][];
+	const warn = jest.spyOn(context.logger, 'warn').mockImplementation((message: string) => {
+		warnings.push(message);
+	});
+	const warnings: string[] = [];
+	let output: INodeExecutionData[][];
+	try {
+		output = (await Class.prototype.execute!.call(wrap(context))) as INodeExecutionData[][];
+	} finally {
+		warn.mockRestore();
+	}
 	return {
 		output,
+		warnings,
+		hints: (context as unknown as { hints: NodeExecutionHint[] }).hints,
 		customData: { ...(runExecutionData.resultData.metadata ?? {}) } as Record<string, string>,
 		executeData,
 		waitTill,
@@ -384,6 +496,8 @@ export interface WebhookAnswer {
 	/** What the node answered itself (status and JSON body), if it did. */
 	status?: number;
 	body?: unknown;
+	/** What the node logged as warnings. */
+	warnings: string[];
 }
 
 /**
@@ -396,6 +510,7 @@ export async function callWebhook(
 	setup: NodeSetup,
 	call: WebhookCall,
 	waiting: Pick<ExecuteRun, 'customData' | 'executeData'>,
+	{ wrap = (context) => context }: { wrap?: Wrap } = {},
 ): Promise<WebhookAnswer> {
 	const { workflow, node } = makeWorkflow(Class, setup);
 	const rawBody = Buffer.from(call.rawBody ?? '');
@@ -437,6 +552,15 @@ export async function callWebhook(
 		[],
 		runExecutionData,
 	);
-	const result = await Class.prototype.webhook!.call(context);
-	return { result, ...answer };
+	const warnings: string[] = [];
+	const warn = jest.spyOn(context.logger, 'warn').mockImplementation((message: string) => {
+		warnings.push(message);
+	});
+	let result: IWebhookResponseData;
+	try {
+		result = await Class.prototype.webhook!.call(wrap(context));
+	} finally {
+		warn.mockRestore();
+	}
+	return { result, warnings, ...answer };
 }

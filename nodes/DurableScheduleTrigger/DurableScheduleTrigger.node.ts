@@ -26,6 +26,7 @@ import { type LiveCopiesWriter, writerToLiveCopies } from '../shared/liveCopies'
 import { durableScheduleTriggerProperties } from './DurableScheduleTriggerDescription';
 import { knownSchedules } from './knownSchedules';
 import { saveTriggerFailure, toNodeError } from '../shared/errors';
+import { announceMissing } from '../shared/n8nDoor';
 
 /** The node's key in its static data (`node:<name>`); the value carries its own format version. */
 const STATE_KEY = 'schedule';
@@ -167,7 +168,11 @@ export class DurableScheduleTrigger implements INodeType {
 		} catch (error) {
 			throw toNodeError(node, error);
 		}
-		if (live) liveCopies = writerToLiveCopies(this);
+		if (live) {
+			// What this n8n offers the trigger (n8nDoor.ts); what it lacks is said once, and it does without.
+			announceMissing(this, 'trigger');
+			liveCopies = writerToLiveCopies(this);
+		}
 		const closeFunction = async () => {
 			liveCopies?.close();
 			emitter.stop();

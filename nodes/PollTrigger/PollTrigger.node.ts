@@ -18,15 +18,11 @@ import {
 	type PollTriggerState,
 	savedHistoryStore,
 } from '../../core/poll';
-import {
-	BUSY_WRITE_INTERVAL_MS,
-	emitsDeduplicationKeys,
-	emittedInFlight,
-	RunEmitter,
-} from '../shared/emitRuns';
+import { BUSY_WRITE_INTERVAL_MS, emittedInFlight, RunEmitter } from '../shared/emitRuns';
 import { saveTriggerFailure, toNodeError } from '../shared/errors';
 import { imapCredentialTest } from '../shared/imapCredentialTest';
 import { writerToLiveCopies } from '../shared/liveCopies';
+import { announceMissing } from '../shared/n8nDoor';
 import { opContext } from '../shared/opContext';
 import { paginationProperties } from '../shared/pagination';
 import { sftpCredentialTest } from '../shared/sftpCredential';
@@ -137,6 +133,8 @@ export class PollTrigger implements INodeType {
 
 		const named = (message: string) => `Poll Trigger "${node.name}": ${message}`;
 		if (activation.notice) this.logger.warn(named(activation.notice));
+		// What this n8n offers the trigger (n8nDoor.ts); what it lacks is said once, and it does without.
+		const n8n = announceMissing(this, 'trigger');
 		// Into every live copy of the node's static data: another trigger of the workflow, re-registered
 		// on its own copy, must not store an old state of this one with its emits.
 		const liveCopies = writerToLiveCopies(this);
@@ -181,7 +179,7 @@ export class PollTrigger implements INodeType {
 					inFlight: emittedInFlight,
 					emitTaken: async (take) => await emitter.emitTaken(take),
 					writeNow: () => emitter.write(),
-					...(emitsDeduplicationKeys(this) && { storeNow: () => emitter.write() }),
+					...(n8n.deduplicationKeys && { storeNow: () => emitter.write() }),
 					context,
 					onPollFailure: (error, report) =>
 						saveTriggerFailure(

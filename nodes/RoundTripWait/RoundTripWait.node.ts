@@ -24,9 +24,9 @@ import {
 	validateCallbackAuth,
 	validateSettings,
 } from '../../core/roundtrip';
-import { customDataOf } from '../shared/customData';
 import { toNodeError } from '../shared/errors';
 import { HTTP_CREDENTIAL } from '../shared/httpTransport';
+import { announceMissing, customDataOf } from '../shared/n8nDoor';
 import { genericCredentials } from '../shared/parameters';
 import {
 	CALLBACK_CREDENTIAL,
@@ -38,7 +38,6 @@ import {
 	keepWaitRecord,
 	executionReplayLogOf,
 	waitRecordOf,
-	resumeCapabilities,
 	readSettings,
 	responseBodyOf,
 	roundTripCallbackApiTest,
@@ -104,6 +103,8 @@ export class RoundTripWait implements INodeType {
 				},
 			);
 		}
+		// What this n8n offers the node (n8nDoor.ts); what it lacks is said once, and the node does without.
+		const n8n = announceMissing(this, 'execute');
 		try {
 			const settings = validateSettings(readSettings(this));
 			const callbackAuth = callbackAuthFrom(await this.getCredentials(CALLBACK_CREDENTIAL));
@@ -130,14 +131,13 @@ export class RoundTripWait implements INodeType {
 				deadline: new Date(deadline).toISOString(),
 				correlationIdLocation: settings.correlationPath.expression,
 			};
-			const resume = resumeCapabilities(this);
 			if (settings.request)
 				waiting.request = await sendRequest(this, settings.request, {
 					correlationId,
 					callbackUrl,
 					wait,
 					callbackAuth,
-					afterSave: resume.failsResumedNode,
+					afterSave: n8n.resumeControl,
 				});
 
 			// For filtering executions only; the wait does not depend on it (it is in the stack entry).
@@ -155,7 +155,7 @@ export class RoundTripWait implements INodeType {
 					pairedItem: { item: 0 },
 				},
 			];
-			if (resume.forwardsAllOutputs) {
+			if (n8n.resumeControl) {
 				executeData.data = { main: [[], timedOut] };
 				executeData.metadata = { ...executeData.metadata, forwardAllOutputs: true };
 			} else {
@@ -181,6 +181,7 @@ export class RoundTripWait implements INodeType {
 			return { noWebhookResponse: true };
 		};
 		try {
+			const n8n = announceMissing(this, 'webhook');
 			const wait = waitRecordOf(this);
 			if (!wait)
 				return refuse(409, 'this execution is not waiting in a Round-Trip Wait node', false);
@@ -217,12 +218,8 @@ export class RoundTripWait implements INodeType {
 			if (!judgement.ok)
 				return refuse(judgement.status, judgement.reason, judgement.status !== 410);
 			// n8n 2.x resumes a waiting execution once (it updates it only while still waiting); n8n 1.x
-			// (no `customData` on node contexts, see resumeCapabilities) may resume it again: refused here.
-			if (
-				typeof (this as unknown as { customData?: { set?: unknown } }).customData?.set !==
-					'function' &&
-				!RESUMED_WAITS.claim(wait.noticeKey, wait.deadlineMs, Date.now())
-			) {
+			// (no resume control, n8nDoor.ts) may resume it again: refused here.
+			if (!n8n.resumeControl && !RESUMED_WAITS.claim(wait.noticeKey, wait.deadlineMs, Date.now())) {
 				return refuse(409, 'this wait was already resumed by another callback', false);
 			}
 			// No response here: n8n answers (Response Code, this body) once the run has left "waiting".

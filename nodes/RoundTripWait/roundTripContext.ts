@@ -31,8 +31,13 @@ import {
 	WAIT_RECORD_KEY,
 	type WaitRecord,
 } from '../../core/roundtrip';
-import { customDataOf } from '../shared/customData';
 import { n8nHttpTransport } from '../shared/httpTransport';
+import {
+	afterExecutionSaved,
+	customDataOf,
+	executionContextData,
+	waitingStackEntry,
+} from '../shared/n8nDoor';
 
 /**
  * The Round-Trip Wait's side of n8n: where a wait is kept in the execution (its stack entry), what the
@@ -107,7 +112,7 @@ export function failFromNotice(
 	const notice = JSON.parse(body) as FailureNotice;
 	// n8n's resume honours a stack entry's `resumeError` (set by n8n itself for failed sub-workflows):
 	// the resumed node fails with it instead of passing its data on. Not a public API of n8n 2.41 (README).
-	const entry = waitingEntryOf(context);
+	const entry = waitingStackEntry(context);
 	if (!entry)
 		return refuse(
 			500,
@@ -119,8 +124,6 @@ export function failFromNotice(
 	};
 	return { workflowData: [[{ json: {} }], []], webhookResponse: { failed: true } };
 }
-
-type StackEntry = { node?: { name?: string }; metadata?: IDataObject };
 
 /**
  * Keeps the wait record in this node's own entry of the execution's node stack (its `metadata`):
@@ -146,80 +149,36 @@ export function keepWaitRecord(
 	} as IExecuteData['metadata'];
 }
 
-/** The waiting node's entry of the run's stack, as n8n hands it to the webhook (internal to n8n-core). */
-function waitingEntryOf(context: IWebhookFunctions): StackEntry | undefined {
-	const stack = (
-		context as unknown as {
-			runExecutionData?: { executionData?: { nodeExecutionStack?: StackEntry[] } };
-		}
-	).runExecutionData?.executionData?.nodeExecutionStack;
-	const name = context.getNode().name;
-	return stack?.find((entry) => entry.node?.name === name);
-}
-
 /** Where the execution's own replay log lives in its data (saved by n8n with the resume; README). */
 const EXECUTION_REPLAY_KEY = 'roundTripWait:accepted';
 
 /**
  * The signed callbacks earlier waits of this execution accepted, in the execution's context data
- * (`executionData.contextData`, saved with the execution). What judgeCallback adds to it is written
- * by n8n together with the resume (`ActiveExecutions.add`: the conditional update that moves the run
- * out of "waiting" writes this very data), so only the resume that happened is recorded.
+ * (n8nDoor.ts `executionContextData`: saved by n8n together with the resume, so only the resume that
+ * happened is recorded). Undefined where n8n hands the webhook none (capability
+ * `executionContextData`): the process's REPLAY_MEMORY is then all there is.
  */
 export function executionReplayLogOf(context: IWebhookFunctions): ExecutionReplayLog | undefined {
-	const executionData = (
-		context as unknown as {
-			runExecutionData?: { executionData?: { contextData?: Record<string, IDataObject> } };
-		}
-	).runExecutionData?.executionData;
-	if (!executionData) return undefined;
-	const contextData = (executionData.contextData ??= {});
-	return (contextData[EXECUTION_REPLAY_KEY] ??= {}) as unknown as ExecutionReplayLog;
+	const contextData = executionContextData(context);
+	if (!contextData) return undefined;
+	return (contextData[EXECUTION_REPLAY_KEY] ??= {}) as ExecutionReplayLog;
 }
 
 /** This wait's record: in the waiting node's stack entry, or (a wait saved by version 1 of the record) in custom data. */
 export function waitRecordOf(context: IWebhookFunctions): WaitRecord | undefined {
-	const kept = waitingEntryOf(context)?.metadata?.[WAIT_RECORD_KEY];
+	const kept = waitingStackEntry(context)?.metadata?.[WAIT_RECORD_KEY];
 	if (kept !== undefined) return decodeWaitRecord(kept);
 	const customData = customDataOf(context);
 	return decodeWaitRecord(customData?.get(WAIT_RECORD_KEY), customData?.get(CORRELATION_KEY));
 }
 
 /**
- * What this n8n's resume honours, which the node cannot probe directly (it is n8n-core's
- * `WorkflowExecute`): a stack entry's `metadata.forwardAllOutputs` (a disabled node passes every
- * output on, so a timeout leaves by Timed Out) and `metadata.resumeError` (the resumed node fails).
- * Both came to n8n-core with the node contexts' `customData` (n8n 2.x); n8n 1.123 has neither, so
- * that is the capability read here.
- */
-export function resumeCapabilities(context: IExecuteFunctions): {
-	forwardsAllOutputs: boolean;
-	failsResumedNode: boolean;
-} {
-	const modern =
-		typeof (context as unknown as { customData?: { set?: unknown } }).customData?.set ===
-		'function';
-	return { forwardsAllOutputs: modern, failsResumedNode: modern };
-}
-
-/**
  * Runs `send` once n8n has saved this execution as waiting, so that a callback sent at once finds
- * the run waiting. n8n gives nodes no public hook for that moment (`onExecutionFinish` skips
- * waiting runs), so this uses the same lifecycle hooks it is built on: handlers added while the
- * node runs come after n8n's own, which save the execution (README, "What the node relies on").
- * Returns false when this n8n has no such hooks; the caller then sends at once.
+ * the run waiting: after n8n's own `workflowExecuteAfter` handlers (n8nDoor.ts `afterExecutionSaved`).
+ * Returns false when this n8n has no such hooks (capability `executionHooks`); the caller then sends at once.
  */
 export function afterWaitIsSaved(context: IExecuteFunctions, send: () => Promise<void>): boolean {
-	type Hooks = {
-		addHandler?: (
-			name: 'workflowExecuteAfter',
-			handler: (run: { status?: string; waitTill?: Date }) => Promise<void>,
-		) => void;
-	};
-	const hooks = (context as unknown as { additionalData?: { hooks?: Hooks } }).additionalData
-		?.hooks;
-	if (typeof hooks?.addHandler !== 'function') return false;
-	hooks.addHandler('workflowExecuteAfter', async (run) => {
+	return afterExecutionSaved(context, async (run) => {
 		// A run that failed or was cancelled after this node is not waiting: nothing to ask for.
 		if (run?.status !== 'waiting' || !run.waitTill) return;
 		// Not awaited: the partner may answer slowly; n8n finishes the run's bookkeeping meanwhile.
@@ -227,7 +186,6 @@ export function afterWaitIsSaved(context: IExecuteFunctions, send: () => Promise
 			context.logger.error(`Round-Trip Wait: sending the request failed: ${error.message}`),
 		);
 	});
-	return true;
 }
 
 export function readSettings(context: IExecuteFunctions): RawSettings {
@@ -251,7 +209,7 @@ interface SendContext {
 	callbackUrl: string;
 	wait: WaitRecord;
 	callbackAuth: CallbackAuth;
-	/** Whether n8n fails a resumed node (2.x): the request may then go out once the wait is saved. */
+	/** Whether n8n fails a resumed node (capability resumeControl): the request may then go out once the wait is saved. */
 	afterSave: boolean;
 }
 

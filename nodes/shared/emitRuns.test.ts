@@ -2,8 +2,9 @@ import type { INodeExecutionData, IRun, ITriggerFunctions } from 'n8n-workflow';
 
 import { endedRun, triggerContext } from '../../test/nodeContext';
 import { PollTrigger } from '../PollTrigger/PollTrigger.node';
-import { EMIT_CHUNK, emitsDeduplicationKeys, RunEmitter, type RunEmitterOptions } from './emitRuns';
+import { EMIT_CHUNK, RunEmitter, type RunEmitterOptions } from './emitRuns';
 import { type LiveCopiesWriter, writerToLiveCopies } from './liveCopies';
+import { n8nCapabilities } from './n8nDoor';
 
 /** A deferred promise as n8n-core's `helpers.createDeferredPromise` makes it. */
 type Done = {
@@ -54,13 +55,13 @@ function n8n1Context({
 
 describe('RunEmitter without deduplication keys (n8n 1.x)', () => {
 	test('the emit n8n 1.x hands over has no key parameter; 2.x has one', () => {
-		expect(emitsDeduplicationKeys(n8n1Context().context)).toBe(false);
+		expect(n8nCapabilities(n8n1Context().context).deduplicationKeys).toBe(false);
 		const modern = triggerContext(
 			PollTrigger,
 			POLL,
 			(_d: unknown, _r: unknown, _p: unknown, _k: unknown) => undefined,
 		);
-		expect(emitsDeduplicationKeys(modern)).toBe(true);
+		expect(n8nCapabilities(modern).deduplicationKeys).toBe(true);
 	});
 
 	test('runs go out one at a time; each is settled when n8n creates it, and the next write carries it', async () => {

@@ -7,7 +7,14 @@ import type {
 
 import { systemClock } from '../../core/clock';
 import type { Settlement } from '../../core/outbox';
-import { onWriteEnded, workflowStaticData } from './liveCopies';
+import { onWriteEnded } from './liveCopies';
+import {
+	n8nCapabilities,
+	onRunCreated,
+	ranAnyway,
+	staticDataWriteState,
+	workflowStaticData,
+} from './n8nDoor';
 
 /** One run to emit: `key` is its n8n deduplication key (none: nothing to refuse or settle). */
 export interface RunToEmit<R> {
@@ -197,7 +204,7 @@ export class RunEmitter<R> {
 	}
 
 	private async emitInOrder(runs: ReadonlyArray<RunToEmit<R>>): Promise<void> {
-		if (!emitsDeduplicationKeys(this.context))
+		if (!n8nCapabilities(this.context).deduplicationKeys)
 			return await emitOneByOne(this.context, runs, this.options, () => this.stopped);
 		let emitted = 0;
 		for (let i = 0; i < runs.length && !this.stopped; i++) {
@@ -276,7 +283,8 @@ export class RunEmitter<R> {
 	 * (n8n's write is going), watched from now on.
 	 */
 	private writeStartedByEmit(): Promise<void> | undefined {
-		return workflowStaticData(this.context)?.__dataChanged === true
+		const copy = workflowStaticData(this.context);
+		return copy && staticDataWriteState(copy) === 'changed'
 			? staticDataWritten(this.context, () => this.stopped)
 			: undefined;
 	}
@@ -348,60 +356,26 @@ function executed(result: IRun): boolean {
 	return result.data?.resultData?.lastNodeExecuted !== undefined;
 }
 
-/**
- * Errors n8n rejects a run's done-promise with after the run existed: it was cancelled (by a user,
- * its timeout, or shutdown), or it had already ended and left the active executions when n8n looked
- * it up, or (queue mode) its job stalled because the worker running it died. Anything else happened
- * before n8n created the run. Matched by class name, as the classes this package would import are
- * not the instances n8n loaded.
- *
- * Queue mode, n8n 2.41 (workflow-runner.js `enqueueExecution`, `processError`): the main settles the
- * done-promise when the worker reports the job finished. When a worker dies mid-run, Bull fails the
- * job once its lock expires (n8n sets maxStalledCount 0, so it is never run again); the main records
- * the execution as failed with MaxStalledCountError and resolves the done-promise with that failed
- * run. A rejection with that class is handled the same way should a later n8n pass it on.
- */
-const RAN_ANYWAY = new Set([
-	'ExecutionCancelledError',
-	'ExecutionNotFoundError',
-	'MaxStalledCountError',
-]);
-
-function ranAnyway(error: unknown): boolean {
-	for (
-		let proto = Object.getPrototypeOf(error ?? {});
-		proto;
-		proto = Object.getPrototypeOf(proto)
-	) {
-		const name = (proto as { constructor?: { name?: string } }).constructor?.name;
-		if (name !== undefined && RAN_ANYWAY.has(name)) return true;
-	}
-	return false;
-}
-
 /** Resolves once n8n has written the workflow's static data changes (see emitRuns). */
 async function staticDataWritten(
 	context: ITriggerFunctions,
 	stopped: () => boolean = () => false,
 ): Promise<void> {
 	const root = workflowStaticData(context);
-	if (typeof root?.__dataChanged !== 'boolean') return;
+	// No write-ended signal (capability writeEndedSignal): nothing to wait for.
+	if (!root || staticDataWriteState(root) === 'unknown') return;
 	const deadline = systemClock.now() + STATIC_DATA_WRITE_WAIT_MS;
 	let ended = false;
 	const cancel = onWriteEnded(root, () => (ended = true));
-	while (!ended && root.__dataChanged === true && systemClock.now() < deadline && !stopped()) {
+	while (
+		!ended &&
+		staticDataWriteState(root) === 'changed' &&
+		systemClock.now() < deadline &&
+		!stopped()
+	) {
 		await new Promise<void>((resolve) => systemClock.setTimer(resolve, STATIC_DATA_CHECK_MS));
 	}
 	cancel();
-}
-
-/**
- * Whether this n8n's trigger `emit` takes a deduplication key (its fourth parameter, n8n 2.x).
- * n8n 1.x's `emit(data, responsePromise, donePromise)` has none: re-emitting a run it created
- * would start it again. Read from the function n8n handed over, not from a version string.
- */
-export function emitsDeduplicationKeys(context: ITriggerFunctions): boolean {
-	return typeof context.emit === 'function' && context.emit.length >= 4;
 }
 
 /** How long the emitter waits for n8n 1.x to confirm one run was created before emitting the next. */
@@ -410,10 +384,8 @@ const CREATION_WAIT_MS = 30_000;
 /**
  * For an n8n without deduplication keys (1.x), which would start a re-emitted run again: an entry
  * must leave the outbox, in the database, as soon as possible after n8n created its run. n8n 1.x
- * says when a run exists only through the done-promise: once `runWorkflow` has created the
- * execution it reads the promise's `resolve` and `reject` to chain them to the run's end
- * (active-workflow-manager.js, `executePromise.then(executionId => …then(donePromise.resolve)…)`),
- * so reading `resolve` is n8n confirming the creation. Runs are emitted one at a time: emit, wait
+ * says when a run exists only through the done-promise (read through n8nDoor.ts `onRunCreated`).
+ * Runs are emitted one at a time: emit, wait
  * for that confirmation and for n8n's write of the state, mark the run settled, reassign the state,
  * emit the next (whose write carries the settlement). A crash can therefore leave at most the run
  * being emitted, and the one before it, recorded as unsettled while they exist: those two are what
@@ -438,18 +410,10 @@ async function emitOneByOne<R>(
 		let exists = false;
 		let confirm = () => {};
 		const confirmed = new Promise<void>((resolve) => (confirm = resolve));
-		const resolveDone = done.resolve;
-		Object.defineProperty(done, 'resolve', {
-			configurable: true,
-			enumerable: true,
-			get() {
-				if (!exists) {
-					exists = true;
-					created(entry);
-					confirm();
-				}
-				return resolveDone;
-			},
+		onRunCreated(done, () => {
+			exists = true;
+			created(entry);
+			confirm();
 		});
 		done.promise.then(
 			async (result) => await settled(entry, 'started', undefined, result),

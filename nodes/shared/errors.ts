@@ -1,6 +1,7 @@
 import { type INode, type ITriggerFunctions, NodeOperationError } from 'n8n-workflow';
 
 import { ConfigError } from '../../core/configError';
+import { n8nCapabilities, saveFailedExecution } from './n8nDoor';
 
 /**
  * Turns an error from the core into the error n8n shows and records, for every node. Core errors
@@ -22,15 +23,14 @@ export function toNodeError(node: INode, error: unknown, itemIndex?: number): No
 
 /**
  * Records a trigger's failure as a failed execution (which runs the workflow's error workflow) where
- * n8n offers `saveFailedExecution` to triggers (2.x). n8n 1.x has no such function (its `emitError`
- * deactivates the workflow and reactivates it later, which would throw the trigger's backoff away):
- * there the failure goes to n8n's log as an error, and the trigger's observed state keeps it.
+ * n8n offers `saveFailedExecution` to triggers (2.x; capability `failedExecutionSaving`, n8nDoor.ts).
+ * n8n 1.x has no such function (its `emitError` deactivates the workflow and reactivates it later,
+ * which would throw the trigger's backoff away): there the failure goes to n8n's log as an error,
+ * and the trigger's observed state keeps it.
  */
 export function saveTriggerFailure(context: ITriggerFunctions, error: NodeOperationError): void {
-	const save = (context as { saveFailedExecution?: (error: NodeOperationError) => void })
-		.saveFailedExecution;
-	if (typeof save === 'function') {
-		save.call(context, error);
+	if (n8nCapabilities(context).failedExecutionSaving) {
+		saveFailedExecution(context, error);
 		return;
 	}
 	context.logger.error(

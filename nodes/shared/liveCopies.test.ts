@@ -2,7 +2,7 @@ import type { IDataObject } from 'n8n-workflow';
 
 import { triggerContext } from '../../test/nodeContext';
 import { PollTrigger } from '../PollTrigger/PollTrigger.node';
-import { workflowStaticData } from './liveCopies';
+import { workflowStaticData } from './n8nDoor';
 
 /*
  * liveCopies.ts (and emitRuns.ts, which waits on n8n's change flag) read the one thing the node API

@@ -1,5 +1,7 @@
 import type { IDataObject, ITriggerFunctions } from 'n8n-workflow';
 
+import { staticDataWriteState, workflowStaticData } from './n8nDoor';
+
 /**
  * Every copy of a workflow's static data that this process activated one of its triggers on, by
  * workflow id. n8n 2.x's publication service re-registers only the triggers whose node changed, each
@@ -9,8 +11,8 @@ import type { IDataObject, ITriggerFunctions } from 'n8n-workflow';
  * state of this one, whichever of them was re-registered. Copies are held weakly: a deactivated
  * workflow's copy goes with it.
  *
- * Why this reads past n8n's public node API (the one place it does, with emitRuns.ts's wait on the
- * change flag; pinned by liveCopies.test.ts). The node API hands a trigger its own node's static data
+ * Why this reads past n8n's public node API (through n8nDoor.ts, with emitRuns.ts's wait on the
+ * change flag; pinned by liveCopies.test.ts and n8nDoor.test.ts). The node API hands a trigger its own node's static data
  * (`getWorkflowStaticData('node')`, `node:<name>` of its copy) and the workflow's `global` entry,
  * never the copy itself nor another node's entry in it. A design on that API alone (one process-wide
  * latest state per trigger, laid into every node-data object an activation of it was handed, and
@@ -22,15 +24,10 @@ import type { IDataObject, ITriggerFunctions } from 'n8n-workflow';
  * repair it either: after a restart, or a leader change in multi-main, the database's state is all
  * there is, and a process's memory of an earlier leadership would be older than it.
  *
- * What this relies on, read in n8n 2.41.1 (and 1.123): n8n-core's TriggerContext keeps the `Workflow`
- * it runs on as `workflow` (node-execution-context.js, `getWorkflowStaticData(type)` is
- * `this.workflow.getStaticData(type, this.node)`); n8n-workflow's `Workflow` wraps the static data
- * read from the database in an ObservableObject whose `__dataChanged` any write below it sets
- * (workflow.js, observable-object.js); the publication service makes one `Workflow` per activation
- * call, from the database row (workflow-trigger-activator.js `activateInternal`, `createWorkflow`),
- * and saves its static data after registering the triggers; a trigger's `emit` calls
- * `saveStaticData(workflow)`, which writes the whole `workflow.staticData` when the flag is set and
- * clears it once written (trigger-execution-context.factory.js, workflow-static-data.service.js).
+ * What this relies on in n8n (the workflow's whole static data, and the change flag n8n clears when
+ * its write ends) is read through the door, n8nDoor.ts (`workflowStaticData`, `staticDataWriteState`),
+ * with the reasons it holds in n8n 2.41.1 and 1.123; where this n8n shows no such copy (capability
+ * `staticDataCopy`), a trigger writes its own node's static data only.
  */
 const copiesByWorkflow = new Map<
 	string,
@@ -56,7 +53,7 @@ export function onWriteEnded(copy: IDataObject, ended: () => void): () => void {
 
 function beforeChange(copy: IDataObject): void {
 	const waiters = writeWaiters.get(copy);
-	if (copy.__dataChanged !== false || !waiters) return;
+	if (staticDataWriteState(copy) !== 'written' || !waiters) return;
 	writeWaiters.delete(copy);
 	for (const ended of waiters) ended();
 }
@@ -73,19 +70,9 @@ export interface LiveCopiesWriter {
 }
 
 /**
- * The workflow's whole static data (the object n8n saves), which the node API does not hand out:
- * n8n-core's trigger context keeps the `Workflow` it runs on (read in n8n 2.41.1 and 1.123), whose
- * `staticData` it is. Undefined if a version keeps it elsewhere.
- */
-export function workflowStaticData(context: ITriggerFunctions): IDataObject | undefined {
-	const root = (context as unknown as { workflow?: { staticData?: unknown } }).workflow?.staticData;
-	return root !== null && typeof root === 'object' ? (root as IDataObject) : undefined;
-}
-
-/**
  * Registers this activation's copy of the workflow's static data and returns the trigger's one way
- * to set its node's state. Without the whole copy (see workflowStaticData) it writes its own node's
- * static data only, as before. Call it once the activation can no longer be refused: a copy
+ * to set its node's state. Without the whole copy (capability `staticDataCopy`, n8nDoor.ts) it
+ * writes its own node's static data only. Call it once the activation can no longer be refused: a copy
  * registered by an activation that then fails stays open for this node and is never written by its
  * next activation, so the other triggers' saves store this node's state as it was (issue 26).
  */

@@ -8,8 +8,9 @@ import {
 	lostAndRepeated,
 	publishedBurst,
 } from '../harness/burstKill';
+import { triggerItems } from '../harness/chaos';
 import { FakeSystem, type RecordedRequest, type ScriptedResponse } from '../harness/fakeSystem';
-import { N8nInstance } from '../harness/n8nInstance';
+import { isFinal, N8nInstance } from '../harness/n8nInstance';
 import { instancesDir } from '../harness/paths';
 
 /**
@@ -213,4 +214,31 @@ module.exports = { workflow: { preExecute: [async function () {
 		},
 		1_200_000,
 	);
+
+	test('newest first, Link header pages: Start Again of an item on page 3 starts it once, and nothing else again', async () => {
+		const style = STYLES[1][1];
+		const burst = await published(style);
+		burst.add(150); // pages of 50, newest first: the first 50 added are on page 3
+		const ids = burst.items.map((item) => item.id);
+		const before = await burstRuns(n8n, burst.workflowId, ids.length);
+		expect(lostAndRepeated(ids, before)).toEqual({ lost: 0, repeated: 0 });
+		const again = burst.items[20].id;
+		await burst.update({ startAgain: JSON.stringify([again]) });
+		const runs = await n8n.waitForExecutions(
+			burst.workflowId,
+			(all) => all.filter(isFinal).length >= ids.length + 1,
+			'the item started again',
+			300_000,
+		);
+		// Polls after it: nothing more starts.
+		await source.requestCount(burst.path, source.requests(burst.path).length + 2, 60_000);
+		const ran = new Map<string, number>();
+		for (const execution of (await n8n.executions(burst.workflowId)).filter(isFinal))
+			for (const item of triggerItems(execution, 'Poll'))
+				ran.set(String(item.id), (ran.get(String(item.id)) ?? 0) + 1);
+		expect(runs.filter((e) => e.status !== 'success')).toEqual([]);
+		expect([...ran].filter(([, times]) => times > 1)).toEqual([[again, 2]]);
+		expect(ran.size).toBe(ids.length);
+		await n8n.unpublish(burst.workflowId);
+	}, 1_200_000);
 });
