@@ -272,16 +272,19 @@ export class Pagination {
 	}
 
 	/**
-	 * Fetches pages from `args` (the op's arguments, placeholders filled; `resumed`: a request a
-	 * poll that Max Pages cut short left, not the list's first page) until the source is complete, a
-	 * page reaches known ground, or Max Pages. Throws (nothing returned, so nothing remembered) on a
-	 * failing expression, a next URL that is not one, a loop, or a page that is not a list.
+	 * Fetches pages from `args` (the op's arguments, placeholders filled) until the source is complete,
+	 * a page reaches known ground, or Max Pages (of this call). Throws (nothing returned, so nothing
+	 * remembered) on a failing expression, a next URL that is not one, a loop, or a page that is not a
+	 * list. `pagesBefore`: `args` is the request for the page after those a poll that Max Pages cut
+	 * short read (not the list's first page), and `pageCount` goes on from there.
 	 */
 	async fetch(
 		args: Record<string, unknown>,
 		hooks: PagingHooks,
-		resumed = false,
+		pagesBefore?: number,
 	): Promise<PagedResult> {
+		const resumed = pagesBefore !== undefined;
+		const before = pagesBefore ?? 0;
 		const items: unknown[] = [];
 		const requests: SentRequest[] = [];
 		const sent = new Set<string>();
@@ -295,10 +298,10 @@ export class Pagination {
 				current.headers,
 				current.body,
 			]);
-			if (sent.has(identity)) throw this.loopError(current, pageCount);
+			if (sent.has(identity)) throw this.loopError(current, before + pageCount);
 			sent.add(identity);
 			requests.push(describe(current));
-			const where = `page ${pageCount + 1} (${String(current.method ?? 'GET').toUpperCase()} ${String(current.url)})`;
+			const where = `page ${before + pageCount + 1} (${String(current.method ?? 'GET').toUpperCase()} ${String(current.url)})`;
 			const answer = await hooks.request(current, pageCount === 0 && !resumed, this.endStatuses);
 			if (answer.kind === 'not_modified') return { kind: 'not_modified' };
 			if (answer.kind === 'end_status')
@@ -316,7 +319,7 @@ export class Pagination {
 			if (!this.enabled) return this.result(items, pageCount, 'complete', requests, memory);
 			const scope: PageScope = {
 				response: { body: answer.data, headers: answer.headers, statusCode: answer.status },
-				pageCount,
+				pageCount: before + pageCount,
 				cursor: hooks.cursor,
 			};
 			if (this.endWhen === 'emptyPage' && pageItems.length === 0)

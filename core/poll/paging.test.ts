@@ -239,6 +239,28 @@ describe('paginated polls (core/poll/paging.ts, core/connectors/pagination.ts)',
 		expect(new Set(t.started).size).toBe(t.started.length);
 	});
 
+	it('newest first with page numbers: a continuation over several pages numbers them on from the poll it goes on from', async () => {
+		const t = trigger({
+			pagination: {
+				mode: 'parameter',
+				parameters: [{ in: 'query', name: 'page', value: 'pageCount + 1' }],
+				maxPages: 2,
+			},
+			dedupe: 'unique',
+		});
+		t.source.add(10);
+		await t.poll();
+		const baseline = t.source.requests.length;
+		t.source.add(200);
+		await t.poll(); // pages 1 and 2: 210..111
+		await t.poll(); // pages 3 and 4: 110..11, cut short again
+		await t.poll(); // page 5: known ground
+		const pages = t.source.requests.map((request) => Number(request.query?.page ?? 1));
+		expect(pages.slice(baseline)).toEqual([1, 2, 3, 4, 5]);
+		expect(sorted(t.started)).toEqual(range(11, 210));
+		expect(new Set(t.started).size).toBe(t.started.length);
+	});
+
 	it('newest first with page numbers: more than a page arriving at the head before the continuation makes it stop at items already started (declared in docs/pagination.md)', async () => {
 		const t = trigger({
 			pagination: {

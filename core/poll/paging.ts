@@ -54,7 +54,7 @@ export interface SavedPagingState {
 	 * (hex) of the last item it listed. The next poll goes on from there to known ground (resumedPage
 	 * says where that page starts), and the one after starts from the list's first page again.
 	 */
-	resumeFrom?: { request: Record<string, unknown>; after: string; of: string };
+	resumeFrom?: { request: Record<string, unknown>; after: string; of: string; pages: number };
 }
 
 /** $lastPollStartedAt before the first successful poll: everything. */
@@ -248,7 +248,7 @@ export class PagedSource {
 				signal: request.signal,
 				cursor: values.cursor,
 			},
-			resumeFrom !== undefined,
+			resumeFrom?.pages,
 		);
 		const last = result.kind === 'pages' && result.stop === 'page_limit' && result.items.at(-1);
 		this.pending = {
@@ -300,7 +300,13 @@ export class PagedSource {
 			lastItem !== undefined &&
 			this.settings.listOrder === 'newestFirst' &&
 			!(fresh && !this.firstPollStartsAll)
-				? { request: result.next, after: lastItem, of: this.settingsHash }
+				? {
+						request: result.next,
+						after: lastItem,
+						of: this.settingsHash,
+						// pageCount in the next page's expressions goes on from here (page numbers).
+						pages: (resumed ? (this.state?.resumeFrom?.pages ?? 0) : 0) + result.pages,
+					}
 				: undefined;
 		const problem =
 			resumeFrom && this.settings.pagination.resumable

@@ -213,15 +213,20 @@ describe('Durable Schedule Trigger in a real n8n', () => {
 		);
 	}
 
-	async function noRunningExecutions(): Promise<void> {
+	/**
+	 * Waits until none of these workflows has a running execution. Only theirs: a run an earlier test's
+	 * SIGKILL cut short before n8n's event log had its start stays `running` in the database for good
+	 * (n8n 2.41's startup recovery works from the event log), as a local npm test showed.
+	 */
+	async function noRunningExecutions(...workflowIds: string[]): Promise<void> {
 		await waitFor(
-			'running executions to end',
+			`running executions of ${workflowIds.join(', ')} to end`,
 			async () => {
-				const running = await n8n.api<{ data: unknown[] }>(
+				const running = await n8n.api<{ data: Array<{ workflowId: string }> }>(
 					'GET',
-					'/executions?status=running&limit=10',
+					'/executions?status=running&limit=100',
 				);
-				return running.data.length === 0 ? true : undefined;
+				return running.data.some((e) => workflowIds.includes(e.workflowId)) ? undefined : true;
 			},
 			{ timeoutMs: 60_000, intervalMs: 500 },
 		);
@@ -404,7 +409,7 @@ describe('Durable Schedule Trigger in a real n8n', () => {
 		//    a second activation reading old state: run-all plans those windows again, and n8n's
 		//    deduplication key refuses them.
 		await n8n.unpublish(ids[name]);
-		await noRunningExecutions();
+		await noRunningExecutions(ids[name]);
 		const { staticData } = await n8n.getWorkflow(ids[name]);
 		const nodeData = (staticData as Record<string, { schedule: ScheduleState }>)[`node:${TRIGGER}`];
 		const rolledBack = windowsBetween(
@@ -495,7 +500,7 @@ describe('Durable Schedule Trigger in a real n8n', () => {
 				firesWhen(name, (f) => f.length >= 2, '2 runs before the restart'),
 			),
 		);
-		await noRunningExecutions();
+		await noRunningExecutions(...catchUpNames.map((name) => ids[name]));
 		await n8n.stop();
 		const stoppedAt = Date.now();
 		// Down until three whole windows after the stop have passed, plus the 2 s late grace.
@@ -747,7 +752,7 @@ describe('Durable Schedule Trigger in a real n8n', () => {
 				'4 runs that counted',
 			);
 			await n8n.unpublish(a);
-			await noRunningExecutions();
+			await noRunningExecutions(a);
 			const counted = (await n8n.executions(a)).filter((e) => e.status === 'success').length;
 			const aData = await staticDataOf(a);
 			// Every run counted, but each started from a copy a trigger's save had just replaced

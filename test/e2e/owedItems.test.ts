@@ -11,6 +11,7 @@ import {
 import { triggerItems } from '../harness/chaos';
 import { FakeSystem, type RecordedRequest, type ScriptedResponse } from '../harness/fakeSystem';
 import { isFinal, N8nInstance } from '../harness/n8nInstance';
+import { waitFor } from '../harness/net';
 import { instancesDir } from '../harness/paths';
 
 /**
@@ -90,18 +91,22 @@ const STYLES: Array<[string, Style]> = [
 describe('never lose one from sources that list only what they are asked for (issue 36), in a real n8n', () => {
 	let n8n: N8nInstance;
 	let source: FakeSystem;
-	/** While this file exists, n8n's workflow.preExecute hook refuses one execution (and removes the file). */
-	const refuseFlag = join(instancesDir, `owed-refuse-next-${process.pid}`);
+	/**
+	 * While a file named by a workflow's id is in this folder, n8n's workflow.preExecute hook refuses
+	 * one execution of that workflow (and removes the file).
+	 */
+	const refuseDir = join(instancesDir, `owed-refuse-${process.pid}`);
 	let cases = 0;
 
 	beforeAll(async () => {
-		mkdirSync(instancesDir, { recursive: true });
+		mkdirSync(refuseDir, { recursive: true });
 		const hooks = join(instancesDir, `owed-hooks-${process.pid}.js`);
 		writeFileSync(
 			hooks,
 			`const fs = require('node:fs');
-module.exports = { workflow: { preExecute: [async function () {
-	try { fs.unlinkSync(${JSON.stringify(refuseFlag)}); } catch { return; }
+const path = require('node:path');
+module.exports = { workflow: { preExecute: [async function (workflow) {
+	try { fs.unlinkSync(path.join(${JSON.stringify(refuseDir)}, String(workflow && workflow.id))); } catch { return; }
 	throw new Error('refused by the test hook');
 }] } };`,
 		);
@@ -131,17 +136,34 @@ module.exports = { workflow: { preExecute: [async function () {
 				items.push({ id, n, seq: 100 + n + 1, updatedAt: 0 });
 			}
 		};
-		return { ...burst, path, items, add };
+		return { ...burst, path, style, items, add };
+	}
+
+	/** Every style's workflow, published at once: their bursts then share n8n and each disturbance. */
+	async function publishedAll() {
+		return await Promise.all(
+			STYLES.map(async ([name, style]) => ({ name, ...(await published(style)) })),
+		);
+	}
+
+	/** Resolves once the sources have received `count` reports of runs in all. */
+	async function reportsInAll(bursts: Array<{ path: string }>, count: number): Promise<number> {
+		const reports = () =>
+			bursts.reduce((sum, { path }) => sum + source.requests(`${path}/ran`).length, 0);
+		await waitFor(`${count} reports in all`, async () => (reports() >= count ? true : undefined), {
+			timeoutMs: 300_000,
+			intervalMs: 50,
+		});
+		return reports();
 	}
 
 	/**
 	 * Lost: items with no successful run and no crashed run naming them by its deduplication key (a
 	 * user finds it and starts it again: burstCrash.test.ts). Repeated: successful runs beyond an
-	 * item's first, and runs of the history.
+	 * item's first, and runs of the history. Counted for each style, named in the result.
 	 */
 	async function counted(
-		burst: Awaited<ReturnType<typeof published>>,
-		style: Style,
+		burst: Awaited<ReturnType<typeof publishedAll>>[number],
 		crashedMayName = true,
 	) {
 		const ids = burst.items.map((item) => item.id);
@@ -149,75 +171,73 @@ module.exports = { workflow: { preExecute: [async function () {
 		const named = new Set<string>();
 		for (const execution of runs.crashed) {
 			const key = String((await n8n.execution(execution)).deduplicationKey);
-			const item = burst.items.find((candidate) => key.endsWith(`:${style.keyOf(candidate)}`));
+			const item = burst.items.find((candidate) =>
+				key.endsWith(`:${burst.style.keyOf(candidate)}`),
+			);
 			if (item) named.add(item.id);
 		}
 		const { repeated } = lostAndRepeated(ids, runs);
 		const lost = ids.filter((id) => !runs.succeeded.has(id) && !(crashedMayName && named.has(id)));
-		return { lost, repeated, runs, named };
+		return { style: burst.name, lost, repeated, runs, named };
 	}
 
-	test.each(STYLES)(
-		'%s: a burst of 300, n8n killed (SIGKILL) at a random moment after the first runs, 20 more listed while it is down: lost 0, repeated 0',
-		async (_, style) => {
-			const burst = await published(style);
-			burst.add(300);
-			const killAfter = 10 + Math.floor(Math.random() * 240);
-			const reported = await burst.kill(killAfter);
-			burst.add(20);
-			await n8n.start();
-			await n8n.login();
-			const { lost, repeated, runs, named } = await counted(burst, style);
+	/** What every style must show: nothing lost, nothing repeated (as [style, lost, repeated]). */
+	const nothingLostOrRepeated = STYLES.map(([name]) => [name, [], 0]);
+
+	test('each source (updated_after={{ $lastPollStartedAt }}, newest-first Link pages stopping at known ground, oldest first since={{ $cursor }}): a burst of 300, n8n killed (SIGKILL) at a random moment after the first runs, 20 more listed while it is down: lost 0, repeated 0', async () => {
+		const bursts = await publishedAll();
+		for (const burst of bursts) burst.add(300);
+		const killAfter = 30 + Math.floor(Math.random() * 700);
+		await reportsInAll(bursts, killAfter);
+		await n8n.kill();
+		for (const burst of bursts) burst.add(20);
+		await n8n.start();
+		await n8n.login();
+		const results = [];
+		for (const burst of bursts) results.push(await counted(burst));
+		for (const { style, runs, named } of results)
 			console.log(
-				`${burst.path} killed after ${reported} reports: ${runs.succeeded.size} items ran, ${runs.crashed.length} runs crashed (${named.size} named by their keys), ${runs.failed.length} failed`,
+				`${style}: killed after ${killAfter}+ reports in all: ${runs.succeeded.size} items ran, ${runs.crashed.length} runs crashed (${named.size} named by their keys), ${runs.failed.length} failed`,
 			);
-			expect(lost).toEqual([]);
-			expect(repeated).toBe(0);
-			await n8n.unpublish(burst.workflowId);
-		},
-		1_200_000,
-	);
+		expect(results.map((r) => [r.style, r.lost, r.repeated])).toEqual(nothingLostOrRepeated);
+		for (const { workflowId } of bursts) await n8n.unpublish(workflowId);
+	}, 1_200_000);
 
-	test.each(STYLES)(
-		'%s: a burst of 300, the workflow unpublished and published again after the first runs, 20 more listed meanwhile: lost 0, repeated 0',
-		async (_, style) => {
-			const burst = await published(style);
-			burst.add(300);
-			await source.requestCount(`${burst.path}/ran`, 10 + Math.floor(Math.random() * 100), 300_000);
-			await n8n.unpublish(burst.workflowId);
-			burst.add(20);
-			await n8n.publish(burst.workflowId);
-			const { lost, repeated, runs } = await counted(burst, style, false);
-			expect(runs.crashed).toEqual([]);
-			expect(lost).toEqual([]);
-			expect(repeated).toBe(0);
-			await n8n.unpublish(burst.workflowId);
-		},
-		1_200_000,
-	);
+	test('each source: a burst of 300, the workflows unpublished and published again after the first runs, 20 more listed meanwhile: lost 0, repeated 0', async () => {
+		const bursts = await publishedAll();
+		for (const burst of bursts) burst.add(300);
+		await reportsInAll(bursts, 30 + Math.floor(Math.random() * 300));
+		for (const { workflowId } of bursts) await n8n.unpublish(workflowId);
+		for (const burst of bursts) burst.add(20);
+		for (const { workflowId } of bursts) await n8n.publish(workflowId);
+		const results = [];
+		for (const burst of bursts) results.push(await counted(burst, false));
+		expect(results.map((r) => [r.style, r.runs.crashed])).toEqual(
+			STYLES.map(([name]) => [name, []]),
+		);
+		expect(results.map((r) => [r.style, r.lost, r.repeated])).toEqual(nothingLostOrRepeated);
+		for (const { workflowId } of bursts) await n8n.unpublish(workflowId);
+	}, 1_200_000);
 
-	test.each(STYLES)(
-		'%s: a run of a burst of 300 that n8n refuses to create starts once at a later poll',
-		async (_, style) => {
-			const burst = await published(style);
-			burst.add(300);
-			await source.requestCount(`${burst.path}/ran`, 60, 300_000);
-			writeFileSync(refuseFlag, '');
-			const { lost, repeated, runs } = await counted(burst, style, false);
-			expect(lost).toEqual([]);
-			expect(repeated).toBe(0);
-			// The refused run is reported, as a failed execution naming n8n's refusal.
-			expect(runs.failed).toHaveLength(1);
+	test('each source: a run of a burst of 300 that n8n refuses to create starts once at a later poll', async () => {
+		const bursts = await publishedAll();
+		for (const burst of bursts) burst.add(300);
+		await reportsInAll(bursts, 150);
+		for (const { workflowId } of bursts) writeFileSync(join(refuseDir, workflowId), '');
+		const results = [];
+		for (const burst of bursts) results.push(await counted(burst, false));
+		expect(results.map((r) => [r.style, r.lost, r.repeated])).toEqual(nothingLostOrRepeated);
+		// Each refused run is reported, as a failed execution naming n8n's refusal.
+		for (const { style, runs } of results) {
+			expect([style, runs.failed.length]).toEqual([style, 1]);
 			const error = (await n8n.execution(runs.failed[0])).data?.resultData.error?.message;
 			expect(error).toMatch(/refused by the test hook/);
-			await n8n.unpublish(burst.workflowId);
-		},
-		1_200_000,
-	);
+		}
+		for (const { workflowId } of bursts) await n8n.unpublish(workflowId);
+	}, 1_200_000);
 
 	test('newest first, Link header pages: Start Again of an item on page 3 starts it once, and nothing else again', async () => {
-		const style = STYLES[1][1];
-		const burst = await published(style);
+		const burst = await published(STYLES[1][1]);
 		burst.add(150); // pages of 50, newest first: the first 50 added are on page 3
 		const ids = burst.items.map((item) => item.id);
 		const before = await burstRuns(n8n, burst.workflowId, ids.length);
