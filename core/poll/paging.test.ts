@@ -126,6 +126,12 @@ function trigger(setup: Setup) {
 	};
 }
 
+/** Page numbers in the query (a page shifts as items arrive at the head). */
+const PAGE_NUMBERS: PaginationSettings = {
+	mode: 'parameter',
+	parameters: [{ in: 'query', name: 'page', value: 'pageCount + 1' }],
+};
+
 const range = (from: number, to: number) =>
 	Array.from({ length: to - from + 1 }, (_, i) => from + i);
 const sorted = (ids: number[]) => [...ids].sort((a, b) => a - b);
@@ -134,13 +140,7 @@ describe('paginated polls (core/poll/paging.ts, core/connectors/pagination.ts)',
 	const styles: Array<[string, PaginationSettings]> = [
 		['next URL in the body', { mode: 'nextUrl', nextUrl: 'response.body.next' }],
 		['Link header', { mode: 'linkHeader' }],
-		[
-			'page number',
-			{
-				mode: 'parameter',
-				parameters: [{ in: 'query', name: 'page', value: 'pageCount + 1' }],
-			},
-		],
+		['page number', PAGE_NUMBERS],
 		[
 			'cursor token',
 			{
@@ -210,11 +210,7 @@ describe('paginated polls (core/poll/paging.ts, core/connectors/pagination.ts)',
 
 	it('newest first with page numbers: Max Pages cuts a poll short and reports it once per occurrence (a numbered page shifts as items arrive at the head); the next poll still goes on from the page after', async () => {
 		const t = trigger({
-			pagination: {
-				mode: 'parameter',
-				parameters: [{ in: 'query', name: 'page', value: 'pageCount + 1' }],
-				maxPages: 2,
-			},
+			pagination: { ...PAGE_NUMBERS, maxPages: 2 },
 			dedupe: 'unique',
 		});
 		t.source.add(10);
@@ -241,11 +237,7 @@ describe('paginated polls (core/poll/paging.ts, core/connectors/pagination.ts)',
 
 	it('newest first with page numbers: a continuation over several pages numbers them on from the poll it goes on from', async () => {
 		const t = trigger({
-			pagination: {
-				mode: 'parameter',
-				parameters: [{ in: 'query', name: 'page', value: 'pageCount + 1' }],
-				maxPages: 2,
-			},
+			pagination: { ...PAGE_NUMBERS, maxPages: 2 },
 			dedupe: 'unique',
 		});
 		t.source.add(10);
@@ -263,11 +255,7 @@ describe('paginated polls (core/poll/paging.ts, core/connectors/pagination.ts)',
 
 	it('newest first with page numbers: more than a page arriving at the head before the continuation makes it stop at items already started (declared in docs/pagination.md)', async () => {
 		const t = trigger({
-			pagination: {
-				mode: 'parameter',
-				parameters: [{ in: 'query', name: 'page', value: 'pageCount + 1' }],
-				maxPages: 2,
-			},
+			pagination: { ...PAGE_NUMBERS, maxPages: 2 },
 			dedupe: 'unique',
 		});
 		t.source.add(10);
