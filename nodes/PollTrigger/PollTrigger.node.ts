@@ -144,8 +144,9 @@ function keyPrefix(node: INode, workflowId: string | undefined): string {
 }
 
 /**
- * The activation as the DurableTrigger drives it: its runs' items and settlements, Execute step, and,
- * live, its ports (the DurableTrigger as its outlet, the op's transport, failures as failed executions).
+ * The activation as the DurableTrigger drives it: its runs' items and settlements, Execute step,
+ * and, live, its ports (the DurableTrigger as its outlet, the op's transport, failures as failed
+ * executions).
  */
 function pollEngine(
 	trigger: DurableTrigger<PollRun>,

@@ -44,7 +44,7 @@ export class DurableTrigger<R> implements RunOutlet<object, R> {
 	/** What this n8n offers the trigger (n8nDoor.ts), probed as it goes live. */
 	private n8n: N8nCapabilities | undefined;
 
-	/** `stateKey`: the node's key in its static data; `title`: the node's kind, as log lines name it. */
+	/** `stateKey`: the node's key in its static data; `title`: the node's kind, as logs name it. */
 	constructor(
 		private readonly context: ITriggerFunctions,
 		private readonly stateKey: string,
@@ -56,7 +56,7 @@ export class DurableTrigger<R> implements RunOutlet<object, R> {
 		this.nodeData = context.getWorkflowStaticData('node');
 	}
 
-	/** The state in the node's static data (undefined before the first write); it carries its format version. */
+	/** The state in the node's static data, with its format version; undefined before any write. */
 	get saved(): unknown {
 		return this.nodeData[this.stateKey];
 	}
@@ -98,7 +98,10 @@ export class DurableTrigger<R> implements RunOutlet<object, R> {
 		return { closeFunction };
 	}
 
-	/** Reassigns the whole state (n8n notices only a reassigned top-level key); n8n stores it with the next emit or after activation. */
+	/**
+	 * Reassigns the whole state (n8n notices only a reassigned top-level key); n8n stores it with the
+	 * next emit or after activation.
+	 */
 	write(state: object): void {
 		if (this.liveCopies) this.liveCopies.write(this.stateKey, state as IDataObject);
 		else this.nodeData[this.stateKey] = state as IDataObject;

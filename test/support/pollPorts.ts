@@ -6,7 +6,7 @@ import type {
 
 type PollOutlet = PollActivationPorts['outlet'];
 
-/** A poll activation's outlet that needs nothing of n8n: nothing in flight, stores dropped, no logs. */
+/** A poll activation's outlet that needs nothing of n8n: nothing in flight, no stores, no logs. */
 export const quietOutlet: Omit<PollOutlet, 'write' | 'emit' | 'emitTaken'> = {
 	inFlight: () => false,
 	writeNow: () => undefined,
@@ -25,8 +25,8 @@ export const quietPorts: Omit<PollActivationPorts, 'outlet'> = {
 };
 
 /**
- * Quiet ports whose outlet records every run emitted into `emitted` and hands each write to `write`;
- * `outlet` replaces more of the outlet.
+ * Quiet ports whose outlet records every run emitted into `emitted` and hands each write to
+ * `write`; `outlet` replaces more of the outlet.
  */
 export function recordingPorts(
 	emitted: PollRunToEmit[],
