@@ -407,6 +407,8 @@ export class PollActivation {
 				this.checkpointFailed = false;
 				if (!this.stopped) {
 					this.write();
+					// A poll's checkpoint: the state written after it drops the journal (or a switch's
+					// `entries`), and no run carries it.
 					if (this.storeAfterCheckpoint && this.activated) this.out.storeNow();
 				}
 				this.storeAfterCheckpoint = false;
