@@ -1,6 +1,6 @@
 import type { OpMemory } from '../connectors/types';
 import { FakeClock, flushPromises } from '../../test/support/fakeClock';
-import { quietPorts } from '../../test/support/pollPorts';
+import { quietOutlet, quietPorts, recordingPorts } from '../../test/support/pollPorts';
 import {
 	PollActivation,
 	type PollActivationPorts,
@@ -55,12 +55,9 @@ function live(listed: (() => unknown[]) | PollSource, saved: PollTriggerState = 
 	const activation = new PollActivation(saved, settings(source, clock), {
 		intervalMs: 5_000,
 	});
-	const ports: PollActivationPorts = {
-		...quietPorts,
-		write: (state) => writes.push(structuredClone(state)),
-		emit: async (runs) => void emitted.push(...runs),
-		emitTaken: async (take) => void emitted.push(...take()),
-	};
+	const ports: PollActivationPorts = recordingPorts(emitted, (state) =>
+		writes.push(structuredClone(state)),
+	);
 	return { activation, ports, clock, writes, emitted };
 }
 
@@ -120,15 +117,7 @@ describe('PollActivation', () => {
 			{ intervalMs: 5_000 },
 		);
 		const emitted: PollRunToEmit[] = [];
-		await activation.start(
-			{
-				...quietPorts,
-				write: () => undefined,
-				emit: async (runs) => void emitted.push(...runs),
-				emitTaken: async (take) => void emitted.push(...take()),
-			},
-			[],
-		);
+		await activation.start(recordingPorts(emitted), []);
 		expect(emitted.map((run) => run.run.keys)).toEqual([[1], [2]]);
 		activation.settled(emitted[0].key!, emitted[0].run, { settlement: 'started', result: {} });
 		expect(emitted.map((run) => run.run.keys)).toEqual([[1], [2], [3]]);
@@ -156,14 +145,9 @@ describe('PollActivation', () => {
 		const emitted: PollRunToEmit[] = [];
 		let stored: PollTriggerState['outbox'];
 		await activation.start(
-			{
-				...quietPorts,
-				write: (state) => {
-					stored = state.outbox;
-				},
-				emit: async (runs) => void emitted.push(...runs),
-				emitTaken: async (take) => void emitted.push(...take()),
-			},
+			recordingPorts(emitted, (state) => {
+				stored = state.outbox;
+			}),
 			[],
 		);
 		expect(emitted.map((run) => run.run.keys)).toEqual([[1], [2]]);
@@ -198,12 +182,15 @@ describe('PollActivation', () => {
 			.start(
 				{
 					...quietPorts,
-					write: () => undefined,
-					emit: async (runs) => {
-						emits.push(runs);
-						await slow;
+					outlet: {
+						...quietOutlet,
+						write: () => undefined,
+						emit: async (runs) => {
+							emits.push([...runs]);
+							await slow;
+						},
+						emitTaken: async (take) => void emits.push([...take()]),
 					},
-					emitTaken: async (take) => void emits.push(take()),
 				},
 				[],
 			)
@@ -301,7 +288,10 @@ describe('PollActivation', () => {
 		listed = [{ id: 'a' }, { id: 'b' }];
 		const infos: string[] = [];
 		const after = live(() => listed, structuredClone(written));
-		await after.activation.start({ ...after.ports, info: (message) => infos.push(message) }, []);
+		await after.activation.start(
+			{ ...after.ports, outlet: { ...after.ports.outlet, info: (message) => infos.push(message) } },
+			[],
+		);
 		expect(infos.join('\n')).toContain(
 			'3 run(s) of a burst were not known to have started before the last stop',
 		);
@@ -396,7 +386,10 @@ describe('PollActivation', () => {
 		first.activation.stop();
 		const [a] = first.emitted;
 		const after = live(() => [{ id: 'a' }], structuredClone(first.writes[0]));
-		await after.activation.start({ ...after.ports, inFlight: (key) => key === a.key }, []);
+		await after.activation.start(
+			{ ...after.ports, outlet: { ...after.ports.outlet, inFlight: (key) => key === a.key } },
+			[],
+		);
 		// Handed to the emitter under its key, which settles it with the run in flight
 		// (nodes/shared/emitRuns.ts): not forgotten, so the next poll does not plan it again.
 		expect(after.emitted.map((run) => run.key)).toEqual([a.key]);
