@@ -20,10 +20,9 @@ const MAX_REPEATS_PER_KILL = isN8n1 ? 2 : 0;
 const BURST = 15;
 /**
  * The bursts of the cases whose source lists only what it is asked for (`paged`, `since_last_poll`,
- * `cursor`): twice Max Runs in Flight's default (50), so a kill leaves runs unsent (issue 36). `npm run
- * chaos` runs them with 200, and owedItems.test.ts kills n8n in three such sources' bursts of 200 at once.
+ * `cursor`): four times Max Runs in Flight's default (50), so a kill leaves runs unsent (issue 36).
  */
-const WIDE_BURST = 100;
+const WIDE_BURST = 200;
 /** Three, so that "most kills mid-burst" (two of three) tolerates one kill that lands between runs. */
 const KILLS = 3;
 const MOST = Math.floor(KILLS / 2) + 1;

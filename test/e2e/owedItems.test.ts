@@ -19,7 +19,7 @@ import { instancesDir, isN8n1 } from '../harness/paths';
  * stored without its item (core/poll/runStage.ts), so after a kill -9, a re-publish or a run n8n
  * refuses to create, the item starts only if the source lists it again; these sources answer exactly
  * what the trigger asks (core/poll/paging.ts, "Items owed"). Each case: 100 items remembered, a burst
- * of BURST (four times Max Runs in Flight, at its default), then the disturbance, in a real n8n 2.41.1
+ * of BURST (six times Max Runs in Flight, at its default), then the disturbance, in a real n8n 2.41.1
  * at its default settings (crash recovery, pruning, Max Runs in Flight).
  */
 
@@ -29,8 +29,8 @@ const PAGE = 50;
  * 1.x, which has none, the run being emitted and the one before it (nodes/shared/emitRuns.ts).
  */
 const MAX_REPEATS = isN8n1 ? 2 : 0;
-/** Four times Max Runs in Flight's default (50): a disturbance leaves runs unsent (issue 36). */
-const BURST = 200;
+/** Six times Max Runs in Flight's default (50): a disturbance leaves runs unsent (issue 36). */
+const BURST = 300;
 
 /** A Link header to the next page of `list` (page `page`, 1-based), keeping the request's query. */
 function pageOf(list: BurstItem[], request: RecordedRequest, url: string): ScriptedResponse {
@@ -146,11 +146,15 @@ module.exports = { workflow: { preExecute: [async function (workflow) {
 		return { ...burst, path, style, items, add };
 	}
 
-	/** Every style's workflow, published at once: their bursts then share n8n and each disturbance. */
+	/**
+	 * Every style's workflow, published one after the other (n8n 1.123 on SQLite can answer concurrent
+	 * imports with "cannot start a transaction within a transaction"): their bursts then share n8n and
+	 * each disturbance.
+	 */
 	async function publishedAll() {
-		return await Promise.all(
-			STYLES.map(async ([name, style]) => ({ name, ...(await published(style)) })),
-		);
+		const all = [];
+		for (const [name, style] of STYLES) all.push({ name, ...(await published(style)) });
+		return all;
 	}
 
 	/** Resolves once the sources have received `count` reports of runs in all. */
@@ -291,7 +295,11 @@ module.exports = { workflow: { preExecute: [async function (workflow) {
 			for (const item of triggerItems(execution, 'Poll'))
 				ran.set(String(item.id), (ran.get(String(item.id)) ?? 0) + 1);
 		expect(runs.filter((e) => e.status !== 'success')).toEqual([]);
-		expect([...ran].filter(([, times]) => times > 1)).toEqual([[again, 2]]);
+		const repeated = [...ran].filter(([, times]) => times > 1);
+		expect(repeated).toContainEqual([again, 2]);
+		// n8n 1.x: the saving of the workflow that carries Start Again stops the trigger, and the
+		// burst's last run, whose settlement rides with the next write, may start again (emitRuns.ts).
+		expect(repeated.length - 1).toBeLessThanOrEqual(MAX_REPEATS);
 		expect(ran.size).toBe(ids.length);
 		await n8n.unpublish(burst.workflowId);
 	}, 1_200_000);
