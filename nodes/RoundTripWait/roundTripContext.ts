@@ -15,11 +15,17 @@ import { systemClock } from '../../core/clock';
 import {
 	answersAt,
 	type CallbackAuth,
+	type CallbackParts,
+	compileResumeCondition,
 	decodeWaitRecord,
 	encodeWaitRecord,
 	type ExecutionReplayLog,
 	type FailureNotice,
 	FIELD_LABELS,
+	FIXED_CALLBACK_KEY,
+	FIXED_MATCH_KEY,
+	fixedMatchValue,
+	type InboundCallback,
 	outboundRequest,
 	type RawSettings,
 	ReplayMemory,
@@ -186,6 +192,73 @@ export function afterWaitIsSaved(context: IExecuteFunctions, send: () => Promise
 			context.logger.error(`Round-Trip Wait: sending the request failed: ${error.message}`),
 		);
 	});
+}
+
+/** A callback as the core judges it: headers, the raw body (what signatures cover), the parsed body, the query. */
+export async function readCallback(
+	context: IWebhookFunctions,
+): Promise<InboundCallback & { rawBody: Buffer }> {
+	const request = context.getRequestObject() as ReturnType<
+		IWebhookFunctions['getRequestObject']
+	> & {
+		rawBody?: Buffer;
+		readRawBody?: () => Promise<void>;
+	};
+	if (request.rawBody === undefined && request.readRawBody) await request.readRawBody();
+	const query = { ...(request.query as IDataObject) };
+	delete query.signature; // n8n's resume token: a secret of the run, not callback data
+	return {
+		headers: request.headers,
+		rawBody: request.rawBody ?? Buffer.alloc(0),
+		body: request.body,
+		query,
+	};
+}
+
+/**
+ * The reason a judged callback does not resume the run: its Resume Condition is not true for it
+ * (a status event the run does not wait for). Undefined: it resumes.
+ */
+export async function unmetResumeCondition(
+	context: IWebhookFunctions,
+	receipt: CallbackParts,
+): Promise<string | undefined> {
+	const expression = context.getNodeParameter('resumeCondition', '') as string;
+	if (typeof expression !== 'string' || expression.trim() === '') return undefined;
+	const { matched, why } = await compileResumeCondition(expression).matches(receipt);
+	return matched ? undefined : `the callback does not meet the Resume Condition: ${why}`;
+}
+
+/**
+ * In Callback URL "Fixed" mode: writes what a Round-Trip Callback node finds this wait by into the
+ * execution's custom data, which n8n saves with the waiting execution before the request goes out:
+ * the partner (the callback credential's id) with the correlation id, and this wait's callback URL.
+ * Fails the node when n8n did not keep them (no custom data, or its 10 keys taken), rather than
+ * letting the run wait for callbacks that could never find it.
+ */
+export function keepFixedUrlMatch(
+	context: IExecuteFunctions,
+	correlationId: string,
+	callbackUrl: string,
+): void {
+	const credentialId = context.getNode().credentials?.[CALLBACK_CREDENTIAL]?.id;
+	const customData = customDataOf(context);
+	const kept: Record<string, string> = {
+		[FIXED_MATCH_KEY]: fixedMatchValue(String(credentialId), correlationId),
+		[FIXED_CALLBACK_KEY]: callbackUrl,
+	};
+	for (const [key, value] of Object.entries(kept)) customData?.set(key, value);
+	const lost = Object.entries(kept).filter(([key, value]) => customData?.get(key) !== value);
+	if (!credentialId || lost.length > 0)
+		throw new NodeOperationError(
+			context.getNode(),
+			`Callback URL "Fixed": n8n did not keep ${lost.map(([key]) => key).join(' and ') || 'the credential'} in the execution's custom data, so no Round-Trip Callback node could find this run`,
+			{
+				description: customData
+					? 'n8n keeps at most 10 custom-data keys per execution and this one has them: set fewer before this node (an Execution Data node), or use Callback URL "Per Wait"'
+					: 'This n8n offers the node no execution custom data: use Callback URL "Per Wait"',
+			},
+		);
 }
 
 export function readSettings(context: IExecuteFunctions): RawSettings {
