@@ -172,7 +172,7 @@ describe('forwardHeaders', () => {
 
 	test('Standard Webhooks: the partner message id is kept, its signature replaced; hop headers dropped', () => {
 		const auth: CallbackAuth = { scheme: 'standardWebhooks', secret: SW_SECRET };
-		const partner = {
+		const partner: Record<string, string> = {
 			...signStandardWebhook(SW_SECRET, 'msg_1', 1_700_000_000, BODY),
 			host: 'n8n.local',
 			'content-length': '44',

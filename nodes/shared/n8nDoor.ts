@@ -1,3 +1,5 @@
+import { createRequire } from 'node:module';
+
 import type {
 	IDataObject,
 	IExecuteFunctions,
@@ -432,24 +434,31 @@ type MetadataRepository = { find(options: object): Promise<MetadataRow[]> };
 
 /**
  * n8n's repository of execution custom data. n8n gives nodes no way to find an execution, so this
- * reads n8n's own service container: n8n puts its module paths on NODE_PATH before it loads community
- * packages (`load-nodes-and-credentials.js` `init`), so `@n8n/di` and `@n8n/db` resolve to the very
- * modules n8n runs on, and `Container.get` hands out its singleton `ExecutionMetadataRepository` (a
- * TypeORM repository on n8n's DataSource, in mains, webhook processes and workers alike). Undefined
- * where any of that is missing (capability `executionLookup`).
+ * reads n8n's own service container: `@n8n/di` and `@n8n/db` resolved from n8n's own entry point
+ * (`require.main`, n8n's `bin/n8n` in mains, webhook processes and workers alike), else through the
+ * NODE_PATH n8n sets before it loads community packages (`load-nodes-and-credentials.js` `init`), so
+ * they are the very modules n8n runs on and `Container.get` hands out its singleton
+ * `ExecutionMetadataRepository` (a TypeORM repository). Another copy of `@n8n/di` nearer the package
+ * (a node_modules above the nodes folder) would be another container: only a repository on an
+ * initialized DataSource is taken. Undefined where none is found (capability `executionLookup`).
  */
 function executionMetadataRepository(): MetadataRepository | undefined {
-	try {
-		/* eslint-disable @typescript-eslint/no-require-imports -- n8n's own modules, resolved through the NODE_PATH n8n sets */
-		const { Container } = require('@n8n/di') as { Container: { get(type: unknown): unknown } };
-		const { ExecutionMetadataRepository } = require('@n8n/db') as Record<string, unknown>;
-		/* eslint-enable @typescript-eslint/no-require-imports */
-		if (ExecutionMetadataRepository === undefined) return undefined;
-		const repository = Container.get(ExecutionMetadataRepository) as Partial<MetadataRepository>;
-		return typeof repository?.find === 'function' ? (repository as MetadataRepository) : undefined;
-	} catch {
-		return undefined;
+	const anchors = [require.main?.filename, __filename].filter((file) => file !== undefined);
+	for (const anchor of anchors) {
+		try {
+			const load = createRequire(anchor);
+			const { Container } = load('@n8n/di') as { Container: { get(type: unknown): unknown } };
+			const { ExecutionMetadataRepository } = load('@n8n/db') as Record<string, unknown>;
+			const repository = Container.get(ExecutionMetadataRepository) as Partial<
+				MetadataRepository & { manager: { connection?: { isInitialized?: boolean } } }
+			>;
+			if (typeof repository?.find === 'function' && repository.manager?.connection?.isInitialized)
+				return repository as MetadataRepository;
+		} catch {
+			// not n8n's modules from here: the next anchor
+		}
 	}
+	return undefined;
 }
 
 /** An execution found by its custom data: its id, n8n's status, and its whole custom data. */
