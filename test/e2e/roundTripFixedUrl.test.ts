@@ -1,3 +1,6 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
 import { retryDelayMs } from '../../core/roundtrip/dispatch';
 import { isRetryableAtFixedUrl } from '../../core/roundtrip/fixedUrl';
 import { signPayload } from '../../core/roundtrip/signature';
@@ -262,6 +265,22 @@ describe('Round-Trip Wait through one fixed callback URL in a real n8n', () => {
 				},
 				{ timeoutMs: 180_000 },
 			);
+			// The answers counted by kind and status, for the report (test-artifacts/).
+			const tally: Record<string, Record<number, number>> = {};
+			const count = (list: Callback[], answers: Answer[]) =>
+				answers.forEach((answer, i) => {
+					const byStatus = (tally[list[i].kind] ??= {});
+					byStatus[answer.status] = (byStatus[answer.status] ?? 0) + 1;
+				});
+			count(noise, noiseAnswers);
+			count(events, eventAnswers);
+			const artifacts = join(__dirname, '../../test-artifacts');
+			mkdirSync(artifacts, { recursive: true });
+			writeFileSync(
+				join(artifacts, `round-trip-fixed-url-${runs}.json`),
+				`${JSON.stringify({ runs, answers: tally }, null, 2)}\n`,
+			);
+			process.stdout.write(`fixed URL, ${runs} runs: ${JSON.stringify(tally)}\n`);
 			for (const execution of ended) {
 				const id = execution.data?.resultData.metadata?.correlationId;
 				const [accepted] = nodeOutput(execution, 'Accepted');
