@@ -26,15 +26,15 @@ import {
 } from '../../core/roundtrip';
 import { toNodeError } from '../shared/errors';
 import { HTTP_CREDENTIAL } from '../shared/httpTransport';
-import { announceMissing, customDataOf } from '../shared/n8nDoor';
+import { announceMissing } from '../shared/n8nDoor';
 import { genericCredentials } from '../shared/parameters';
 import {
 	CALLBACK_CREDENTIAL,
-	CORRELATION_KEY,
 	REPLAY_MEMORY,
 	RESUMED_WAITS,
 	callbackAuthFrom,
 	failFromNotice,
+	keepCorrelationIdForFiltering,
 	keepFixedUrlMatch,
 	keepWaitRecord,
 	executionReplayLogOf,
@@ -125,7 +125,10 @@ export class RoundTripWait implements INodeType {
 				this.evaluateExpression('{{ $execution.resumeUrl }}', 0) as string,
 				wait.waitId,
 			);
-			if (settings.callbackVia === 'fixed') keepFixedUrlMatch(this, correlationId, callbackUrl);
+			const fixedMatch =
+				settings.callbackVia === 'fixed'
+					? keepFixedUrlMatch(this, correlationId, callbackUrl)
+					: undefined;
 
 			const waiting: IDataObject = {
 				waiting: true,
@@ -142,15 +145,10 @@ export class RoundTripWait implements INodeType {
 					wait,
 					callbackAuth,
 					afterSave: n8n.resumeControl,
+					fixedMatch,
 				});
 
-			// For filtering executions only; the wait does not depend on it (it is in the stack entry).
-			const customData = customDataOf(this);
-			customData?.set(CORRELATION_KEY, correlationId);
-			if (customData && customData.get(CORRELATION_KEY) !== correlationId)
-				this.logger.warn(
-					`Round-Trip Wait: n8n did not keep the correlation id in the execution's custom data (at most 10 keys per execution, and this one has them): executions cannot be filtered by it; the wait itself is unaffected`,
-				);
+			keepCorrelationIdForFiltering(this, correlationId);
 			// n8n runs no node code when a wait times out: it passes the waiting node's stored input on.
 			// Storing the "Timed Out" item as that input, on output 1, makes the timeout land there.
 			const timedOut = [

@@ -42,6 +42,7 @@ import {
 	afterExecutionSaved,
 	customDataOf,
 	executionContextData,
+	saveCustomData,
 	waitingStackEntry,
 } from '../shared/n8nDoor';
 
@@ -240,7 +241,7 @@ export function keepFixedUrlMatch(
 	context: IExecuteFunctions,
 	correlationId: string,
 	callbackUrl: string,
-): void {
+): Record<string, string> {
 	const credentialId = context.getNode().credentials?.[CALLBACK_CREDENTIAL]?.id;
 	const customData = customDataOf(context);
 	const kept: Record<string, string> = {
@@ -258,6 +259,17 @@ export function keepFixedUrlMatch(
 					? 'n8n keeps at most 10 custom-data keys per execution and this one has them: set fewer before this node (an Execution Data node), or use Callback URL "Per Wait"'
 					: 'This n8n offers the node no execution custom data: use Callback URL "Per Wait"',
 			},
+		);
+	return kept;
+}
+
+/** The correlation id in custom data, for filtering executions only: the wait does not depend on it (it is in the stack entry). */
+export function keepCorrelationIdForFiltering(context: IExecuteFunctions, correlationId: string) {
+	const customData = customDataOf(context);
+	customData?.set(CORRELATION_KEY, correlationId);
+	if (customData && customData.get(CORRELATION_KEY) !== correlationId)
+		context.logger.warn(
+			`Round-Trip Wait: n8n did not keep the correlation id in the execution's custom data (at most 10 keys per execution, and this one has them): executions cannot be filtered by it; the wait itself is unaffected`,
 		);
 }
 
@@ -284,6 +296,8 @@ interface SendContext {
 	callbackAuth: CallbackAuth;
 	/** Whether n8n fails a resumed node (capability resumeControl): the request may then go out once the wait is saved. */
 	afterSave: boolean;
+	/** Callback URL "Fixed": the custom data a Round-Trip Callback node finds the run by (keepFixedUrlMatch). */
+	fixedMatch?: Record<string, string>;
 }
 
 /**
@@ -294,12 +308,14 @@ interface SendContext {
 export async function sendRequest(
 	context: IExecuteFunctions,
 	settings: NonNullable<ReturnType<typeof validateSettings>['request']>,
-	{ correlationId, callbackUrl, wait, callbackAuth, afterSave }: SendContext,
+	{ correlationId, callbackUrl, wait, callbackAuth, afterSave, fixedMatch }: SendContext,
 ): Promise<IDataObject> {
 	const request = outboundRequest(settings, correlationId, callbackUrl);
 	const http = n8nHttpTransport(context, { auth: settings.auth });
 	const toN8n = n8nHttpTransport(context, { auth: { kind: 'none' } });
 	const send = async () => {
+		// In queue mode n8n's main writes the run's custom data only later: written now, before the partner can call.
+		if (fixedMatch) await saveCustomData(context.getExecutionId(), fixedMatch);
 		const sent = await sendOutbound(http, request);
 		if (sent.ok) return;
 		// The node has returned: tell the waiting run, which then fails with this message.

@@ -430,7 +430,10 @@ type MetadataRow = {
 	executionId: string | number;
 	execution?: { status?: string; metadata?: Array<{ key: string; value: string }> };
 };
-type MetadataRepository = { find(options: object): Promise<MetadataRow[]> };
+type MetadataRepository = {
+	find(options: object): Promise<MetadataRow[]>;
+	upsert(rows: object[], options: object): Promise<unknown>;
+};
 
 /**
  * n8n's repository of execution custom data. n8n gives nodes no way to find an execution, so this
@@ -452,7 +455,11 @@ function executionMetadataRepository(): MetadataRepository | undefined {
 			const repository = Container.get(ExecutionMetadataRepository) as Partial<
 				MetadataRepository & { manager: { connection?: { isInitialized?: boolean } } }
 			>;
-			if (typeof repository?.find === 'function' && repository.manager?.connection?.isInitialized)
+			if (
+				typeof repository?.find === 'function' &&
+				typeof repository.upsert === 'function' &&
+				repository.manager?.connection?.isInitialized
+			)
 				return repository as MetadataRepository;
 		} catch {
 			// not n8n's modules from here: the next anchor
@@ -491,6 +498,24 @@ export async function executionsWithCustomData(
 			(row.execution?.metadata ?? []).map((entry) => [entry.key, entry.value]),
 		),
 	}));
+}
+
+/**
+ * Writes custom data of an execution now, as n8n's own `ExecutionMetadataService.save` does (an
+ * upsert on execution id and key). n8n writes a run's custom data with the run, except in queue mode,
+ * where the worker saves the waiting execution and the main writes its custom data only once it hears
+ * the job ended (`execution-lifecycle-hooks.js`, `hookFunctionsSaveWorker` / `getLifecycleHooksForScalingMain`).
+ * False where this n8n offers no lookup (capability `executionLookup`).
+ */
+export async function saveCustomData(
+	executionId: string,
+	values: Record<string, string>,
+): Promise<boolean> {
+	const repository = executionMetadataRepository();
+	if (!repository) return false;
+	const rows = Object.entries(values).map(([key, value]) => ({ executionId, key, value }));
+	await repository.upsert(rows, { conflictPaths: { executionId: true, key: true } });
+	return true;
 }
 
 /** For tests: forget what was announced and logged in this process. */
