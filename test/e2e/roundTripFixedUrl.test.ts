@@ -148,14 +148,19 @@ describe('Round-Trip Wait through one fixed callback URL in a real n8n', () => {
 		firstAnswered: () => void,
 	): Promise<Answer[]> {
 		const firstAt = Date.now();
-		const answers = [await send(id, status)];
+		// No answer at all (n8n restarting) is status 0: retried, as the contract says.
+		const sendOnce = async () =>
+			await send(id, status).catch((error: Error) => ({ status: 0, body: error.message }));
+		const answers: Answer[] = [await sendOnce()];
 		firstAnswered();
 		// The contract retries until the run's deadline; the test gives up after 20 attempts.
 		for (let attempt = 0; attempt < 20; attempt++) {
 			const last = answers[answers.length - 1];
-			if (!isRetryableAtFixedUrl(last.status, last.body, firstAt, Date.now())) return answers;
+			const retryable =
+				last.status === 0 || isRetryableAtFixedUrl(last.status, last.body, firstAt, Date.now());
+			if (!retryable) return answers;
 			await new Promise((resolve) => setTimeout(resolve, retryDelayMs(attempt))); // the partner's backoff
-			answers.push(await send(id, status));
+			answers.push(await sendOnce());
 		}
 		return answers;
 	}
@@ -314,4 +319,39 @@ describe('Round-Trip Wait through one fixed callback URL in a real n8n', () => {
 		});
 		expect(nodeOutput(execution, 'Accepted')[0]).toMatchObject({ body: { correlationId: id } });
 	});
+
+	test('callbacks sent while n8n restarts resume each run once the fixed URL answers again: nothing lived in its memory', async () => {
+		const ids = Array.from({ length: 5 }, (_, i) => `env-${900_000 + i}`);
+		for (const [i] of ids.entries()) await start('fx-start', { order: 900_000 + i });
+		await waitFor('5 requests at the partner', async () =>
+			partner
+				.requests('/envelopes')
+				.filter((r) => ids.includes(`env-${(r.json as { order: number }).order}`)).length === 5
+				? true
+				: undefined,
+		);
+		const restarting = n8n.restart();
+		// The callbacks leave once n8n no longer answers: each first attempt meets the restart.
+		await waitFor(
+			'n8n to be down',
+			async () =>
+				await fetch(fixedUrl, { method: 'POST' }).then(
+					() => undefined,
+					() => true,
+				),
+		);
+		const answers = await Promise.all(ids.map((id) => sendWithRetries(id, 'signed', () => {})));
+		await restarting;
+		for (const sent of answers) expect(sent[sent.length - 1].status).toBe(200);
+		for (const sent of answers) expect(sent[0].status).toBe(0);
+		await waitFor('the 5 runs to end on Callback', async () => {
+			const ended = (await n8n.executions(sendWorkflowId)).filter(
+				(e) =>
+					ids.includes(String(e.data?.resultData.metadata?.correlationId)) &&
+					e.status === 'success' &&
+					nodeOutput(e, 'Accepted').length === 1,
+			);
+			return ended.length === 5 ? true : undefined;
+		});
+	}, 300_000);
 });
