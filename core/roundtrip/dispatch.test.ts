@@ -57,11 +57,14 @@ describe('outboundRequest', () => {
 });
 
 describe('sendOutbound', () => {
-	it('returns the acknowledgement, parsed when it is JSON', async () => {
-		const { http } = transport([{ status: 202, headers: {}, body: '{"job":1}' }]);
+	it('returns the acknowledgement with its headers, parsed when it is JSON', async () => {
+		const { http } = transport([
+			{ status: 202, headers: { 'x-envelope-id': 'env-1' }, body: '{"job":1}' },
+		]);
 		expect(await sendOutbound(http, outboundRequest(REQUEST, 'c', CALLBACK_URL))).toEqual({
 			ok: true,
 			status: 202,
+			headers: { 'x-envelope-id': 'env-1' },
 			body: { job: 1 },
 		});
 	});

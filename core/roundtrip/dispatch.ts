@@ -48,7 +48,7 @@ export function outboundRequest(
 }
 
 export type SendOutcome =
-	| { ok: true; status: number; body: unknown }
+	| { ok: true; status: number; headers: Record<string, string>; body: unknown }
 	| { ok: false; message: string; description?: string };
 
 /** Sends the request once; a non-2xx answer or a transport error is a failure naming the request. */
@@ -78,7 +78,7 @@ export async function sendOutbound(
 	} catch {
 		// a non-JSON acknowledgement is kept as text
 	}
-	return { ok: true, status: response.status, body };
+	return { ok: true, status: response.status, headers: response.headers, body };
 }
 
 /** How long the node waits for n8n to answer at its own callback URL (answersAt). */

@@ -1,4 +1,10 @@
-import { type RawSettings, checkCallbackBinding, validateSettings } from './settings';
+import {
+	type PartnerAnswer,
+	type RawSettings,
+	checkCallbackBinding,
+	correlationIdFromAnswer,
+	validateSettings,
+} from './settings';
 
 const GOOD: RawSettings = {
 	mode: 'sendAndWait',
@@ -272,6 +278,90 @@ describe('validateSettings: Callback URL and Resume Condition', () => {
 		expect(validateSettings({ ...GOOD, callbackVia: 'fixed', correlationId: '' }).callbackVia).toBe(
 			'fixed',
 		);
+	});
+});
+
+describe("Correlation ID From the partner's answer", () => {
+	const FROM_ANSWER: RawSettings = {
+		...GOOD,
+		callbackVia: 'fixed',
+		correlationIdFrom: 'answer',
+		correlationIdInAnswer: 'body.envelopeId',
+	};
+	const answer = (body: unknown, headers: Record<string, string> = {}): PartnerAnswer => ({
+		status: 201,
+		headers,
+		body,
+	});
+	async function answerRefusal(expression: string, partnerAnswer: PartnerAnswer) {
+		const { answerIdPath } = validateSettings({
+			...FROM_ANSWER,
+			correlationIdInAnswer: expression,
+		});
+		const error = await correlationIdFromAnswer(answerIdPath!, partnerAnswer).catch(
+			(e: unknown) => e as { name: string; field: string; message: string },
+		);
+		expect(error).toMatchObject({ name: 'ConfigError', field: 'correlationIdInAnswer' });
+		return (error as Error).message;
+	}
+
+	it("defaults to this node's value; reads the id from the answer's body, headers or status, text or a number", async () => {
+		expect(validateSettings({ ...GOOD, callbackVia: 'fixed' }).answerIdPath).toBeUndefined();
+		const { answerIdPath } = validateSettings(FROM_ANSWER);
+		expect(answerIdPath?.expression).toBe('body.envelopeId');
+		await expect(
+			correlationIdFromAnswer(answerIdPath!, answer({ envelopeId: 'env-42' })),
+		).resolves.toBe('env-42');
+		await expect(correlationIdFromAnswer(answerIdPath!, answer({ envelopeId: 42 }))).resolves.toBe(
+			'42',
+		);
+		const fromHeader = validateSettings({
+			...FROM_ANSWER,
+			correlationIdInAnswer: 'status = 201 ? headers.`x-envelope-id`',
+		}).answerIdPath!;
+		await expect(
+			correlationIdFromAnswer(fromHeader, answer('accepted', { 'x-envelope-id': 'env-7' })),
+		).resolves.toBe('env-7');
+	});
+
+	it('refuses an answer that gives no id, naming the field, the expression, what it gave and the answer', async () => {
+		await expect(answerRefusal('body.envelopeId', answer({ accepted: true }))).resolves.toBe(
+			'Invalid value "body.envelopeId" for "Correlation ID in Answer": gave nothing in the partner\'s answer (HTTP 201, body {"accepted":true}); it must give the partner\'s id for the request, text or a number',
+		);
+		await expect(
+			answerRefusal('body.envelope', answer({ envelope: { id: 'env-1' } })),
+		).resolves.toContain('gave {"id":"env-1"} in the partner\'s answer');
+		await expect(answerRefusal('body.envelopeId', answer({ envelopeId: '' }))).resolves.toContain(
+			'gave "" in',
+		);
+		await expect(answerRefusal('body.ids', answer({ ids: ['a', 'b'] }))).resolves.toContain(
+			'gave ["a","b"] in',
+		);
+		await expect(answerRefusal('body.id', answer({ id: 'x'.repeat(256) }))).resolves.toContain(
+			'gave an id 256 characters long',
+		);
+		await expect(answerRefusal('$number(body.id)', answer({ id: 'abc' }))).resolves.toMatch(
+			/^Invalid value "\$number\(body.id\)" for "Correlation ID in Answer": failed in the partner's answer/,
+		);
+	});
+
+	it('refuses the setting where no answer could find the run, and an expression that is no JSONata, before anything is sent', () => {
+		for (const where of [{ callbackVia: 'perWait' }, { mode: 'waitOnly', correlationId: 'x' }])
+			expect(refusal({ ...FROM_ANSWER, ...where })).toEqual({
+				field: 'correlationIdFrom',
+				message: expect.stringMatching(
+					/^Invalid value "answer" for "Correlation ID From": can be "The Partner's Answer" only in Send and Wait mode with Callback URL "Fixed"/,
+				),
+			});
+		expect(refusal({ ...FROM_ANSWER, correlationIdFrom: 'guess' }).field).toBe('correlationIdFrom');
+		expect(refusal({ ...FROM_ANSWER, correlationIdInAnswer: '' })).toEqual({
+			field: 'correlationIdInAnswer',
+			message: expect.stringContaining('Invalid value "" for "Correlation ID in Answer"'),
+		});
+		expect(refusal({ ...FROM_ANSWER, correlationIdInAnswer: 'body.[' })).toEqual({
+			field: 'correlationIdInAnswer',
+			message: expect.stringContaining('not a valid JSONata expression'),
+		});
 	});
 });
 

@@ -1,3 +1,5 @@
+import jsonata from 'jsonata';
+
 import {
 	type CorrelationPath,
 	compileCorrelationPath,
@@ -7,7 +9,7 @@ import {
 import { compileResumeCondition, type ResumeCondition } from './condition';
 import type { CallbackAuth } from './signature';
 import { MAX_WAIT_MS, type TimeoutUnit, timeoutMs, type WaitTimeout } from './timeout';
-import { checkRange, ConfigError } from '../configError';
+import { checkRange, ConfigError, showValue } from '../configError';
 import { SECOND_MS, UNIT_MS } from '../units';
 import {
 	GENERIC_AUTH_TYPES,
@@ -27,6 +29,8 @@ export const FIELD_LABELS = {
 	mode: 'Mode',
 	callbackVia: 'Callback URL',
 	correlationId: 'Correlation ID',
+	correlationIdFrom: 'Correlation ID From',
+	correlationIdInAnswer: 'Correlation ID in Answer',
 	authentication: 'Authentication',
 	method: 'Method',
 	url: 'URL',
@@ -70,8 +74,14 @@ export interface RoundTripSettings {
 	 * `fixed`, the one URL of a Round-Trip Callback node, which finds this run by its correlation id.
 	 */
 	callbackVia: 'perWait' | 'fixed';
-	/** Undefined: the node makes a fresh one. */
+	/** Undefined: the node makes a fresh one. With `answerIdPath`, the id sent with the request only. */
 	correlationId?: string;
+	/**
+	 * Send and Wait, Callback URL "Fixed": where the partner's own id for the request is in its answer
+	 * to it (Correlation ID From "The Partner's Answer"); the run waits for that id. Undefined: the
+	 * run waits for `correlationId`.
+	 */
+	answerIdPath?: AnswerIdPath;
 	correlationPath: CorrelationPath;
 	/** Undefined: every authenticated callback with the right id resumes. */
 	resumeCondition?: ResumeCondition;
@@ -101,6 +111,7 @@ export function validateSettings(raw: RawSettings): RoundTripSettings {
 			'must give the id the partner calls back with (e.g. {{ $json.orderNumber }}) when a Round-Trip Callback node finds the run by it in Wait Only mode: a fresh random ID would be known to no partner',
 			raw.correlationId,
 		);
+	const answerIdPath = checkAnswerIdPath(raw, mode, callbackVia);
 	const correlationPath = checkCorrelationPath(raw.correlationIdPath);
 	const resumeCondition = checkResumeCondition(raw.resumeCondition);
 	const timeout = checkTimeout(raw.timeoutAmount, raw.timeoutUnit);
@@ -110,6 +121,7 @@ export function validateSettings(raw: RawSettings): RoundTripSettings {
 		mode,
 		callbackVia,
 		correlationId,
+		answerIdPath,
 		correlationPath,
 		resumeCondition,
 		timeout,
@@ -151,6 +163,96 @@ function checkCorrelationId(value: unknown): string | undefined {
 			value,
 		);
 	}
+	return id;
+}
+
+/** The partner's answer to the request, as Correlation ID in Answer reads it. */
+export interface PartnerAnswer {
+	status: number;
+	/** Lower-cased header names. */
+	headers: Record<string, string>;
+	/** Parsed as JSON when it is JSON, else the text. */
+	body: unknown;
+}
+
+/** Correlation ID in Answer, compiled: JSONata over the partner's answer `{ status, headers, body }`. */
+export interface AnswerIdPath {
+	readonly expression: string;
+	evaluate(answer: PartnerAnswer): Promise<unknown>;
+}
+
+/**
+ * Correlation ID From "The Partner's Answer" (only the partner knows its id until it answers, e.g.
+ * an envelope id): only where the run is found by the partner's id, Send and Wait with Callback URL
+ * "Fixed". Compiled now, so a syntax error fails the node before anything is sent.
+ */
+function checkAnswerIdPath(
+	raw: RawSettings,
+	mode: RoundTripSettings['mode'],
+	callbackVia: RoundTripSettings['callbackVia'],
+): AnswerIdPath | undefined {
+	const from = raw.correlationIdFrom ?? 'node';
+	if (from !== 'node' && from !== 'answer')
+		fail('correlationIdFrom', `must be "This Node's Value" or "The Partner's Answer"`, from);
+	if (from === 'node') return undefined;
+	if (mode !== 'sendAndWait' || callbackVia !== 'fixed')
+		fail(
+			'correlationIdFrom',
+			`can be "The Partner's Answer" only in Send and Wait mode with Callback URL "Fixed": only there is the run found by the partner's id, and only there does this node get the answer`,
+			from,
+		);
+	const expression = raw.correlationIdInAnswer;
+	if (typeof expression !== 'string' || expression.trim() === '')
+		fail(
+			'correlationIdInAnswer',
+			"must be a JSONata expression over the partner's answer { status, headers, body }, e.g. body.envelopeId",
+			expression,
+		);
+	try {
+		const compiled = jsonata(expression);
+		return { expression, evaluate: async (answer) => (await compiled.evaluate(answer)) as unknown };
+	} catch (error) {
+		return fail(
+			'correlationIdInAnswer',
+			`not a valid JSONata expression (${(error as Error).message})`,
+			expression,
+		);
+	}
+}
+
+/**
+ * The partner's id for the request, read from its answer: the id the run waits for. Throws a
+ * ConfigError naming Correlation ID in Answer, what it gave and the answer when it gives no id
+ * (nothing, or not text or a number), so the run fails before it waits for a callback nobody could match.
+ */
+export async function correlationIdFromAnswer(
+	path: AnswerIdPath,
+	answer: PartnerAnswer,
+): Promise<string> {
+	const inAnswer = `in the partner's answer (HTTP ${answer.status}, body ${showValue(answer.body)})`;
+	let found: unknown;
+	try {
+		found = await path.evaluate(answer);
+	} catch (error) {
+		fail(
+			'correlationIdInAnswer',
+			`failed ${inAnswer}: ${(error as Error).message}`,
+			path.expression,
+		);
+	}
+	const id = normalizeCorrelationId(found);
+	if (id === undefined)
+		fail(
+			'correlationIdInAnswer',
+			`gave ${found === undefined ? 'nothing' : showValue(found)} ${inAnswer}; it must give the partner's id for the request, text or a number`,
+			path.expression,
+		);
+	if (id.length > MAX_CORRELATION_ID_LENGTH)
+		fail(
+			'correlationIdInAnswer',
+			`gave an id ${id.length} characters long ${inAnswer}; at most ${MAX_CORRELATION_ID_LENGTH} are supported (n8n's limit for execution custom data)`,
+			path.expression,
+		);
 	return id;
 }
 

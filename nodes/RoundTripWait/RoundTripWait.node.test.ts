@@ -1,4 +1,5 @@
 import { signPayload, waitIdOf } from '../../core/roundtrip/signature';
+import { FakeSystem } from '../../test/harness/fakeSystem';
 import { callWebhook, executeNode, type NodeSetup } from '../../test/nodeContext';
 import { RoundTripWait } from './RoundTripWait.node';
 
@@ -183,6 +184,77 @@ describe('Round-Trip Wait node (n8n-core ExecuteContext and WebhookContext)', ()
 			roundTripMatch: 'cred-roundTripCallbackApi:env-9',
 			roundTripCallbackUrl: callbackUrl,
 			correlationId: 'env-9',
+		});
+	});
+
+	describe("Correlation ID From the partner's answer (Send and Wait, Callback URL Fixed)", () => {
+		let partner: FakeSystem;
+		beforeAll(async () => {
+			partner = await FakeSystem.start();
+		});
+		afterAll(async () => await partner.close());
+		const answerSetup = () =>
+			setup({
+				mode: 'sendAndWait',
+				callbackVia: 'fixed',
+				url: partner.url('/envelopes'),
+				correlationId: 'order-5',
+				correlationIdFrom: 'answer',
+				correlationIdInAnswer: 'body.envelopeId',
+			});
+
+		it("sends the request before the wait and waits for the id in the partner's answer: custom data, wait record and Timed Out carry it", async () => {
+			partner.on('POST', '/envelopes', { status: 201, body: { envelopeId: 'env-77' } });
+			const run = await executeNode(RoundTripWait, answerSetup());
+			const [sent] = partner.requests('/envelopes');
+			expect(sent.headers['x-correlation-id']).toBe('order-5');
+			const waiting = run.output[0][0].json as { correlationId: string; callbackUrl: string };
+			expect(waiting).toMatchObject({
+				correlationId: 'env-77',
+				request: { status: 201, body: { envelopeId: 'env-77' }, correlationIdSent: 'order-5' },
+			});
+			expect(run.customData).toMatchObject({
+				roundTripMatch: 'cred-roundTripCallbackApi:env-77',
+				roundTripCallbackUrl: waiting.callbackUrl,
+				correlationId: 'env-77',
+			});
+			expect(run.executeData.data.main[1]?.[0].json).toMatchObject({ correlationId: 'env-77' });
+			// A callback forwarded to the run's own URL (as the Round-Trip Callback node does) must carry the partner's id.
+			const call = (correlationId: string) => {
+				const rawBody = JSON.stringify({ correlationId, status: 'signed' });
+				const at = Math.floor(Date.now() / 1000);
+				return callWebhook(
+					RoundTripWait,
+					answerSetup(),
+					{
+						headers: {
+							'x-signature': signPayload(SECRET, rawBody, at, waitIdOf(waiting.callbackUrl)),
+						},
+						query: Object.fromEntries(new URL(waiting.callbackUrl).searchParams),
+						rawBody,
+					},
+					run,
+				);
+			};
+			expect((await call('order-5')).status).toBe(409);
+			const accepted = await call('env-77');
+			expect(accepted.result.workflowData?.[0][0].json).toMatchObject({ correlationId: 'env-77' });
+		});
+
+		it('an answer without the id fails the node before the run waits, naming the field, what it gave and the answer', async () => {
+			partner.on('POST', '/envelopes', { status: 202, body: { accepted: true } });
+			const error = await executeNode(RoundTripWait, answerSetup()).catch((e: unknown) => e);
+			expect(error).toMatchObject({
+				message:
+					'Invalid value "body.envelopeId" for "Correlation ID in Answer": gave nothing in the partner\'s answer (HTTP 202, body {"accepted":true}); it must give the partner\'s id for the request, text or a number',
+				description: 'Check the "Correlation ID in Answer" parameter.',
+			});
+		});
+
+		it('a request the partner refuses fails the node before the run waits', async () => {
+			partner.on('POST', '/envelopes', { status: 500, body: { error: 'down' } });
+			const error = await executeNode(RoundTripWait, answerSetup()).catch((e: unknown) => e);
+			expect((error as Error).message).toMatch(/answered HTTP 500; the request was not accepted/);
 		});
 	});
 

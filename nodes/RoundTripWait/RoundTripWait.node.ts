@@ -38,12 +38,15 @@ import {
 	keepFixedUrlMatch,
 	keepWaitRecord,
 	executionReplayLogOf,
+	leaveTimeoutBy,
 	readCallback,
 	unmetResumeCondition,
 	waitRecordOf,
 	readSettings,
 	responseBodyOf,
 	roundTripCallbackApiTest,
+	saveFixedUrlMatchOnceWaiting,
+	sendForPartnerId,
 	sendRequest,
 } from './roundTripContext';
 import { roundTripWaitProperties } from './RoundTripWaitDescription';
@@ -113,10 +116,10 @@ export class RoundTripWait implements INodeType {
 			const callbackAuth = callbackAuthFrom(await this.getCredentials(CALLBACK_CREDENTIAL));
 			validateCallbackAuth(callbackAuth);
 			checkCallbackBinding(settings, callbackAuth);
-			const correlationId = settings.correlationId ?? newCorrelationId();
+			const sentId = settings.correlationId ?? newCorrelationId();
 			const waitStartedAt = Date.now();
 			const deadline = resumeDeadline(waitStartedAt, settings.timeout);
-			const wait = newWait(correlationId, waitStartedAt, deadline, settings.mode === 'sendAndWait');
+			const wait = newWait(sentId, waitStartedAt, deadline, settings.mode === 'sendAndWait');
 			// The wait is kept with this node's entry of the execution's stack (see keepWaitRecord): checked
 			// before anything is sent, so a wait that could not be kept fails here instead of waiting in vain.
 			const executeData = this.getExecuteData();
@@ -125,6 +128,16 @@ export class RoundTripWait implements INodeType {
 				this.evaluateExpression('{{ $execution.resumeUrl }}', 0) as string,
 				wait.waitId,
 			);
+			// The partner's own id, known once it answers: the request goes out now; the run waits for that id.
+			const answered =
+				settings.answerIdPath &&
+				(await sendForPartnerId(this, settings.request!, settings.answerIdPath, {
+					correlationId: sentId,
+					callbackUrl,
+				}));
+			if (answered)
+				keepWaitRecord(this, executeData, { ...wait, correlationId: answered.partnerId });
+			const correlationId = answered ? answered.partnerId : sentId;
 			const fixedMatch =
 				settings.callbackVia === 'fixed'
 					? keepFixedUrlMatch(this, correlationId, callbackUrl)
@@ -138,7 +151,10 @@ export class RoundTripWait implements INodeType {
 				deadline: new Date(deadline).toISOString(),
 				correlationIdLocation: settings.correlationPath.expression,
 			};
-			if (settings.request)
+			if (answered) {
+				waiting.request = answered.request;
+				saveFixedUrlMatchOnceWaiting(this, fixedMatch!);
+			} else if (settings.request)
 				waiting.request = await sendRequest(this, settings.request, {
 					correlationId,
 					callbackUrl,
@@ -149,21 +165,11 @@ export class RoundTripWait implements INodeType {
 				});
 
 			keepCorrelationIdForFiltering(this, correlationId);
-			// n8n runs no node code when a wait times out: it passes the waiting node's stored input on.
-			// Storing the "Timed Out" item as that input, on output 1, makes the timeout land there.
-			const timedOut = [
-				{
-					json: { ...timedOutItem(correlationId, waitStartedAt, deadline, deadline) },
-					pairedItem: { item: 0 },
-				},
-			];
-			if (n8n.resumeControl) {
-				executeData.data = { main: [[], timedOut] };
-				executeData.metadata = { ...executeData.metadata, forwardAllOutputs: true };
-			} else {
-				// n8n 1.x passes only a disabled node's first input on: the timeout leaves by the Callback output (README).
-				executeData.data = { main: [timedOut] };
-			}
+			leaveTimeoutBy(
+				executeData,
+				timedOutItem(correlationId, waitStartedAt, deadline, deadline),
+				n8n.resumeControl,
+			);
 			await this.putExecutionToWait(new Date(deadline));
 			return [[{ json: waiting, pairedItem: { item: 0 } }], []];
 		} catch (error) {

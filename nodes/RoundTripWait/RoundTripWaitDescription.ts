@@ -53,7 +53,41 @@ export const roundTripWaitProperties: INodeProperties[] = [
 		default: '',
 		placeholder: 'e.g. {{ $json.orderId }}',
 		description:
-			'The ID the callback must carry. Leave empty for a fresh random ID. In "Wait Only" mode, use the ID the earlier node sent.',
+			'The ID the callback must carry. Leave empty for a fresh random ID. In "Wait Only" mode, use the ID the earlier node sent. With the ID from the partner\'s answer: the ID sent with the request.',
+	},
+	{
+		displayName: 'Correlation ID From',
+		name: 'correlationIdFrom',
+		type: 'options',
+		noDataExpression: true,
+		default: 'node',
+		displayOptions: { show: { mode: ['sendAndWait'], callbackVia: ['fixed'] } },
+		options: [
+			{
+				name: "This Node's Value",
+				value: 'node',
+				description: 'The run waits for the Correlation ID above (e.g. the order number it sends)',
+			},
+			{
+				name: "The Partner's Answer",
+				value: 'answer',
+				description:
+					'The partner assigns its ID when it answers the request (e.g. an envelope ID): the run waits for the ID read from that answer',
+			},
+		],
+	},
+	{
+		displayName: 'Correlation ID in Answer',
+		name: 'correlationIdInAnswer',
+		type: 'string',
+		default: '',
+		required: true,
+		placeholder: 'e.g. body.envelopeId',
+		displayOptions: {
+			show: { mode: ['sendAndWait'], callbackVia: ['fixed'], correlationIdFrom: ['answer'] },
+		},
+		description:
+			"JSONata over { status, headers, body } of the partner's answer to the request, e.g. body.envelopeId, or a header. An answer without an ID there fails the run before it waits.",
 	},
 	httpAuthProperties({ mode: ['sendAndWait'] }, undefined, [
 		{

@@ -17,6 +17,7 @@ import {
 	type CallbackAuth,
 	type CallbackParts,
 	compileResumeCondition,
+	correlationIdFromAnswer,
 	decodeWaitRecord,
 	encodeWaitRecord,
 	type ExecutionReplayLog,
@@ -25,18 +26,22 @@ import {
 	FIXED_CALLBACK_KEY,
 	FIXED_MATCH_KEY,
 	fixedMatchValue,
+	type AnswerIdPath,
 	type InboundCallback,
 	outboundRequest,
 	type RawSettings,
+	type TimedOutItem,
 	ReplayMemory,
 	reportFailure,
 	ResumedWaits,
 	sendOutbound,
+	type SendOutcome,
 	validateCallbackAuth,
 	validateSettings,
 	WAIT_RECORD_KEY,
 	type WaitRecord,
 } from '../../core/roundtrip';
+import type { HttpRequest, HttpTransport } from '../../core/connectors/types';
 import { n8nHttpTransport } from '../shared/httpTransport';
 import {
 	afterExecutionSaved,
@@ -154,6 +159,24 @@ export function keepWaitRecord(
 		...executeData.metadata,
 		[WAIT_RECORD_KEY]: encodeWaitRecord(wait),
 	} as IExecuteData['metadata'];
+}
+
+/**
+ * n8n runs no node code when a wait times out: it passes the waiting node's stored input on. Storing
+ * the "Timed Out" item as that input, on output 1, makes the timeout land there; n8n 1.x (no
+ * `resumeControl`) passes only a disabled node's first input on: the timeout leaves by the Callback
+ * output (README).
+ */
+export function leaveTimeoutBy(
+	executeData: IExecuteData,
+	timedOut: TimedOutItem,
+	resumeControl: boolean,
+): void {
+	const items = [{ json: { ...timedOut }, pairedItem: { item: 0 } }];
+	if (resumeControl) {
+		executeData.data = { main: [[], items] };
+		executeData.metadata = { ...executeData.metadata, forwardAllOutputs: true };
+	} else executeData.data = { main: [items] };
 }
 
 /** Where the execution's own replay log lives in its data (saved by n8n with the resume; README). */
@@ -335,15 +358,71 @@ export async function sendRequest(
 	if (reportable && afterWaitIsSaved(context, send))
 		return { method: request.method, url: request.url, sent: 'once n8n has saved the wait' };
 	// No lifecycle hooks here: send now; a partner calling back before the save gets n8n's 409 and retries (README).
-	const sent = await sendOutbound(http, request);
-	if (!sent.ok)
-		throw new NodeOperationError(context.getNode(), sent.message, {
-			description: sent.description,
-		});
+	const sent = await sendNow(context, http, request);
 	return {
 		method: request.method,
 		url: request.url,
 		status: sent.status,
 		body: sent.body as IDataObject,
 	};
+}
+
+/** Sends the request before the wait: a failure fails the node (the run does not wait). */
+async function sendNow(
+	context: IExecuteFunctions,
+	http: HttpTransport,
+	request: HttpRequest,
+): Promise<Extract<SendOutcome, { ok: true }>> {
+	const sent = await sendOutbound(http, request);
+	if (!sent.ok)
+		throw new NodeOperationError(context.getNode(), sent.message, {
+			description: sent.description,
+		});
+	return sent;
+}
+
+/**
+ * Send and Wait with Correlation ID From "The Partner's Answer": the partner assigns its id for the
+ * request only when it answers, so the request goes out now, before the wait, and the run waits for
+ * the id read from the answer (Correlation ID in Answer). A failed request, or an answer without an
+ * id, fails the node before the run waits. A partner calling the fixed URL before the wait is saved
+ * finds no run for the id yet and gets the contract's retryable 404 (docs/round-trip-wait.md).
+ */
+export async function sendForPartnerId(
+	context: IExecuteFunctions,
+	settings: NonNullable<ReturnType<typeof validateSettings>['request']>,
+	answerIdPath: AnswerIdPath,
+	{ correlationId, callbackUrl }: Pick<SendContext, 'correlationId' | 'callbackUrl'>,
+): Promise<{ partnerId: string; request: IDataObject }> {
+	const request = outboundRequest(settings, correlationId, callbackUrl);
+	const sent = await sendNow(context, n8nHttpTransport(context, { auth: settings.auth }), request);
+	return {
+		partnerId: await correlationIdFromAnswer(answerIdPath, sent),
+		request: {
+			method: request.method,
+			url: request.url,
+			status: sent.status,
+			body: sent.body as IDataObject,
+			correlationIdSent: correlationId,
+		},
+	};
+}
+
+/**
+ * Writes the fixed URL's match once n8n has saved the wait, as sendRequest does before its request
+ * leaves: in queue mode n8n's main writes the run's custom data only later. Where this n8n has no
+ * lifecycle hooks, n8n's own save of the custom data is all there is.
+ */
+export function saveFixedUrlMatchOnceWaiting(
+	context: IExecuteFunctions,
+	fixedMatch: Record<string, string>,
+): void {
+	afterExecutionSaved(context, async (run) => {
+		if (run?.status !== 'waiting' || !run.waitTill) return;
+		await saveCustomData(context.getExecutionId(), fixedMatch).catch((error: Error) =>
+			context.logger.error(
+				`Round-Trip Wait: writing the fixed URL's match to custom data failed (${error.message}); n8n writes it with the run's custom data`,
+			),
+		);
+	});
 }
