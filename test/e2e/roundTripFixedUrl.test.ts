@@ -45,6 +45,7 @@ describe('Round-Trip Wait through one fixed callback URL in a real n8n', () => {
 	let fixedUrl: string;
 	let sendWorkflowId: string;
 	let waitOnlyWorkflowId: string;
+	let answerWorkflowId: string;
 
 	beforeAll(async () => {
 		partner = await FakeSystem.start();
@@ -114,7 +115,19 @@ describe('Round-Trip Wait through one fixed callback URL in a real n8n', () => {
 				correlationId: '={{ $json.body.id }}',
 			}),
 		);
-		for (const id of [receiverId, sendWorkflowId, waitOnlyWorkflowId]) await n8n.publish(id);
+		answerWorkflowId = await n8n.importWorkflow(
+			waiting('e-sign request, id from the answer', 'fx-answer', {
+				mode: 'sendAndWait',
+				method: 'POST',
+				url: partner.url('/envelopes/assigned'),
+				// The partner assigns the envelope id only in its answer to the request.
+				correlationIdFrom: 'answer',
+				correlationIdInAnswer: 'body.envelopeId',
+				body: '={{ JSON.stringify({ order: $json.body.order }) }}',
+			}),
+		);
+		for (const id of [receiverId, sendWorkflowId, waitOnlyWorkflowId, answerWorkflowId])
+			await n8n.publish(id);
 		fixedUrl = `${n8n.webhookBaseUrl}/webhook/${FIXED_PATH}`;
 	});
 
@@ -319,6 +332,62 @@ describe('Round-Trip Wait through one fixed callback URL in a real n8n', () => {
 		});
 		expect(nodeOutput(execution, 'Accepted')[0]).toMatchObject({ body: { correlationId: id } });
 	});
+
+	test("the id from the partner's answer: a partner that calls back the moment it answers resumes each run once, after the contract's 404s; an answer without an id fails the run before it waits", async () => {
+		const orders = Array.from({ length: 8 }, (_, i) => 700_000 + i);
+		const envelopeOf = new Map<number, string>();
+		const callbacks: Array<Promise<Answer[]>> = [];
+		// A 0 ms partner: it assigns the envelope id, answers with it, and sends "signed" to the fixed URL at once.
+		partner.on('POST', '/envelopes/assigned', (request) => {
+			const { order } = request.json as { order: number | string };
+			if (order === 'no-id') return { status: 202, body: { accepted: true } };
+			const envelopeId = `psn-${order}-${Math.random().toString(36).slice(2, 10)}`;
+			envelopeOf.set(Number(order), envelopeId);
+			setImmediate(() => callbacks.push(sendWithRetries(envelopeId, 'signed', () => {})));
+			return { status: 201, body: { envelopeId } };
+		});
+		await inParallel(orders, 8, async (order) => await start('fx-answer', { order }));
+		await start('fx-answer', { order: 'no-id' });
+		await waitFor('the partner to have answered every request', async () =>
+			envelopeOf.size === orders.length && callbacks.length === orders.length ? true : undefined,
+		);
+		const answers = await Promise.all(callbacks);
+		// Each callback ends on the 200 of its run's resume; before it only the contract's retryable 404
+		// (no run found yet: the answer was still being processed) or n8n's "running already".
+		for (const sent of answers) {
+			expect(sent[sent.length - 1].status).toBe(200);
+			for (const early of sent.slice(0, -1)) expect([404, 409]).toContain(early.status);
+		}
+		process.stdout.write(
+			`id from the answer, first attempts: ${JSON.stringify(answers.map((sent) => sent[0].status))}\n`,
+		);
+		const executions = await waitFor('9 runs of the answer workflow to end', async () => {
+			const all = await n8n.executions(answerWorkflowId);
+			return all.length === orders.length + 1 && all.every((e) => e.status !== 'waiting')
+				? all
+				: undefined;
+		});
+		const failed = executions.filter((e) => e.status === 'error');
+		expect(failed).toHaveLength(1);
+		expect(failed[0].data?.resultData.error?.message).toBe(
+			'Invalid value "body.envelopeId" for "Correlation ID in Answer": gave nothing in the partner\'s answer (HTTP 202, body {"accepted":true}); it must give the partner\'s id for the request, text or a number',
+		);
+		expect(failed[0].data?.resultData.metadata?.roundTripMatch).toBeUndefined();
+		const resumed = executions.filter((e) => e.status === 'success');
+		expect(resumed.map((e) => e.data?.resultData.metadata?.correlationId).sort()).toEqual(
+			[...envelopeOf.values()].sort(),
+		);
+		for (const execution of resumed) {
+			const id = execution.data?.resultData.metadata?.correlationId;
+			expect(nodeOutput(execution, 'Accepted')).toEqual([
+				expect.objectContaining({
+					correlationId: id,
+					body: expect.objectContaining({ correlationId: id, status: 'signed' }),
+				}),
+			]);
+			expect(nodeOutput(execution, 'Late')).toEqual([]);
+		}
+	}, 300_000);
 
 	test('callbacks sent while n8n restarts resume each run once the fixed URL answers again: nothing lived in its memory', async () => {
 		const ids = Array.from({ length: 5 }, (_, i) => `env-${900_000 + i}`);
