@@ -1,5 +1,8 @@
+import type { IExecuteFunctions } from 'n8n-workflow';
+
 import { signPayload, waitIdOf } from '../../core/roundtrip/signature';
 import { FakeSystem } from '../../test/harness/fakeSystem';
+import { customDataOf } from '../shared/n8nDoor';
 import { callWebhook, executeNode, type NodeSetup } from '../../test/nodeContext';
 import { RoundTripWait } from './RoundTripWait.node';
 
@@ -249,6 +252,23 @@ describe('Round-Trip Wait node (n8n-core ExecuteContext and WebhookContext)', ()
 					'Invalid value "body.envelopeId" for "Correlation ID in Answer": gave nothing in the partner\'s answer (HTTP 202, body {"accepted":true}); it must give the partner\'s id for the request, text or a number',
 				description: 'Check the "Correlation ID in Answer" parameter.',
 			});
+		});
+
+		it("with the execution's custom data full, fails before the request leaves: the partner gets no request it could not be matched by", async () => {
+			partner.on('POST', '/envelopes', { status: 201, body: { envelopeId: 'env-78' } });
+			const before = partner.requests('/envelopes').length;
+			const error = await executeNode(RoundTripWait, answerSetup(), undefined, {
+				wrap: (context) => {
+					// n8n keeps at most 10 keys per execution and drops further ones.
+					for (let key = 0; key < 10; key++)
+						customDataOf(context as unknown as IExecuteFunctions)?.set(`user_${key}`, 'x');
+					return context;
+				},
+			}).catch((e: unknown) => e);
+			expect((error as Error).message).toMatch(
+				/^Callback URL "Fixed": n8n did not keep roundTripMatch/,
+			);
+			expect(partner.requests('/envelopes')).toHaveLength(before);
 		});
 
 		it('a request the partner refuses fails the node before the run waits', async () => {

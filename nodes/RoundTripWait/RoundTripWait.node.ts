@@ -128,6 +128,9 @@ export class RoundTripWait implements INodeType {
 				this.evaluateExpression('{{ $execution.resumeUrl }}', 0) as string,
 				wait.waitId,
 			);
+			// Kept before anything is sent (n8n may keep no more custom data), again with the partner's id below.
+			let fixedMatch =
+				settings.callbackVia === 'fixed' ? keepFixedUrlMatch(this, sentId, callbackUrl) : undefined;
 			// The partner's own id, known once it answers: the request goes out now; the run waits for that id.
 			const answered =
 				settings.answerIdPath &&
@@ -135,13 +138,11 @@ export class RoundTripWait implements INodeType {
 					correlationId: sentId,
 					callbackUrl,
 				}));
-			if (answered)
+			if (answered) {
 				keepWaitRecord(this, executeData, { ...wait, correlationId: answered.partnerId });
+				fixedMatch = keepFixedUrlMatch(this, answered.partnerId, callbackUrl);
+			}
 			const correlationId = answered ? answered.partnerId : sentId;
-			const fixedMatch =
-				settings.callbackVia === 'fixed'
-					? keepFixedUrlMatch(this, correlationId, callbackUrl)
-					: undefined;
 
 			const waiting: IDataObject = {
 				waiting: true,
