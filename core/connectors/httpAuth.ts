@@ -3,9 +3,9 @@
  * types, then the credential) and what each non-OAuth type adds to a request. Plain
  * logic: the node reads the parameters and the stored credential and performs the request.
  */
-import { ConfigError } from '../configError';
+import { ConfigError, credentialRef, fieldRef } from '../configError';
 import { argumentError } from './args';
-import { FIELD_LABELS, type HttpRequest } from './types';
+import { type HttpRequest } from './types';
 
 /** n8n's generic credential types the HTTP ops accept, with the names n8n's editor shows. */
 export const GENERIC_AUTH_TYPES = {
@@ -46,12 +46,7 @@ export function resolveHttpAuth(
 		...Object.values(GENERIC_AUTH_TYPES),
 		...(legacy ? ['Durable Triggers HTTP API'] : []),
 	];
-	throw new ConfigError(
-		'authentication',
-		FIELD_LABELS.authentication,
-		authentication,
-		`must be one of ${choices.join(', ')}`,
-	);
+	throw new ConfigError('authentication', authentication, `must be one of ${choices.join(', ')}`);
 }
 
 /** The parts of a request a credential may add to. */
@@ -79,14 +74,13 @@ export function applyGenericAuth(
 	const query = { ...target.query };
 	const text = (field: string) =>
 		data[field] === undefined || data[field] === null ? '' : String(data[field]);
-	const credential = `${GENERIC_AUTH_TYPES[type]} credential "${credentialName}"`;
+	const credential = { credential: type, credentialName };
 	// Custom Auth's JSON may hold secrets: its value is not shown.
 	const customAuthError = (problem: string) =>
-		new ConfigError('json', 'JSON', text('json'), problem, { credential, secret: true });
+		new ConfigError('json', text('json'), problem, { ...credential, secret: true });
 	const named = () => {
 		const name = text('name').trim();
-		if (name === '')
-			throw new ConfigError('name', 'Name', name, 'must not be empty', { credential });
+		if (name === '') throw new ConfigError('name', name, 'must not be empty', credential);
 		return name;
 	};
 	switch (type) {
@@ -136,7 +130,7 @@ export function applyGenericAuth(
 					throw argumentError(
 						'body',
 						target.body,
-						`must be an object: the ${credential} adds fields to it`,
+						`must be an object: the ${credentialRef(type)} credential "${credentialName}" adds fields to it`,
 					);
 				}
 				merged = { ...(target.body as Record<string, unknown> | undefined), ...body };
@@ -164,16 +158,11 @@ export function resolveUrl(url: string, baseUrl: string | undefined): string {
 		throw argumentError(
 			'url',
 			url,
-			`is relative, so "${FIELD_LABELS.baseUrl}" must be set; or give an absolute URL`,
+			`is relative, so "${fieldRef('baseUrl')}" must be set; or give an absolute URL`,
 		);
 	}
 	if (!/^https?:\/\//i.test(base))
-		throw new ConfigError(
-			'baseUrl',
-			FIELD_LABELS.baseUrl,
-			base,
-			'must start with http:// or https://',
-		);
+		throw new ConfigError('baseUrl', base, 'must start with http:// or https://');
 	return `${base.replace(/\/+$/, '')}/${url.replace(/^\/+/, '')}`;
 }
 

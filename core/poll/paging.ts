@@ -4,7 +4,6 @@ import { fillPlaceholders, placeholdersIn } from '../connectors/args';
 import { httpExchange } from '../connectors/http';
 import type { PagedResult, Pagination } from '../connectors/pagination';
 import type { OpContext, OpMemory } from '../connectors/types';
-import { FIELD_LABELS as CONNECTOR_LABELS } from '../connectors/types';
 import { type DedupeStore, itemHash, type Verdict } from './dedupe';
 import { hash64 } from './hash';
 import { unitsToHex } from './records';
@@ -83,7 +82,6 @@ export function checkPlaceholders(args: Record<string, unknown>, store: DedupeSt
 	if (store.kind !== 'greatest' && placeholdersIn(args).has('cursor'))
 		throw new ConfigError(
 			'with',
-			CONNECTOR_LABELS.with,
 			'{{ $cursor }}',
 			`$cursor is the high-water mark of Dedupe "greatest"; with Dedupe "${store.kind}" ask for what is new with {{ $lastPollStartedAt }}`,
 		);

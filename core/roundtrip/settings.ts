@@ -6,7 +6,7 @@ import {
 } from './correlation';
 import type { CallbackAuth } from './signature';
 import { MAX_WAIT_MS, type TimeoutUnit, timeoutMs, type WaitTimeout } from './timeout';
-import { checkRange, ConfigError } from '../configError';
+import { checkRange, ConfigError, fieldRef } from '../configError';
 import { SECOND_MS, UNIT_MS } from '../units';
 import {
 	GENERIC_AUTH_TYPES,
@@ -16,30 +16,30 @@ import {
 
 /**
  * Every setting of the Round-Trip Wait node, checked before anything is sent or any wait starts.
- * A refusal names the field as the editor labels it and shows the value it got, so a bad Response
- * Code fails the node at once instead of answering every valid callback with a 500 while the run
- * waits for its timeout.
+ * A refusal names the field (the node says it as its editor labels it) and shows the value it got,
+ * so a bad Response Code fails the node at once instead of answering every valid callback with a 500
+ * while the run waits for its timeout.
  */
 
-/** The editor labels of the node's fields (RoundTripWait.node.ts), used in every message. */
-export const FIELD_LABELS = {
-	mode: 'Mode',
-	correlationId: 'Correlation ID',
-	authentication: 'Authentication',
-	method: 'Method',
-	url: 'URL',
-	body: 'Body',
-	correlationIdField: 'Correlation ID Field',
-	callbackUrlField: 'Callback URL Field',
-	headers: 'Headers',
-	correlationIdPath: 'Correlation ID Location',
-	timeoutAmount: 'Timeout',
-	timeoutUnit: 'Timeout Unit',
-	responseCode: 'Response Code',
-	responseBody: 'Response Body',
-} as const;
+/** The node's fields (RoundTripWait.node.ts), by parameter name: what every message names. */
+export const SETTING_NAMES = [
+	'mode',
+	'correlationId',
+	'authentication',
+	'method',
+	'url',
+	'body',
+	'correlationIdField',
+	'callbackUrlField',
+	'headers',
+	'correlationIdPath',
+	'timeoutAmount',
+	'timeoutUnit',
+	'responseCode',
+	'responseBody',
+] as const;
 
-export type SettingName = keyof typeof FIELD_LABELS;
+export type SettingName = (typeof SETTING_NAMES)[number];
 
 /** n8n's limit for a custom-data value, where the waiting run keeps its correlation id. */
 export const MAX_CORRELATION_ID_LENGTH = 255;
@@ -158,7 +158,6 @@ function checkTimeout(amount: unknown, unit: unknown): WaitTimeout {
 	const timeout = { amount, unit: unit as TimeoutUnit };
 	checkRange(
 		'timeoutAmount',
-		FIELD_LABELS.timeoutAmount,
 		timeoutMs(timeout),
 		{ min: SECOND_MS, max: MAX_WAIT_MS },
 		{ duration: true },
@@ -243,7 +242,7 @@ function checkRequest(raw: RawSettings): OutboundRequest {
 	if (correlationIdField !== '' && correlationIdField === callbackUrlField) {
 		fail(
 			'callbackUrlField',
-			`must differ from ${FIELD_LABELS.correlationIdField}: both would write the same body field`,
+			`must differ from ${fieldRef('correlationIdField')}: both would write the same body field`,
 			callbackUrlField,
 		);
 	}
@@ -288,7 +287,7 @@ function parseJson(
 }
 
 function fail(name: SettingName, problem: string, value: unknown): never {
-	throw new ConfigError(name, FIELD_LABELS[name], value, problem);
+	throw new ConfigError(name, value, problem);
 }
 
 function describe(value: unknown): string {

@@ -19,14 +19,12 @@ import {
 	savedHistoryStore,
 } from '../../core/poll';
 import { BUSY_WRITE_INTERVAL_MS, emittedInFlight, RunEmitter } from '../shared/emitRuns';
-import { saveTriggerFailure, toNodeError } from '../shared/errors';
+import { inEditorWords, saveTriggerFailure, toNodeError } from '../shared/errors';
 import { imapCredentialTest } from '../shared/imapCredentialTest';
 import { writerToLiveCopies } from '../shared/liveCopies';
 import { announceMissing } from '../shared/n8nDoor';
 import { opContext } from '../shared/opContext';
-import { paginationProperties } from '../shared/pagination';
 import { sftpCredentialTest } from '../shared/sftpCredential';
-import { connectorProperties } from '../shared/parameters';
 import {
 	historyStoreCredential,
 	KEYED_KINDS,
@@ -59,13 +57,7 @@ export class PollTrigger implements INodeType {
 		inputs: [],
 		outputs: [NodeConnectionTypes.Main],
 		credentials: pollTriggerCredentials,
-		properties: [
-			...connectorProperties(
-				'The op\'s arguments, passed as written. For http.request: method, URL (absolute, or relative to the credential\'s base URL), query, headers, body. Ask only for what is new with {{ $cursor }} (Dedupe Greatest\'s high-water mark) or {{ $lastPollStartedAt }} (ISO time), e.g. "query": {"since": "{{ $lastPollStartedAt }}"}; Execute step shows the requests.',
-			),
-			...paginationProperties,
-			...pollTriggerProperties,
-		],
+		properties: pollTriggerProperties,
 	};
 
 	methods = { credentialTest: { imapCredentialTest, sftpCredentialTest, pollHistoryPostgresTest } };
@@ -115,6 +107,7 @@ export class PollTrigger implements INodeType {
 							timeoutMs: config.timeoutMs,
 							backoff: { maxMs: config.backoffMaxMs },
 							failureLimit: config.failureLimit,
+							describe: (error) => inEditorWords(error.message, node),
 						}
 					: undefined,
 			);
@@ -131,7 +124,8 @@ export class PollTrigger implements INodeType {
 					this.emit([await executeStep(config, activation, context)]),
 			};
 
-		const named = (message: string) => `Poll Trigger "${node.name}": ${message}`;
+		const named = (message: string) =>
+			`Poll Trigger "${node.name}": ${inEditorWords(message, node)}`;
 		if (activation.notice) this.logger.warn(named(activation.notice));
 		// What this n8n offers the trigger (n8nDoor.ts); what it lacks is said once, and it does without.
 		const n8n = announceMissing(this, 'trigger');

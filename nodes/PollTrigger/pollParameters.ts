@@ -13,7 +13,6 @@ import { resolveOp } from '../../core/connectors/registry';
 import {
 	ARMED_RUNS_MAX,
 	type Candidate,
-	FIELD_LABELS,
 	type DedupeConfig,
 	type FirstPollPolicy,
 	type ItemKey,
@@ -120,12 +119,7 @@ export function readConfig(context: ITriggerFunctions): PollConfig {
 
 function historyStoreOf(value: unknown): PollConfig['historyStore'] {
 	if (value === 'staticData' || value === 'postgres') return value;
-	throw new ConfigError(
-		'historyStore',
-		FIELD_LABELS.historyStore,
-		value,
-		'must be staticData or postgres',
-	);
+	throw new ConfigError('historyStore', value, 'must be staticData or postgres');
 }
 
 /**
