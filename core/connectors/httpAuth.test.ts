@@ -16,11 +16,11 @@ describe('resolveHttpAuth', () => {
 
 	it('names "Authentication" and the value for a type it does not support', () => {
 		expect(() => resolveHttpAuth('httpDigestAuth')).toThrow(
-			'Invalid value "httpDigestAuth" for "«authentication»": must be one of None, Basic Auth, Bearer Auth, Custom Auth, Header Auth, Query Auth, OAuth2 API',
+			'Invalid value "httpDigestAuth" for "«authentication»": must be one of None, «httpBasicAuth:», «httpBearerAuth:», «httpCustomAuth:», «httpHeaderAuth:», «httpQueryAuth:», «oAuth2Api:»',
 		);
 		expect(() => resolveHttpAuth('durableHttpApi')).toThrow('Invalid value "durableHttpApi"');
 		expect(() => resolveHttpAuth('oAuth1Api', { legacy: true })).toThrow(
-			'Invalid value "oAuth1Api" for "«authentication»": must be one of None, Basic Auth, Bearer Auth, Custom Auth, Header Auth, Query Auth, OAuth2 API, Durable Triggers HTTP API',
+			'Invalid value "oAuth1Api" for "«authentication»": must be one of None, «httpBasicAuth:», «httpBearerAuth:», «httpCustomAuth:», «httpHeaderAuth:», «httpQueryAuth:», «oAuth2Api:», «durableHttpApi:»',
 		);
 		expect(() => resolveHttpAuth(undefined)).toThrow(
 			expect.objectContaining({ field: 'authentication' }),

@@ -7,17 +7,21 @@ import { ConfigError, credentialRef, fieldRef } from '../configError';
 import { argumentError } from './args';
 import { type HttpRequest } from './types';
 
-/** n8n's generic credential types the HTTP ops accept, with the names n8n's editor shows. */
-export const GENERIC_AUTH_TYPES = {
-	httpBasicAuth: 'Basic Auth',
-	httpBearerAuth: 'Bearer Auth',
-	httpCustomAuth: 'Custom Auth',
-	httpHeaderAuth: 'Header Auth',
-	httpQueryAuth: 'Query Auth',
-	oAuth2Api: 'OAuth2 API',
-} as const;
+/** n8n's generic credential types the HTTP ops accept (their names in the editor: nodes/shared/parameters.ts). */
+export const GENERIC_AUTH_TYPES = [
+	'httpBasicAuth',
+	'httpBearerAuth',
+	'httpCustomAuth',
+	'httpHeaderAuth',
+	'httpQueryAuth',
+	'oAuth2Api',
+] as const;
 
-export type GenericAuthType = keyof typeof GENERIC_AUTH_TYPES;
+export type GenericAuthType = (typeof GENERIC_AUTH_TYPES)[number];
+
+export function isGenericAuthType(value: unknown): value is GenericAuthType {
+	return (GENERIC_AUTH_TYPES as readonly unknown[]).includes(value);
+}
 
 /** This package's own credential, kept so nodes saved with it (version 1) keep working. */
 export const LEGACY_HTTP_CREDENTIAL = 'durableHttpApi';
@@ -39,12 +43,11 @@ export function resolveHttpAuth(
 	if (authentication === 'none') return { kind: 'none' };
 	if (legacy && authentication === LEGACY_HTTP_CREDENTIAL)
 		return { kind: 'legacy', required: true };
-	if (typeof authentication === 'string' && authentication in GENERIC_AUTH_TYPES)
-		return { kind: 'generic', type: authentication as GenericAuthType };
+	if (isGenericAuthType(authentication)) return { kind: 'generic', type: authentication };
 	const choices = [
 		'None',
-		...Object.values(GENERIC_AUTH_TYPES),
-		...(legacy ? ['Durable Triggers HTTP API'] : []),
+		...GENERIC_AUTH_TYPES.map(credentialRef),
+		...(legacy ? [credentialRef(LEGACY_HTTP_CREDENTIAL)] : []),
 	];
 	throw new ConfigError('authentication', authentication, `must be one of ${choices.join(', ')}`);
 }
@@ -216,7 +219,7 @@ export function prepareHttpRequest(
 		body: request.body,
 	};
 	if (auth.kind === 'generic' && auth.type !== 'oAuth2Api') {
-		if (!credential) throw new Error(`The ${GENERIC_AUTH_TYPES[auth.type]} credential is missing`);
+		if (!credential) throw new Error(`The ${credentialRef(auth.type)} credential is missing`);
 		target = applyGenericAuth(auth.type, credential.data, target, credential.name);
 	}
 	const headers = target.headers;
@@ -237,9 +240,4 @@ export function prepareHttpRequest(
 		body,
 		...(target.basicAuth && { basicAuth: target.basicAuth }),
 	};
-}
-
-/** A credential's name for messages: as stored on the node, else the type's name in the editor. */
-export function credentialLabel(storedName: string | undefined, type: string): string {
-	return storedName ?? GENERIC_AUTH_TYPES[type as GenericAuthType] ?? type;
 }

@@ -494,7 +494,7 @@ export function loadDedupeStore(options: DedupeOptions, saved?: unknown): Loaded
 			);
 			notice = carried
 				? `Dedupe changed from "${state.kind}" to "${dedupe.kind}": the ${state.kind} records carry over.`
-				: `Dedupe changed from "${state.kind}" to "${dedupe.kind}": what "${state.kind}" remembered means nothing to "${dedupe.kind}", so the next poll is a first poll and follows "First Poll Starts".`;
+				: `Dedupe changed from "${state.kind}" to "${dedupe.kind}": what "${state.kind}" remembered means nothing to "${dedupe.kind}", so the next poll is a first poll and follows "${fieldRef('firstPoll')}".`;
 			state = carried ? { ...state, kind: dedupe.kind } : undefined;
 		}
 	}

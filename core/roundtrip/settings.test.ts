@@ -72,7 +72,7 @@ describe('validateSettings', () => {
 			type: 'oAuth2Api',
 		});
 		expect(() => validateSettings({ ...GOOD, authentication: 'httpDigestAuth' })).toThrow(
-			'Invalid value "httpDigestAuth" for "«authentication»": must be one of None, Basic Auth, Bearer Auth, Custom Auth, Header Auth, Query Auth, OAuth2 API, Durable Triggers HTTP API',
+			'Invalid value "httpDigestAuth" for "«authentication»": must be one of None, «httpBasicAuth:», «httpBearerAuth:», «httpCustomAuth:», «httpHeaderAuth:», «httpQueryAuth:», «oAuth2Api:», «durableHttpApi:»',
 		);
 		expect(() =>
 			validateSettings({ ...GOOD, authentication: 'httpHeaderAuth', url: '/jobs' }),
@@ -127,7 +127,7 @@ describe('validateSettings', () => {
 			'a relative URL without the HTTP credential',
 			{ url: '/jobs' },
 			'url',
-			'Invalid value "/jobs" for "«url»": must be an absolute http(s) URL (a relative URL needs Authentication "Durable Triggers HTTP API", whose base URL it extends)',
+			'Invalid value "/jobs" for "«url»": must be an absolute http(s) URL (a relative URL needs «authentication» "«durableHttpApi:»", whose base URL it extends)',
 		],
 		[
 			'a URL of another scheme',

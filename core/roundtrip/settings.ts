@@ -6,12 +6,13 @@ import {
 } from './correlation';
 import type { CallbackAuth } from './signature';
 import { MAX_WAIT_MS, type TimeoutUnit, timeoutMs, type WaitTimeout } from './timeout';
-import { checkRange, ConfigError, fieldRef } from '../configError';
+import { checkRange, ConfigError, credentialRef, fieldRef } from '../configError';
 import { SECOND_MS, UNIT_MS } from '../units';
 import {
 	GENERIC_AUTH_TYPES,
-	type GenericAuthType,
 	type HttpAuthChoice,
+	isGenericAuthType,
+	LEGACY_HTTP_CREDENTIAL,
 } from '../connectors/httpAuth';
 
 /**
@@ -181,13 +182,12 @@ function checkRequest(raw: RawSettings): OutboundRequest {
 	const authentication = raw.authentication ?? 'none';
 	let auth: HttpAuthChoice;
 	if (authentication === 'none') auth = { kind: 'none' };
-	else if (authentication === 'durableHttpApi') auth = { kind: 'legacy', required: true };
-	else if (typeof authentication === 'string' && authentication in GENERIC_AUTH_TYPES)
-		auth = { kind: 'generic', type: authentication as GenericAuthType };
+	else if (authentication === LEGACY_HTTP_CREDENTIAL) auth = { kind: 'legacy', required: true };
+	else if (isGenericAuthType(authentication)) auth = { kind: 'generic', type: authentication };
 	else
 		fail(
 			'authentication',
-			`must be one of None, ${Object.values(GENERIC_AUTH_TYPES).join(', ')}, Durable Triggers HTTP API`,
+			`must be one of None, ${[...GENERIC_AUTH_TYPES, LEGACY_HTTP_CREDENTIAL].map(credentialRef).join(', ')}`,
 			authentication,
 		);
 
@@ -210,7 +210,7 @@ function checkRequest(raw: RawSettings): OutboundRequest {
 	} else if (auth.kind !== 'legacy') {
 		fail(
 			'url',
-			'must be an absolute http(s) URL (a relative URL needs Authentication "Durable Triggers HTTP API", whose base URL it extends)',
+			`must be an absolute http(s) URL (a relative URL needs ${fieldRef('authentication')} "${credentialRef(LEGACY_HTTP_CREDENTIAL)}", whose base URL it extends)`,
 			url,
 		);
 	}

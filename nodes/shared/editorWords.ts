@@ -4,12 +4,13 @@ import type {
 	INodePropertyCollection,
 } from 'n8n-workflow';
 
-import { GENERIC_AUTH_TYPES, type GenericAuthType } from '../../core/connectors/httpAuth';
+import type { GenericAuthType } from '../../core/connectors/httpAuth';
 import { DurableHttpApi } from '../../credentials/DurableHttpApi.credentials';
 import { DurableImapApi } from '../../credentials/DurableImapApi.credentials';
 import { PollHistoryPostgres } from '../../credentials/PollHistoryPostgres.credentials';
 import { RoundTripCallbackApi } from '../../credentials/RoundTripCallbackApi.credentials';
 import { PAGING_OPTIONS } from './pagination';
+import { GENERIC_AUTH_NAMES } from './parameters';
 
 /**
  * The one translator of the core's words into the editor's. The core names fields by id
@@ -46,7 +47,7 @@ const GENERIC_AUTH_FIELDS: Partial<Record<GenericAuthType, Record<string, string
  * The credential types messages name: this package's (from their descriptions) and n8n's own, whose
  * labels are n8n's (n8n-nodes-base 2.41.1: Imap, Sftp, Postgres, MySql, the generic HTTP types).
  */
-const CREDENTIALS: Record<string, CredentialWords> = {
+export const CREDENTIALS: Record<string, CredentialWords> = {
 	durableHttpApi: ownCredential(new DurableHttpApi()),
 	durableImapApi: ownCredential(new DurableImapApi()),
 	pollHistoryPostgres: ownCredential(new PollHistoryPostgres()),
@@ -59,7 +60,7 @@ const CREDENTIALS: Record<string, CredentialWords> = {
 	},
 	mySql: { displayName: 'MySQL', fields: { host: 'Host', port: 'Port', sshTunnel: 'SSH Tunnel' } },
 	...Object.fromEntries(
-		Object.entries(GENERIC_AUTH_TYPES).map(([type, displayName]) => [
+		Object.entries(GENERIC_AUTH_NAMES).map(([type, displayName]) => [
 			type,
 			{ displayName, fields: GENERIC_AUTH_FIELDS[type as GenericAuthType] ?? {} },
 		]),

@@ -63,11 +63,11 @@ describe('inEditorWords', () => {
 	it("says a credential's fields and the credential type's name, and leaves an unknown id as it is", () => {
 		expect(
 			inEditorWords(
-				'"«roundTripCallbackApi:toleranceSec»" in the «roundTripCallbackApi:» credential; «postgres:sshTunnel»; «backoff.factor»',
+				'"«roundTripCallbackApi:toleranceSec»" in the «roundTripCallbackApi:» credential; «postgres:sshTunnel»; «httpBasicAuth:», «durableHttpApi:»; «backoff.factor»',
 				NODE,
 			),
 		).toBe(
-			'"Tolerance (Seconds)" in the Round-Trip Callback API credential; SSH Tunnel; backoff.factor',
+			'"Tolerance (Seconds)" in the Round-Trip Callback API credential; SSH Tunnel; Basic Auth, Durable Triggers HTTP API; backoff.factor',
 		);
 	});
 
