@@ -252,6 +252,22 @@ describe('timeout', () => {
 	});
 });
 
+describe('lastError', () => {
+	it('keeps the failure as the node says it (the fields it names as the editor labels them)', async () => {
+		const { runner, persisted, failures } = harness(
+			{ describe: (error) => error.message.replace('«with»', 'With') },
+			async () => {
+				throw new ConfigError('with', 0, 'must be at least 1', { key: 'limit' });
+			},
+		);
+		runner.start();
+		await flushPromises();
+		expect(persisted[0].lastError).toBe('Invalid value 0 for "With": "limit" must be at least 1');
+		// The node's failure handler gets the error itself.
+		expect(failures[0].message).toBe('Invalid value 0 for "«with»": "limit" must be at least 1');
+	});
+});
+
 describe('backoff', () => {
 	it('grows exponentially from the failure and is capped; success resets it', async () => {
 		let failing = true;

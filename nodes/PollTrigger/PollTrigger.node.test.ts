@@ -141,10 +141,14 @@ describe('Poll Trigger node (n8n-core TriggerContext)', () => {
 		active = await activateTrigger(PollTrigger, {
 			parameters: pollParameters(source.url('/typo'), { items: 'tikets' }),
 		});
-		expect(active.failures.map((failure) => failure.message)).toEqual([
-			`Invalid value "tikets" for "Items": it names the field "tikets", which the op's result does not have; its fields are: tickets, total`,
-		]);
+		const message = `Invalid value "tikets" for "Items": it names the field "tikets", which the op's result does not have; its fields are: tickets, total`;
+		expect(active.failures.map((failure) => failure.message)).toEqual([message]);
 		expect(active.emitted).toEqual([]);
+		// The observed state keeps it as the failure says it.
+		const state = active.staticData['node:Poll Trigger'] as {
+			pollTrigger: { observed: { lastError: string } };
+		};
+		expect(state.pollTrigger.observed.lastError).toBe(message);
 	});
 
 	it('Pagination read through n8n: a page-number source starts the items of every page', async () => {
