@@ -474,7 +474,7 @@ describe('Poll Trigger node (n8n-core TriggerContext)', () => {
 				rememberedKeys: 70_000,
 				historyBytes: 1_120_055,
 				warning: expect.stringMatching(
-					/^remembers 70,000 keys: 1\.1 MB of the workflow's static data, which n8n reads from its database twice for every run it starts/,
+					/^remembers 70,000 keys: 1\.1 MB of the workflow's static data, which n8n reads from its database twice for every run it starts.*Cap it with the option "Remember at Most \(Keys\)"/,
 				),
 			},
 		});

@@ -121,7 +121,7 @@ export class PollTrigger implements INodeType {
 		if (!live)
 			return {
 				manualTriggerFunction: async () =>
-					this.emit([await executeStep(config, activation, context)]),
+					this.emit([await executeStep(config, activation, context, node)]),
 			};
 
 		const named = (message: string) =>
