@@ -129,7 +129,7 @@ function sizeWarning(store: WatchedStore, maxRemembered: number): string {
 		maxRemembered > 0
 			? `Lower "${fieldRef('maxRemembered')}" (now ${count(maxRemembered)})`
 			: `Cap it with the option "${fieldRef('maxRemembered')}" (the oldest keys are forgotten first)`;
-	return `remembers ${count(store.size)} keys: ${megabytes(store.historyBytes)} of the workflow's static data, which n8n reads from its database twice for every run it starts (and keeps a copy of with each run in flight), and which the editor downloads whenever the workflow is opened. ${remedy}, keep the history in PostgreSQL ("${fieldRef('historyStore')}"), use Dedupe "Time Window", or start one run per poll (One Run per Item off). See the package docs, docs/poll-trigger.md: "History budget".`;
+	return `remembers ${count(store.size)} keys: ${megabytes(store.historyBytes)} of the workflow's static data, which n8n reads from its database twice for every run it starts (and keeps a copy of with each run in flight), and which the editor downloads whenever the workflow is opened. ${remedy}, keep the history in PostgreSQL ("${fieldRef('historyStore')}"), use Dedupe "Time Window", or start one run per poll (${fieldRef('oneRunPerItem')} off). See the package docs, docs/poll-trigger.md: "History budget".`;
 }
 
 function count(n: number): string {

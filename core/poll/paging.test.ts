@@ -219,7 +219,7 @@ describe('paginated polls (core/poll/paging.ts, core/connectors/pagination.ts)',
 		expect(await t.poll()).toBe(2);
 		expect(sorted(t.started)).toEqual(range(41, 140));
 		expect(t.reports).toEqual([
-			'Max Pages reached: all 2 pages were new; items beyond page 2 may not have been started: raise Max Pages or poll more often',
+			'«pagination.maxPages» reached: all 2 pages were new; items beyond page 2 may not have been started: raise «pagination.maxPages» or poll more often',
 		]);
 		expect(t.saved?.limitReported).toBe(true);
 		t.source.add(20); // page 3 now begins 20 items earlier, with items the poll before started

@@ -1,5 +1,5 @@
 import type { Clock } from '../clock';
-import { ConfigError } from '../configError';
+import { ConfigError, fieldRef } from '../configError';
 import { fillPlaceholders, placeholdersIn } from '../connectors/args';
 import { httpExchange } from '../connectors/http';
 import type { PagedResult, Pagination } from '../connectors/pagination';
@@ -391,11 +391,12 @@ export function pageLimitProblem(
 	)
 		return undefined;
 	const { pages } = result;
+	const maxPages = fieldRef('pagination.maxPages');
 	if (poll.owed && settings.listOrder === 'newestFirst')
-		return `Max Pages reached: items expected back after a stop, a crash or a run n8n could not create were not all listed in ${pages} pages; polls page on to find them and start them once listed: raise Max Pages`;
+		return `${maxPages} reached: items expected back after a stop, a crash or a run n8n could not create were not all listed in ${pages} pages; polls page on to find them and start them once listed: raise ${maxPages}`;
 	return settings.listOrder === 'newestFirst'
-		? `Max Pages reached: all ${pages} pages were new; items beyond page ${pages} may not have been started: raise Max Pages or poll more often`
-		: `Max Pages reached: the source had more than ${pages} pages; items beyond page ${pages} may not have been started: put {{ $cursor }} (Dedupe Greatest) in the request, raise Max Pages or poll more often`;
+		? `${maxPages} reached: all ${pages} pages were new; items beyond page ${pages} may not have been started: raise ${maxPages} or poll more often`
+		: `${maxPages} reached: the source had more than ${pages} pages; items beyond page ${pages} may not have been started: put {{ $cursor }} (Dedupe Greatest) in the request, raise ${maxPages} or poll more often`;
 }
 
 /** Reports Max Pages once per occurrence: again only after a poll that was not cut short. */
