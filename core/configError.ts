@@ -4,16 +4,16 @@
  * setting's id (`field`: the node parameter or credential field, as named in the node's code), and
  * its message has one form:
  *
- *     Invalid value <value> for "<field>": <problem>
+ *     Invalid value <value> for "«<field>»": <problem>
  *
  * The core knows no labels: a message names a field by a reference (`fieldRef`), which the node says
- * as its editor labels it (`Invalid value 0 for "Queue Limit": …`).
+ * as its editor labels it (nodes/shared/editorWords.ts): `Invalid value 0 for "Queue Limit": …`.
  */
 
 /**
  * A field named in a message, by id: `«queueLimit»` (a parameter of the node, `«pagination.nextUrl»`
- * inside a collection), `«imap:host»` (a field of a credential type); nodes/shared/errors.ts replaces
- * it with the field's label. Guillemets: no syntax a setting is written in (JSON, JSONata, cron, n8n
+ * inside a collection), `«imap:host»` (a field of a credential type); nodes/shared/editorWords.ts
+ * replaces it with the field's label. Guillemets: no syntax a setting is written in (JSON, JSONata, cron, n8n
  * expressions) uses them.
  */
 export function fieldRef(field: string, credential?: string): string {
