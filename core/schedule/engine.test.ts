@@ -247,7 +247,7 @@ describe('ScheduleEngine', () => {
 		expect(() => engineWith({ maxRunMs: 1_000 })).toThrow(
 			expect.objectContaining({
 				field: 'maxRunMinutes',
-				message: 'Invalid value 1s for "Max Run Duration (Minutes)": must be from 1min to 30d',
+				message: 'Invalid value 1s for "«maxRunMinutes»": must be from 1min to 30d',
 			}),
 		);
 	});
