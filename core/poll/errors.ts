@@ -22,6 +22,11 @@ export const FIELD_LABELS = {
 	historyStore: 'History Store',
 	timeoutSec: 'Poll Timeout (Seconds)',
 	startAgain: 'Start Again (Item Keys)',
+	whenRunFails: 'When a Run Fails',
+	maxAttempts: 'Max Attempts',
+	retryDelaySec: 'Retry Delay (Seconds)',
+	retryFactor: 'Retry Delay Factor',
+	retryDelayCapSec: 'Retry Delay Cap (Seconds)',
 } as const;
 
 /** One item of the op's result that the settings cannot handle; `index` is its 0-based position. */

@@ -10,4 +10,5 @@ export * from './runStage';
 export * from './history';
 export * from './historyStore';
 export * from './paging';
+export * from './retries';
 export * from './activation';

@@ -35,6 +35,7 @@ import {
 } from './PollTriggerDescription';
 import { pollHistoryPostgresTest, postgresHistoryTable } from '../shared/historyTable';
 import { executeStep, notRunError, readConfig } from './pollParameters';
+import { deadLetterError, runEnd, runItems } from './runFailures';
 
 /** The node's key in its static data (`node:<name>`); the value carries its own format version. */
 const STATE_KEY = 'pollTrigger';
@@ -96,6 +97,7 @@ export class PollTrigger implements INodeType {
 					oneRunPerItem: config.oneRunPerItem,
 					keyPrefix,
 					clock: systemClock,
+					retry: config.retry,
 					...(config.historyStore === 'postgres' &&
 						KEYED_KINDS.includes(config.dedupe.kind) && {
 							history: await loadHistory(
@@ -139,10 +141,10 @@ export class PollTrigger implements INodeType {
 		// on its own copy, must not store an old state of this one with its emits.
 		const liveCopies = writerToLiveCopies(this);
 		const emitter = new RunEmitter<PollRun>(this, {
-			toItems: (run) => (run.items ?? []).map((json) => ({ json: json as IDataObject })),
+			toItems: (run) => runItems(run, config.retry),
 			// The settlement write waits for a checkpoint it allowed, so that it drops the journal.
 			settled: async ({ key, run }, settlement, error, result) => {
-				activation.settled(key as string, run, { settlement, error, result });
+				activation.settled(key as string, run, runEnd(settlement, error, result));
 				await activation.historySaved();
 			},
 			rewrite: () => activation.write(),
@@ -197,6 +199,7 @@ export class PollTrigger implements INodeType {
 									'The items of the pages fetched were started. This is recorded once, until a poll reaches known ground again.',
 							}),
 						),
+					onDeadLetter: (letter) => saveTriggerFailure(this, deadLetterError(node, letter)),
 					info: (message) => this.logger.info(named(message)),
 					warn: (message) => this.logger.warn(named(message)),
 				},

@@ -22,6 +22,7 @@ import {
 	type PagingSettings,
 	type PollActivation,
 	PollExpressions,
+	type RetryPolicy,
 	type SourceContext,
 	startsRun,
 } from '../../core/poll';
@@ -29,6 +30,7 @@ import { type TimeUnit, UNIT_MS } from '../../core/units';
 import { toNodeError } from '../shared/errors';
 import { readPagingSettings } from '../shared/pagination';
 import { connectorHttpAuth } from '../shared/parameters';
+import { deadLetterRows, readRetryPolicy } from './runFailures';
 
 export interface PollConfig {
 	op: string;
@@ -45,7 +47,7 @@ export interface PollConfig {
 	/** Unset: an hour, or the interval when that is longer. */
 	backoffMaxMs: number | undefined;
 	failureLimit: number;
-	executeStepShows: 'nextPoll' | 'recentStarts';
+	executeStepShows: 'nextPoll' | 'recentStarts' | 'deadLetters';
 	/** Pagination and the cursor (http.request only). */
 	paging: PagingSettings | undefined;
 	startAgain: ItemKey[];
@@ -54,6 +56,8 @@ export interface PollConfig {
 	maxRunsInFlight: number;
 	/** Where the keyed kinds' history is kept (core/poll/historyStore.ts). */
 	historyStore: 'staticData' | 'postgres';
+	/** When a Run Fails: Start the Item Again's policy; unset: Leave It Failed. */
+	retry: RetryPolicy | undefined;
 }
 
 /** Reads and checks every parameter up front, so a mistake refuses activation with the field named. */
@@ -103,7 +107,10 @@ export function readConfig(context: ITriggerFunctions): PollConfig {
 			backoffMaxMs:
 				options.backoffMaxSec === undefined ? undefined : Number(options.backoffMaxSec) * 1000,
 			failureLimit: Number(options.failureLimit ?? 5),
-			executeStepShows: options.executeStepShows === 'recentStarts' ? 'recentStarts' : 'nextPoll',
+			executeStepShows:
+				options.executeStepShows === 'recentStarts' || options.executeStepShows === 'deadLetters'
+					? options.executeStepShows
+					: 'nextPoll',
 			paging:
 				op === 'http.request'
 					? readPagingSettings((name, fallback) => context.getNodeParameter(name, fallback))
@@ -112,6 +119,7 @@ export function readConfig(context: ITriggerFunctions): PollConfig {
 			maxRemembered: Number(options.maxRemembered ?? 0),
 			maxRunsInFlight: Number(options.maxRunsInFlight ?? ARMED_RUNS_MAX),
 			historyStore: historyStoreOf(context.getNodeParameter('historyStore', 'staticData')),
+			retry: readRetryPolicy((name, fallback) => context.getNodeParameter(name, fallback)),
 		};
 	} catch (error) {
 		throw toNodeError(context.getNode(), error);
@@ -130,13 +138,15 @@ function historyStoreOf(value: unknown): PollConfig['historyStore'] {
 
 /**
  * What "Execute step" outputs: the items the op returns now, each with its key and what the next
- * poll would do with it, or the published trigger's Recent Starts. It starts and remembers nothing.
+ * poll would do with it, or the published trigger's Recent Starts or Dead Letters. It starts and
+ * remembers nothing.
  */
 export async function executeStep(
 	config: PollConfig,
 	activation: PollActivation,
 	context: SourceContext,
 ): Promise<INodeExecutionData[]> {
+	if (config.executeStepShows === 'deadLetters') return deadLetterRows(activation);
 	if (config.executeStepShows === 'recentStarts') {
 		const entries = activation.recentStarts();
 		const unknown = activation.endUnknown();

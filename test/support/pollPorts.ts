@@ -9,6 +9,7 @@ export const quietPorts: Omit<PollActivationPorts, 'write' | 'emit' | 'emitTaken
 		throw error;
 	},
 	onPageLimit: () => undefined,
+	onDeadLetter: () => undefined,
 	info: () => undefined,
 	warn: () => undefined,
 };
