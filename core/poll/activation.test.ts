@@ -12,6 +12,7 @@ import {
 } from './activation';
 import { PollExpressions } from './expressions';
 import type { DeadLetter } from './retries';
+import type { SilenceNews } from './silence';
 import { ARMED_RUNS_MAX } from './runStage';
 
 /** An op that lists what `list` gives, leaving `memory`. */
@@ -662,5 +663,59 @@ describe('PollActivation, When a Run Fails: Start the Item Again', () => {
 					},
 				),
 		).toThrow('Invalid value 0 for "Max Attempts"');
+	});
+});
+
+describe('PollActivation, Alert When Nothing New For', () => {
+	it('a source that lists nothing new for that long is reported once, the state stored at once; new items again are reported once', async () => {
+		const clock = new FakeClock();
+		let listed: unknown[] = [{ id: 'a' }];
+		const activation = new PollActivation(
+			{ v: 1 },
+			{
+				...settings(
+					listing(() => listed),
+					clock,
+				),
+				silenceAfterMs: 60_000,
+			},
+			{ intervalMs: 20_000 },
+		);
+		const news: SilenceNews[] = [];
+		const writes: PollTriggerState[] = [];
+		let stored = 0;
+		await activation.start(
+			{
+				...quietPorts,
+				write: (state) => writes.push(structuredClone(state)),
+				emit: async () => undefined,
+				emitTaken: async () => undefined,
+				storeNow: () => stored++,
+				onSilence: (n) => news.push(n),
+			},
+			[],
+		);
+		expect(writes.at(-1)!.silence).toEqual({ lastNewAt: clock.now() });
+		const start = clock.now();
+		await clock.advance(40_000);
+		expect(news).toEqual([]);
+		await clock.advance(20_000);
+		expect(news.map((n) => n.kind)).toEqual(['silent']);
+		expect(writes.at(-1)!.silence).toEqual({ lastNewAt: start, reported: true });
+		expect(stored).toBe(1);
+		await clock.advance(60_000);
+		expect(news).toHaveLength(1);
+		listed = [{ id: 'a' }, { id: 'b' }];
+		await clock.advance(20_000);
+		expect(news.map((n) => n.kind)).toEqual(['silent', 'back']);
+		expect(writes.at(-1)!.silence).toEqual({ lastNewAt: clock.now() });
+		await activation.stop();
+	});
+
+	it('off by default: no silence state', async () => {
+		const t = live(() => []);
+		await t.activation.start(t.ports, []);
+		expect(t.writes.at(-1)!.silence).toBeUndefined();
+		await t.activation.stop();
 	});
 });

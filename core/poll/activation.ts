@@ -30,6 +30,7 @@ import {
 	type RetryPolicy,
 	type SavedRetries,
 } from './retries';
+import { checkedSilenceAfter, type SavedSilence, type SilenceNews, SilenceWatch } from './silence';
 import {
 	type FailureReport,
 	type ObservedPollState,
@@ -71,6 +72,8 @@ export interface PollTriggerState {
 	paging?: SavedPagingState;
 	/** Items whose run failed, waiting for an attempt, and the dead letters (retries.ts). */
 	retries?: SavedRetries<RunItem>;
+	/** Alert When Nothing New For: when a poll last started something new (silence.ts). */
+	silence?: SavedSilence;
 	/** Before the outbox (0.1.x): the last run emitted. Moved into the outbox on load. */
 	pending?: { items: RunItem[]; dedupeKey: string };
 }
@@ -104,6 +107,8 @@ export interface PollActivationSettings {
 	clock: Clock;
 	/** When a Run Fails: Start the Item Again (retries.ts); unset: Leave It Failed. */
 	retry?: RetryPolicy;
+	/** Alert When Nothing New For (silence.ts), ms; unset: off. */
+	silenceAfterMs?: number;
 	/**
 	 * Set: the keyed kinds' history is kept in this table beside static data (historyStore.ts), and
 	 * `base` is the table's checkpoint of the saved store (savedHistoryStore() says which to load);
@@ -174,6 +179,8 @@ export interface PollActivationPorts {
 	onPageLimit(message: string): void;
 	/** An item's runs all failed (When a Run Fails): its one failed execution. */
 	onDeadLetter(letter: DeadLetter): void;
+	/** The source went silent for Alert When Nothing New For, or produces again: one failed execution. */
+	onSilence(news: SilenceNews): void;
 	info(message: string): void;
 	warn(message: string): void;
 }
@@ -205,6 +212,8 @@ export class PollActivation {
 	/** Set while an attempt is due later (live only). */
 	private attemptTimer: TimerHandle | undefined;
 	private readonly maxRunsInFlight: number;
+	/** Alert When Nothing New For, when set. */
+	private readonly silence: SilenceWatch | undefined;
 	private readonly history: HistoryWatch;
 	private readonly runner: PollRunner | undefined;
 	/** Paginated http.request: the pages of a poll and the cursor in its request. */
@@ -253,6 +262,14 @@ export class PollActivation {
 			settings.retry && checkedRetryPolicy(settings.retry),
 		);
 		this.maxRunsInFlight = checkedMaxRunsInFlight(settings.maxRunsInFlight);
+		this.silence =
+			settings.silenceAfterMs === undefined
+				? undefined
+				: new SilenceWatch(
+						checkedSilenceAfter(settings.silenceAfterMs),
+						saved.silence,
+						settings.clock.now(),
+					);
 		this.history = new HistoryWatch(this.store, settings.maxRemembered);
 		this.opMemory = saved.opMemory;
 		this.outbox = new RunStage<RunItem>(
@@ -290,8 +307,13 @@ export class PollActivation {
 				restored: this.observed,
 				persist: (latest) => {
 					this.observed = latest;
+					const news = this.silence?.polled(
+						latest.lastOutcome === 'new_items',
+						settings.clock.now(),
+					);
 					this.write();
 					this.reportHistory();
+					if (news) this.reportSilence(news);
 				},
 				onFailure: (error, report) => this.live.onPollFailure(error, report),
 				poll: async (signal) => await this.poll(signal),
@@ -562,6 +584,15 @@ export class PollActivation {
 		this.scheduleAttempts();
 	}
 
+	/**
+	 * Reports the silence (or its end) once; the state that says so is stored now where n8n can
+	 * (n8n 2.x), as a silent source starts no run whose emit would store it.
+	 */
+	private reportSilence(news: SilenceNews): void {
+		this.live.onSilence(news);
+		if (news.kind === 'silent') this.live.storeNow?.();
+	}
+
 	/** Arms the timer for the next attempt due, unless as many attempts as allowed are in flight. */
 	private scheduleAttempts(): void {
 		this.attemptTimer?.cancel();
@@ -619,6 +650,7 @@ export class PollActivation {
 			...(this.paged?.saved && { paging: this.paged.saved }),
 			...(this.startAgainApplied !== undefined && { startAgainApplied: this.startAgainApplied }),
 			...(retries && { retries }),
+			...(this.silence && { silence: this.silence.saved() }),
 		});
 	}
 

@@ -27,6 +27,7 @@ export const FIELD_LABELS = {
 	retryDelaySec: 'Retry Delay (Seconds)',
 	retryFactor: 'Retry Delay Factor',
 	retryDelayCapSec: 'Retry Delay Cap (Seconds)',
+	silenceAfterMin: 'Alert When Nothing New For (Minutes)',
 } as const;
 
 /** One item of the op's result that the settings cannot handle; `index` is its 0-based position. */

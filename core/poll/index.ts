@@ -11,4 +11,5 @@ export * from './history';
 export * from './historyStore';
 export * from './paging';
 export * from './retries';
+export * from './silence';
 export * from './activation';

@@ -34,7 +34,7 @@ import {
 	pollTriggerProperties,
 } from './PollTriggerDescription';
 import { pollHistoryPostgresTest, postgresHistoryTable } from '../shared/historyTable';
-import { executeStep, notRunError, readConfig } from './pollParameters';
+import { executeStep, notRunError, readConfig, silenceError } from './pollParameters';
 import { deadLetterError, runEnd, runItems } from './runFailures';
 
 /** The node's key in its static data (`node:<name>`); the value carries its own format version. */
@@ -98,6 +98,7 @@ export class PollTrigger implements INodeType {
 					keyPrefix,
 					clock: systemClock,
 					retry: config.retry,
+					silenceAfterMs: config.silenceAfterMs,
 					...(config.historyStore === 'postgres' &&
 						KEYED_KINDS.includes(config.dedupe.kind) && {
 							history: await loadHistory(
@@ -200,6 +201,7 @@ export class PollTrigger implements INodeType {
 							}),
 						),
 					onDeadLetter: (letter) => saveTriggerFailure(this, deadLetterError(node, letter)),
+					onSilence: (news) => saveTriggerFailure(this, silenceError(node, news)),
 					info: (message) => this.logger.info(named(message)),
 					warn: (message) => this.logger.warn(named(message)),
 				},

@@ -218,6 +218,15 @@ export const pollTriggerProperties: INodeProperties[] = [
 		default: {},
 		options: [
 			{
+				displayName: 'Alert When Nothing New For (Minutes)',
+				name: 'silenceAfterMin',
+				type: 'number',
+				default: 0,
+				typeOptions: { minValue: 0 },
+				description:
+					'When the polls have started nothing new for this long, one failed execution says so (and one more when the source lists something new again). 0: off.',
+			},
+			{
 				displayName: 'Backoff Cap (Seconds)',
 				name: 'backoffMaxSec',
 				type: 'number',

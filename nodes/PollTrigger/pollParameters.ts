@@ -23,6 +23,7 @@ import {
 	type PollActivation,
 	PollExpressions,
 	type RetryPolicy,
+	type SilenceNews,
 	type SourceContext,
 	startsRun,
 } from '../../core/poll';
@@ -58,6 +59,8 @@ export interface PollConfig {
 	historyStore: 'staticData' | 'postgres';
 	/** When a Run Fails: Start the Item Again's policy; unset: Leave It Failed. */
 	retry: RetryPolicy | undefined;
+	/** Alert When Nothing New For, ms; unset: off (0 in the editor). */
+	silenceAfterMs: number | undefined;
 }
 
 /** Reads and checks every parameter up front, so a mistake refuses activation with the field named. */
@@ -120,6 +123,10 @@ export function readConfig(context: ITriggerFunctions): PollConfig {
 			maxRunsInFlight: Number(options.maxRunsInFlight ?? ARMED_RUNS_MAX),
 			historyStore: historyStoreOf(context.getNodeParameter('historyStore', 'staticData')),
 			retry: readRetryPolicy((name, fallback) => context.getNodeParameter(name, fallback)),
+			silenceAfterMs:
+				Number(options.silenceAfterMin ?? 0) === 0
+					? undefined
+					: Number(options.silenceAfterMin) * 60_000,
 		};
 	} catch (error) {
 		throw toNodeError(context.getNode(), error);
@@ -209,6 +216,16 @@ export function notRunError(
 				'Their items were not remembered: the next poll that still lists them starts them again, each under a new deduplication key.',
 		},
 	);
+}
+
+/** Alert When Nothing New For: the silence, or its end, as one failed execution. */
+export function silenceError(node: INode, news: SilenceNews): NodeOperationError {
+	return new NodeOperationError(node, news.message, {
+		description:
+			news.kind === 'silent'
+				? 'Reported once; the trigger keeps polling, and reports again when the source lists something new.'
+				: 'The silence reported earlier is over.',
+	});
 }
 
 /** The items of a run, as an error message names them. */

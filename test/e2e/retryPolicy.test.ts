@@ -10,7 +10,7 @@ import { node, type NodeJson, PACKAGE, workflow } from './workflowBuilder';
  * calls (and always to "poison"); n8n's HTTP Request node fails the run. What counts is n8n's own
  * status of each run, and the partner's count of calls per item.
  */
-describe('Poll Trigger, When a Run Fails, in a real n8n', () => {
+describe('Poll Trigger, When a Run Fails and Alert When Nothing New For, in a real n8n', () => {
 	let n8n: N8nInstance;
 	let source: FakeSystem;
 
@@ -210,6 +210,63 @@ describe('Poll Trigger, When a Run Fails, in a real n8n', () => {
 		await waitFor('the book emptied, stored', async () =>
 			(await waiting()).length === 0 ? true : undefined,
 		);
+		await n8n.unpublish(id);
+	}, 600_000);
+
+	test('Alert When Nothing New For 1 minute: a source that lists nothing new is reported by one failed execution, not again after a restart, and once more when it lists something new', async () => {
+		let listed = [{ id: 's-1' }];
+		source.on('GET', '/quiet', () => ({ body: listed }));
+		const id = await n8n.importWorkflow(
+			workflow(
+				'silence',
+				[
+					node('Poll', `${PACKAGE}.pollTrigger`, {
+						op: 'http.request',
+						with: JSON.stringify({ url: source.url('/quiet') }),
+						interval: 5,
+						intervalUnit: 'seconds',
+						id: 'id',
+						dedupe: 'unique',
+						options: { silenceAfterMin: 1 },
+					}),
+				],
+				[],
+			),
+		);
+		await n8n.publish(id);
+		const reports = (all: Execution[], pattern: RegExp) =>
+			all.filter((e) => pattern.test(e.data?.resultData.error?.message ?? ''));
+		const silent = /^Nothing new from the source for /;
+		const back = /^The source lists new items again, after /;
+		await n8n.waitForExecutions(
+			id,
+			(all) => reports(all, silent).length === 1,
+			'the silence reported',
+			180_000,
+		);
+		// Stored with the report: a restart does not report the same silence again.
+		await waitFor('the report stored', async () => {
+			const state = (
+				(await n8n.getWorkflow(id)).staticData as
+					| Record<string, { pollTrigger?: { silence?: { reported?: boolean } } }>
+					| undefined
+			)?.['node:Poll']?.pollTrigger;
+			return state?.silence?.reported ? true : undefined;
+		});
+		await n8n.restart();
+		await source.requestCount('/quiet', source.requests('/quiet').length + 3);
+		listed = [...listed, { id: 's-2' }];
+		const all = await n8n.waitForExecutions(
+			id,
+			(executions) => reports(executions, back).length === 1,
+			'the end of the silence reported',
+			120_000,
+		);
+		expect(reports(all, silent)).toHaveLength(1);
+		expect(all.flatMap((e) => triggerItems(e, 'Poll').map((item) => item.id)).sort()).toEqual([
+			's-1',
+			's-2',
+		]);
 		await n8n.unpublish(id);
 	}, 600_000);
 });

@@ -10,6 +10,7 @@ export const quietPorts: Omit<PollActivationPorts, 'write' | 'emit' | 'emitTaken
 	},
 	onPageLimit: () => undefined,
 	onDeadLetter: () => undefined,
+	onSilence: () => undefined,
 	info: () => undefined,
 	warn: () => undefined,
 };
