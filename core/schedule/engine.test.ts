@@ -4,6 +4,8 @@ import { CronSchedule } from './cron';
 import {
 	CREATE_ATTEMPTS,
 	CREATE_RETRY_DELAYS_MS,
+	type MissedWindows,
+	missedWindowsMessage,
 	previewItem,
 	ScheduleEngine,
 	SETTLE_WAIT_MS,
@@ -317,6 +319,36 @@ describe('ScheduleEngine', () => {
 			});
 			await clock.advance(HOUR_MS);
 			expect(started.map((fire) => fire.declaredAt)).toEqual([T0 + 13 * HOUR_MS]);
+		});
+
+		it('Report Missed Windows: the windows missed while inactive are told once, with what catch-up did; not again at the next activation', async () => {
+			const told: MissedWindows[] = [];
+			const { report, engineWith, clock } = await restartAfterDowntime({
+				catchUp: 'run-all',
+				runAllLimit: 3,
+				overlap: { kind: 'allow-parallel', maxParallel: 10 },
+				onMissed: (missed) => told.push(missed),
+			});
+			expect(report).toMatchObject({ missedCount: 10, startedCount: 3 });
+			expect(told).toEqual([
+				{
+					count: 10,
+					first: missedWindows[0],
+					last: missedWindows[9],
+					catchUp: 'run-all',
+					runsStarted: 3,
+				},
+			]);
+			expect(missedWindowsMessage(told[0])).toBe(
+				'Missed 10 windows (2026-01-01T03:00:00.000Z to 2026-01-01T12:00:00.000Z) while the trigger was inactive (n8n down or the workflow unpublished): the newest 3 of them run (catch-up: run-all)',
+			);
+			await clock.advance(2 * HOUR_MS);
+			expect(told).toHaveLength(1);
+			await engineWith({ onMissed: (missed) => told.push(missed) }).activate();
+			expect(told).toHaveLength(1);
+			expect(missedWindowsMessage({ ...told[0], catchUp: 'skip', runsStarted: 0, count: 1 })).toBe(
+				'Missed 1 window (2026-01-01T03:00:00.000Z) while the trigger was inactive (n8n down or the workflow unpublished): none of them run (catch-up: skip)',
+			);
 		});
 
 		it('coalesce: one reprocessing run covering all missed windows', async () => {

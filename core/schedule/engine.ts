@@ -86,6 +86,42 @@ export interface ScheduleEngineOptions {
 	maxRunMs?: number;
 	/** Errors from timer-driven work (a failing `write` or `emit`), which has no caller to throw to. */
 	onError(error: Error): void;
+	/**
+	 * Set (Report Missed Windows): called once when windows passed without a fire while the trigger
+	 * was inactive (n8n down, the workflow unpublished), as catch-up records them; a crash before that
+	 * record is stored tells them again at the next activation.
+	 */
+	onMissed?(missed: MissedWindows): void;
+}
+
+/** Windows missed while inactive, and what the catch-up policy did with them. */
+export interface MissedWindows {
+	count: number;
+	first: number;
+	last: number;
+	catchUp: CatchUpPolicy;
+	/**
+	 * Runs catch-up starts for them (coalesce: 1; run-all: up to its limit; skip: 0), some perhaps
+	 * waiting for a free overlap slot.
+	 */
+	runsStarted: number;
+}
+
+/** How missed windows are told in their failed execution. */
+export function missedWindowsMessage(missed: MissedWindows): string {
+	const windows =
+		missed.count === 1
+			? `1 window (${isoTime(missed.first)})`
+			: `${missed.count} windows (${isoTime(missed.first)} to ${isoTime(missed.last)})`;
+	const done =
+		missed.runsStarted === 0
+			? 'none of them run (catch-up: skip)'
+			: missed.catchUp === 'coalesce'
+				? 'one run for all of them (catch-up: coalesce)'
+				: missed.runsStarted >= missed.count
+					? 'all of them run (catch-up: run-all)'
+					: `the newest ${missed.runsStarted} of them run (catch-up: run-all)`;
+	return `Missed ${windows} while the trigger was inactive (n8n down or the workflow unpublished): ${done}`;
 }
 
 export interface ActivationReport {
@@ -487,6 +523,13 @@ export class ScheduleEngine {
 		}
 		state.lastDeclaredFire = cursor;
 		this.record(records);
+		if (plan.missedSpan)
+			this.options.onMissed?.({
+				count: plan.missedCount,
+				...plan.missedSpan,
+				catchUp: this.catchUp,
+				runsStarted: plan.starts.length,
+			});
 		const nextFireAt = this.arm(cursor, now);
 		await this.startAll(toStart);
 		return { missedCount: plan.missedCount, startedCount: toStart.length, nextFireAt };

@@ -224,6 +224,20 @@ describe('Durable Schedule Trigger node', () => {
 		expect(failures).toEqual([]);
 		await run.close();
 	});
+	it('Report Missed Windows: the windows missed while inactive are reported by one failed execution at activation, not again at the next one', async () => {
+		const staticData = { [`node:${NODE_NAME}`]: { schedule: storedBehind(3) } };
+		const parameters = { options: { lateGrace: 1, reportMissed: true }, catchUp: 'skip' };
+		const run = await activate(parameters, { staticData });
+		expect(run.emitted).toEqual([]);
+		expect(run.failures.map((failure) => failure.message)).toEqual([
+			'Missed 3 windows (2025-12-31T23:59:40.000Z to 2026-01-01T00:00:00.000Z) while the trigger was inactive (n8n down or the workflow unpublished): none of them run (catch-up: skip)',
+		]);
+		await run.close();
+		const again = await activate(parameters, { staticData: run.staticData });
+		expect(again.failures).toEqual([]);
+		await again.close();
+	});
+
 	it('a catch-up run n8n could not create is emitted again after the retry delay under a fresh deduplication key', async () => {
 		const run = await activate(
 			{ ...GRACE, catchUp: 'run-all', runAllLimit: 1 },

@@ -25,6 +25,7 @@ import { RunEmitter } from '../shared/emitRuns';
 import { type LiveCopiesWriter, writerToLiveCopies } from '../shared/liveCopies';
 import { durableScheduleTriggerProperties } from './DurableScheduleTriggerDescription';
 import { knownSchedules } from './knownSchedules';
+import { missedWindowsReporter } from './missedWindows';
 import { saveTriggerFailure, toNodeError } from '../shared/errors';
 import { announceMissing } from '../shared/n8nDoor';
 
@@ -164,6 +165,7 @@ export class DurableScheduleTrigger implements INodeType {
 					),
 				maxRunMs: settings.maxRunMs,
 				onError,
+				onMissed: missedWindowsReporter(this),
 			});
 		} catch (error) {
 			throw toNodeError(node, error);

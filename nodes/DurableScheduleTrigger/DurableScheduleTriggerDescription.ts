@@ -151,6 +151,14 @@ export const durableScheduleTriggerProperties: INodeProperties[] = [
 		default: {},
 		options: [
 			{
+				displayName: 'History Limit',
+				name: 'historyLimit',
+				type: 'number',
+				default: 100,
+				typeOptions: { minValue: 1, maxValue: 1000 },
+				description: 'Fire history entries kept in the workflow (newest kept)',
+			},
+			{
 				displayName: 'Jitter (Seconds)',
 				name: 'jitter',
 				type: 'number',
@@ -178,12 +186,12 @@ export const durableScheduleTriggerProperties: INodeProperties[] = [
 					'A run that has not reported its end after this long stops holding its overlap slot (recorded in the history as "released"), so a lost end report cannot block the schedule. 1 minute to 30 days.',
 			},
 			{
-				displayName: 'History Limit',
-				name: 'historyLimit',
-				type: 'number',
-				default: 100,
-				typeOptions: { minValue: 1, maxValue: 1000 },
-				description: 'Fire history entries kept in the workflow (newest kept)',
+				displayName: 'Report Missed Windows',
+				name: 'reportMissed',
+				type: 'boolean',
+				default: false,
+				description:
+					'Whether windows missed while n8n was down or the workflow unpublished are reported by one failed execution when the trigger is activated again (whatever Catch-Up does with them), so the error workflow runs',
 			},
 		],
 	},
