@@ -22,14 +22,8 @@ import {
 	startAgainId,
 } from './ledger';
 import { PagedSource, type PagingSettings, type SavedPagingState } from './paging';
-import {
-	checkedRetryPolicy,
-	type DeadLetter,
-	RetryBook,
-	type RetryEntry,
-	type RetryPolicy,
-	type SavedRetries,
-} from './retries';
+import { checkedRetryPolicy, failureOf, type RetryPolicy, type RunResult } from '../retryPolicy';
+import { type DeadLetter, RetryBook, type RetryEntry, type SavedRetries } from './retries';
 import { checkedSilenceAfter, type SavedSilence, type SilenceNews, SilenceWatch } from './silence';
 import {
 	type FailureReport,
@@ -133,19 +127,12 @@ export interface RunEnd {
 	 * The ended run's status, and the message of the error that ended it; unset when n8n refused the
 	 * run as a duplicate.
 	 */
-	result?: { status?: string; errorMessage?: string };
+	result?: RunResult;
 }
 
-/** n8n's statuses of a run that failed (a run that waits, or was cancelled, did not). */
-export const FAILED_RUN_STATUSES: ReadonlySet<string> = new Set(['error', 'crashed']);
-
-/** Whether n8n says the run failed: its status, as it ended it. */
-export function runFailed(end: RunEnd): boolean {
-	return (
-		end.settlement === 'started' &&
-		end.result?.status !== undefined &&
-		FAILED_RUN_STATUSES.has(end.result.status)
-	);
+/** Why the run failed, if n8n's status of it says it did (core/retryPolicy.ts). */
+function runFailure(end: RunEnd): string | undefined {
+	return end.settlement === 'started' ? failureOf(end.result) : undefined;
 }
 
 /** What a live activation is given: where its state, its runs and its news go. */
@@ -541,8 +528,9 @@ export class PollActivation {
 		}
 		this.outbox.settle(key);
 		this.ledger.settled(key, ledgerOutcome(end, this.reEmitted.has(key)));
-		if (this.settings.retry && runFailed(end)) {
-			this.runFailed(key, run, end);
+		const failure = runFailure(end);
+		if (this.settings.retry && failure !== undefined) {
+			this.runFailed(key, run, failure);
 			this.scheduleAttempts();
 		}
 		const rolledBack = end.settlement !== 'started';
@@ -559,12 +547,11 @@ export class PollActivation {
 	 * A run failed (When a Run Fails: Start the Item Again): its item waits for its next attempt, or
 	 * is a dead letter, reported once. Written with the settlement write of the run.
 	 */
-	private runFailed(key: string, run: PollRun, end: RunEnd): void {
-		const message = end.result?.errorMessage ?? `the run ended with status ${end.result?.status}`;
+	private runFailed(key: string, run: PollRun, failure: string): void {
 		const outcome = this.retries.failed(
 			key,
 			{ keys: run.keys, items: run.items ?? [] },
-			message,
+			failure,
 			this.settings.clock.now(),
 		);
 		if (outcome.kind === 'dead') this.live.onDeadLetter(outcome.letter);
@@ -578,8 +565,9 @@ export class PollActivation {
 				? 'not run: attempted again later'
 				: ledgerOutcome(end, this.reEmitted.has(key)),
 		);
+		const failure = runFailure(end);
 		if (end.settlement === 'not_created') this.retries.notCreated(key, this.settings.clock.now());
-		else if (runFailed(end)) this.runFailed(key, run, end);
+		else if (failure !== undefined) this.runFailed(key, run, failure);
 		else this.retries.ended(key);
 		this.scheduleAttempts();
 	}

@@ -5,6 +5,8 @@
  * the source).
  */
 
+import { RETRY_FIELD_LABELS } from '../retryPolicy';
+
 /** The Poll Trigger's parameters as its editor labels them, by parameter name: the labels its ConfigErrors carry. */
 export const FIELD_LABELS = {
 	items: 'Items',
@@ -22,11 +24,7 @@ export const FIELD_LABELS = {
 	historyStore: 'History Store',
 	timeoutSec: 'Poll Timeout (Seconds)',
 	startAgain: 'Start Again (Item Keys)',
-	whenRunFails: 'When a Run Fails',
-	maxAttempts: 'Max Attempts',
-	retryDelaySec: 'Retry Delay (Seconds)',
-	retryFactor: 'Retry Delay Factor',
-	retryDelayCapSec: 'Retry Delay Cap (Seconds)',
+	...RETRY_FIELD_LABELS,
 	silenceAfterMin: 'Alert When Nothing New For (Minutes)',
 } as const;
 

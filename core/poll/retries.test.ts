@@ -1,15 +1,12 @@
-import { ConfigError } from '../configError';
+import type { RetryPolicy } from '../retryPolicy';
 import { MAX_DEDUPLICATION_KEY_CHARS } from './dedupe';
 import {
 	attemptKey,
-	checkedRetryPolicy,
 	DEAD_LETTERS_MAX,
 	deadLetterMessage,
 	RETRY_ITEMS_MAX_BYTES,
 	RETRY_MAX_WAITING,
 	RetryBook,
-	type RetryPolicy,
-	retryDelay,
 } from './retries';
 
 const policy: RetryPolicy = {
@@ -23,45 +20,6 @@ const T0 = Date.UTC(2026, 0, 1);
 function bookOf(p: RetryPolicy | undefined = policy) {
 	return new RetryBook<{ id: string }>(undefined, p);
 }
-
-describe('the retry policy', () => {
-	it('waits the first delay, then factor times longer, up to the cap', () => {
-		expect([1, 2, 3, 4].map((failed) => retryDelay(policy, failed))).toEqual([
-			60_000, 90_000, 90_000, 90_000,
-		]);
-		expect(retryDelay({ ...policy, factor: 1.5, maxDelayMs: 1e9 }, 3)).toBe(135_000);
-	});
-
-	it.each([
-		[
-			{ maxAttempts: 0 },
-			/^Invalid value 0 for "Max Attempts": must be a whole number from 1 to 20$/,
-		],
-		[{ maxAttempts: 2.5 }, /"Max Attempts": must be a whole number from 1 to 20/],
-		[
-			{ firstDelayMs: 500 },
-			/^Invalid value 500ms for "Retry Delay \(Seconds\)": .* from 1s to 7d$/,
-		],
-		[{ factor: 0.5 }, /^Invalid value 0.5 for "Retry Delay Factor": must be from 1 to 10$/],
-		[
-			{ maxDelayMs: 30_000 },
-			/^Invalid value 30s for "Retry Delay Cap \(Seconds\)": .* from 1min to 7d$/,
-		],
-	])('refuses %j with the one ConfigError naming the field', (change, message) => {
-		let thrown: unknown;
-		try {
-			checkedRetryPolicy({ ...policy, ...change });
-		} catch (error) {
-			thrown = error;
-		}
-		expect(thrown).toBeInstanceOf(ConfigError);
-		expect((thrown as Error).message).toMatch(message);
-	});
-
-	it('accepts the policy as given', () => {
-		expect(checkedRetryPolicy(policy)).toEqual(policy);
-	});
-});
 
 describe('attemptKey', () => {
 	it("is the first run's key and the attempt, fitting n8n's column", () => {

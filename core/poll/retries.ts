@@ -1,10 +1,9 @@
-import { checkRange } from '../configError';
+import { type RetryPolicy, retryDelay } from '../retryPolicy';
 import { canonicalKey, MAX_DEDUPLICATION_KEY_CHARS } from './dedupe';
-import { FIELD_LABELS } from './errors';
 import type { ItemKey } from './expressions';
 
 /**
- * "When a Run Fails: Start the Item Again": the retry policy, and the book of a Poll Trigger's
+ * "When a Run Fails: Start the Item Again" (core/retryPolicy.ts): the book of a Poll Trigger's
  * items whose run failed (waiting for their next attempt, or in flight) and of its dead letters
  * (items whose runs failed Max Attempts times). The book lives in the trigger's state and is
  * written with the writes the trigger already makes: a failure with the settlement write of its
@@ -12,56 +11,6 @@ import type { ItemKey } from './expressions';
  * may not list them again; it is bounded (RETRY_MAX_WAITING, RETRY_ITEMS_MAX_BYTES,
  * DEAD_LETTERS_MAX), and an item that does not fit is dead-lettered at once, saying why.
  */
-
-export interface RetryPolicy {
-	/** Runs of an item in all, the first included. */
-	maxAttempts: number;
-	/** The wait after the first failed run. */
-	firstDelayMs: number;
-	/** Each next wait is this many times the one before… */
-	factor: number;
-	/** …up to this. */
-	maxDelayMs: number;
-}
-
-export const MAX_ATTEMPTS_MAX = 20;
-export const RETRY_DELAY_MIN_MS = 1_000;
-export const RETRY_DELAY_MAX_MS = 7 * 86_400_000;
-export const RETRY_FACTOR_MAX = 10;
-
-/** Checks each setting of the policy, naming the field; the cap must be at least the first delay. */
-export function checkedRetryPolicy(policy: RetryPolicy): RetryPolicy {
-	const maxAttempts = checkRange('maxAttempts', FIELD_LABELS.maxAttempts, policy.maxAttempts, {
-		min: 1,
-		max: MAX_ATTEMPTS_MAX,
-		whole: true,
-	});
-	const delay = { max: RETRY_DELAY_MAX_MS, whole: true };
-	const firstDelayMs = checkRange(
-		'retryDelaySec',
-		FIELD_LABELS.retryDelaySec,
-		policy.firstDelayMs,
-		{ min: RETRY_DELAY_MIN_MS, ...delay },
-		{ duration: true },
-	);
-	const factor = checkRange('retryFactor', FIELD_LABELS.retryFactor, policy.factor, {
-		min: 1,
-		max: RETRY_FACTOR_MAX,
-	});
-	const maxDelayMs = checkRange(
-		'retryDelayCapSec',
-		FIELD_LABELS.retryDelayCapSec,
-		policy.maxDelayMs,
-		{ min: firstDelayMs, ...delay },
-		{ duration: true },
-	);
-	return { maxAttempts, firstDelayMs, factor, maxDelayMs };
-}
-
-/** The wait after the `failed`-th failed run (1: the first run failed). */
-export function retryDelay(policy: RetryPolicy, failed: number): number {
-	return Math.min(policy.maxDelayMs, policy.firstDelayMs * policy.factor ** (failed - 1));
-}
 
 /** Items waiting for an attempt or in flight, at most (the oldest failure is dead-lettered first). */
 export const RETRY_MAX_WAITING = 1_000;

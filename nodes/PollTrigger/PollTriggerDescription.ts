@@ -3,6 +3,7 @@ import type { INodeCredentialDescription, INodeProperties } from 'n8n-workflow';
 import { ARMED_RUNS_MAX } from '../../core/poll';
 import { HISTORY_TABLE } from '../shared/historyTable';
 import { connectorCredentials, timeUnitOptions } from '../shared/parameters';
+import { whenRunFailsProperties } from '../shared/whenRunFails';
 
 /** The dedupe kinds that remember one record per key (core/poll/kinds.ts KeyedStore). */
 export const KEYED_KINDS = ['unique', 'time_window', 'changed'];
@@ -136,65 +137,10 @@ export const pollTriggerProperties: INodeProperties[] = [
 		description:
 			'Whether each new item starts its own run with the item as its data; off: one run with all new items',
 	},
-	{
-		displayName: 'When a Run Fails',
-		name: 'whenRunFails',
-		type: 'options',
-		noDataExpression: true,
-		default: 'leaveFailed',
-		description:
-			"What happens to an item whose run fails (n8n's status error or crashed; a run that waits has not failed)",
-		options: [
-			{
-				name: 'Leave It Failed',
-				value: 'leaveFailed',
-				description: "The failed execution is n8n's, to retry by hand",
-			},
-			{
-				name: 'Start the Item Again',
-				value: 'startAgain',
-				description:
-					'Its item starts again after a backoff, up to Max Attempts runs; then it is a dead letter, reported by one failed execution',
-			},
-		],
-	},
-	{
-		displayName: 'Max Attempts',
-		name: 'maxAttempts',
-		type: 'number',
-		default: 3,
-		typeOptions: { minValue: 1, maxValue: 20 },
-		displayOptions: { show: { whenRunFails: ['startAgain'] } },
-		description:
-			"Runs of an item in all, the first included (1 to 20); each run's items carry _attempt",
-	},
-	{
-		displayName: 'Retry Delay (Seconds)',
-		name: 'retryDelaySec',
-		type: 'number',
-		default: 60,
-		typeOptions: { minValue: 1 },
-		displayOptions: { show: { whenRunFails: ['startAgain'] } },
-		description: 'The wait after the first failed run (at least 1 second, at most 7 days)',
-	},
-	{
-		displayName: 'Retry Delay Factor',
-		name: 'retryFactor',
-		type: 'number',
-		default: 2,
-		typeOptions: { minValue: 1, maxValue: 10, numberPrecision: 2 },
-		displayOptions: { show: { whenRunFails: ['startAgain'] } },
-		description: 'Each next wait is this many times the one before (1 to 10)',
-	},
-	{
-		displayName: 'Retry Delay Cap (Seconds)',
-		name: 'retryDelayCapSec',
-		type: 'number',
-		default: 3600,
-		typeOptions: { minValue: 1 },
-		displayOptions: { show: { whenRunFails: ['startAgain'] } },
-		description: 'The longest wait between attempts (at least the Retry Delay, at most 7 days)',
-	},
+	...whenRunFailsProperties(
+		'Item',
+		"Its item starts again after a backoff, up to Max Attempts runs, each run's items carrying _attempt; then it is a dead letter, reported by one failed execution",
+	),
 	{
 		displayName: 'Interval',
 		name: 'interval',

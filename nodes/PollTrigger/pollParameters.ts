@@ -22,7 +22,6 @@ import {
 	type PagingSettings,
 	type PollActivation,
 	PollExpressions,
-	type RetryPolicy,
 	type SilenceNews,
 	type SourceContext,
 	startsRun,
@@ -31,7 +30,9 @@ import { type TimeUnit, UNIT_MS } from '../../core/units';
 import { toNodeError } from '../shared/errors';
 import { readPagingSettings } from '../shared/pagination';
 import { connectorHttpAuth } from '../shared/parameters';
-import { deadLetterRows, readRetryPolicy } from './runFailures';
+import type { RetryPolicy } from '../../core/retryPolicy';
+import { readRetryPolicy } from '../shared/whenRunFails';
+import { deadLetterRows } from './runFailures';
 
 export interface PollConfig {
 	op: string;

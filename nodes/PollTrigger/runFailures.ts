@@ -8,60 +8,27 @@ import {
 
 import type { Settlement } from '../../core/outbox';
 import {
-	checkedRetryPolicy,
 	type DeadLetter,
 	deadLetterMessage,
-	FIELD_LABELS,
 	type PollActivation,
 	type PollRun,
 	type RetryEntry,
-	type RetryPolicy,
 	type RunEnd,
 	type RunItem,
 } from '../../core/poll';
-import { ConfigError } from '../../core/configError';
+import type { RetryPolicy } from '../../core/retryPolicy';
+import { runResult } from '../shared/whenRunFails';
 
 /**
- * The Poll Trigger's side of "When a Run Fails" (core/poll/retries.ts): the policy read from the
- * parameters, how n8n ended a run as the core reads it, the attempt on a run's items, a dead
- * letter's failed execution, and Execute step's Dead Letters.
+ * The Poll Trigger's side of "When a Run Fails" (core/poll/retries.ts; the policy's parameters in
+ * nodes/shared/whenRunFails.ts): how n8n ended a run as the core reads it, the attempt on a run's
+ * items, a dead letter's failed execution, and Execute step's Dead Letters.
  */
-
-/** Reads When a Run Fails and, for Start the Item Again, its policy (checked by the core). */
-export function readRetryPolicy(
-	parameter: (name: string, fallback: unknown) => unknown,
-): RetryPolicy | undefined {
-	const when = parameter('whenRunFails', 'leaveFailed');
-	if (when === 'leaveFailed') return undefined;
-	if (when !== 'startAgain')
-		throw new ConfigError(
-			'whenRunFails',
-			FIELD_LABELS.whenRunFails,
-			when,
-			'must be leaveFailed or startAgain',
-		);
-	return checkedRetryPolicy({
-		maxAttempts: Number(parameter('maxAttempts', 3)),
-		firstDelayMs: Number(parameter('retryDelaySec', 60)) * 1000,
-		factor: Number(parameter('retryFactor', 2)),
-		maxDelayMs: Number(parameter('retryDelayCapSec', 3600)) * 1000,
-	});
-}
 
 /** How n8n ended a run, for the core: its status and the message of the error that ended it. */
 export function runEnd(settlement: Settlement, error?: Error, result?: IRun): RunEnd {
-	return {
-		settlement,
-		...(error && { error }),
-		...(result && {
-			result: {
-				status: result.status,
-				...(result.data?.resultData?.error?.message !== undefined && {
-					errorMessage: result.data.resultData.error.message,
-				}),
-			},
-		}),
-	};
+	const ended = runResult(result);
+	return { settlement, ...(error && { error }), ...(ended && { result: ended }) };
 }
 
 /**
