@@ -1,9 +1,9 @@
-import type { IDataObject } from 'n8n-workflow';
+import type { IDataObject, IRun } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
 
 import { flushPromises } from '../../test/support/fakeClock';
 import { CREATE_RETRY_DELAYS_MS, type ScheduleState, STATE_VERSION } from '../../core/schedule';
-import { activateTrigger, type TriggerRun } from '../../test/nodeContext';
+import { activateTrigger, endedRun, type TriggerRun } from '../../test/nodeContext';
 import { DurableScheduleTrigger } from './DurableScheduleTrigger.node';
 import { knownSchedules } from './knownSchedules';
 
@@ -236,6 +236,37 @@ describe('Durable Schedule Trigger node', () => {
 		const again = await activate(parameters, { staticData: run.staticData });
 		expect(again.failures).toEqual([]);
 		await again.close();
+	});
+
+	it('When a Run Fails, Start the Window Again: a window whose run n8n ended failed runs again after the backoff, its runAttempt on the item, under n8n key dst:<runKey>/attempt2', async () => {
+		const run = await activate(
+			{
+				...GRACE,
+				catchUp: 'run-all',
+				runAllLimit: 1,
+				whenRunFails: 'startAgain',
+				retryDelaySec: 5,
+			},
+			{ staticData: { [`node:${NODE_NAME}`]: { schedule: storedBehind(1) } } },
+		);
+		const { emitted } = run;
+		const key = String(emitted[0].items[0][0].json.runKey);
+		emitted[0].done?.resolve({
+			...endedRun(),
+			status: 'error',
+			data: { resultData: { runData: {}, lastNodeExecuted: 'X', error: { message: 'down' } } },
+		} as IRun);
+		await flushPromises();
+		expect(stateIn(run.staticData).history.at(-1)).toMatchObject({
+			runKey: key,
+			outcome: 'failed',
+			reason: 'run 1 of 3 failed: down; run 2 in 5s',
+		});
+		await jest.advanceTimersByTimeAsync(5_000);
+		const again = emitted.filter((emit) => emit.items[0].length > 0)[1];
+		expect(again.deduplicationKey).toBe(`dst:${key}/attempt2`);
+		expect(again.items[0][0].json).toMatchObject({ runKey: key, runAttempt: 2 });
+		await run.close();
 	});
 
 	it('a catch-up run n8n could not create is emitted again after the retry delay under a fresh deduplication key', async () => {

@@ -28,6 +28,7 @@ import { knownSchedules } from './knownSchedules';
 import { missedWindowsReporter } from './missedWindows';
 import { saveTriggerFailure, toNodeError } from '../shared/errors';
 import { announceMissing } from '../shared/n8nDoor';
+import { readRetryPolicy, runResult } from '../shared/whenRunFails';
 
 /** The node's key in its static data (`node:<name>`); the value carries its own format version. */
 const STATE_KEY = 'schedule';
@@ -44,6 +45,7 @@ type Settings = Pick<
 	| 'lateGraceMs'
 	| 'historyLimit'
 	| 'maxRunMs'
+	| 'retry'
 >;
 
 /** Reads the parameters into engine options; the core validates them (a ConfigError naming the field). */
@@ -85,6 +87,7 @@ function settingsFrom(context: ITriggerFunctions): Settings {
 			options.maxRunMinutes === undefined
 				? undefined
 				: Math.round(Number(options.maxRunMinutes) * 60_000),
+		retry: readRetryPolicy(parameter),
 	};
 }
 
@@ -127,10 +130,10 @@ export class DurableScheduleTrigger implements INodeType {
 		// and at once for a window it already ran (same deduplication key).
 		const emitter = new RunEmitter<StartedFire>(this, {
 			toItems: (fire) => [{ json: { ...fireItem(fire), outcome: startedRecord(fire).outcome } }],
-			settled: async ({ run }, settlement, error) =>
+			settled: async ({ run }, settlement, error, result) =>
 				await (
 					settlement === 'started'
-						? engine.fireEnded(run.runKey)
+						? engine.fireEnded(run.runKey, runResult(result))
 						: engine.fireNotCreated(run.runKey, error ?? new Error('unknown error'))
 				).catch(onError),
 			rewrite: () => engine.rewrite(),

@@ -1,6 +1,7 @@
 import type { INodeProperties } from 'n8n-workflow';
 
 import { timeUnitOptions } from '../shared/parameters';
+import { whenRunFailsProperties } from '../shared/whenRunFails';
 
 /** The Durable Schedule Trigger's parameters and options, as the editor shows them. */
 export const durableScheduleTriggerProperties: INodeProperties[] = [
@@ -143,6 +144,10 @@ export const durableScheduleTriggerProperties: INodeProperties[] = [
 		description:
 			'Runs of this trigger that may be active at once; a window beyond that is skipped. 1 to 100.',
 	},
+	...whenRunFailsProperties(
+		'Window',
+		"The window's run starts again after a backoff (same run key; its item's runAttempt says which run), holding its overlap slot, up to Max Attempts runs; the fire history records each",
+	),
 	{
 		displayName: 'Options',
 		name: 'options',

@@ -10,7 +10,7 @@ import { node, type NodeJson, PACKAGE, workflow } from './workflowBuilder';
  * calls (and always to "poison"); n8n's HTTP Request node fails the run. What counts is n8n's own
  * status of each run, and the partner's count of calls per item.
  */
-describe('Poll Trigger, When a Run Fails and Alert When Nothing New For, in a real n8n', () => {
+describe('When a Run Fails (Poll Trigger, Durable Schedule Trigger) and Alert When Nothing New For, in a real n8n', () => {
 	let n8n: N8nInstance;
 	let source: FakeSystem;
 
@@ -211,6 +211,71 @@ describe('Poll Trigger, When a Run Fails and Alert When Nothing New For, in a re
 			(await waiting()).length === 0 ? true : undefined,
 		);
 		await n8n.unpublish(id);
+	}, 600_000);
+
+	test('Durable Schedule Trigger, Start the Window Again: a window whose run fails twice then succeeds runs three times under its run key, one success, and the fire history says so', async () => {
+		const calls = partner('/window-process', 2);
+		const id = await n8n.importWorkflow(
+			workflow(
+				'window retry',
+				[
+					node('Schedule', `${PACKAGE}.durableScheduleTrigger`, {
+						scheduleType: 'interval',
+						interval: 30,
+						intervalUnit: 'seconds',
+						whenRunFails: 'startAgain',
+						maxAttempts: 3,
+						retryDelaySec: 1,
+						retryFactor: 2,
+					}),
+					node(
+						'Process',
+						'n8n-nodes-base.httpRequest',
+						{
+							url: `=${source.url('/window-process')}?id={{ encodeURIComponent($json.runKey) }}&attempt={{ $json.runAttempt ?? 1 }}`,
+							options: {},
+						},
+						{ typeVersion: 4.2 },
+					),
+				],
+				[['Schedule', 'Process']],
+			),
+		);
+		await n8n.publish(id);
+		const windowOf = (execution: Execution) =>
+			nodeOutput(execution, 'Schedule')[0]?.runKey as string | undefined;
+		const all = await n8n.waitForExecutions(
+			id,
+			(executions) => executions.some((e) => e.status === 'success' && windowOf(e) !== undefined),
+			'the first window to succeed',
+			180_000,
+		);
+		await n8n.unpublish(id);
+		const window = windowOf(all.find((e) => e.status === 'success')!)!;
+		const runs = all.filter((e) => windowOf(e) === window);
+		expect(runs.map((e) => [e.status, nodeOutput(e, 'Schedule')[0]?.runAttempt])).toEqual([
+			['error', undefined],
+			['error', 2],
+			['success', 3],
+		]);
+		expect(
+			calls()
+				.filter((call) => call.id === window)
+				.map((call) => call.attempt),
+		).toEqual(['1', '2', '3']);
+		type FireEntry = { runKey: string; outcome: string; runAttempt?: number };
+		const { staticData } = await n8n.getWorkflow(id);
+		const history = (staticData as Record<string, { schedule: { history: FireEntry[] } }>)[
+			'node:Schedule'
+		].schedule.history.filter((record) => record.runKey === window);
+		expect(history.map((record) => [record.outcome, record.runAttempt])).toEqual([
+			['fired', undefined],
+			['failed', undefined],
+			['fired', 2],
+			['failed', 2],
+			['fired', 3],
+			['recovered', 3],
+		]);
 	}, 600_000);
 
 	test('Alert When Nothing New For 1 minute: a source that lists nothing new is reported by one failed execution, not again after a restart, and once more when it lists something new', async () => {
