@@ -1,7 +1,10 @@
 /**
- * Resume latency of the Round-Trip Wait (callback sent → the next node starts), side by side with n8n's
- * built-in Wait node resuming on a webhook, on one real n8n in the same run, round trips interleaved.
+ * Resume latency of the Round-Trip Wait (callback sent → the next node starts), through its per-wait
+ * URL and through one fixed URL (a Round-Trip Callback node, which finds the waiting run by its
+ * correlation id in n8n's database and forwards the callback to it), side by side with n8n's built-in
+ * Wait node resuming on a webhook, on one real n8n in the same run, round trips interleaved.
  * Ours also authenticates (HMAC) and correlates the callback; the built-in accepts any POST to the URL.
+ * BENCH_WAITING=1000 first puts that many other runs to wait on the fixed URL (the lookup's table grows).
  * Needs the built package (npm run build); packs it like the e2e tests do.
  *   npx tsx bench/roundTripResume.bench.ts        (BENCH_ROUND_TRIPS=50 for more; default 15)
  */
@@ -16,6 +19,7 @@ import { percentile } from './stats';
 
 const ROUND_TRIPS = Number(process.env.BENCH_ROUND_TRIPS ?? 15);
 const SECRET = 'bench-secret';
+const WAITING = Number(process.env.BENCH_WAITING ?? 0);
 
 interface Contender {
 	label: string;
@@ -102,8 +106,54 @@ async function main(): Promise<void> {
 				],
 			),
 		);
+		const credentials = { roundTripCallbackApi: { id: credential, name: 'bench' } };
+		/** Start → Round-Trip Wait through the fixed URL → After; with the Round-Trip Callback node if `callbacks`. */
+		const fixedUrlWorkflow = (name: string, path: string, callbacks: boolean) =>
+			workflow(
+				name,
+				[
+					...(callbacks
+						? [
+								node(
+									'Callbacks',
+									`${PACKAGE}.roundTripCallback`,
+									{ path: 'bench-fixed-url' },
+									{ credentials, webhookId: randomUUID() },
+								),
+							]
+						: []),
+					webhookTrigger('Start', path),
+					node(
+						'Wait',
+						`${PACKAGE}.roundTripWait`,
+						{
+							mode: 'waitOnly',
+							callbackVia: 'fixed',
+							correlationId: '={{ $json.body.id }}',
+							timeoutAmount: 1,
+							timeoutUnit: 'hours',
+						},
+						{ credentials },
+					),
+					marker('After'),
+				],
+				[
+					['Start', 'Wait'],
+					['Wait', 'After', 0],
+				],
+			);
+		const fixed = await n8n.importWorkflow(
+			fixedUrlWorkflow('resume: Round-Trip Wait through a fixed URL', 'bench-fixed', true),
+		);
+		// Other runs waiting on the same partner (credential), in a workflow of their own.
+		const others = await n8n.importWorkflow(
+			fixedUrlWorkflow('waiting: other runs on the fixed URL', 'bench-others', false),
+		);
 		await n8n.publish(ours);
 		await n8n.publish(builtIn);
+		await n8n.publish(fixed);
+		await n8n.publish(others);
+		await othersWaiting(n8n, others);
 		const contenders: Contender[] = [
 			{
 				label: 'Round-Trip Wait',
@@ -115,6 +165,20 @@ async function main(): Promise<void> {
 					const url = String(nodeOutput(waiting, 'Wait')[0].callbackUrl);
 					return {
 						url,
+						body,
+						headers: { 'x-signature': signPayload(SECRET, body, Math.floor(Date.now() / 1000)) },
+					};
+				},
+			},
+			{
+				label: 'Round-Trip Wait, fixed URL',
+				path: 'bench-fixed',
+				workflowId: fixed,
+				latencies: [],
+				callback: (_waiting, id) => {
+					const body = JSON.stringify({ correlationId: id });
+					return {
+						url: `${n8n.webhookBaseUrl}/webhook/bench-fixed-url`,
 						body,
 						headers: { 'x-signature': signPayload(SECRET, body, Math.floor(Date.now() / 1000)) },
 					};
@@ -145,18 +209,24 @@ async function main(): Promise<void> {
 					c.latencies.reduce((a, b) => a + b, 0) / c.latencies.length,
 				].map((v) => v.toFixed(0)),
 			]);
-		const [a, b] = contenders;
-		rows.push([
-			'ratio (ours / built-in)',
-			...[50, 99].map((p) => (percentile(a.latencies, p) / percentile(b.latencies, p)).toFixed(2)),
-			'',
-		]);
+		const [perWait, fixedUrl, builtInWait] = contenders;
+		for (const [label, a] of [
+			['ratio (per-wait / built-in)', perWait],
+			['ratio (fixed URL / built-in)', fixedUrl],
+		] as const)
+			rows.push([
+				label,
+				...[50, 99].map((p) =>
+					(percentile(a.latencies, p) / percentile(builtInWait.latencies, p)).toFixed(2),
+				),
+				'',
+			]);
 		process.stdout.write(
-			`Resume latency over ${ROUND_TRIPS} round trips each (callback sent → next node starts)\n`,
+			`Resume latency over ${ROUND_TRIPS} round trips each (callback sent → next node starts), ${WAITING} other runs waiting on the fixed URL\n`,
 		);
 		for (const row of rows)
 			process.stdout.write(
-				`${row[0].padEnd(26)}${row
+				`${row[0].padEnd(30)}${row
 					.slice(1)
 					.map((cell) => cell.padStart(9))
 					.join('')}\n`,
@@ -164,6 +234,32 @@ async function main(): Promise<void> {
 	} finally {
 		await n8n.stop();
 	}
+}
+
+/** Puts BENCH_WAITING runs to wait on the fixed URL (ids nobody calls back), 10 at a time. */
+async function othersWaiting(n8n: N8nInstance, workflowId: string): Promise<void> {
+	if (WAITING === 0) return;
+	for (let i = 0; i < WAITING; i += 10)
+		await Promise.all(
+			Array.from({ length: Math.min(10, WAITING - i) }, async (_, j) => {
+				await waitFor('the fixed-URL start webhook', async () => {
+					const started = await fetch(`${n8n.baseUrl}/webhook/bench-others`, {
+						method: 'POST',
+						headers: { 'content-type': 'application/json' },
+						body: JSON.stringify({ id: `other-${i + j}` }),
+					});
+					return started.ok ? true : undefined;
+				});
+			}),
+		);
+	await waitFor(
+		`${WAITING} runs waiting`,
+		async () => {
+			const all = await n8n.executionSummaries(workflowId);
+			return all.filter((e) => e.status === 'waiting').length >= WAITING ? true : undefined;
+		},
+		{ timeoutMs: 1_800_000, intervalMs: 2_000 },
+	);
 }
 
 /** Starts a run, waits until it is waiting, calls back, and returns callback-sent → "After" started. */
@@ -188,7 +284,7 @@ async function roundTrip(n8n: N8nInstance, contender: Contender): Promise<number
 				(e) =>
 					e.status === 'waiting' &&
 					JSON.stringify(e.data ?? {}).includes(
-						contender.label === 'Round-Trip Wait' ? id : 'resumeUrl',
+						contender.label.startsWith('Round-Trip Wait') ? id : 'resumeUrl',
 					),
 			);
 		},

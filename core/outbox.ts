@@ -24,6 +24,45 @@ export interface OutboxEntry<R> {
 	run: R;
 }
 
+/** One run to emit: `key` is its n8n deduplication key (none: nothing to refuse or settle). */
+export interface RunToEmit<R> {
+	key: string | undefined;
+	run: R;
+}
+
+/**
+ * Where a live trigger's engine sends its state, its runs and its news; on n8n, the node's durable
+ * trigger (nodes/shared/durableTrigger.ts): static data, the run emitter (emitRuns.ts), n8n's log.
+ */
+export interface RunOutlet<S, R> {
+	/** Sets the trigger's state; n8n stores it with the next emit or after activation. */
+	write(state: S): void;
+	/** Emits runs after those of earlier calls. */
+	emit(runs: ReadonlyArray<RunToEmit<R>>): Promise<void>;
+	/**
+	 * After earlier emits, calls `take`, which may change the state (the runs it returns are then in
+	 * it), and emits the runs it returns, the first with that state (RunEmitter.emitTaken).
+	 */
+	emitTaken(take: () => ReadonlyArray<RunToEmit<R>>): Promise<void>;
+	/**
+	 * Whether a run under this key was emitted in this process and n8n has not settled it yet (an
+	 * earlier activation's, before a re-publish): it is settled with that run, never emitted again.
+	 */
+	inFlight(key: string): boolean;
+	/**
+	 * Has n8n store the state now, though no run carries it: a first poll after activation that only
+	 * took its baseline (n8n saves static data only on emit).
+	 */
+	writeNow(): void;
+	/**
+	 * Has n8n store the state now if it can without starting a run (n8n 2.x: the settlement write);
+	 * where it cannot (n8n 1.x), nothing: the next emit or activation stores it.
+	 */
+	storeNow(): void;
+	info(message: string): void;
+	warn(message: string): void;
+}
+
 /** Why n8n did not settle a run as started. */
 export type Settlement = 'started' | 'not_created';
 

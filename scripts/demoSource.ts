@@ -23,6 +23,9 @@ const DEMO_TOKEN_LIFETIME_SEC = 300;
  *                     `Link: </tickets/paged?page=N>; rel="next"`: a poll every 30 s finds more than a page
  *   GET  /inventory   products whose stock changes every 30 s; ETag, so an unchanged list answers 304
  *   POST /jobs        accepts { correlationId, callbackUrl } and calls back 3 s later, HMAC-signed
+ *   POST /envelopes   an e-signature service with one registered webhook URL: accepts { correlationId }
+ *                     (the envelope id) and sends "viewed" 2 s later, "signed" 4 s later, HMAC-signed
+ *                     ("<t>..<body>"), to n8n's /webhook/demo-esign/events (DEMO_FIXED_CALLBACK_PATH)
  *   POST /oauth/token OAuth2 token endpoint, client credentials grant (client id and secret in Basic auth
  *                     or in the form), tokens valid 5 minutes
  *   GET  /secure/tickets  the tickets again, for a valid bearer token only (401 otherwise)
@@ -61,6 +64,19 @@ export async function startDemoSource(port: number, startedAt = Date.now()): Pro
 		setTimeout(() => void callBack(source, job.callbackUrl!, job.correlationId!), 3_000);
 		return { status: 202, body: { accepted: true, correlationId: job.correlationId } };
 	});
+	source.on('POST', '/envelopes', (request) => {
+		const envelope = (request.json ?? {}) as { correlationId?: string; callbackUrl?: string };
+		if (!envelope.correlationId || !envelope.callbackUrl)
+			return { status: 400, body: { error: 'correlationId and callbackUrl are required' } };
+		// The account's one registered URL: on the n8n that asked (its origin), the example's fixed path.
+		const fixedUrl = `${new URL(envelope.callbackUrl).origin}/webhook/${DEMO_FIXED_CALLBACK_PATH}`;
+		for (const [status, delayMs] of [
+			['viewed', 2_000],
+			['signed', 4_000],
+		] as const)
+			setTimeout(() => void sendEvent(source, fixedUrl, envelope.correlationId!, status), delayMs);
+		return { status: 202, body: { accepted: true, envelopeId: envelope.correlationId } };
+	});
 	const tokens = new Map<string, number>();
 	source.on('POST', '/oauth/token', (request) => {
 		const form = new URLSearchParams(request.rawBody);
@@ -94,6 +110,21 @@ export async function startDemoSource(port: number, startedAt = Date.now()): Pro
 		return { body: { tickets: ticketsAt(Date.now(), startedAt) } };
 	});
 	return source;
+}
+
+/** The Round-Trip Callback path of examples/round-trip-fixed-url.json, registered "at the partner". */
+export const DEMO_FIXED_CALLBACK_PATH = 'demo-esign/events';
+
+/** An e-signature event to the one registered URL, signed with the account's secret over "<t>..<body>". */
+async function sendEvent(
+	source: FakeSystem,
+	url: string,
+	envelopeId: string,
+	status: 'viewed' | 'signed',
+): Promise<void> {
+	const body = JSON.stringify({ correlationId: envelopeId, status, at: new Date().toISOString() });
+	const signature = signPayload(DEMO_CALLBACK_SECRET, body, Math.floor(Date.now() / 1000));
+	await source.send(url, { headers: { 'x-signature': signature }, body }).catch(() => undefined);
 }
 
 async function callBack(source: FakeSystem, url: string, correlationId: string): Promise<void> {

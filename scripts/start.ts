@@ -193,7 +193,7 @@ n8n ${n8nVersion} with n8n-nodes-durable-triggers is running in queue mode.
   Webhooks:      http://localhost:${WEBHOOK_PORT}/webhook/…  and Round-Trip callbacks on /webhook-waiting/… (webhook processor)
   PostgreSQL:    127.0.0.1:${services?.postgresPort}, database n8n, user postgres  (data: ${folderName}/services/postgres)
   Redis:         127.0.0.1:${services?.redisPort}  (queue prefix bull-n8n)
-  Demo source:   ${source.baseUrl}  (GET /tickets, GET /inventory, POST /jobs)
+  Demo source:   ${source.baseUrl}  (GET /tickets, GET /inventory, POST /jobs, POST /envelopes)
   Demo mailbox:  ${mailbox ? `imap://127.0.0.1:${DEMO_IMAP_PORT}, user ${mailbox.account.connection.user} (credential "Demo IMAP"), a new mail every minute` : NO_MAILBOX}
   Logs:          ${n8n.logFile}, ${n8n.helpers.map((helper) => helper.logFile.replace(`${userFolder}/`, '')).join(', ')} (in ${folderName})
 
@@ -206,7 +206,7 @@ n8n ${n8nVersion} with n8n-nodes-durable-triggers is running.
 
   Editor:       http://localhost:${N8N_PORT}
   Login:        ${email}  /  ${password}
-  Demo source:  ${source.baseUrl}  (GET /tickets, GET /inventory, POST /jobs)
+  Demo source:  ${source.baseUrl}  (GET /tickets, GET /inventory, POST /jobs, POST /envelopes)
   Demo mailbox: ${mailbox ? `imap://127.0.0.1:${DEMO_IMAP_PORT}, user ${mailbox.account.connection.user} (credential "Demo IMAP"), a new mail every minute` : NO_MAILBOX}
   Logs:         ${n8n.logFile}
 

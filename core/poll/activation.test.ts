@@ -1,6 +1,6 @@
 import type { OpMemory } from '../connectors/types';
 import { FakeClock, flushPromises } from '../../test/support/fakeClock';
-import { quietPorts } from '../../test/support/pollPorts';
+import { quietOutlet, quietPorts, recordingPorts } from '../../test/support/pollPorts';
 import {
 	PollActivation,
 	type PollActivationPorts,
@@ -57,12 +57,9 @@ function live(listed: (() => unknown[]) | PollSource, saved: PollTriggerState = 
 	const activation = new PollActivation(saved, settings(source, clock), {
 		intervalMs: 5_000,
 	});
-	const ports: PollActivationPorts = {
-		...quietPorts,
-		write: (state) => writes.push(structuredClone(state)),
-		emit: async (runs) => void emitted.push(...runs),
-		emitTaken: async (take) => void emitted.push(...take()),
-	};
+	const ports: PollActivationPorts = recordingPorts(emitted, (state) =>
+		writes.push(structuredClone(state)),
+	);
 	return { activation, ports, clock, writes, emitted };
 }
 
@@ -122,15 +119,7 @@ describe('PollActivation', () => {
 			{ intervalMs: 5_000 },
 		);
 		const emitted: PollRunToEmit[] = [];
-		await activation.start(
-			{
-				...quietPorts,
-				write: () => undefined,
-				emit: async (runs) => void emitted.push(...runs),
-				emitTaken: async (take) => void emitted.push(...take()),
-			},
-			[],
-		);
+		await activation.start(recordingPorts(emitted), []);
 		expect(emitted.map((run) => run.run.keys)).toEqual([[1], [2]]);
 		activation.settled(emitted[0].key!, emitted[0].run, { settlement: 'started', result: {} });
 		expect(emitted.map((run) => run.run.keys)).toEqual([[1], [2], [3]]);
@@ -158,14 +147,9 @@ describe('PollActivation', () => {
 		const emitted: PollRunToEmit[] = [];
 		let stored: PollTriggerState['outbox'];
 		await activation.start(
-			{
-				...quietPorts,
-				write: (state) => {
-					stored = state.outbox;
-				},
-				emit: async (runs) => void emitted.push(...runs),
-				emitTaken: async (take) => void emitted.push(...take()),
-			},
+			recordingPorts(emitted, (state) => {
+				stored = state.outbox;
+			}),
 			[],
 		);
 		expect(emitted.map((run) => run.run.keys)).toEqual([[1], [2]]);
@@ -200,12 +184,15 @@ describe('PollActivation', () => {
 			.start(
 				{
 					...quietPorts,
-					write: () => undefined,
-					emit: async (runs) => {
-						emits.push(runs);
-						await slow;
+					outlet: {
+						...quietOutlet,
+						write: () => undefined,
+						emit: async (runs) => {
+							emits.push([...runs]);
+							await slow;
+						},
+						emitTaken: async (take) => void emits.push([...take()]),
 					},
-					emitTaken: async (take) => void emits.push(take()),
 				},
 				[],
 			)
@@ -303,7 +290,10 @@ describe('PollActivation', () => {
 		listed = [{ id: 'a' }, { id: 'b' }];
 		const infos: string[] = [];
 		const after = live(() => listed, structuredClone(written));
-		await after.activation.start({ ...after.ports, info: (message) => infos.push(message) }, []);
+		await after.activation.start(
+			{ ...after.ports, outlet: { ...after.ports.outlet, info: (message) => infos.push(message) } },
+			[],
+		);
 		expect(infos.join('\n')).toContain(
 			'3 run(s) of a burst were not known to have started before the last stop',
 		);
@@ -398,7 +388,10 @@ describe('PollActivation', () => {
 		first.activation.stop();
 		const [a] = first.emitted;
 		const after = live(() => [{ id: 'a' }], structuredClone(first.writes[0]));
-		await after.activation.start({ ...after.ports, inFlight: (key) => key === a.key }, []);
+		await after.activation.start(
+			{ ...after.ports, outlet: { ...after.ports.outlet, inFlight: (key) => key === a.key } },
+			[],
+		);
 		// Handed to the emitter under its key, which settles it with the run in flight
 		// (nodes/shared/emitRuns.ts): not forgotten, so the next poll does not plan it again.
 		expect(after.emitted.map((run) => run.key)).toEqual([a.key]);
@@ -444,10 +437,7 @@ describe('PollActivation, When a Run Fails: Start the Item Again', () => {
 			{ intervalMs: 3_600_000 },
 		);
 		const ports: PollActivationPorts = {
-			...quietPorts,
-			write: (state) => writes.push(structuredClone(state)),
-			emit: async (runs) => void emitted.push(...runs),
-			emitTaken: async (take) => void emitted.push(...take()),
+			...recordingPorts(emitted, (state) => writes.push(structuredClone(state))),
 			onDeadLetter: (letter) => dead.push(letter),
 		};
 		const settle = (run: PollRunToEmit, end: RunEnd) => activation.settled(run.key!, run.run, end);
@@ -627,15 +617,7 @@ describe('PollActivation, When a Run Fails: Start the Item Again', () => {
 			{ intervalMs: 3_600_000 },
 		);
 		const emitted: PollRunToEmit[] = [];
-		await activation.start(
-			{
-				...quietPorts,
-				write: () => undefined,
-				emit: async (runs) => void emitted.push(...runs),
-				emitTaken: async (take) => void emitted.push(...take()),
-			},
-			[],
-		);
+		await activation.start(recordingPorts(emitted), []);
 		for (let n = 0; n < 3; n++) {
 			activation.settled(emitted[n].key!, emitted[n].run, failed());
 			await clock.advance(0);
@@ -686,11 +668,9 @@ describe('PollActivation, Alert When Nothing New For', () => {
 		let stored = 0;
 		await activation.start(
 			{
-				...quietPorts,
-				write: (state) => writes.push(structuredClone(state)),
-				emit: async () => undefined,
-				emitTaken: async () => undefined,
-				storeNow: () => stored++,
+				...recordingPorts([], (state) => writes.push(structuredClone(state)), {
+					storeNow: () => stored++,
+				}),
 				onSilence: (n) => news.push(n),
 			},
 			[],

@@ -1,7 +1,7 @@
 import type { Clock, TimerHandle } from '../clock';
 import type { PagedResult } from '../connectors/pagination';
 import type { ConnectorOp, OpContext, OpMemory, OpResult } from '../connectors/types';
-import type { Settlement } from '../outbox';
+import type { RunOutlet, RunToEmit, Settlement } from '../outbox';
 import {
 	type Candidate,
 	type DedupeConfig,
@@ -41,10 +41,7 @@ export type RunItem = Record<string, unknown>;
 export type PollRun = StagedRun<RunItem>;
 
 /** A run handed to the emitter: `key` is its n8n deduplication key (none: `dedupe: none`). */
-export interface PollRunToEmit {
-	key: string | undefined;
-	run: PollRun;
-}
+export type PollRunToEmit = RunToEmit<PollRun>;
 
 /** What the trigger keeps in the workflow's static data (per node), with a format version. */
 export interface PollTriggerState {
@@ -137,28 +134,8 @@ function runFailure(end: RunEnd): string | undefined {
 
 /** What a live activation is given: where its state, its runs and its news go. */
 export interface PollActivationPorts {
-	/** Sets the node's state in static data; n8n stores it with the next emit or after activation. */
-	write(state: PollTriggerState): void;
-	/** Emits runs after those of earlier calls. */
-	emit(runs: PollRunToEmit[]): Promise<void>;
-	/**
-	 * Whether a run under this key was emitted in this process and n8n has not settled it yet (an
-	 * earlier activation's, before a re-publish): it is settled with that run, never emitted again.
-	 */
-	inFlight(key: string): boolean;
-	/** After earlier emits, calls `take` and emits the runs it returns (see RunEmitter.emitTaken). */
-	emitTaken(take: () => PollRunToEmit[]): Promise<void>;
-	/**
-	 * Has n8n store the state now, though no run carries it: a first poll after activation that only
-	 * took its baseline (n8n saves static data only on emit).
-	 */
-	writeNow(): void;
-	/**
-	 * Has n8n store the state now if it can without starting a run (n8n 2.x: the settlement write);
-	 * unset (n8n 1.x), the next emit or activation stores it. For a checkpoint a poll took: the state
-	 * written after it drops the journal (or a switch's `entries`), and no run carries it.
-	 */
-	storeNow?(): void;
+	/** The state, the runs and the log lines (on n8n, the node's durable trigger). */
+	outlet: RunOutlet<PollTriggerState, PollRun>;
 	/** What the op needs to reach the source. */
 	context: SourceContext;
 	onPollFailure(error: Error, report: FailureReport): void;
@@ -168,8 +145,6 @@ export interface PollActivationPorts {
 	onDeadLetter(letter: DeadLetter): void;
 	/** The source went silent for Alert When Nothing New For, or produces again: one failed execution. */
 	onSilence(news: SilenceNews): void;
-	info(message: string): void;
-	warn(message: string): void;
 }
 
 type RunnerSettings = Omit<
@@ -393,11 +368,13 @@ export class PollActivation {
 			this.ledger.startedAgain(startAgain);
 			const takenBack = this.retries.takeBack(startAgain);
 			if (takenBack > 0)
-				ports.info(`${takenBack} dead letter(s) or waiting item(s) taken back by Start Again`);
+				ports.outlet.info(
+					`${takenBack} dead letter(s) or waiting item(s) taken back by Start Again`,
+				);
 			this.startAgainApplied = startAgainId(startAgain);
 			this.paged?.owe(0);
 			this.write();
-			ports.info(
+			ports.outlet.info(
 				`${startAgain.length} item key(s) marked to start again at the next poll that lists them`,
 			);
 		}
@@ -406,7 +383,9 @@ export class PollActivation {
 		// One-item runs stored without items may have been created: restaged, so the next poll that
 		// lists an item emits it under its run's key, which n8n refuses if it was created. Those this
 		// process emitted and n8n has not settled yet stay, and are settled with their runs.
-		const { held, unsure } = this.outbox.takeStoredWithoutItems((key) => ports.inFlight(key));
+		const { held, unsure } = this.outbox.takeStoredWithoutItems((key) =>
+			ports.outlet.inFlight(key),
+		);
 		// Marked to start again, so that a newest-first source is paged until they are listed (paging.ts).
 		for (const { run } of [...held].reverse()) this.store.rollback(run.undo, run.keys);
 		this.store.restage(
@@ -427,7 +406,7 @@ export class PollActivation {
 		if (notKnown > 0) {
 			this.opMemory = undefined;
 			this.paged?.owe();
-			ports.info(
+			ports.outlet.info(
 				`${notKnown} run(s) of a burst were not known to have started before the last stop; their items start at the next poll that lists them (n8n refuses those it created, by their keys)`,
 			);
 		}
@@ -441,7 +420,7 @@ export class PollActivation {
 		if (this.outbox.size > 0 || attempts.length > 0) {
 			const armed = [...this.outbox.armed(), ...attempts];
 			for (const { key } of armed) this.reEmitted.add(key);
-			void ports.emit(armed);
+			void ports.outlet.emit(armed);
 		}
 		this.scheduleAttempts();
 		this.checkpoint();
@@ -491,16 +470,18 @@ export class PollActivation {
 			try {
 				await history.table.save(key, pending.checkpoint);
 				pending.saved();
-				if (this.checkpointFailed) this.live.info('The history is saved in its table again');
+				if (this.checkpointFailed) this.out.info('The history is saved in its table again');
 				this.checkpointFailed = false;
 				if (!this.stopped) {
 					this.write();
-					if (this.storeAfterCheckpoint && this.activated) this.live.storeNow?.();
+					// A poll's checkpoint: the state written after it drops the journal (or a switch's
+					// `entries`), and no run carries it.
+					if (this.storeAfterCheckpoint && this.activated) this.out.storeNow();
 				}
 				this.storeAfterCheckpoint = false;
 			} catch (error) {
 				if (!this.checkpointFailed)
-					this.live.warn(
+					this.out.warn(
 						`The history could not be saved in its table; its changes stay in static data until it can be: ${(error as Error).message}`,
 					);
 				this.checkpointFailed = true;
@@ -578,7 +559,7 @@ export class PollActivation {
 	 */
 	private reportSilence(news: SilenceNews): void {
 		this.live.onSilence(news);
-		if (news.kind === 'silent') this.live.storeNow?.();
+		if (news.kind === 'silent') this.out.storeNow();
 	}
 
 	/** Arms the timer for the next attempt due, unless as many attempts as allowed are in flight. */
@@ -595,7 +576,7 @@ export class PollActivation {
 	/** The attempts due now go out: recorded in the state their emit writes. */
 	private emitDueAttempts(): void {
 		this.attemptTimer = undefined;
-		void this.live.emitTaken(() => {
+		void this.out.emitTaken(() => {
 			if (this.stopped) return [];
 			const now = this.settings.clock.now();
 			const room = this.maxRunsInFlight - this.retries.inFlightCount;
@@ -628,7 +609,7 @@ export class PollActivation {
 	/** The trigger's one write. n8n only notices a reassigned top-level key: the whole state is new. */
 	write(): void {
 		const retries = this.retries.saved();
-		this.live.write({
+		this.out.write({
 			v: 1,
 			dedupe: this.store.serialize(),
 			observed: this.observed,
@@ -647,11 +628,15 @@ export class PollActivation {
 		return this.ports;
 	}
 
+	private get out(): RunOutlet<PollTriggerState, PollRun> {
+		return this.live.outlet;
+	}
+
 	/** At activation and after every poll: what the history budget did, and what the history costs. */
 	private reportHistory(): void {
 		const { info, warnings } = this.history.check();
-		if (info) this.live.info(info);
-		for (const warning of warnings) this.live.warn(warning);
+		if (info) this.out.info(info);
+		for (const warning of warnings) this.out.warn(warning);
 	}
 
 	/** Runs armed now are recorded as started, to be written, then emitted (runStage.ts). */
@@ -666,7 +651,7 @@ export class PollActivation {
 	 * first (a write), a one-item run is already stored (runStage.ts).
 	 */
 	private refill(): void {
-		void this.live.emitTaken(() => {
+		void this.out.emitTaken(() => {
 			const armed = this.started(this.outbox.armNext());
 			if (armed.length > 0 && !this.settings.oneRunPerItem) this.write();
 			return armed;
@@ -727,10 +712,10 @@ export class PollActivation {
 		this.write();
 		// A first poll after activation (the activation's failed) that starts nothing: n8n saves static
 		// data only on emit, so without this a crash would take a new baseline later.
-		if (baseline && this.activated && planned.length === 0) this.live.writeNow();
+		if (baseline && this.activated && planned.length === 0) this.out.writeNow();
 		// Not awaited: the poll (and its timeout) ends with the op and this write; the emitter sends
 		// the runs in order, after any still going out from the poll before.
-		void this.live.emit([...unkeyed, ...armed]);
+		void this.out.emit([...unkeyed, ...armed]);
 		if (pageLimit) this.live.onPageLimit(pageLimit);
 		// A poll that started nothing (or only unkeyed runs) leaves nothing to settle: no settlement
 		// write stores the state written after its checkpoint.

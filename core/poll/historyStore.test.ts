@@ -1,6 +1,6 @@
 import { ConfigError } from '../configError';
 import { FakeClock, flushPromises } from '../../test/support/fakeClock';
-import { quietPorts } from '../../test/support/pollPorts';
+import { recordingPorts } from '../../test/support/pollPorts';
 import {
 	PollActivation,
 	type PollActivationPorts,
@@ -238,13 +238,11 @@ function harness(
 				},
 				{ intervalMs: 5_000 },
 			);
-			const ports: PollActivationPorts = {
-				...quietPorts,
-				storeNow: () => void storedNow.count++,
-				write: (state) => writes.push(structuredClone(state)),
-				emit: async (runs) => void emitted.push(...runs),
-				emitTaken: async (take) => void emitted.push(...take()),
-			};
+			const ports: PollActivationPorts = recordingPorts(
+				emitted,
+				(state) => writes.push(structuredClone(state)),
+				{ storeNow: () => void storedNow.count++ },
+			);
 			await activation.start(ports, []);
 			harnessed.writtenAtStart = writes.length;
 			// The first poll of a store that is not fresh is not awaited by start().

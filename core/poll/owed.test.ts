@@ -1,7 +1,7 @@
 import { Pagination, type PaginationSettings } from '../connectors/pagination';
 import type { HttpRequest, HttpResponse } from '../connectors/types';
 import { FakeClock, flushPromises } from '../../test/support/fakeClock';
-import { quietPorts } from '../../test/support/pollPorts';
+import { quietOutlet, quietPorts } from '../../test/support/pollPorts';
 import {
 	PollActivation,
 	type PollRunToEmit,
@@ -149,10 +149,14 @@ class Harness {
 			{
 				...quietPorts,
 				context: { http: this.tickets.http },
-				inFlight: (key) => inFlight.has(key),
-				write: (state) => (this.stored = structuredClone(state)),
-				emit: async (runs) => void this.emitted.push(...runs),
-				emitTaken: async (take) => void this.emitted.push(...take()),
+				// `this.emitted` is replaced at a crash: the emits go to the one current then.
+				outlet: {
+					...quietOutlet,
+					inFlight: (key) => inFlight.has(key),
+					write: (state) => (this.stored = structuredClone(state)),
+					emit: async (runs) => void this.emitted.push(...runs),
+					emitTaken: async (take) => void this.emitted.push(...take()),
+				},
 			},
 			startAgain,
 		);

@@ -7,3 +7,5 @@ export * from './settings';
 export * from './waitRecord';
 export * from './dispatch';
 export * from './resumeOnce';
+export * from './condition';
+export * from './fixedUrl';

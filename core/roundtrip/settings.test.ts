@@ -238,6 +238,43 @@ describe('validateSettings', () => {
 	});
 });
 
+describe('validateSettings: Callback URL and Resume Condition', () => {
+	it('defaults to the per-wait URL and no condition; compiles a condition', async () => {
+		expect(validateSettings(GOOD)).toMatchObject({
+			callbackVia: 'perWait',
+			resumeCondition: undefined,
+		});
+		const fixed = validateSettings({
+			...GOOD,
+			callbackVia: 'fixed',
+			resumeCondition: 'body.status = "signed"',
+		});
+		expect(fixed.callbackVia).toBe('fixed');
+		await expect(
+			fixed.resumeCondition?.matches({ body: { status: 'signed' }, headers: {}, query: {} }),
+		).resolves.toEqual({ matched: true });
+	});
+
+	it('refuses an unknown Callback URL and a condition that is not JSONata, naming the field and value', () => {
+		expect(refusal({ callbackVia: 'sometimes' })).toEqual({
+			field: 'callbackVia',
+			message: expect.stringContaining('"Callback URL"'),
+		});
+		const bad = refusal({ resumeCondition: 'body.status in [' });
+		expect(bad.field).toBe('resumeCondition');
+		expect(bad.message).toContain('Invalid value "body.status in [" for "Resume Condition"');
+	});
+
+	it('refuses a fixed URL in Wait Only mode without an id the partner knows (an expression that gave nothing)', () => {
+		const bad = refusal({ mode: 'waitOnly', callbackVia: 'fixed', correlationId: '' });
+		expect(bad.field).toBe('correlationId');
+		expect(bad.message).toContain('"Correlation ID"');
+		expect(validateSettings({ ...GOOD, callbackVia: 'fixed', correlationId: '' }).callbackVia).toBe(
+			'fixed',
+		);
+	});
+});
+
 describe('checkCallbackBinding', () => {
 	const hmac = { scheme: 'hmac', secret: 's' } as const;
 	const waitOnly = (correlationIdPath: string) =>

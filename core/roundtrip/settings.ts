@@ -4,6 +4,7 @@ import {
 	normalizeCorrelationId,
 	readsOnlyHeadersOrQuery,
 } from './correlation';
+import { compileResumeCondition, type ResumeCondition } from './condition';
 import type { CallbackAuth } from './signature';
 import { MAX_WAIT_MS, type TimeoutUnit, timeoutMs, type WaitTimeout } from './timeout';
 import { checkRange, ConfigError } from '../configError';
@@ -24,6 +25,7 @@ import {
 /** The editor labels of the node's fields (RoundTripWait.node.ts), used in every message. */
 export const FIELD_LABELS = {
 	mode: 'Mode',
+	callbackVia: 'Callback URL',
 	correlationId: 'Correlation ID',
 	authentication: 'Authentication',
 	method: 'Method',
@@ -33,6 +35,7 @@ export const FIELD_LABELS = {
 	callbackUrlField: 'Callback URL Field',
 	headers: 'Headers',
 	correlationIdPath: 'Correlation ID Location',
+	resumeCondition: 'Resume Condition',
 	timeoutAmount: 'Timeout',
 	timeoutUnit: 'Timeout Unit',
 	responseCode: 'Response Code',
@@ -62,9 +65,16 @@ export interface OutboundRequest {
 
 export interface RoundTripSettings {
 	mode: 'sendAndWait' | 'waitOnly';
+	/**
+	 * Where the partner calls back: `perWait`, the run's own callback URL (sent with the request); or
+	 * `fixed`, the one URL of a Round-Trip Callback node, which finds this run by its correlation id.
+	 */
+	callbackVia: 'perWait' | 'fixed';
 	/** Undefined: the node makes a fresh one. */
 	correlationId?: string;
 	correlationPath: CorrelationPath;
+	/** Undefined: every authenticated callback with the right id resumes. */
+	resumeCondition?: ResumeCondition;
 	timeout: WaitTimeout;
 	responseCode: number;
 	responseBody: unknown;
@@ -80,15 +90,28 @@ export function validateSettings(raw: RawSettings): RoundTripSettings {
 	if (mode !== 'sendAndWait' && mode !== 'waitOnly')
 		fail('mode', 'must be "Send and Wait" or "Wait Only"', mode);
 
+	const callbackVia = raw.callbackVia ?? 'perWait';
+	if (callbackVia !== 'perWait' && callbackVia !== 'fixed')
+		fail('callbackVia', 'must be "Per Wait" or "Fixed (Round-Trip Callback node)"', callbackVia);
 	const correlationId = checkCorrelationId(raw.correlationId);
+	// Nobody but this run would know a fresh random id unless the request carries it.
+	if (callbackVia === 'fixed' && mode === 'waitOnly' && correlationId === undefined)
+		fail(
+			'correlationId',
+			'must give the id the partner calls back with (e.g. {{ $json.orderNumber }}) when a Round-Trip Callback node finds the run by it in Wait Only mode: a fresh random ID would be known to no partner',
+			raw.correlationId,
+		);
 	const correlationPath = checkCorrelationPath(raw.correlationIdPath);
+	const resumeCondition = checkResumeCondition(raw.resumeCondition);
 	const timeout = checkTimeout(raw.timeoutAmount, raw.timeoutUnit);
 	const responseCode = checkResponseCode(raw.responseCode);
 	const responseBody = parseJson('responseBody', raw.responseBody, { '{ }': true, '[ ]': true });
 	const settings: RoundTripSettings = {
 		mode,
+		callbackVia,
 		correlationId,
 		correlationPath,
+		resumeCondition,
 		timeout,
 		responseCode,
 		responseBody,
@@ -144,6 +167,26 @@ function checkCorrelationPath(value: unknown): CorrelationPath {
 	} catch (error) {
 		return fail(
 			'correlationIdPath',
+			`not a valid JSONata expression (${(error as Error).message})`,
+			value,
+		);
+	}
+}
+
+function checkResumeCondition(value: unknown): ResumeCondition | undefined {
+	if (value === undefined || value === null || (typeof value === 'string' && value.trim() === ''))
+		return undefined;
+	if (typeof value !== 'string')
+		fail(
+			'resumeCondition',
+			'must be a JSONata expression over { body, headers, query }, e.g. body.status = "signed"',
+			value,
+		);
+	try {
+		return compileResumeCondition(value);
+	} catch (error) {
+		return fail(
+			'resumeCondition',
 			`not a valid JSONata expression (${(error as Error).message})`,
 			value,
 		);

@@ -21,13 +21,10 @@ import {
 	startedRecord,
 } from '../../core/schedule';
 import { SECOND_MS, type TimeUnit, UNIT_MS } from '../../core/units';
-import { RunEmitter } from '../shared/emitRuns';
-import { type LiveCopiesWriter, writerToLiveCopies } from '../shared/liveCopies';
+import { DurableTrigger, type TriggerEngine } from '../shared/durableTrigger';
 import { durableScheduleTriggerProperties } from './DurableScheduleTriggerDescription';
 import { knownSchedules } from './knownSchedules';
 import { missedWindowsReporter } from './missedWindows';
-import { saveTriggerFailure, toNodeError } from '../shared/errors';
-import { announceMissing } from '../shared/n8nDoor';
 import { readRetryPolicy, runResult } from '../shared/whenRunFails';
 
 /** The node's key in its static data (`node:<name>`); the value carries its own format version. */
@@ -120,15 +117,45 @@ export class DurableScheduleTrigger implements INodeType {
 	 * and arms nothing.
 	 */
 	async trigger(this: ITriggerFunctions): Promise<ITriggerResponse> {
-		const node = this.getNode();
-		const staticData = this.getWorkflowStaticData('node');
-		const scheduleId = `${this.getWorkflow().id ?? 'unsaved'}:${node.id}`;
-		const onError = (error: unknown) => saveTriggerFailure(this, toNodeError(node, error));
-		let settings: Settings;
-		let engine: ScheduleEngine;
+		const trigger = new DurableTrigger<StartedFire>(this, STATE_KEY, 'Durable Schedule Trigger');
+		return await trigger.activate(async () => scheduleEngine(this, trigger));
+	}
+}
+
+/** The schedule's engine on the saved state, its settings checked, as the DurableTrigger drives it. */
+function scheduleEngine(
+	context: ITriggerFunctions,
+	trigger: DurableTrigger<StartedFire>,
+): TriggerEngine<StartedFire> {
+	const { live } = trigger;
+	const scheduleId = `${trigger.workflowId ?? 'unsaved'}:${trigger.node.id}`;
+	const onError = (error: unknown) => trigger.fail(error);
+	const settings = settingsFrom(context);
+	const engine = new ScheduleEngine({
+		clock: systemClock,
+		scheduleId,
+		...settings,
+		storedState: trigger.saved,
+		remembered: live ? knownSchedules.get(scheduleId) : undefined,
+		// n8n writes static data to its database only when a trigger emits (and once after
+		// activation), and only notices reassigned top-level keys: each write replaces the state.
+		write: (state) => {
+			trigger.write(state);
+			if (live) knownSchedules.set(scheduleId, state);
+		},
+		emit: async (fires) =>
+			await trigger.emit(
+				// A retried window goes under a fresh key (attemptKey): n8n refuses one it has a row for.
+				fires.map((fire) => ({ key: `dst:${attemptKey(fire)}`, run: fire })),
+			),
+		maxRunMs: settings.maxRunMs,
+		onError,
+		onMissed: missedWindowsReporter(context, trigger),
+	});
+	return {
 		// n8n settles `done` when the run ends (success, error, cancelled, or paused in a Wait node)
 		// and at once for a window it already ran (same deduplication key).
-		const emitter = new RunEmitter<StartedFire>(this, {
+		runs: {
 			toItems: (fire) => [{ json: { ...fireItem(fire), outcome: startedRecord(fire).outcome } }],
 			settled: async ({ run }, settlement, error, result) =>
 				await (
@@ -142,76 +169,27 @@ export class DurableScheduleTrigger implements INodeType {
 			busyWriteIntervalMs: 0,
 			// n8n 1.x has no deduplication keys: a window leaves the outbox as soon as n8n created its run.
 			created: ({ run }) => engine.fireCreated(run.runKey),
-		});
-		const live = this.getMode() !== 'manual';
-		// Registered once the settings are checked (writerToLiveCopies); the engine writes only later.
-		let liveCopies: LiveCopiesWriter | undefined;
-		try {
-			settings = settingsFrom(this);
-			engine = new ScheduleEngine({
-				clock: systemClock,
-				scheduleId,
-				...settings,
-				storedState: staticData[STATE_KEY],
-				remembered: live ? knownSchedules.get(scheduleId) : undefined,
-				// n8n writes static data to its database only when a trigger emits (and once after
-				// activation), and only notices reassigned top-level keys: each write replaces the state.
-				write: (state) => {
-					if (liveCopies) liveCopies.write(STATE_KEY, state as unknown as IDataObject);
-					else staticData[STATE_KEY] = state as unknown as IDataObject;
-					if (live) knownSchedules.set(scheduleId, state);
+		},
+		preview: async () => [
+			{
+				json: {
+					preview: true,
+					scheduleId,
+					schedule: settings.schedule.fingerprint,
+					...previewItem(engine.preview(Date.now(), PREVIEW_FIRES)),
 				},
-				emit: async (fires) =>
-					await emitter.emit(
-						// A retried window goes under a fresh key (attemptKey): n8n refuses one it has a row for.
-						fires.map((fire) => ({ key: `dst:${attemptKey(fire)}`, run: fire })),
-					),
-				maxRunMs: settings.maxRunMs,
-				onError,
-				onMissed: missedWindowsReporter(this),
-			});
-		} catch (error) {
-			throw toNodeError(node, error);
-		}
-		if (live) {
-			// What this n8n offers the trigger (n8nDoor.ts); what it lacks is said once, and it does without.
-			announceMissing(this, 'trigger');
-			liveCopies = writerToLiveCopies(this);
-		}
-		const closeFunction = async () => {
-			liveCopies?.close();
-			emitter.stop();
-			engine.deactivate();
-		};
-
-		if (this.getMode() === 'manual') {
-			const manualTriggerFunction = async () => {
-				const preview = engine.preview(Date.now(), PREVIEW_FIRES);
-				this.emit([
-					[
-						{
-							json: {
-								preview: true,
-								scheduleId,
-								schedule: settings.schedule.fingerprint,
-								...previewItem(preview),
-							},
-						},
-					],
-				]);
-			};
-			return { closeFunction, manualTriggerFunction };
-		}
-
+			},
+		],
 		// Catch-up runs are emitted here, before trigger() returns: in trigger mode emit is live, and
 		// n8n saves static data once more after activation, which stores a catch-up that emitted nothing.
-		const report = await engine.activate();
-		if (report.notice)
-			this.logger.warn(`Durable Schedule Trigger "${node.name}": ${report.notice}`);
-		this.logger.debug(`Durable Schedule Trigger "${node.name}" activated`, {
-			...report,
-			nextFireAt: new Date(report.nextFireAt).toISOString(),
-		});
-		return { closeFunction };
-	}
+		start: async () => {
+			const report = await engine.activate();
+			if (report.notice) trigger.warn(report.notice);
+			context.logger.debug(`Durable Schedule Trigger "${trigger.node.name}" activated`, {
+				...report,
+				nextFireAt: new Date(report.nextFireAt).toISOString(),
+			});
+		},
+		stop: () => engine.deactivate(),
+	};
 }

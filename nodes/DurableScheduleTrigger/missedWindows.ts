@@ -1,7 +1,11 @@
 import { type IDataObject, type ITriggerFunctions, NodeOperationError } from 'n8n-workflow';
 
-import { missedWindowsMessage, type ScheduleEngineOptions } from '../../core/schedule';
-import { saveTriggerFailure } from '../shared/errors';
+import {
+	missedWindowsMessage,
+	type ScheduleEngineOptions,
+	type StartedFire,
+} from '../../core/schedule';
+import type { DurableTrigger } from '../shared/durableTrigger';
 
 /**
  * Report Missed Windows: the windows missed while the trigger was inactive, told by one failed
@@ -10,14 +14,13 @@ import { saveTriggerFailure } from '../shared/errors';
  */
 export function missedWindowsReporter(
 	context: ITriggerFunctions,
+	trigger: DurableTrigger<StartedFire>,
 ): ScheduleEngineOptions['onMissed'] {
 	const options = context.getNodeParameter('options', {}) as IDataObject;
 	if (options.reportMissed !== true) return undefined;
-	const node = context.getNode();
 	return (missed) =>
-		saveTriggerFailure(
-			context,
-			new NodeOperationError(node, missedWindowsMessage(missed), {
+		trigger.fail(
+			new NodeOperationError(trigger.node, missedWindowsMessage(missed), {
 				description:
 					'Reported once, at the activation that found them; the fire history (Execute step) lists them too.',
 			}),

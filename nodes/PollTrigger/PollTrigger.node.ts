@@ -1,5 +1,5 @@
 import {
-	type IDataObject,
+	type INode,
 	type INodeType,
 	type INodeTypeDescription,
 	type ITriggerFunctions,
@@ -17,12 +17,11 @@ import {
 	type PollRun,
 	type PollTriggerState,
 	savedHistoryStore,
+	type SourceContext,
 } from '../../core/poll';
-import { BUSY_WRITE_INTERVAL_MS, emittedInFlight, RunEmitter } from '../shared/emitRuns';
-import { saveTriggerFailure, toNodeError } from '../shared/errors';
+import { DurableTrigger, type TriggerEngine } from '../shared/durableTrigger';
+import { BUSY_WRITE_INTERVAL_MS } from '../shared/emitRuns';
 import { imapCredentialTest } from '../shared/imapCredentialTest';
-import { writerToLiveCopies } from '../shared/liveCopies';
-import { announceMissing } from '../shared/n8nDoor';
 import { opContext } from '../shared/opContext';
 import { paginationProperties } from '../shared/pagination';
 import { sftpCredentialTest } from '../shared/sftpCredential';
@@ -34,7 +33,13 @@ import {
 	pollTriggerProperties,
 } from './PollTriggerDescription';
 import { pollHistoryPostgresTest, postgresHistoryTable } from '../shared/historyTable';
-import { executeStep, notRunError, readConfig, silenceError } from './pollParameters';
+import {
+	executeStep,
+	notRunError,
+	type PollConfig,
+	readConfig,
+	silenceError,
+} from './pollParameters';
 import { deadLetterError, runEnd, runItems } from './runFailures';
 
 /** The node's key in its static data (`node:<name>`); the value carries its own format version. */
@@ -42,8 +47,9 @@ const STATE_KEY = 'pollTrigger';
 
 /**
  * Parameters in (pollParameters.ts), the activation's core out of them (core/poll/activation.ts:
- * dedupe store, outbox, ledger, Start Again, runner), and n8n's side: the static data the state is
- * written to (liveCopies.ts) and the emitter that hands runs to n8n and reports how they settled.
+ * dedupe store, outbox, ledger, Start Again, runner), handed to n8n's side, the DurableTrigger
+ * (nodes/shared/durableTrigger.ts): the static data the state is written to and the emitter that
+ * hands runs to n8n and reports how they settled.
  */
 export class PollTrigger implements INodeType {
 	description: INodeTypeDescription = {
@@ -73,75 +79,92 @@ export class PollTrigger implements INodeType {
 
 	async trigger(this: ITriggerFunctions): Promise<ITriggerResponse> {
 		const config = readConfig(this);
-		const node = this.getNode();
-		const live = this.getMode() !== 'manual';
-		const op = resolveOp(config.op);
-		const { id: workflowId } = this.getWorkflow();
+		const trigger = new DurableTrigger<PollRun>(this, STATE_KEY, 'Poll Trigger');
 		// Everything is checked before anything is written, so a refused activation changes nothing:
 		// the saved state, the dedupe settings, the runner's settings (live only), the op (one that reads
 		// a file is refused), its arguments (passed as written) and an IMAP credential (its host and port).
-		let activation: PollActivation;
-		let context: Awaited<ReturnType<typeof opContext>>;
-		try {
-			const saved = (this.getWorkflowStaticData('node')[STATE_KEY] ?? { v: 1 }) as PollTriggerState;
-			const keyPrefix = `poll:${workflowId}:${node.id}:`;
-			activation = new PollActivation(
-				saved,
-				{
-					source: { op, args: config.with, timeoutMs: config.timeoutMs, paging: config.paging },
-					dedupe: config.dedupe,
-					firstPoll: config.firstPoll,
-					maxRemembered: config.maxRemembered,
-					maxRunsInFlight: config.maxRunsInFlight,
-					expressions: config.expressions,
-					oneRunPerItem: config.oneRunPerItem,
-					keyPrefix,
-					clock: systemClock,
-					retry: config.retry,
-					silenceAfterMs: config.silenceAfterMs,
-					...(config.historyStore === 'postgres' &&
-						KEYED_KINDS.includes(config.dedupe.kind) && {
-							history: await loadHistory(
-								postgresHistoryTable(await this.getCredentials(historyStoreCredential.name), {
-									timeoutMs: config.timeoutMs,
-								}),
-								workflowId ?? 'unsaved',
-								saved,
-							),
-						}),
-				},
-				live
-					? {
-							intervalMs: config.intervalMs,
-							jitterMs: config.jitterMs,
-							jitterSeed: `${workflowId}:${node.id}`,
-							timeoutMs: config.timeoutMs,
-							backoff: { maxMs: config.backoffMaxMs },
-							failureLimit: config.failureLimit,
-						}
-					: undefined,
-			);
+		return await trigger.activate(async () => {
+			const saved = (trigger.saved ?? { v: 1 }) as PollTriggerState;
+			const activation = await pollActivation(this, trigger, config, saved);
+			const op = resolveOp(config.op);
 			checkPollOp(op);
 			op.check(config.with);
 			if (config.http) checkRequestUrl(config.http, config.with.url);
-			context = await opContext(this, op, () => config.http ?? { auth: { kind: 'none' } });
-		} catch (error) {
-			throw toNodeError(node, error);
-		}
-		if (!live)
-			return {
-				manualTriggerFunction: async () =>
-					this.emit([await executeStep(config, activation, context)]),
-			};
+			const context = await opContext(this, op, () => config.http ?? { auth: { kind: 'none' } });
+			return pollEngine(trigger, config, activation, context);
+		});
+	}
+}
 
-		const named = (message: string) => `Poll Trigger "${node.name}": ${message}`;
-		if (activation.notice) this.logger.warn(named(activation.notice));
-		// What this n8n offers the trigger (n8nDoor.ts); what it lacks is said once, and it does without.
-		const n8n = announceMissing(this, 'trigger');
-		// Into every live copy of the node's static data: another trigger of the workflow, re-registered
-		// on its own copy, must not store an old state of this one with its emits.
-		const liveCopies = writerToLiveCopies(this);
-		const emitter = new RunEmitter<PollRun>(this, {
+/** The activation on the saved state, its settings checked; live, with its runner. Writes nothing. */
+async function pollActivation(
+	context: ITriggerFunctions,
+	{ live, node, workflowId }: DurableTrigger<PollRun>,
+	config: PollConfig,
+	saved: PollTriggerState,
+): Promise<PollActivation> {
+	return new PollActivation(
+		saved,
+		{
+			source: {
+				op: resolveOp(config.op),
+				args: config.with,
+				timeoutMs: config.timeoutMs,
+				paging: config.paging,
+			},
+			dedupe: config.dedupe,
+			firstPoll: config.firstPoll,
+			maxRemembered: config.maxRemembered,
+			maxRunsInFlight: config.maxRunsInFlight,
+			expressions: config.expressions,
+			oneRunPerItem: config.oneRunPerItem,
+			keyPrefix: keyPrefix(node, workflowId),
+			clock: systemClock,
+			retry: config.retry,
+			silenceAfterMs: config.silenceAfterMs,
+			...(config.historyStore === 'postgres' &&
+				KEYED_KINDS.includes(config.dedupe.kind) && {
+					history: await loadHistory(
+						postgresHistoryTable(await context.getCredentials(historyStoreCredential.name), {
+							timeoutMs: config.timeoutMs,
+						}),
+						workflowId ?? 'unsaved',
+						saved,
+					),
+				}),
+		},
+		live
+			? {
+					intervalMs: config.intervalMs,
+					jitterMs: config.jitterMs,
+					jitterSeed: `${workflowId}:${node.id}`,
+					timeoutMs: config.timeoutMs,
+					backoff: { maxMs: config.backoffMaxMs },
+					failureLimit: config.failureLimit,
+				}
+			: undefined,
+	);
+}
+
+/** Prefixes every deduplication key of the trigger's runs: its workflow and node. */
+function keyPrefix(node: INode, workflowId: string | undefined): string {
+	return `poll:${workflowId}:${node.id}:`;
+}
+
+/**
+ * The activation as the DurableTrigger drives it: its runs' items and settlements, Execute step,
+ * and, live, its ports (the DurableTrigger as its outlet, the op's transport, failures as failed
+ * executions).
+ */
+function pollEngine(
+	trigger: DurableTrigger<PollRun>,
+	config: PollConfig,
+	activation: PollActivation,
+	context: SourceContext,
+): TriggerEngine<PollRun> {
+	const { node } = trigger;
+	return {
+		runs: {
 			toItems: (run) => runItems(run, config.retry),
 			// The settlement write waits for a checkpoint it allowed, so that it drops the journal.
 			settled: async ({ key, run }, settlement, error, result) => {
@@ -152,11 +175,10 @@ export class PollTrigger implements INodeType {
 			// n8n 1.x has no deduplication keys: each entry leaves the outbox as soon as n8n created its run.
 			created: ({ key }) => activation.created(key as string),
 			moreToEmit: () => activation.moreToEmit,
-			writeKey: `poll:${workflowId}:${node.id}:write`,
+			writeKey: `${keyPrefix(node, trigger.workflowId)}write`,
 			// One failed execution per burst, however many of its runs n8n did not run.
 			reportNotRun: (runs) =>
-				saveTriggerFailure(
-					this,
+				trigger.fail(
 					notRunError(
 						node,
 						runs.map(({ run, error }) => ({ keys: run.run.keys, error })),
@@ -166,53 +188,37 @@ export class PollTrigger implements INodeType {
 			busyWriteIntervalMs: BUSY_WRITE_INTERVAL_MS,
 			// The outbox bounds the runs in flight (runStage.ts ARMED_RUNS_MAX): no writes between them.
 			chunked: false,
-		});
-		const close = async () => {
-			liveCopies.close();
-			emitter.stop();
-			// A checkpoint being saved ends before the next activation loads the table.
-			await activation.stop();
-		};
-		try {
+		},
+		preview: async () => await executeStep(config, activation, context),
+		start: async () => {
+			if (activation.notice) trigger.warn(activation.notice);
 			await activation.start(
 				{
-					// n8n stores it with the next emit (RunEmitter) or after activation.
-					write: (state) => liveCopies.write(STATE_KEY, state as unknown as IDataObject),
-					emit: async (runs) => await emitter.emit(runs),
-					inFlight: emittedInFlight,
-					emitTaken: async (take) => await emitter.emitTaken(take),
-					writeNow: () => emitter.write(),
-					...(n8n.deduplicationKeys && { storeNow: () => emitter.write() }),
+					outlet: trigger,
 					context,
 					onPollFailure: (error, report) =>
-						saveTriggerFailure(
-							this,
+						trigger.fail(
 							new NodeOperationError(node, error, {
 								message: error.message,
 								description: `Poll failed (${report.reason === 'first_failure' ? 'first failure after a success' : `${report.consecutiveFailures} failures in a row`}); the trigger keeps polling with backoff.`,
 							}),
 						),
+					onDeadLetter: (letter) => trigger.fail(deadLetterError(node, letter)),
+					onSilence: (news) => trigger.fail(silenceError(node, news)),
 					onPageLimit: (message) =>
-						saveTriggerFailure(
-							this,
-							new NodeOperationError(node, named(message), {
+						trigger.fail(
+							new NodeOperationError(node, trigger.named(message), {
 								description:
 									'The items of the pages fetched were started. This is recorded once, until a poll reaches known ground again.',
 							}),
 						),
-					onDeadLetter: (letter) => saveTriggerFailure(this, deadLetterError(node, letter)),
-					onSilence: (news) => saveTriggerFailure(this, silenceError(node, news)),
-					info: (message) => this.logger.info(named(message)),
-					warn: (message) => this.logger.warn(named(message)),
 				},
 				config.startAgain,
 			);
-		} catch (error) {
-			await close();
-			throw toNodeError(node, error);
-		}
-		return { closeFunction: close };
-	}
+		},
+		// A checkpoint being saved ends before the next activation loads the table.
+		stop: async () => await activation.stop(),
+	};
 }
 
 /** The history table, and its checkpoint of the saved store when static data says it holds one. */

@@ -147,6 +147,45 @@ describe('Round-Trip Wait node (n8n-core ExecuteContext and WebhookContext)', ()
 		});
 	});
 
+	it('a callback its Resume Condition does not match is answered 202 and resumes nothing; a matching one resumes', async () => {
+		const parameters = { correlationId: 'env-7', resumeCondition: 'body.status = "signed"' };
+		const run = await executeNode(RoundTripWait, setup(parameters));
+		const { callbackUrl } = run.output[0][0].json as { callbackUrl: string };
+		const send = (status: string) => {
+			const rawBody = JSON.stringify({ correlationId: 'env-7', status });
+			const at = Math.floor(Date.now() / 1000);
+			return callWebhook(
+				RoundTripWait,
+				setup(parameters),
+				{
+					headers: { 'x-signature': signPayload(SECRET, rawBody, at, waitIdOf(callbackUrl)) },
+					query: Object.fromEntries(new URL(callbackUrl).searchParams),
+					rawBody,
+				},
+				run,
+			);
+		};
+		const viewed = await send('viewed');
+		expect([viewed.status, viewed.result.workflowData]).toEqual([202, undefined]);
+		expect(viewed.body).toMatchObject({ resumed: false, waiting: true });
+		expect(JSON.stringify(viewed.body)).toContain('body.status = \\"signed\\" is false');
+		const signed = await send('signed');
+		expect(signed.result.workflowData?.[0][0].json).toMatchObject({ body: { status: 'signed' } });
+	});
+
+	it('Callback URL "Fixed" keeps the partner (credential) with its id and the callback URL in custom data', async () => {
+		const run = await executeNode(
+			RoundTripWait,
+			setup({ callbackVia: 'fixed', correlationId: 'env-9' }),
+		);
+		const { callbackUrl } = run.output[0][0].json as { callbackUrl: string };
+		expect(run.customData).toMatchObject({
+			roundTripMatch: 'cred-roundTripCallbackApi:env-9',
+			roundTripCallbackUrl: callbackUrl,
+			correlationId: 'env-9',
+		});
+	});
+
 	it('Wait Only with HMAC and the correlation id located in a header fails the node before the run waits', async () => {
 		const error = await executeNode(
 			RoundTripWait,

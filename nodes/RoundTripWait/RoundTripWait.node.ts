@@ -26,17 +26,20 @@ import {
 } from '../../core/roundtrip';
 import { toNodeError } from '../shared/errors';
 import { HTTP_CREDENTIAL } from '../shared/httpTransport';
-import { announceMissing, customDataOf } from '../shared/n8nDoor';
+import { announceMissing } from '../shared/n8nDoor';
 import { genericCredentials } from '../shared/parameters';
 import {
 	CALLBACK_CREDENTIAL,
-	CORRELATION_KEY,
 	REPLAY_MEMORY,
 	RESUMED_WAITS,
 	callbackAuthFrom,
 	failFromNotice,
+	keepCorrelationIdForFiltering,
+	keepFixedUrlMatch,
 	keepWaitRecord,
 	executionReplayLogOf,
+	readCallback,
+	unmetResumeCondition,
 	waitRecordOf,
 	readSettings,
 	responseBodyOf,
@@ -122,6 +125,10 @@ export class RoundTripWait implements INodeType {
 				this.evaluateExpression('{{ $execution.resumeUrl }}', 0) as string,
 				wait.waitId,
 			);
+			const fixedMatch =
+				settings.callbackVia === 'fixed'
+					? keepFixedUrlMatch(this, correlationId, callbackUrl)
+					: undefined;
 
 			const waiting: IDataObject = {
 				waiting: true,
@@ -138,15 +145,10 @@ export class RoundTripWait implements INodeType {
 					wait,
 					callbackAuth,
 					afterSave: n8n.resumeControl,
+					fixedMatch,
 				});
 
-			// For filtering executions only; the wait does not depend on it (it is in the stack entry).
-			const customData = customDataOf(this);
-			customData?.set(CORRELATION_KEY, correlationId);
-			if (customData && customData.get(CORRELATION_KEY) !== correlationId)
-				this.logger.warn(
-					`Round-Trip Wait: n8n did not keep the correlation id in the execution's custom data (at most 10 keys per execution, and this one has them): executions cannot be filtered by it; the wait itself is unaffected`,
-				);
+			keepCorrelationIdForFiltering(this, correlationId);
 			// n8n runs no node code when a wait times out: it passes the waiting node's stored input on.
 			// Storing the "Timed Out" item as that input, on output 1, makes the timeout land there.
 			const timedOut = [
@@ -170,10 +172,6 @@ export class RoundTripWait implements INodeType {
 	}
 
 	async webhook(this: IWebhookFunctions): Promise<IWebhookResponseData> {
-		const request = this.getRequestObject() as ReturnType<IWebhookFunctions['getRequestObject']> & {
-			rawBody?: Buffer;
-			readRawBody?: () => Promise<void>;
-		};
 		const response = this.getResponseObject();
 		// n8n resumes the run whatever a throwing webhook() meant, so every failure here is answered and the run keeps waiting.
 		const refuse = (status: number, error: string, waiting = true): IWebhookResponseData => {
@@ -185,20 +183,15 @@ export class RoundTripWait implements INodeType {
 			const wait = waitRecordOf(this);
 			if (!wait)
 				return refuse(409, 'this execution is not waiting in a Round-Trip Wait node', false);
-			if (request.rawBody === undefined && request.readRawBody) await request.readRawBody();
-			const rawBody = request.rawBody ?? Buffer.alloc(0);
+			const inbound = await readCallback(this);
 			const auth = callbackAuthFrom(await this.getCredentials(CALLBACK_CREDENTIAL));
 
-			const query = { ...(request.query as IDataObject) };
-			delete query.signature; // n8n's resume token: a secret of this run, not callback data
-			const inbound = { headers: request.headers, rawBody, body: request.body, query };
-
 			// The node's own "request failed" notice: the callback's checks first, then this wait's notice key.
-			const notice = request.headers[NOTICE_HEADER];
+			const notice = inbound.headers[NOTICE_HEADER];
 			if (notice !== undefined) {
 				const verdict = judgeNotice({ auth, wait }, inbound, String(notice), Date.now());
 				if (!verdict.ok) return refuse(verdict.status, verdict.reason, verdict.status !== 410);
-				return failFromNotice(this, rawBody.toString('utf8'), refuse);
+				return failFromNotice(this, inbound.rawBody.toString('utf8'), refuse);
 			}
 
 			const judgement = await judgeCallback(
@@ -217,6 +210,12 @@ export class RoundTripWait implements INodeType {
 			);
 			if (!judgement.ok)
 				return refuse(judgement.status, judgement.reason, judgement.status !== 410);
+			// A status event the run does not wait for: received (2xx, so the partner does not resend it), no resume.
+			const unmet = await unmetResumeCondition(this, judgement.receipt);
+			if (unmet) {
+				response.status(202).json({ resumed: false, waiting: true, reason: unmet });
+				return { noWebhookResponse: true };
+			}
 			// n8n 2.x resumes a waiting execution once (it updates it only while still waiting); n8n 1.x
 			// (no resume control, n8nDoor.ts) may resume it again: refused here.
 			if (!n8n.resumeControl && !RESUMED_WAITS.claim(wait.noticeKey, wait.deadlineMs, Date.now())) {

@@ -27,6 +27,26 @@ export const roundTripWaitProperties: INodeProperties[] = [
 		],
 	},
 	{
+		displayName: 'Callback URL',
+		name: 'callbackVia',
+		type: 'options',
+		noDataExpression: true,
+		default: 'perWait',
+		options: [
+			{
+				name: 'Per Wait',
+				value: 'perWait',
+				description: "The partner calls back this run's own callback URL, sent with the request",
+			},
+			{
+				name: 'Fixed (Round-Trip Callback Node)',
+				value: 'fixed',
+				description:
+					"The partner calls one URL registered once: a Round-Trip Callback node's, with the same credential, which finds this run by the correlation ID",
+			},
+		],
+	},
+	{
 		displayName: 'Correlation ID',
 		name: 'correlationId',
 		type: 'string',
@@ -99,6 +119,15 @@ export const roundTripWaitProperties: INodeProperties[] = [
 		default: DEFAULT_CORRELATION_PATH,
 		description:
 			'JSONata over { body, headers, query } of the callback, e.g. body.correlationId, query.correlationId or headers."x-correlation-token". In "Wait Only" mode with an HMAC signature only the signed body is read: the signature covers no header or query.',
+	},
+	{
+		displayName: 'Resume Condition',
+		name: 'resumeCondition',
+		type: 'string',
+		default: '',
+		placeholder: 'e.g. body.status in ["signed", "declined"]',
+		description:
+			'JSONata over { body, headers, query } of the callback: only a callback for which it is true resumes the run; others (status events the run does not wait for) are answered 202 and the run keeps waiting. Empty: every authenticated callback with the right ID resumes.',
 	},
 	{
 		displayName: 'Timeout',

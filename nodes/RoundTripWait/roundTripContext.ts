@@ -15,11 +15,17 @@ import { systemClock } from '../../core/clock';
 import {
 	answersAt,
 	type CallbackAuth,
+	type CallbackParts,
+	compileResumeCondition,
 	decodeWaitRecord,
 	encodeWaitRecord,
 	type ExecutionReplayLog,
 	type FailureNotice,
 	FIELD_LABELS,
+	FIXED_CALLBACK_KEY,
+	FIXED_MATCH_KEY,
+	fixedMatchValue,
+	type InboundCallback,
 	outboundRequest,
 	type RawSettings,
 	ReplayMemory,
@@ -36,6 +42,7 @@ import {
 	afterExecutionSaved,
 	customDataOf,
 	executionContextData,
+	saveCustomData,
 	waitingStackEntry,
 } from '../shared/n8nDoor';
 
@@ -188,6 +195,84 @@ export function afterWaitIsSaved(context: IExecuteFunctions, send: () => Promise
 	});
 }
 
+/** A callback as the core judges it: headers, the raw body (what signatures cover), the parsed body, the query. */
+export async function readCallback(
+	context: IWebhookFunctions,
+): Promise<InboundCallback & { rawBody: Buffer }> {
+	const request = context.getRequestObject() as ReturnType<
+		IWebhookFunctions['getRequestObject']
+	> & {
+		rawBody?: Buffer;
+		readRawBody?: () => Promise<void>;
+	};
+	if (request.rawBody === undefined && request.readRawBody) await request.readRawBody();
+	const query = { ...(request.query as IDataObject) };
+	delete query.signature; // n8n's resume token: a secret of the run, not callback data
+	return {
+		headers: request.headers,
+		rawBody: request.rawBody ?? Buffer.alloc(0),
+		body: request.body,
+		query,
+	};
+}
+
+/**
+ * The reason a judged callback does not resume the run: its Resume Condition is not true for it
+ * (a status event the run does not wait for). Undefined: it resumes.
+ */
+export async function unmetResumeCondition(
+	context: IWebhookFunctions,
+	receipt: CallbackParts,
+): Promise<string | undefined> {
+	const expression = context.getNodeParameter('resumeCondition', '') as string;
+	if (typeof expression !== 'string' || expression.trim() === '') return undefined;
+	const { matched, why } = await compileResumeCondition(expression).matches(receipt);
+	return matched ? undefined : `the callback does not meet the Resume Condition: ${why}`;
+}
+
+/**
+ * In Callback URL "Fixed" mode: writes what a Round-Trip Callback node finds this wait by into the
+ * execution's custom data, which n8n saves with the waiting execution before the request goes out:
+ * the partner (the callback credential's id) with the correlation id, and this wait's callback URL.
+ * Fails the node when n8n did not keep them (no custom data, or its 10 keys taken), rather than
+ * letting the run wait for callbacks that could never find it.
+ */
+export function keepFixedUrlMatch(
+	context: IExecuteFunctions,
+	correlationId: string,
+	callbackUrl: string,
+): Record<string, string> {
+	const credentialId = context.getNode().credentials?.[CALLBACK_CREDENTIAL]?.id;
+	const customData = customDataOf(context);
+	const kept: Record<string, string> = {
+		[FIXED_MATCH_KEY]: fixedMatchValue(String(credentialId), correlationId),
+		[FIXED_CALLBACK_KEY]: callbackUrl,
+	};
+	for (const [key, value] of Object.entries(kept)) customData?.set(key, value);
+	const lost = Object.entries(kept).filter(([key, value]) => customData?.get(key) !== value);
+	if (!credentialId || lost.length > 0)
+		throw new NodeOperationError(
+			context.getNode(),
+			`Callback URL "Fixed": n8n did not keep ${lost.map(([key]) => key).join(' and ') || 'the credential'} in the execution's custom data, so no Round-Trip Callback node could find this run`,
+			{
+				description: customData
+					? 'n8n keeps at most 10 custom-data keys per execution and this one has them: set fewer before this node (an Execution Data node), or use Callback URL "Per Wait"'
+					: 'This n8n offers the node no execution custom data: use Callback URL "Per Wait"',
+			},
+		);
+	return kept;
+}
+
+/** The correlation id in custom data, for filtering executions only: the wait does not depend on it (it is in the stack entry). */
+export function keepCorrelationIdForFiltering(context: IExecuteFunctions, correlationId: string) {
+	const customData = customDataOf(context);
+	customData?.set(CORRELATION_KEY, correlationId);
+	if (customData && customData.get(CORRELATION_KEY) !== correlationId)
+		context.logger.warn(
+			`Round-Trip Wait: n8n did not keep the correlation id in the execution's custom data (at most 10 keys per execution, and this one has them): executions cannot be filtered by it; the wait itself is unaffected`,
+		);
+}
+
 export function readSettings(context: IExecuteFunctions): RawSettings {
 	const raw: RawSettings = {};
 	for (const name of SETTING_NAMES) {
@@ -211,6 +296,8 @@ interface SendContext {
 	callbackAuth: CallbackAuth;
 	/** Whether n8n fails a resumed node (capability resumeControl): the request may then go out once the wait is saved. */
 	afterSave: boolean;
+	/** Callback URL "Fixed": the custom data a Round-Trip Callback node finds the run by (keepFixedUrlMatch). */
+	fixedMatch?: Record<string, string>;
 }
 
 /**
@@ -221,12 +308,14 @@ interface SendContext {
 export async function sendRequest(
 	context: IExecuteFunctions,
 	settings: NonNullable<ReturnType<typeof validateSettings>['request']>,
-	{ correlationId, callbackUrl, wait, callbackAuth, afterSave }: SendContext,
+	{ correlationId, callbackUrl, wait, callbackAuth, afterSave, fixedMatch }: SendContext,
 ): Promise<IDataObject> {
 	const request = outboundRequest(settings, correlationId, callbackUrl);
 	const http = n8nHttpTransport(context, { auth: settings.auth });
 	const toN8n = n8nHttpTransport(context, { auth: { kind: 'none' } });
 	const send = async () => {
+		// In queue mode n8n's main writes the run's custom data only later: written now, before the partner can call.
+		if (fixedMatch) await saveCustomData(context.getExecutionId(), fixedMatch);
 		const sent = await sendOutbound(http, request);
 		if (sent.ok) return;
 		// The node has returned: tell the waiting run, which then fails with this message.

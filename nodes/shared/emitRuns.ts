@@ -6,7 +6,7 @@ import type {
 } from 'n8n-workflow';
 
 import { systemClock } from '../../core/clock';
-import type { Settlement } from '../../core/outbox';
+import type { RunToEmit, Settlement } from '../../core/outbox';
 import { onWriteEnded } from './liveCopies';
 import {
 	n8nCapabilities,
@@ -15,12 +15,6 @@ import {
 	staticDataWriteState,
 	workflowStaticData,
 } from './n8nDoor';
-
-/** One run to emit: `key` is its n8n deduplication key (none: nothing to refuse or settle). */
-export interface RunToEmit<R> {
-	key: string | undefined;
-	run: R;
-}
 
 /**
  * Runs emitted between two waits for n8n's write of the static data (RunEmitterOptions.chunked).

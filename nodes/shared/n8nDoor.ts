@@ -1,3 +1,5 @@
+import { createRequire } from 'node:module';
+
 import type {
 	IDataObject,
 	IExecuteFunctions,
@@ -80,6 +82,12 @@ export interface N8nCapabilities {
 	 * signed callback is remembered by this process only (core/roundtrip/replay.ts).
 	 */
 	executionContextData: boolean;
+	/**
+	 * Round-Trip Callback: finding executions by their custom data in n8n's database (n8n's own
+	 * `ExecutionMetadataRepository`, see `executionsWithCustomData`). Without: the fixed URL finds no
+	 * waiting run and answers every authenticated callback 503; partners must use per-wait URLs.
+	 */
+	executionLookup: boolean;
 }
 
 export type N8nCapability = keyof N8nCapabilities;
@@ -104,16 +112,19 @@ const WITHOUT: Record<N8nCapability, string> = {
 		"this n8n hands the resume no node stack: a callback cannot find the node's wait and is refused, and the run waits until its timeout",
 	executionContextData:
 		'this n8n hands the resume no execution context data: a signed callback accepted by an earlier wait of the run is remembered by this process only',
+	executionLookup:
+		"this n8n does not let the node find executions by their custom data: the fixed callback URL can resume no run and answers 503; use the Round-Trip Wait's per-wait callback URL (docs/round-trip-wait.md)",
 };
 
 /** What a context is: the capabilities its node needs are those of its kind. */
-export type ContextKind = 'trigger' | 'execute' | 'webhook';
+export type ContextKind = 'trigger' | 'execute' | 'webhook' | 'callback';
 
 /** The capabilities each kind of node context can offer (the others read false there). */
 export const CAPABILITIES_OF: Record<ContextKind, readonly N8nCapability[]> = {
 	trigger: ['deduplicationKeys', 'failedExecutionSaving', 'staticDataCopy', 'writeEndedSignal'],
 	execute: ['customData', 'resumeControl', 'executionHooks'],
 	webhook: ['executionStack', 'executionContextData'],
+	callback: ['executionLookup'],
 };
 
 /** A context of n8n-core as this door reads it: n8n-workflow's interface and what lies behind it. */
@@ -146,6 +157,7 @@ export function n8nCapabilities(context: Context): N8nCapabilities {
 		executionHooks: executionHooksOf(context) !== undefined,
 		executionStack: nodeStackOf(context) !== undefined,
 		executionContextData: executionDataOf(context) !== undefined,
+		executionLookup: executionMetadataRepository() !== undefined,
 	};
 }
 
@@ -409,6 +421,101 @@ export function executionContextData(
 	const executionData = executionDataOf(context);
 	if (!executionData) return undefined;
 	return (executionData.contextData ??= {});
+}
+
+// ---- The Round-Trip Callback's lookup ----
+
+/** A row of n8n's `execution_metadata` table (custom data), with its execution and that one's custom data. */
+type MetadataRow = {
+	executionId: string | number;
+	execution?: { status?: string; metadata?: Array<{ key: string; value: string }> };
+};
+type MetadataRepository = {
+	find(options: object): Promise<MetadataRow[]>;
+	upsert(rows: object[], options: object): Promise<unknown>;
+};
+
+/**
+ * n8n's repository of execution custom data. n8n gives nodes no way to find an execution, so this
+ * reads n8n's own service container: `@n8n/di` and `@n8n/db` resolved from n8n's own entry point
+ * (`require.main`, n8n's `bin/n8n` in mains, webhook processes and workers alike), else through the
+ * NODE_PATH n8n sets before it loads community packages (`load-nodes-and-credentials.js` `init`), so
+ * they are the very modules n8n runs on and `Container.get` hands out its singleton
+ * `ExecutionMetadataRepository` (a TypeORM repository). Another copy of `@n8n/di` nearer the package
+ * (a node_modules above the nodes folder) would be another container: only a repository on an
+ * initialized DataSource is taken. Undefined where none is found (capability `executionLookup`).
+ */
+function executionMetadataRepository(): MetadataRepository | undefined {
+	const anchors = [require.main?.filename, __filename].filter((file) => file !== undefined);
+	for (const anchor of anchors) {
+		try {
+			const load = createRequire(anchor);
+			const { Container } = load('@n8n/di') as { Container: { get(type: unknown): unknown } };
+			const { ExecutionMetadataRepository } = load('@n8n/db') as Record<string, unknown>;
+			const repository = Container.get(ExecutionMetadataRepository) as Partial<
+				MetadataRepository & { manager: { connection?: { isInitialized?: boolean } } }
+			>;
+			if (
+				typeof repository?.find === 'function' &&
+				typeof repository.upsert === 'function' &&
+				repository.manager?.connection?.isInitialized
+			)
+				return repository as MetadataRepository;
+		} catch {
+			// not n8n's modules from here: the next anchor
+		}
+	}
+	return undefined;
+}
+
+/** An execution found by its custom data: its id, n8n's status, and its whole custom data. */
+export interface ExecutionWithCustomData {
+	executionId: string;
+	status: string;
+	keyValues: Record<string, string>;
+}
+
+/**
+ * The executions whose custom data has `key` = `value` (exact match), with their status and custom
+ * data, read now from n8n's database: custom data is saved by n8n's own end-of-run handler, so a run
+ * is found from the moment it is saved as waiting. Undefined where this n8n offers no lookup
+ * (capability `executionLookup`).
+ */
+export async function executionsWithCustomData(
+	key: string,
+	value: string,
+): Promise<ExecutionWithCustomData[] | undefined> {
+	const repository = executionMetadataRepository();
+	if (!repository) return undefined;
+	const rows = await repository.find({
+		where: { key, value },
+		relations: { execution: { metadata: true } },
+	});
+	return rows.map((row) => ({
+		executionId: String(row.executionId),
+		status: String(row.execution?.status ?? 'unknown'),
+		keyValues: Object.fromEntries(
+			(row.execution?.metadata ?? []).map((entry) => [entry.key, entry.value]),
+		),
+	}));
+}
+
+/**
+ * Writes custom data of an execution now, as n8n's own `ExecutionMetadataService.save` does (an
+ * upsert on execution id and key). n8n writes a run's custom data with the run, except in queue mode,
+ * where the worker saves the waiting execution and the main writes its custom data only once it hears
+ * the job ended (`execution-lifecycle-hooks.js`, `hookFunctionsSaveWorker` / `getLifecycleHooksForScalingMain`).
+ * False where this n8n offers no lookup (capability `executionLookup`).
+ */
+export async function saveCustomData(
+	executionId: string,
+	values: Record<string, string>,
+): Promise<boolean> {
+	const repository = executionMetadataRepository();
+	if (!repository) return false;
+	const rows = Object.entries(values).map(([key, value]) => ({ executionId, key, value }));
+	await repository.upsert(rows, { conflictPaths: { executionId: true, key: true } });
+	return true;
 }
 
 /** For tests: forget what was announced and logged in this process. */

@@ -153,14 +153,7 @@ async function openMysql(
 		connection = await mysql.createConnection({
 			...where,
 			connectTimeout: Number(credential.connectTimeout) || timeoutMs,
-			// As n8n's MySQL node reads the credential: SSL with the given CA and client certificate.
-			...(credential.ssl === true && {
-				ssl: {
-					...(credential.caCertificate ? { ca: pem(credential.caCertificate) } : {}),
-					...(credential.clientCertificate ? { cert: pem(credential.clientCertificate) } : {}),
-					...(credential.clientPrivateKey ? { key: pem(credential.clientPrivateKey) } : {}),
-				},
-			}),
+			...(credential.ssl === true && { ssl: mysqlSsl(credential) }),
 			dateStrings: true,
 			supportBigNumbers: true,
 			bigNumberStrings: true,
@@ -225,6 +218,15 @@ async function openMysql(
 			signal?.removeEventListener('abort', abort);
 			await connection.end().catch(() => connection.destroy());
 		},
+	};
+}
+
+/** As n8n's MySQL node reads the credential: SSL with the given CA and client certificate. */
+function mysqlSsl(credential: ICredentialDataDecryptedObject): mysql.SslOptions {
+	return {
+		...(credential.caCertificate ? { ca: pem(credential.caCertificate) } : {}),
+		...(credential.clientCertificate ? { cert: pem(credential.clientCertificate) } : {}),
+		...(credential.clientPrivateKey ? { key: pem(credential.clientPrivateKey) } : {}),
 	};
 }
 

@@ -139,7 +139,7 @@ describe('documentation links', () => {
 					.filter((name) => name.endsWith('.node.json'))
 					.map((name) => join(repoRoot, 'nodes', entry.name, name)),
 			);
-		expect(nodeCodexes).toHaveLength(4);
+		expect(nodeCodexes).toHaveLength(5);
 		const urls = nodeCodexes.flatMap((file) => {
 			const codex = JSON.parse(readFileSync(file, 'utf8')) as {
 				resources: { primaryDocumentation: Array<{ url: string }> };

@@ -12,18 +12,25 @@ import { triggerItems } from '../harness/chaos';
 import { FakeSystem, type RecordedRequest, type ScriptedResponse } from '../harness/fakeSystem';
 import { isFinal, N8nInstance } from '../harness/n8nInstance';
 import { waitFor } from '../harness/net';
-import { instancesDir } from '../harness/paths';
+import { instancesDir, isN8n1 } from '../harness/paths';
 
 /**
  * Issue 36: never lose one from a source that lists only what it is asked for. A one-item run is
  * stored without its item (core/poll/runStage.ts), so after a kill -9, a re-publish or a run n8n
  * refuses to create, the item starts only if the source lists it again; these sources answer exactly
  * what the trigger asks (core/poll/paging.ts, "Items owed"). Each case: 100 items remembered, a burst
- * of 300 (six times Max Runs in Flight, at its default), then the disturbance, in a real n8n 2.41.1
+ * of BURST (six times Max Runs in Flight, at its default), then the disturbance, in a real n8n 2.41.1
  * at its default settings (crash recovery, pruning, Max Runs in Flight).
  */
 
 const PAGE = 50;
+/**
+ * Runs that may start again per style and disturbance: none on n8n 2.x (deduplication keys); on n8n
+ * 1.x, which has none, the run being emitted and the one before it (nodes/shared/emitRuns.ts).
+ */
+const MAX_REPEATS = isN8n1 ? 2 : 0;
+/** Six times Max Runs in Flight's default (50): a disturbance leaves runs unsent (issue 36). */
+const BURST = 300;
 
 /** A Link header to the next page of `list` (page `page`, 1-based), keeping the request's query. */
 function pageOf(list: BurstItem[], request: RecordedRequest, url: string): ScriptedResponse {
@@ -139,11 +146,15 @@ module.exports = { workflow: { preExecute: [async function (workflow) {
 		return { ...burst, path, style, items, add };
 	}
 
-	/** Every style's workflow, published at once: their bursts then share n8n and each disturbance. */
+	/**
+	 * Every style's workflow, published one after the other (n8n 1.123 on SQLite can answer concurrent
+	 * imports with "cannot start a transaction within a transaction"): their bursts then share n8n and
+	 * each disturbance.
+	 */
 	async function publishedAll() {
-		return await Promise.all(
-			STYLES.map(async ([name, style]) => ({ name, ...(await published(style)) })),
-		);
+		const all = [];
+		for (const [name, style] of STYLES) all.push({ name, ...(await published(style)) });
+		return all;
 	}
 
 	/** Resolves once the sources have received `count` reports of runs in all. */
@@ -169,8 +180,14 @@ module.exports = { workflow: { preExecute: [async function (workflow) {
 		const ids = burst.items.map((item) => item.id);
 		const runs = await burstRuns(n8n, burst.workflowId, ids.length);
 		const named = new Set<string>();
-		for (const execution of runs.crashed) {
-			const key = String((await n8n.execution(execution)).deduplicationKey);
+		for (const id of runs.crashed) {
+			const execution = await n8n.execution(id);
+			if (isN8n1) {
+				// No deduplication keys: a crashed run names its item by its trigger output.
+				for (const item of triggerItems(execution, 'Poll')) named.add(String(item.id));
+				continue;
+			}
+			const key = String(execution.deduplicationKey);
 			const item = burst.items.find((candidate) =>
 				key.endsWith(`:${burst.style.keyOf(candidate)}`),
 			);
@@ -181,13 +198,19 @@ module.exports = { workflow: { preExecute: [async function (workflow) {
 		return { style: burst.name, lost, repeated, runs, named };
 	}
 
-	/** What every style must show: nothing lost, nothing repeated (as [style, lost, repeated]). */
+	/**
+	 * What every style must show, as [style, lost, runs repeated beyond MAX_REPEATS]: nothing lost,
+	 * nothing repeated (on n8n 2.x, nothing repeated at all).
+	 */
 	const nothingLostOrRepeated = STYLES.map(([name]) => [name, [], 0]);
+	const verdicts = (results: Array<{ style: string; lost: string[]; repeated: number }>) =>
+		results.map((r) => [r.style, r.lost, Math.max(0, r.repeated - MAX_REPEATS)]);
 
-	test('each source (updated_after={{ $lastPollStartedAt }}, newest-first Link pages stopping at known ground, oldest first since={{ $cursor }}): a burst of 300, n8n killed (SIGKILL) at a random moment after the first runs, 20 more listed while it is down: lost 0, repeated 0', async () => {
+	test(`each source (updated_after={{ $lastPollStartedAt }}, newest-first Link pages stopping at known ground, oldest first since={{ $cursor }}): a burst of ${BURST}, n8n killed (SIGKILL) at a random moment after the first runs, 20 more listed while it is down: lost 0, repeated 0`, async () => {
 		const bursts = await publishedAll();
-		for (const burst of bursts) burst.add(300);
-		const killAfter = 30 + Math.floor(Math.random() * 700);
+		for (const burst of bursts) burst.add(BURST);
+		// Somewhere in the first 80 % of the three bursts' runs.
+		const killAfter = 30 + Math.floor(Math.random() * (STYLES.length * BURST * 0.8 - 30));
 		await reportsInAll(bursts, killAfter);
 		await n8n.kill();
 		for (const burst of bursts) burst.add(20);
@@ -199,14 +222,14 @@ module.exports = { workflow: { preExecute: [async function (workflow) {
 			console.log(
 				`${style}: killed after ${killAfter}+ reports in all: ${runs.succeeded.size} items ran, ${runs.crashed.length} runs crashed (${named.size} named by their keys), ${runs.failed.length} failed`,
 			);
-		expect(results.map((r) => [r.style, r.lost, r.repeated])).toEqual(nothingLostOrRepeated);
+		expect(verdicts(results)).toEqual(nothingLostOrRepeated);
 		for (const { workflowId } of bursts) await n8n.unpublish(workflowId);
 	}, 1_200_000);
 
-	test('each source: a burst of 300, the workflows unpublished and published again after the first runs, 20 more listed meanwhile: lost 0, repeated 0', async () => {
+	test(`each source: a burst of ${BURST}, the workflows unpublished and published again after the first runs, 20 more listed meanwhile: lost 0, repeated 0`, async () => {
 		const bursts = await publishedAll();
-		for (const burst of bursts) burst.add(300);
-		await reportsInAll(bursts, 30 + Math.floor(Math.random() * 300));
+		for (const burst of bursts) burst.add(BURST);
+		await reportsInAll(bursts, 30 + Math.floor(Math.random() * BURST));
 		for (const { workflowId } of bursts) await n8n.unpublish(workflowId);
 		for (const burst of bursts) burst.add(20);
 		for (const { workflowId } of bursts) await n8n.publish(workflowId);
@@ -215,31 +238,41 @@ module.exports = { workflow: { preExecute: [async function (workflow) {
 		expect(results.map((r) => [r.style, r.runs.crashed])).toEqual(
 			STYLES.map(([name]) => [name, []]),
 		);
-		expect(results.map((r) => [r.style, r.lost, r.repeated])).toEqual(nothingLostOrRepeated);
+		expect(verdicts(results)).toEqual(nothingLostOrRepeated);
 		for (const { workflowId } of bursts) await n8n.unpublish(workflowId);
 	}, 1_200_000);
 
-	test('each source: a run of a burst of 300 that n8n refuses to create starts once at a later poll', async () => {
-		const bursts = await publishedAll();
-		for (const burst of bursts) burst.add(300);
-		await reportsInAll(bursts, 150);
-		for (const { workflowId } of bursts) writeFileSync(join(refuseDir, workflowId), '');
-		const results = [];
-		for (const burst of bursts) results.push(await counted(burst, false));
-		expect(results.map((r) => [r.style, r.lost, r.repeated])).toEqual(nothingLostOrRepeated);
-		// A refused run is reported as one failed execution naming n8n's refusal. With the three bursts
-		// at once, one style's refused run was once not reported (its item ran, nothing was lost; a
-		// follow-up in the closing note of 2026-12-03): at most one report per style, at least one in all.
-		const failed = results.flatMap(({ runs }) => runs.failed);
-		expect(failed.length).toBeGreaterThanOrEqual(1);
-		for (const { style, runs } of results)
-			expect([style, runs.failed.length <= 1]).toEqual([style, true]);
-		for (const id of failed)
-			expect((await n8n.execution(id)).data?.resultData.error?.message).toMatch(
-				/refused by the test hook/,
-			);
-		for (const { workflowId } of bursts) await n8n.unpublish(workflowId);
-	}, 1_200_000);
+	// n8n 1.x runs workflow.preExecute inside the execution it has created (its workflowExecuteBefore
+	// hook): the refused run exists and fails, a run that happened, so there is nothing owed to test.
+	const refusedRunTest = isN8n1 ? undefined : test;
+	refusedRunTest?.(
+		`each source: a run of a burst of ${BURST} that n8n refuses to create starts once at a later poll`,
+		async () => {
+			const bursts = await publishedAll();
+			for (const burst of bursts) burst.add(BURST);
+			await reportsInAll(bursts, BURST / 2);
+			for (const { workflowId } of bursts) writeFileSync(join(refuseDir, workflowId), '');
+			const results = [];
+			for (const burst of bursts) results.push(await counted(burst, false));
+			expect(verdicts(results)).toEqual(nothingLostOrRepeated);
+			// A refused run is reported as one failed execution naming n8n's refusal. The hook refuses a
+			// workflow's next execution, and it cannot tell a run from the trigger's state-write emit (an
+			// empty emit under a key n8n then refuses as a duplicate): n8n 2.41 runs workflow.preExecute
+			// before it checks the deduplication key (workflow-runner.js: prepareNewExecution, then
+			// activeExecutions.add). When the refusal falls on that write, no run was refused and nothing
+			// is to report: at most one report per style, at least one in all.
+			const failed = results.flatMap(({ runs }) => runs.failed);
+			expect(failed.length).toBeGreaterThanOrEqual(1);
+			for (const { style, runs } of results)
+				expect([style, runs.failed.length <= 1]).toEqual([style, true]);
+			for (const id of failed)
+				expect((await n8n.execution(id)).data?.resultData.error?.message).toMatch(
+					/refused by the test hook/,
+				);
+			for (const { workflowId } of bursts) await n8n.unpublish(workflowId);
+		},
+		1_200_000,
+	);
 
 	test('newest first, Link header pages: Start Again of an item on page 3 starts it once, and nothing else again', async () => {
 		const burst = await published(STYLES[1][1]);
@@ -262,7 +295,11 @@ module.exports = { workflow: { preExecute: [async function (workflow) {
 			for (const item of triggerItems(execution, 'Poll'))
 				ran.set(String(item.id), (ran.get(String(item.id)) ?? 0) + 1);
 		expect(runs.filter((e) => e.status !== 'success')).toEqual([]);
-		expect([...ran].filter(([, times]) => times > 1)).toEqual([[again, 2]]);
+		const repeated = [...ran].filter(([, times]) => times > 1);
+		expect(repeated).toContainEqual([again, 2]);
+		// n8n 1.x: the saving of the workflow that carries Start Again stops the trigger, and the
+		// burst's last run, whose settlement rides with the next write, may start again (emitRuns.ts).
+		expect(repeated.length - 1).toBeLessThanOrEqual(MAX_REPEATS);
 		expect(ran.size).toBe(ids.length);
 		await n8n.unpublish(burst.workflowId);
 	}, 1_200_000);

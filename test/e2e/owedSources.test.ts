@@ -1,7 +1,8 @@
 import { burstRuns, lostAndRepeated, publishedBurst } from '../harness/burstKill';
-import { type ChaosSource } from '../harness/chaos';
+import { type ChaosSource, triggerItems } from '../harness/chaos';
 import { FakeSystem } from '../harness/fakeSystem';
 import { N8nInstance } from '../harness/n8nInstance';
+import { isN8n1 } from '../harness/paths';
 import { sftpSource, sqlSource } from '../harness/sourceChaos';
 import { SqlServers } from '../harness/sqlServers';
 import { Sshd } from '../harness/sshd';
@@ -15,6 +16,12 @@ import { Sshd } from '../harness/sshd';
  * id, which the trigger's ID reads. After the crash the op's memory (the keyset, the files seen) is
  * forgotten with the restaged runs (core/poll/activation.ts); the rows and files are listed again.
  */
+/**
+ * Runs that may start again after the kill: none on n8n 2.x (deduplication keys); on n8n 1.x, which
+ * has none, the run being emitted and the one before it (nodes/shared/emitRuns.ts, emitOneByOne).
+ */
+const MAX_REPEATS = isN8n1 ? 2 : 0;
+
 describe('never lose one from sql.query and sftp.list (issue 36), n8n killed mid-burst', () => {
 	let n8n: N8nInstance;
 	let source: FakeSystem;
@@ -52,7 +59,7 @@ describe('never lose one from sql.query and sftp.list (issue 36), n8n killed mid
 	];
 
 	test.each(SOURCES)(
-		'%s: 100 remembered, a burst of 300, n8n killed (SIGKILL) once a random number of runs reported, 20 more added while it is down: lost 0, repeated 0',
+		'%s: 100 remembered, a burst of 300, n8n killed (SIGKILL) once a random number of runs reported, 20 more added while it is down: lost 0, repeated 0 (n8n 1.x: at most 2)',
 		async (name, { make, identity }) => {
 			const started = Date.now();
 			const real = await make();
@@ -76,13 +83,15 @@ describe('never lose one from sql.query and sftp.list (issue 36), n8n killed mid
 			await n8n.start();
 			await n8n.login();
 			const runs = await burstRuns(n8n, burst.workflowId, ids.length, 420_000, identity);
-			// A crashed run counts when its deduplication key names its item (a user finds it and starts
-			// it again: burstCrash.test.ts).
+			// A crashed run counts when it names its item (a user finds it and starts it again:
+			// burstCrash.test.ts): by its deduplication key, on n8n 1.x (no keys) by its trigger output.
 			const named = new Set<string>();
-			for (const execution of runs.crashed) {
-				const key = String((await n8n.execution(execution)).deduplicationKey);
-				const item = /:([^:#]+)(#\d+)?$/.exec(key)?.[1];
-				if (item !== undefined && ids.includes(item)) named.add(item);
+			for (const id of runs.crashed) {
+				const execution = await n8n.execution(id);
+				const items = isN8n1
+					? triggerItems(execution, 'Poll').map(identity ?? ((item) => String(item.id)))
+					: [/:([^:#]+)(#\d+)?$/.exec(String(execution.deduplicationKey))?.[1]];
+				for (const item of items) if (item !== undefined && ids.includes(item)) named.add(item);
 			}
 			const { repeated } = lostAndRepeated(ids, runs);
 			const lost = ids.filter((id) => !runs.succeeded.has(id) && !named.has(id));
@@ -90,7 +99,7 @@ describe('never lose one from sql.query and sftp.list (issue 36), n8n killed mid
 				`${name}: killed after ${reported} reports (aimed at ${killAfter}): ${runs.succeeded.size} items ran, ${runs.crashed.length} runs crashed (${named.size} named by their keys), ${runs.failed.length} failed; lost ${lost.length}, repeated ${repeated} (${Math.round((Date.now() - started) / 1000)} s)`,
 			);
 			expect(lost).toEqual([]);
-			expect(repeated).toBe(0);
+			expect(repeated).toBeLessThanOrEqual(MAX_REPEATS);
 			await n8n.unpublish(burst.workflowId);
 		},
 		1_200_000,

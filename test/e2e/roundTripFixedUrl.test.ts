@@ -1,0 +1,357 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+import { retryDelayMs } from '../../core/roundtrip/dispatch';
+import { isRetryableAtFixedUrl } from '../../core/roundtrip/fixedUrl';
+import { signPayload } from '../../core/roundtrip/signature';
+import { FakeSystem } from '../harness/fakeSystem';
+import { N8nInstance, nodeOutput } from '../harness/n8nInstance';
+import { waitFor } from '../harness/net';
+import { marker, node, PACKAGE, workflow, webhookTrigger } from './workflowBuilder';
+
+/**
+ * A partner with one fixed webhook URL and one secret (an e-signature service, say): every event it
+ * sends for any request goes to the Round-Trip Callback node's URL, signed with the account's secret
+ * (HMAC over "<t>..<body>"), carrying the partner's own id. Each run waits in a Round-Trip Wait for
+ * its own id, resumed only by a "signed" or "declined" event (its Resume Condition).
+ */
+const SECRET = 'fixed-url-partner-secret';
+const FIXED_PATH = 'round-trip/esign';
+const CONDITION = 'body.status in ["signed", "declined"]';
+
+type Answer = { status: number; body: string; json?: unknown };
+type Callback = { kind: 'viewed' | 'signed' | 'duplicate' | 'forged' | 'unknown'; id: string };
+
+/** A deterministic shuffle (mulberry32), so a failing order can be replayed. */
+function shuffled<T>(items: T[], seed: number): T[] {
+	const copy = [...items];
+	let state = seed;
+	const random = () => {
+		state = (state + 0x6d2b79f5) | 0;
+		let t = Math.imul(state ^ (state >>> 15), 1 | state);
+		t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+		return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
+	};
+	for (let i = copy.length - 1; i > 0; i--) {
+		const j = Math.floor(random() * (i + 1));
+		[copy[i], copy[j]] = [copy[j], copy[i]];
+	}
+	return copy;
+}
+
+describe('Round-Trip Wait through one fixed callback URL in a real n8n', () => {
+	let n8n: N8nInstance;
+	let partner: FakeSystem;
+	let fixedUrl: string;
+	let sendWorkflowId: string;
+	let waitOnlyWorkflowId: string;
+
+	beforeAll(async () => {
+		partner = await FakeSystem.start();
+		partner.on('POST', '/envelopes', { status: 202, body: { accepted: true } });
+		n8n = await N8nInstance.launch('round-trip-fixed-url');
+		const credentialId = await n8n.createCredential('E-sign account', 'roundTripCallbackApi', {
+			scheme: 'hmac',
+			secret: SECRET,
+			signatureHeader: 'x-signature',
+			toleranceSec: 300,
+		});
+		const credentials = { roundTripCallbackApi: { id: credentialId, name: 'E-sign account' } };
+		const receiverId = await n8n.importWorkflow(
+			workflow(
+				'e-sign callbacks',
+				[
+					node(
+						'Round-Trip Callback',
+						`${PACKAGE}.roundTripCallback`,
+						{ path: FIXED_PATH },
+						{ credentials, webhookId: 'e-sign-callbacks' },
+					),
+				],
+				[],
+			),
+		);
+		/** Webhook start → Round-Trip Wait (fixed URL) → "Accepted" on Callback, "Late" on Timed Out. */
+		const waiting = (name: string, path: string, parameters: Record<string, unknown>) =>
+			workflow(
+				name,
+				[
+					webhookTrigger('Start', path),
+					node(
+						'Round-Trip Wait',
+						`${PACKAGE}.roundTripWait`,
+						{
+							callbackVia: 'fixed',
+							resumeCondition: CONDITION,
+							timeoutAmount: 1,
+							timeoutUnit: 'hours',
+							...parameters,
+						},
+						{ credentials },
+					),
+					marker('Accepted'),
+					marker('Late'),
+				],
+				[
+					['Start', 'Round-Trip Wait'],
+					['Round-Trip Wait', 'Accepted', 0],
+					['Round-Trip Wait', 'Late', 1],
+				],
+			);
+		sendWorkflowId = await n8n.importWorkflow(
+			waiting('e-sign request', 'fx-start', {
+				mode: 'sendAndWait',
+				method: 'POST',
+				url: partner.url('/envelopes'),
+				// The partner's own id for the request: the envelope id the workflow gives it.
+				correlationId: '={{ "env-" + $json.body.order }}',
+				body: '={{ JSON.stringify({ order: $json.body.order }) }}',
+			}),
+		);
+		waitOnlyWorkflowId = await n8n.importWorkflow(
+			waiting('e-sign wait only', 'fx-wait-only', {
+				mode: 'waitOnly',
+				correlationId: '={{ $json.body.id }}',
+			}),
+		);
+		for (const id of [receiverId, sendWorkflowId, waitOnlyWorkflowId]) await n8n.publish(id);
+		fixedUrl = `${n8n.webhookBaseUrl}/webhook/${FIXED_PATH}`;
+	});
+
+	afterAll(async () => {
+		await n8n?.stop();
+		await partner?.close();
+	});
+
+	async function start(path: string, payload: Record<string, unknown>): Promise<void> {
+		await waitFor(`the ${path} start webhook to be registered`, async () => {
+			const response = await fetch(`${n8n.webhookBaseUrl}/webhook/${path}`, {
+				method: 'POST',
+				headers: { 'content-type': 'application/json' },
+				body: JSON.stringify(payload),
+			});
+			return response.ok ? true : undefined;
+		});
+	}
+
+	/** The partner's event for `id`, signed with the account's secret (or another, for a forgery). */
+	async function send(id: string, status: string, secret = SECRET): Promise<Answer> {
+		const body = JSON.stringify({ correlationId: id, status, at: Date.now() });
+		const signature = signPayload(secret, body, Math.floor(Date.now() / 1000));
+		return await partner.send(fixedUrl, { headers: { 'x-signature': signature }, body });
+	}
+
+	/** Sends as a partner following the contract: retryable answers again, after 0.5 s doubling. */
+	async function sendWithRetries(
+		id: string,
+		status: string,
+		firstAnswered: () => void,
+	): Promise<Answer[]> {
+		const firstAt = Date.now();
+		// No answer at all (n8n restarting) is status 0: retried, as the contract says.
+		const sendOnce = async () =>
+			await send(id, status).catch((error: Error) => ({ status: 0, body: error.message }));
+		const answers: Answer[] = [await sendOnce()];
+		firstAnswered();
+		// The contract retries until the run's deadline; the test gives up after 20 attempts.
+		for (let attempt = 0; attempt < 20; attempt++) {
+			const last = answers[answers.length - 1];
+			const retryable =
+				last.status === 0 || isRetryableAtFixedUrl(last.status, last.body, firstAt, Date.now());
+			if (!retryable) return answers;
+			await new Promise((resolve) => setTimeout(resolve, retryDelayMs(attempt))); // the partner's backoff
+			answers.push(await sendOnce());
+		}
+		return answers;
+	}
+
+	/** Runs `work` over `items`, `width` at a time. */
+	async function inParallel<T, R>(items: T[], width: number, work: (item: T) => Promise<R>) {
+		const results: R[] = new Array(items.length);
+		let next = 0;
+		await Promise.all(
+			Array.from({ length: width }, async () => {
+				while (next < items.length) {
+					const index = next++;
+					results[index] = await work(items[index]);
+				}
+			}),
+		);
+		return results;
+	}
+
+	test.each([10, 50])(
+		'%i runs waiting at once: each resumes once, with its own signed event, whatever else arrives',
+		async (runs) => {
+			const base = runs * 1_000;
+			const ids = Array.from({ length: runs }, (_, i) => `env-${base + i}`);
+			const orders = ids.map((_, i) => base + i);
+			await inParallel(orders, 5, async (order) => await start('fx-start', { order }));
+			// The request leaves once n8n has saved the wait (and the custom data it is found by).
+			await waitFor(
+				`${runs} requests at the partner`,
+				async () =>
+					partner
+						.requests('/envelopes')
+						.filter((r) => ids.includes(`env-${(r.json as { order: number }).order}`)).length ===
+					runs
+						? true
+						: undefined,
+				{ timeoutMs: 180_000 },
+			);
+
+			// First the noise, in random order: status events the runs do not wait for, forgeries, unknown ids.
+			const noise: Callback[] = shuffled(
+				[
+					...ids.map((id): Callback => ({ kind: 'viewed', id })),
+					...ids.filter((_, i) => i % 4 === 0).map((id): Callback => ({ kind: 'forged', id })),
+					...ids
+						.filter((_, i) => i % 5 === 0)
+						.map((_, i): Callback => ({ kind: 'unknown', id: `env-nobody-${base + i}` })),
+				],
+				runs,
+			);
+			const noiseAnswers = await inParallel(noise, 6, async (c) =>
+				c.kind === 'forged'
+					? await send(c.id, 'signed', 'not-the-secret')
+					: await send(c.id, 'viewed'),
+			);
+			const statusesOf = (kind: Callback['kind'], list: Callback[], answers: Answer[]) =>
+				answers.filter((_, i) => list[i].kind === kind).map((a) => a.status);
+			expect(new Set(statusesOf('viewed', noise, noiseAnswers))).toEqual(new Set([202]));
+			expect(new Set(statusesOf('forged', noise, noiseAnswers))).toEqual(new Set([403]));
+			expect(new Set(statusesOf('unknown', noise, noiseAnswers))).toEqual(new Set([404]));
+			// A forged callback's answer says nothing of whether its id is waiting.
+			const forgedBodies = noiseAnswers
+				.filter((_, i) => noise[i].kind === 'forged')
+				.map((a) => a.json);
+			expect(new Set(forgedBodies.map((b) => JSON.stringify(b))).size).toBe(1);
+			const stillWaiting = (await n8n.executions(sendWorkflowId)).filter(
+				(e) =>
+					ids.includes(String(e.data?.resultData.metadata?.correlationId)) &&
+					e.status === 'waiting',
+			);
+			expect(stillWaiting).toHaveLength(runs);
+
+			// Then the events they wait for, in random order, some twice, with more forgeries among them.
+			const events: Callback[] = shuffled(
+				[
+					...ids.map((id): Callback => ({ kind: 'signed', id })),
+					...ids.filter((_, i) => i % 3 === 0).map((id): Callback => ({ kind: 'duplicate', id })),
+					...ids.filter((_, i) => i % 4 === 1).map((id): Callback => ({ kind: 'forged', id })),
+				],
+				runs + 1,
+			);
+			const eventAnswers = await inParallel(events, 6, async (c) =>
+				c.kind === 'forged'
+					? await send(c.id, 'signed', 'not-the-secret')
+					: await send(c.id, 'signed'),
+			);
+			expect(new Set(statusesOf('forged', events, eventAnswers))).toEqual(new Set([403]));
+			// Per id, exactly one 200; a copy gets 410 once the run has resumed, or (racing the resume) n8n's 409 / 500.
+			for (const id of ids) {
+				const copies = eventAnswers.filter(
+					(_, i) => events[i].id === id && events[i].kind !== 'forged',
+				);
+				expect(copies.filter((a) => a.status === 200)).toHaveLength(1);
+				for (const copy of copies.filter((a) => a.status !== 200))
+					expect([409, 410, 500]).toContain(copy.status);
+			}
+			// A later copy resumes nothing: 410.
+			await expect(send(ids[0], 'signed')).resolves.toMatchObject({ status: 410 });
+
+			const ended = await waitFor(
+				`${runs} runs to end`,
+				async () => {
+					const all = (await n8n.executions(sendWorkflowId)).filter((e) =>
+						ids.includes(String(e.data?.resultData.metadata?.correlationId)),
+					);
+					return all.length === runs && all.every((e) => e.status === 'success') ? all : undefined;
+				},
+				{ timeoutMs: 180_000 },
+			);
+			// The answers counted by kind and status, for the report (test-artifacts/).
+			const tally: Record<string, Record<number, number>> = {};
+			const count = (list: Callback[], answers: Answer[]) =>
+				answers.forEach((answer, i) => {
+					const byStatus = (tally[list[i].kind] ??= {});
+					byStatus[answer.status] = (byStatus[answer.status] ?? 0) + 1;
+				});
+			count(noise, noiseAnswers);
+			count(events, eventAnswers);
+			const artifacts = join(__dirname, '../../test-artifacts');
+			mkdirSync(artifacts, { recursive: true });
+			writeFileSync(
+				join(artifacts, `round-trip-fixed-url-${runs}.json`),
+				`${JSON.stringify({ runs, answers: tally }, null, 2)}\n`,
+			);
+			process.stdout.write(`fixed URL, ${runs} runs: ${JSON.stringify(tally)}\n`);
+			for (const execution of ended) {
+				const id = execution.data?.resultData.metadata?.correlationId;
+				const [accepted] = nodeOutput(execution, 'Accepted');
+				expect(accepted).toMatchObject({
+					correlationId: id,
+					body: { correlationId: id, status: 'signed' },
+				});
+				expect(nodeOutput(execution, 'Late')).toEqual([]);
+			}
+		},
+		600_000,
+	);
+
+	test("a callback sent before the run waits gets 404, and the partner's retry per the contract resumes it", async () => {
+		const id = `early-${Date.now()}`;
+		let firstAnswered!: () => void;
+		const answeredOnce = new Promise<void>((resolve) => (firstAnswered = resolve));
+		const answers = sendWithRetries(id, 'signed', firstAnswered);
+		// The first attempt is answered before the run exists; the run starts after it.
+		await answeredOnce;
+		await start('fx-wait-only', { id });
+		const all = await answers;
+		expect(all[0].status).toBe(404);
+		expect(all[all.length - 1].status).toBe(200);
+		expect(all.slice(1, -1).every((a) => a.status === 404)).toBe(true);
+		const execution = await waitFor('the early run to end', async () => {
+			const found = (await n8n.executions(waitOnlyWorkflowId)).find(
+				(e) => e.data?.resultData.metadata?.correlationId === id,
+			);
+			return found?.status === 'success' ? found : undefined;
+		});
+		expect(nodeOutput(execution, 'Accepted')[0]).toMatchObject({ body: { correlationId: id } });
+	});
+
+	test('callbacks sent while n8n restarts resume each run once the fixed URL answers again: nothing lived in its memory', async () => {
+		const ids = Array.from({ length: 5 }, (_, i) => `env-${900_000 + i}`);
+		for (const [i] of ids.entries()) await start('fx-start', { order: 900_000 + i });
+		await waitFor('5 requests at the partner', async () =>
+			partner
+				.requests('/envelopes')
+				.filter((r) => ids.includes(`env-${(r.json as { order: number }).order}`)).length === 5
+				? true
+				: undefined,
+		);
+		const restarting = n8n.restart();
+		// The callbacks leave once n8n no longer answers: each first attempt meets the restart.
+		await waitFor(
+			'n8n to be down',
+			async () =>
+				await fetch(fixedUrl, { method: 'POST' }).then(
+					() => undefined,
+					() => true,
+				),
+		);
+		const answers = await Promise.all(ids.map((id) => sendWithRetries(id, 'signed', () => {})));
+		await restarting;
+		for (const sent of answers) expect(sent[sent.length - 1].status).toBe(200);
+		for (const sent of answers) expect(sent[0].status).toBe(0);
+		await waitFor('the 5 runs to end on Callback', async () => {
+			const ended = (await n8n.executions(sendWorkflowId)).filter(
+				(e) =>
+					ids.includes(String(e.data?.resultData.metadata?.correlationId)) &&
+					e.status === 'success' &&
+					nodeOutput(e, 'Accepted').length === 1,
+			);
+			return ended.length === 5 ? true : undefined;
+		});
+	}, 300_000);
+});
