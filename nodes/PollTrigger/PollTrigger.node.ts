@@ -78,12 +78,12 @@ export class PollTrigger implements INodeType {
 	methods = { credentialTest: { imapCredentialTest, sftpCredentialTest, pollHistoryPostgresTest } };
 
 	async trigger(this: ITriggerFunctions): Promise<ITriggerResponse> {
-		const config = readConfig(this);
 		const trigger = new DurableTrigger<PollRun>(this, STATE_KEY, 'Poll Trigger');
 		// Everything is checked before anything is written, so a refused activation changes nothing:
 		// the saved state, the dedupe settings, the runner's settings (live only), the op (one that reads
 		// a file is refused), its arguments (passed as written) and an IMAP credential (its host and port).
 		return await trigger.activate(async () => {
+			const config = readConfig(this);
 			const saved = (trigger.saved ?? { v: 1 }) as PollTriggerState;
 			const activation = await pollActivation(this, trigger, config, saved);
 			const op = resolveOp(config.op);

@@ -278,6 +278,36 @@ describe('When a Run Fails (Poll Trigger, Durable Schedule Trigger) and Alert Wh
 		]);
 	}, 600_000);
 
+	test('a trigger that refuses activation (Max Attempts 0) is reported by one failed execution naming the field, however often n8n retries; fixed, it activates and nothing more is reported', async () => {
+		source.on('GET', '/refusing', () => ({ body: [{ id: 'r-1' }] }));
+		const calls = partner('/refusing-process', 0);
+		const definition = retryWorkflow('refused', '/refusing', '/refusing-process', {
+			maxAttempts: 0,
+		});
+		const id = await n8n.importWorkflow(definition);
+		// Publishing answers 200; n8n tries the activation five times, then says it failed.
+		expect(await n8n.activationError(id)).toContain('Invalid value 0 for "Max Attempts"');
+		const refusals = (all: Execution[]) =>
+			all.filter((e) => e.data?.resultData.error?.message.startsWith('Not activated: '));
+		const reported = await n8n.waitForExecutions(
+			id,
+			(all) => refusals(all).length > 0,
+			'the refusal reported',
+		);
+		expect(refusals(reported).map((e) => e.data?.resultData.error?.message)).toEqual([
+			expect.stringMatching(/^Not activated: Invalid value 0 for "Max Attempts": /),
+		]);
+		const poll = definition.nodes[0] as NodeJson;
+		poll.parameters = { ...poll.parameters, maxAttempts: 3 };
+		const { name, nodes, connections, settings } = definition;
+		await n8n.api('PUT', `/workflows/${id}`, { name, nodes, connections, settings });
+		await n8n.publish(id);
+		await source.requestCount('/refusing-process', 1);
+		expect(calls()).toEqual([{ id: 'r-1', attempt: '1' }]);
+		expect(refusals(await n8n.executions(id))).toHaveLength(1);
+		await n8n.unpublish(id);
+	}, 600_000);
+
 	test('Alert When Nothing New For 1 minute: a source that lists nothing new is reported by one failed execution, not again after a restart, and once more when it lists something new', async () => {
 		let listed = [{ id: 's-1' }];
 		source.on('GET', '/quiet', () => ({ body: listed }));
