@@ -19,17 +19,17 @@ describe('the retry policy', () => {
 	it.each([
 		[
 			{ maxAttempts: 0 },
-			/^Invalid value 0 for "Max Attempts": must be a whole number from 1 to 20$/,
+			/^Invalid value 0 for "«maxAttempts»": must be a whole number from 1 to 20$/,
 		],
-		[{ maxAttempts: 2.5 }, /"Max Attempts": must be a whole number from 1 to 20/],
+		[{ maxAttempts: 2.5 }, /"«maxAttempts»": must be a whole number from 1 to 20/],
 		[
 			{ firstDelayMs: 500 },
-			/^Invalid value 500ms for "Retry Delay \(Seconds\)": .* from 1s to 7d$/,
+			/^Invalid value 500ms for "«retryDelaySec»": .* from 1s to 7d$/,
 		],
-		[{ factor: 0.5 }, /^Invalid value 0.5 for "Retry Delay Factor": must be from 1 to 10$/],
+		[{ factor: 0.5 }, /^Invalid value 0.5 for "«retryFactor»": must be from 1 to 10$/],
 		[
 			{ maxDelayMs: 30_000 },
-			/^Invalid value 30s for "Retry Delay Cap \(Seconds\)": .* from 1min to 7d$/,
+			/^Invalid value 30s for "«retryDelayCapSec»": .* from 1min to 7d$/,
 		],
 	])('refuses %j with the one ConfigError naming the field', (change, message) => {
 		let thrown: unknown;

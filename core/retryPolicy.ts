@@ -37,42 +37,26 @@ export const RETRY_DELAY_MIN_MS = 1_000;
 export const RETRY_DELAY_MAX_MS = 7 * 86_400_000;
 export const RETRY_FACTOR_MAX = 10;
 
-/** The policy's parameters as the editor labels them (the same on both triggers). */
-export const RETRY_FIELD_LABELS = {
-	whenRunFails: 'When a Run Fails',
-	maxAttempts: 'Max Attempts',
-	retryDelaySec: 'Retry Delay (Seconds)',
-	retryFactor: 'Retry Delay Factor',
-	retryDelayCapSec: 'Retry Delay Cap (Seconds)',
-} as const;
-
 /** Checks each setting of the policy, naming the field; the cap must be at least the first delay. */
 export function checkedRetryPolicy(policy: RetryPolicy): RetryPolicy {
-	const maxAttempts = checkRange(
-		'maxAttempts',
-		RETRY_FIELD_LABELS.maxAttempts,
-		policy.maxAttempts,
-		{
-			min: 1,
-			max: MAX_ATTEMPTS_MAX,
-			whole: true,
-		},
-	);
+	const maxAttempts = checkRange('maxAttempts', policy.maxAttempts, {
+		min: 1,
+		max: MAX_ATTEMPTS_MAX,
+		whole: true,
+	});
 	const delay = { max: RETRY_DELAY_MAX_MS, whole: true };
 	const firstDelayMs = checkRange(
 		'retryDelaySec',
-		RETRY_FIELD_LABELS.retryDelaySec,
 		policy.firstDelayMs,
 		{ min: RETRY_DELAY_MIN_MS, ...delay },
 		{ duration: true },
 	);
-	const factor = checkRange('retryFactor', RETRY_FIELD_LABELS.retryFactor, policy.factor, {
+	const factor = checkRange('retryFactor', policy.factor, {
 		min: 1,
 		max: RETRY_FACTOR_MAX,
 	});
 	const maxDelayMs = checkRange(
 		'retryDelayCapSec',
-		RETRY_FIELD_LABELS.retryDelayCapSec,
 		policy.maxDelayMs,
 		{ min: firstDelayMs, ...delay },
 		{ duration: true },

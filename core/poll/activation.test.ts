@@ -128,7 +128,7 @@ describe('PollActivation', () => {
 		for (const value of [0, 2.5])
 			expect(
 				() => new PollActivation({ v: 1 }, { ...settings(source, clock), maxRunsInFlight: value }),
-			).toThrow(`Invalid value ${value} for "Max Runs in Flight"`);
+			).toThrow(`Invalid value ${value} for "«maxRunsInFlight»"`);
 	});
 
 	it("counts the op's memory in the static data every created run loads: a big one (sftp.list's files) arms fewer runs of a burst at once; Execute step gets it to preview with", async () => {
@@ -644,7 +644,7 @@ describe('PollActivation, When a Run Fails: Start the Item Again', () => {
 						retry: { ...retry, maxAttempts: 0 },
 					},
 				),
-		).toThrow('Invalid value 0 for "Max Attempts"');
+		).toThrow('Invalid value 0 for "«maxAttempts»"');
 	});
 });
 

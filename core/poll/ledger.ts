@@ -1,5 +1,4 @@
 import { ConfigError } from '../configError';
-import { FIELD_LABELS } from './errors';
 import { canonicalKey } from './dedupe';
 import type { ItemKey } from './expressions';
 import { hash64 } from './hash';
@@ -211,7 +210,7 @@ export function parseStartAgain(text: string): ItemKey[] {
 export const MAX_START_AGAIN = 500;
 
 function startAgainError(value: string, problem: string): ConfigError {
-	return new ConfigError('startAgain', FIELD_LABELS.startAgain, value.slice(0, 80), problem);
+	return new ConfigError('startAgain', value.slice(0, 80), problem);
 }
 
 /**

@@ -1,7 +1,6 @@
 import { checkRange } from '../configError';
 import { type OutboxEntry, storedOutboxEntries } from '../outbox';
 import type { Undo } from './dedupe';
-import { FIELD_LABELS } from './errors';
 import type { ItemKey } from './expressions';
 
 /**
@@ -38,7 +37,7 @@ export const ARMED_COPIES_MAX_BYTES = 512 * 1024 * 1024;
 export const ARMED_RUNS_MAX = 50;
 
 export function checkedMaxRunsInFlight(max: number): number {
-	return checkRange('maxRunsInFlight', FIELD_LABELS.maxRunsInFlight, max, { min: 1, whole: true });
+	return checkRange('maxRunsInFlight', max, { min: 1, whole: true });
 }
 
 /**

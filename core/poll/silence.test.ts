@@ -44,7 +44,7 @@ describe('SilenceWatch', () => {
 
 	it('refuses a duration under a minute or over 366 days, naming the option', () => {
 		expect(() => checkedSilenceAfter(30_000)).toThrow(
-			'Invalid value 30s for "Alert When Nothing New For (Minutes)": must be from 1min to 366d',
+			'Invalid value 30s for "«silenceAfterMin»": must be from 1min to 366d',
 		);
 		expect(() => checkedSilenceAfter(367 * 24 * HOUR)).toThrow('must be from 1min to 366d');
 		expect(checkedSilenceAfter(HOUR)).toBe(HOUR);

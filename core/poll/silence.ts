@@ -1,5 +1,4 @@
 import { checkRange, showDuration } from '../configError';
-import { FIELD_LABELS } from './errors';
 
 /**
  * "Alert When Nothing New For": a source that stops producing (the export job upstream died) is
@@ -15,7 +14,6 @@ export const SILENCE_MAX_MS = 366 * 86_400_000;
 export function checkedSilenceAfter(ms: number): number {
 	return checkRange(
 		'silenceAfterMin',
-		FIELD_LABELS.silenceAfterMin,
 		ms,
 		{ min: SILENCE_MIN_MS, max: SILENCE_MAX_MS },
 		{ duration: true },

@@ -249,7 +249,7 @@ describe('ScheduleEngine', () => {
 		expect(() => engineWith({ maxRunMs: 1_000 })).toThrow(
 			expect.objectContaining({
 				field: 'maxRunMinutes',
-				message: 'Invalid value 1s for "Max Run Duration (Minutes)": must be from 1min to 30d',
+				message: 'Invalid value 1s for "«maxRunMinutes»": must be from 1min to 30d',
 			}),
 		);
 	});
@@ -763,7 +763,7 @@ describe('ScheduleEngine', () => {
 			it('refuses a policy out of range, naming the field', () => {
 				const { engineWith } = setup();
 				expect(() => engineWith({ retry: { ...retry, factor: 11 } })).toThrow(
-					'Invalid value 11 for "Retry Delay Factor": must be from 1 to 10',
+					'Invalid value 11 for "«retryFactor»": must be from 1 to 10',
 				);
 			});
 		});

@@ -2,7 +2,6 @@ import type { Clock, TimerHandle } from '../clock';
 import type { CatchUpPolicy } from './catchUp';
 import { checkCatchUpOptions, DEFAULT_RUN_ALL_LIMIT, planCatchUp } from './catchUp';
 import { checkRange, ConfigError, showDuration } from '../configError';
-import { FIELD_LABELS } from './errors';
 import { Outbox } from '../outbox';
 import type { Fire, StartedFire } from './fire';
 import { jitterFor, runKey, startFire, unstarted } from './fire';
@@ -227,12 +226,7 @@ export class ScheduleEngine {
 	constructor(private readonly options: ScheduleEngineOptions) {
 		// Not a parameter: the node makes it from the workflow and the node.
 		if (typeof options.scheduleId !== 'string' || options.scheduleId === '') {
-			throw new ConfigError(
-				'scheduleId',
-				'scheduleId',
-				options.scheduleId,
-				'must be a non-empty string',
-			);
+			throw new ConfigError('scheduleId', options.scheduleId, 'must be a non-empty string');
 		}
 		this.catchUp = options.catchUp ?? 'skip';
 		this.runAllLimit = options.runAllLimit ?? DEFAULT_RUN_ALL_LIMIT;
@@ -242,27 +236,23 @@ export class ScheduleEngine {
 		const duration = { duration: true };
 		this.jitterMs = checkRange(
 			'jitter',
-			FIELD_LABELS.jitter,
 			options.jitterMs ?? 0,
 			{ min: 0, max: MAX_JITTER_MS, whole: true },
 			duration,
 		);
 		this.lateGraceMs = checkRange(
 			'lateGrace',
-			FIELD_LABELS.lateGrace,
 			options.lateGraceMs ?? DEFAULT_LATE_GRACE_MS,
 			{ min: 0, max: DAY_MS, whole: true },
 			duration,
 		);
-		this.historyLimit = checkRange(
-			'historyLimit',
-			FIELD_LABELS.historyLimit,
-			options.historyLimit ?? HISTORY_LIMIT,
-			{ min: 1, max: 10 * HISTORY_LIMIT, whole: true },
-		);
+		this.historyLimit = checkRange('historyLimit', options.historyLimit ?? HISTORY_LIMIT, {
+			min: 1,
+			max: 10 * HISTORY_LIMIT,
+			whole: true,
+		});
 		this.maxRunMs = checkRange(
 			'maxRunMinutes',
-			FIELD_LABELS.maxRunMinutes,
 			options.maxRunMs ?? DEFAULT_MAX_RUN_MS,
 			{ min: MINUTE_MS, max: MAX_MAX_RUN_MS },
 			duration,

@@ -151,10 +151,14 @@ describe('Poll Trigger node (n8n-core TriggerContext)', () => {
 		active = await activateTrigger(PollTrigger, {
 			parameters: pollParameters(source.url('/typo'), { items: 'tikets' }),
 		});
-		expect(active.failures.map((failure) => failure.message)).toEqual([
-			`Invalid value "tikets" for "Items": it names the field "tikets", which the op's result does not have; its fields are: tickets, total`,
-		]);
+		const message = `Invalid value "tikets" for "Items": it names the field "tikets", which the op's result does not have; its fields are: tickets, total`;
+		expect(active.failures.map((failure) => failure.message)).toEqual([message]);
 		expect(active.emitted).toEqual([]);
+		// The observed state keeps it as the failure says it.
+		const state = active.staticData['node:Poll Trigger'] as {
+			pollTrigger: { observed: { lastError: string } };
+		};
+		expect(state.pollTrigger.observed.lastError).toBe(message);
 	});
 
 	it('Pagination read through n8n: a page-number source starts the items of every page', async () => {
@@ -547,7 +551,7 @@ describe('Poll Trigger node (n8n-core TriggerContext)', () => {
 				rememberedKeys: 70_000,
 				historyBytes: 1_120_055,
 				warning: expect.stringMatching(
-					/^remembers 70,000 keys: 1\.1 MB of the workflow's static data, which n8n reads from its database twice for every run it starts/,
+					/^remembers 70,000 keys: 1\.1 MB of the workflow's static data, which n8n reads from its database twice for every run it starts.*Cap it with the option "Remember at Most \(Keys\)"/,
 				),
 			},
 		});

@@ -21,11 +21,10 @@ import {
 } from '../../core/poll';
 import { DurableTrigger, type TriggerEngine } from '../shared/durableTrigger';
 import { BUSY_WRITE_INTERVAL_MS } from '../shared/emitRuns';
+import { inEditorWords } from '../shared/errors';
 import { imapCredentialTest } from '../shared/imapCredentialTest';
 import { opContext } from '../shared/opContext';
-import { paginationProperties } from '../shared/pagination';
 import { sftpCredentialTest } from '../shared/sftpCredential';
-import { connectorProperties } from '../shared/parameters';
 import {
 	historyStoreCredential,
 	KEYED_KINDS,
@@ -66,13 +65,7 @@ export class PollTrigger implements INodeType {
 		inputs: [],
 		outputs: [NodeConnectionTypes.Main],
 		credentials: pollTriggerCredentials,
-		properties: [
-			...connectorProperties(
-				'The op\'s arguments, passed as written. For http.request: method, URL (absolute, or relative to the credential\'s base URL), query, headers, body. Ask only for what is new with {{ $cursor }} (Dedupe Greatest\'s high-water mark) or {{ $lastPollStartedAt }} (ISO time), e.g. "query": {"since": "{{ $lastPollStartedAt }}"}; Execute step shows the requests.',
-			),
-			...paginationProperties,
-			...pollTriggerProperties,
-		],
+		properties: pollTriggerProperties,
 	};
 
 	methods = { credentialTest: { imapCredentialTest, sftpCredentialTest, pollHistoryPostgresTest } };
@@ -141,6 +134,7 @@ async function pollActivation(
 					timeoutMs: config.timeoutMs,
 					backoff: { maxMs: config.backoffMaxMs },
 					failureLimit: config.failureLimit,
+					describe: (error) => inEditorWords(error.message, node),
 				}
 			: undefined,
 	);
@@ -189,7 +183,7 @@ function pollEngine(
 			// The outbox bounds the runs in flight (runStage.ts ARMED_RUNS_MAX): no writes between them.
 			chunked: false,
 		},
-		preview: async () => await executeStep(config, activation, context),
+		preview: async () => await executeStep(config, activation, context, node),
 		start: async () => {
 			if (activation.notice) trigger.warn(activation.notice);
 			await activation.start(

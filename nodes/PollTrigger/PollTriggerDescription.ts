@@ -2,7 +2,8 @@ import type { INodeCredentialDescription, INodeProperties } from 'n8n-workflow';
 
 import { ARMED_RUNS_MAX } from '../../core/poll';
 import { HISTORY_TABLE } from '../shared/historyTable';
-import { connectorCredentials, timeUnitOptions } from '../shared/parameters';
+import { paginationProperties } from '../shared/pagination';
+import { connectorCredentials, connectorProperties, timeUnitOptions } from '../shared/parameters';
 import { whenRunFailsProperties } from '../shared/whenRunFails';
 
 /** The dedupe kinds that remember one record per key (core/poll/kinds.ts KeyedStore). */
@@ -22,8 +23,8 @@ export const pollTriggerCredentials: INodeCredentialDescription[] = [
 	historyStoreCredential,
 ];
 
-/** The Poll Trigger's parameters and options, as the editor shows them. */
-export const pollTriggerProperties: INodeProperties[] = [
+/** The Poll Trigger's own parameters and options, as the editor shows them. */
+const triggerProperties: INodeProperties[] = [
 	{
 		displayName: 'Items',
 		name: 'items',
@@ -278,4 +279,13 @@ export const pollTriggerProperties: INodeProperties[] = [
 			},
 		],
 	},
+];
+
+/** Every parameter of the Poll Trigger: the op and its arguments, Pagination, and the trigger's own. */
+export const pollTriggerProperties: INodeProperties[] = [
+	...connectorProperties(
+		'The op\'s arguments, passed as written. For http.request: method, URL (absolute, or relative to the credential\'s base URL), query, headers, body. Ask only for what is new with {{ $cursor }} (Dedupe Greatest\'s high-water mark) or {{ $lastPollStartedAt }} (ISO time), e.g. "query": {"since": "{{ $lastPollStartedAt }}"}; Execute step shows the requests.',
+	),
+	...paginationProperties,
+	...triggerProperties,
 ];

@@ -13,7 +13,6 @@ import { resolveOp } from '../../core/connectors/registry';
 import {
 	ARMED_RUNS_MAX,
 	type Candidate,
-	FIELD_LABELS,
 	type DedupeConfig,
 	type FirstPollPolicy,
 	type ItemKey,
@@ -27,7 +26,7 @@ import {
 	startsRun,
 } from '../../core/poll';
 import { type TimeUnit, UNIT_MS } from '../../core/units';
-import { toNodeError } from '../shared/errors';
+import { inEditorWords, toNodeError } from '../shared/errors';
 import { readPagingSettings } from '../shared/pagination';
 import { connectorHttpAuth } from '../shared/parameters';
 import type { RetryPolicy } from '../../core/retryPolicy';
@@ -136,23 +135,19 @@ export function readConfig(context: ITriggerFunctions): PollConfig {
 
 function historyStoreOf(value: unknown): PollConfig['historyStore'] {
 	if (value === 'staticData' || value === 'postgres') return value;
-	throw new ConfigError(
-		'historyStore',
-		FIELD_LABELS.historyStore,
-		value,
-		'must be staticData or postgres',
-	);
+	throw new ConfigError('historyStore', value, 'must be staticData or postgres');
 }
 
 /**
  * What "Execute step" outputs: the items the op returns now, each with its key and what the next
  * poll would do with it, or the published trigger's Recent Starts or Dead Letters. It starts and
- * remembers nothing.
+ * remembers nothing. What the core says (a warning, an error) is said in the editor's words of `node`.
  */
 export async function executeStep(
 	config: PollConfig,
 	activation: PollActivation,
 	context: SourceContext,
+	node: INode,
 ): Promise<INodeExecutionData[]> {
 	if (config.executeStepShows === 'deadLetters') return deadLetterRows(activation);
 	if (config.executeStepShows === 'recentStarts') {
@@ -165,14 +160,26 @@ export async function executeStep(
 					...entries.map((entry) => ({ json: showStart(entry) })),
 				];
 	}
-	const { history, requests, candidates, notModified } = await activation.preview(
-		context,
-		Date.now(),
-	);
+	const { history, requests, candidates, notModified } = await activation
+		.preview(context, Date.now())
+		.catch((error: unknown) => {
+			throw toNodeError(node, error);
+		});
 	// A history that costs, or keys the cap forgot, are said first, in a row of their own; then the
 	// requests a paginated poll would send.
 	return [
-		...(history ? [{ json: { history } }] : []),
+		...(history
+			? [
+					{
+						json: {
+							history: {
+								...history,
+								...(history.warning && { warning: inEditorWords(history.warning, node) }),
+							},
+						},
+					},
+				]
+			: []),
 		...(requests ? [{ json: requests as unknown as IDataObject }] : []),
 		...candidates.map((candidate) => ({ json: preview(candidate, notModified) })),
 	];

@@ -9,7 +9,7 @@ import {
 
 import type { RunOutlet, RunToEmit } from '../../core/outbox';
 import { emittedInFlight, RunEmitter, type RunEmitterOptions } from './emitRuns';
-import { saveTriggerFailure, toNodeError } from './errors';
+import { inEditorWords, saveTriggerFailure, toNodeError } from './errors';
 import { type LiveCopiesWriter, writerToLiveCopies } from './liveCopies';
 import { announceMissing, type N8nCapabilities } from './n8nDoor';
 
@@ -169,9 +169,9 @@ export class DurableTrigger<R> implements RunOutlet<object, R> {
 		saveTriggerFailure(this.context, toNodeError(this.node, error));
 	}
 
-	/** `<title> "<node name>": message`. */
+	/** `<title> "<node name>": message`, the fields it names as the editor labels them. */
 	named(message: string): string {
-		return `${this.title} "${this.node.name}": ${message}`;
+		return `${this.title} "${this.node.name}": ${inEditorWords(message, this.node)}`;
 	}
 
 	private get running(): RunEmitter<R> {

@@ -4,7 +4,6 @@ import { ConfigError } from '../../core/configError';
 import {
 	checkedRetryPolicy,
 	MAX_ATTEMPTS_MAX,
-	RETRY_FIELD_LABELS,
 	type RetryPolicy,
 	type RunResult,
 } from '../../core/retryPolicy';
@@ -81,12 +80,7 @@ export function readRetryPolicy(
 	const when = parameter('whenRunFails', 'leaveFailed');
 	if (when === 'leaveFailed') return undefined;
 	if (when !== 'startAgain')
-		throw new ConfigError(
-			'whenRunFails',
-			RETRY_FIELD_LABELS.whenRunFails,
-			when,
-			'must be leaveFailed or startAgain',
-		);
+		throw new ConfigError('whenRunFails', when, 'must be leaveFailed or startAgain');
 	return checkedRetryPolicy({
 		maxAttempts: Number(parameter('maxAttempts', 3)),
 		firstDelayMs: Number(parameter('retryDelaySec', 60)) * 1000,
