@@ -47,7 +47,9 @@ export type LedgerOutcome =
 	/** Its end was unknown, and a Start Again list named its items. */
 	| 'started again'
 	/** n8n did not run it; its items come back at the next poll under another key. */
-	| 'not run: rolled back';
+	| 'not run: rolled back'
+	/** An attempt after a failed run (retries.ts) n8n did not run: it goes out again after its backoff. */
+	| 'not run: attempted again later';
 
 export interface LedgerEntry {
 	/** n8n's execution deduplication key. */

@@ -14,6 +14,8 @@ export interface StagedRun<I> {
 	undo?: Undo;
 	/** Stored with items once armed, not armed yet: its items are in this process's memory only. */
 	held?: true;
+	/** A run started again after a failed one (retries.ts): its attempt (2 and up). */
+	attempt?: number;
 }
 
 /** Items of armed runs stored in the outbox at once (the first run is armed whatever its size). */

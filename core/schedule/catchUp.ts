@@ -56,6 +56,8 @@ export interface CatchUpPlan {
 	lastDeclaredFire: number;
 	/** Windows that passed without a fire, whatever the policy does with them. */
 	missedCount: number;
+	/** The first and last of them, when there are any. */
+	missedSpan?: { first: number; last: number };
 }
 
 const MISSED_REASON = 'not fired in time: the trigger was inactive or n8n was down';
@@ -95,6 +97,7 @@ export function planCatchUp(input: CatchUpInput): CatchUpPlan {
 		records: [],
 		lastDeclaredFire: missed.last,
 		missedCount: missed.count,
+		missedSpan: { first: missed.first, last: missed.last },
 	};
 	switch (policy) {
 		case 'skip':

@@ -4,6 +4,7 @@ import { ARMED_RUNS_MAX } from '../../core/poll';
 import { HISTORY_TABLE } from '../shared/historyTable';
 import { paginationProperties } from '../shared/pagination';
 import { connectorCredentials, connectorProperties, timeUnitOptions } from '../shared/parameters';
+import { whenRunFailsProperties } from '../shared/whenRunFails';
 
 /** The dedupe kinds that remember one record per key (core/poll/kinds.ts KeyedStore). */
 export const KEYED_KINDS = ['unique', 'time_window', 'changed'];
@@ -137,6 +138,10 @@ const triggerProperties: INodeProperties[] = [
 		description:
 			'Whether each new item starts its own run with the item as its data; off: one run with all new items',
 	},
+	...whenRunFailsProperties(
+		'Item',
+		"Its item starts again after a backoff, up to Max Attempts runs, each run's items carrying _attempt; then it is a dead letter, reported by one failed execution",
+	),
 	{
 		displayName: 'Interval',
 		name: 'interval',
@@ -160,6 +165,15 @@ const triggerProperties: INodeProperties[] = [
 		default: {},
 		options: [
 			{
+				displayName: 'Alert When Nothing New For (Minutes)',
+				name: 'silenceAfterMin',
+				type: 'number',
+				default: 0,
+				typeOptions: { minValue: 0 },
+				description:
+					'When the polls have started nothing new for this long, one failed execution says so (and one more when the source lists something new again). 0: off.',
+			},
+			{
 				displayName: 'Backoff Cap (Seconds)',
 				name: 'backoffMaxSec',
 				type: 'number',
@@ -177,6 +191,12 @@ const triggerProperties: INodeProperties[] = [
 						name: 'What the Next Poll Would Start',
 						value: 'nextPoll',
 						description: 'Each item the op returns now, with its key and verdict',
+					},
+					{
+						name: 'Dead Letters',
+						value: 'deadLetters',
+						description:
+							"The published trigger's dead letters (items whose runs all failed) and the items waiting for an attempt",
 					},
 					{
 						name: 'Recent Starts',

@@ -75,6 +75,9 @@ function nodesOf(file: string): string[] {
 		return ['durableScheduleTrigger'];
 	if (file.startsWith('core/roundtrip/') || file.startsWith('nodes/RoundTripWait/'))
 		return ['roundTripWait'];
+	// When a Run Fails: shown by both triggers.
+	if (file === 'core/retryPolicy.ts' || file === 'nodes/shared/whenRunFails.ts')
+		return ['pollTrigger', 'durableScheduleTrigger'];
 	// The ops, their HTTP and credentials: shown by the Poll Trigger and the Connector alike.
 	return ['pollTrigger', 'connector'];
 }
