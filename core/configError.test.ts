@@ -1,90 +1,110 @@
-import { checkRange, ConfigError, showDuration, showValue } from './configError';
+import {
+	checkRange,
+	ConfigError,
+	credentialRef,
+	fieldRef,
+	showDuration,
+	showValue,
+} from './configError';
 
 describe('ConfigError', () => {
 	it('names the label and the value and says what is wrong, carrying the parameter name', () => {
-		const error = new ConfigError('queueLimit', 'Queue Limit', 0, 'must be at least 1');
+		const error = new ConfigError('queueLimit', 0, 'must be at least 1');
 		expect(error).toBeInstanceOf(Error);
 		expect(error).toMatchObject({
 			name: 'ConfigError',
 			field: 'queueLimit',
-			label: 'Queue Limit',
 			credential: undefined,
-			message: 'Invalid value 0 for "Queue Limit": must be at least 1',
+			message: 'Invalid value 0 for "«queueLimit»": must be at least 1',
 		});
 	});
 
 	it('names the key inside the parameter and the credential a field belongs to', () => {
 		expect(
-			new ConfigError('with', 'With', 'FETCH', 'must be one of GET, POST', { key: 'method' })
-				.message,
-		).toBe('Invalid value "FETCH" for "With": "method" must be one of GET, POST');
-		const error = new ConfigError('host', 'Host', '', 'must not be empty', {
-			credential: 'IMAP credential',
-		});
+			new ConfigError('with', 'FETCH', 'must be one of GET, POST', { key: 'method' }).message,
+		).toBe('Invalid value "FETCH" for "«with»": "method" must be one of GET, POST');
+		const error = new ConfigError('host', '', 'must not be empty', { credential: 'imap' });
 		expect(error.message).toBe(
-			'Invalid value "" for "Host" in the IMAP credential: must not be empty',
+			'Invalid value "" for "«imap:host»" in the «imap:» credential: must not be empty',
 		);
-		expect(error.credential).toBe('IMAP credential');
+		expect(error.credential).toBe('imap');
+		const named = new ConfigError('name', '', 'must not be empty', {
+			credential: 'httpHeaderAuth',
+			credentialName: 'Partner',
+		});
+		expect(named.message).toBe(
+			'Invalid value "" for "«httpHeaderAuth:name»" in the «httpHeaderAuth:» credential "Partner": must not be empty',
+		);
+		expect(named.credentialName).toBe('Partner');
 	});
 
 	it('shows durations as durations, and a secret only when it is empty', () => {
-		expect(new ConfigError('f', 'F', 90_000, 'p', { duration: true }).message).toBe(
-			'Invalid value 90s for "F": p',
+		expect(new ConfigError('f', 90_000, 'p', { duration: true }).message).toBe(
+			'Invalid value 90s for "«f»": p',
 		);
-		expect(new ConfigError('f', 'F', 's3cret', 'p', { secret: true }).message).toBe(
-			'Invalid value (hidden) for "F": p',
+		expect(new ConfigError('f', 's3cret', 'p', { secret: true }).message).toBe(
+			'Invalid value (hidden) for "«f»": p',
 		);
-		expect(new ConfigError('f', 'F', '', 'p', { secret: true }).message).toBe(
-			'Invalid value "" for "F": p',
+		expect(new ConfigError('f', '', 'p', { secret: true }).message).toBe(
+			'Invalid value "" for "«f»": p',
 		);
+	});
+});
+
+describe('fieldRef', () => {
+	it("names a node's field, a credential's field and a credential type by id, for the node to say", () => {
+		expect(fieldRef('queueLimit')).toBe('«queueLimit»');
+		expect(fieldRef('pagination.nextUrl')).toBe('«pagination.nextUrl»');
+		expect(fieldRef('host', 'imap')).toBe('«imap:host»');
+		expect(credentialRef('imap')).toBe('«imap:»');
 	});
 });
 
 describe('checkRange', () => {
 	it('returns a number in range', () => {
-		expect(checkRange('f', 'F', 5, { min: 1, max: 10 })).toBe(5);
-		expect(checkRange('f', 'F', 1, { min: 1, max: 10, whole: true })).toBe(1);
-		expect(checkRange('f', 'F', 1e9, { min: 1 })).toBe(1e9);
+		expect(checkRange('f', 5, { min: 1, max: 10 })).toBe(5);
+		expect(checkRange('f', 1, { min: 1, max: 10, whole: true })).toBe(1);
+		expect(checkRange('f', 1e9, { min: 1 })).toBe(1e9);
 	});
 
-	it.each<[unknown, Parameters<typeof checkRange>[3], object, string]>([
-		[0, { min: 1, max: 10 }, {}, 'Invalid value 0 for "F": must be from 1 to 10'],
+	it.each<[unknown, Parameters<typeof checkRange>[2], object, string]>([
+		[0, { min: 1, max: 10 }, {}, 'Invalid value 0 for "«f»": must be from 1 to 10'],
 		[
 			2.5,
 			{ min: 1, max: 10, whole: true },
 			{},
-			'Invalid value 2.5 for "F": must be a whole number from 1 to 10',
+			'Invalid value 2.5 for "«f»": must be a whole number from 1 to 10',
 		],
 		[
 			0,
 			{ min: 1, whole: true },
 			{},
-			'Invalid value 0 for "F": must be a whole number of at least 1',
+			'Invalid value 0 for "«f»": must be a whole number of at least 1',
 		],
-		['5', { min: 1, max: 10 }, {}, 'Invalid value "5" for "F": must be from 1 to 10'],
-		[Number.NaN, { min: 1, max: 10 }, {}, 'Invalid value NaN for "F": must be from 1 to 10'],
-		[undefined, { min: 1, max: 10 }, {}, 'Invalid value (none) for "F": must be from 1 to 10'],
+		['5', { min: 1, max: 10 }, {}, 'Invalid value "5" for "«f»": must be from 1 to 10'],
+		[Number.NaN, { min: 1, max: 10 }, {}, 'Invalid value NaN for "«f»": must be from 1 to 10'],
+		[undefined, { min: 1, max: 10 }, {}, 'Invalid value (none) for "«f»": must be from 1 to 10'],
 		[
 			2_000,
 			{ min: 5_000, max: 7 * 86_400_000 },
 			{ duration: true },
-			'Invalid value 2s for "F": must be from 5s to 7d',
+			'Invalid value 2s for "«f»": must be from 5s to 7d',
 		],
 		[
 			15_000.5,
 			{ min: 10_000, max: 60_000, whole: true },
 			{ duration: true },
-			'Invalid value 15.0005s for "F": must be a whole number of milliseconds from 10s to 1min',
+			'Invalid value 15.0005s for "«f»": must be a whole number of milliseconds from 10s to 1min',
 		],
 		[
 			0,
 			{ min: 1, max: 9 },
 			{ key: 'limit' },
-			'Invalid value 0 for "F": "limit" must be from 1 to 9',
+			'Invalid value 0 for "«f»": "limit" must be from 1 to 9',
 		],
 	])('refuses %p in %j', (value, range, options, message) => {
-		expect(() => checkRange('f', 'F', value, range, options)).toThrow(
-			expect.objectContaining({ name: 'ConfigError', field: 'f', label: 'F', message }),
+		expect(() => checkRange('f', value, range, options)).toThrow(
+			expect.objectContaining({ name: 'ConfigError', field: 'f', message }),
 		);
 	});
 });

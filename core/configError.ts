@@ -1,13 +1,29 @@
 /**
  * The one error for a setting the user can fix, thrown by every part of the core (schedule, poll,
  * round trip, connectors) and translated by one function in nodes/shared/errors.ts. It carries the
- * node parameter (`field`) and its label in the editor (`label`), and its message has one form:
+ * setting's id (`field`: the node parameter or credential field, as named in the node's code), and
+ * its message has one form:
  *
- *     Invalid value <value> for "<Label>": <problem>
+ *     Invalid value <value> for "«<field>»": <problem>
  *
- * Each node keeps its own label table (core/schedule/errors.ts, core/poll/errors.ts,
- * core/roundtrip/settings.ts, ...); the thrower looks the label up, so nodes need no lookup.
+ * The core knows no labels: a message names a field by a reference (`fieldRef`), which the node says
+ * as its editor labels it (nodes/shared/editorWords.ts): `Invalid value 0 for "Queue Limit": …`.
  */
+
+/**
+ * A field named in a message, by id: `«queueLimit»` (a parameter of the node, `«pagination.nextUrl»`
+ * inside a collection), `«imap:host»` (a field of a credential type); nodes/shared/editorWords.ts
+ * replaces it with the field's label. Guillemets: no syntax a setting is written in (JSON, JSONata, cron, n8n
+ * expressions) uses them.
+ */
+export function fieldRef(field: string, credential?: string): string {
+	return credential === undefined ? `«${field}»` : `«${credential}:${field}»`;
+}
+
+/** A credential type named in a message (`«imap:»`), which the node says by its name in the editor. */
+export function credentialRef(credential: string): string {
+	return `«${credential}:»`;
+}
 
 /** How the value and its place are shown in the message. */
 export interface ConfigErrorOptions {
@@ -17,31 +33,37 @@ export interface ConfigErrorOptions {
 	secret?: boolean;
 	/** The key inside the parameter that is wrong (an argument in "With": `url`), named before the problem. */
 	key?: string;
-	/**
-	 * The credential the field belongs to (`IMAP credential`), for a field of a credential rather
-	 * than of the node.
-	 */
+	/** The credential type the field belongs to (`imap`), for a field of a credential rather than of the node. */
 	credential?: string;
+	/** The stored credential's name, where the message names it. */
+	credentialName?: string;
 }
 
 export class ConfigError extends Error {
-	/** Set for a field of a credential (see ConfigErrorOptions). */
+	/** Set for a field of a credential: its type (see ConfigErrorOptions). */
 	readonly credential: string | undefined;
+	/** The stored credential's name, where the message names it. */
+	readonly credentialName: string | undefined;
 
 	constructor(
 		/** The node parameter (or credential field) at fault, as named in the node's code. */
 		readonly field: string,
-		/** The parameter as the editor labels it. */
-		readonly label: string,
 		value: unknown,
 		problem: string,
 		options: ConfigErrorOptions = {},
 	) {
-		const where = options.credential ? `"${label}" in the ${options.credential}` : `"${label}"`;
-		const what = options.key === undefined ? problem : `"${options.key}" ${problem}`;
+		const { credential, credentialName, key } = options;
+		const where =
+			credential === undefined
+				? `"${fieldRef(field)}"`
+				: `"${fieldRef(field, credential)}" in the ${credentialRef(credential)} credential${
+						credentialName === undefined ? '' : ` "${credentialName}"`
+					}`;
+		const what = key === undefined ? problem : `"${key}" ${problem}`;
 		super(`Invalid value ${shown(value, options)} for ${where}: ${what}`);
 		this.name = 'ConfigError';
-		this.credential = options.credential;
+		this.credential = credential;
+		this.credentialName = credentialName;
 	}
 }
 
@@ -58,7 +80,6 @@ export interface Range {
  */
 export function checkRange(
 	field: string,
-	label: string,
 	value: unknown,
 	range: Range,
 	options: ConfigErrorOptions = {},
@@ -77,7 +98,7 @@ export function checkRange(
 		max === Infinity ? `at least ${bound(min)}` : `from ${bound(min)} to ${bound(max)}`;
 	const kind = options.duration ? 'a whole number of milliseconds' : 'a whole number';
 	const wanted = !whole ? bounds : `${kind} ${max === Infinity ? 'of ' : ''}${bounds}`;
-	throw new ConfigError(field, label, value, `must be ${wanted}`, options);
+	throw new ConfigError(field, value, `must be ${wanted}`, options);
 }
 
 const MAX_SHOWN_CHARS = 100;

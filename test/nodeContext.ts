@@ -179,6 +179,11 @@ export interface NodeSetup {
 	 * another test's give each their own id.
 	 */
 	workflowId?: string;
+	/**
+	 * Where the trigger's failures (failed executions, `emitError`) are recorded; default a new list,
+	 * the returned TriggerRun's. Given, it also holds those of an activation that was refused.
+	 */
+	failures?: Error[];
 }
 
 function makeWorkflow(Class: NodeClass, setup: NodeSetup): { workflow: Workflow; node: INode } {
@@ -299,7 +304,7 @@ export async function activateTrigger(
 ): Promise<TriggerRun> {
 	const { workflow, node } = makeWorkflow(Class, setup);
 	const emitted: Emitted[] = [];
-	const failures: Error[] = [];
+	const failures: Error[] = setup.failures ?? [];
 	const warnings: string[] = [];
 	const infos: string[] = [];
 	const root = workflow.staticData as IDataObject & { __dataChanged?: boolean };

@@ -1,5 +1,4 @@
 import { ConfigError } from '../configError';
-import { FIELD_LABELS } from './types';
 
 /** The `with` parameter: the op's arguments as a JSON object, given as text or already parsed. */
 export function parseWith(value: unknown): Record<string, unknown> {
@@ -9,28 +8,18 @@ export function parseWith(value: unknown): Record<string, unknown> {
 		try {
 			parsed = JSON.parse(value);
 		} catch (error) {
-			throw new ConfigError(
-				'with',
-				FIELD_LABELS.with,
-				value,
-				`not valid JSON: ${(error as Error).message}`,
-			);
+			throw new ConfigError('with', value, `not valid JSON: ${(error as Error).message}`);
 		}
 	}
 	if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
-		throw new ConfigError(
-			'with',
-			FIELD_LABELS.with,
-			parsed,
-			"must be a JSON object of the op's arguments",
-		);
+		throw new ConfigError('with', parsed, "must be a JSON object of the op's arguments");
 	}
 	return parsed as Record<string, unknown>;
 }
 
 /** A ConfigError for the argument `key` in "With", showing the argument's value. */
 export function argumentError(key: string, value: unknown, problem: string): ConfigError {
-	return new ConfigError('with', FIELD_LABELS.with, value, problem, { key });
+	return new ConfigError('with', value, problem, { key });
 }
 
 /** A true/false argument; "true"/"false" text counts, since n8n expressions often produce strings. */
@@ -81,7 +70,6 @@ export function fillPlaceholders(
 		if (!Object.prototype.hasOwnProperty.call(values, name))
 			throw new ConfigError(
 				'with',
-				FIELD_LABELS.with,
 				text,
 				`"$${name}" is not a value the trigger has; use ${Object.keys(values)
 					.map((known) => `{{ $${known} }}`)

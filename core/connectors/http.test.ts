@@ -15,13 +15,13 @@ function transport(response: Partial<HttpResponse>) {
 describe('http.request', () => {
 	test('check() refuses arguments that cannot work, naming the argument and its value, without a request', () => {
 		expect(() => httpRequestOp.check({ url: '' })).toThrow(
-			'Invalid value "" for "With": "url" must be a URL or a path relative to the credential\'s base URL',
+			'Invalid value "" for "«with»": "url" must be a URL or a path relative to the credential\'s base URL',
 		);
 		expect(() => httpRequestOp.check({ method: 'FETCH', url: '/x' })).toThrow(
-			expect.objectContaining({ field: 'with', label: 'With' }),
+			expect.objectContaining({ field: 'with' }),
 		);
 		expect(() => httpRequestOp.check({ url: '/x', headers: 'x-a: 1' })).toThrow(
-			'Invalid value "x-a: 1" for "With": "headers" must be an object of names to values',
+			'Invalid value "x-a: 1" for "«with»": "headers" must be an object of names to values',
 		);
 		expect(() => httpRequestOp.check({ url: '/x', query: { page: 1 } })).not.toThrow();
 	});
@@ -150,7 +150,7 @@ describe('http.request', () => {
 		await expect(
 			httpRequestOp.run({ url: '/x', method: 'FETCH' }, { http, memory: {} }),
 		).rejects.toThrow(
-			'Invalid value "FETCH" for "With": "method" must be one of GET, POST, PUT, PATCH, DELETE, HEAD',
+			'Invalid value "FETCH" for "«with»": "method" must be one of GET, POST, PUT, PATCH, DELETE, HEAD',
 		);
 		await expect(
 			httpRequestOp.run({ url: '/x', headers: 'nope' }, { http, memory: {} }),

@@ -16,14 +16,14 @@ describe('resolveHttpAuth', () => {
 
 	it('names "Authentication" and the value for a type it does not support', () => {
 		expect(() => resolveHttpAuth('httpDigestAuth')).toThrow(
-			'Invalid value "httpDigestAuth" for "Authentication": must be one of None, Basic Auth, Bearer Auth, Custom Auth, Header Auth, Query Auth, OAuth2 API',
+			'Invalid value "httpDigestAuth" for "«authentication»": must be one of None, «httpBasicAuth:», «httpBearerAuth:», «httpCustomAuth:», «httpHeaderAuth:», «httpQueryAuth:», «oAuth2Api:»',
 		);
 		expect(() => resolveHttpAuth('durableHttpApi')).toThrow('Invalid value "durableHttpApi"');
 		expect(() => resolveHttpAuth('oAuth1Api', { legacy: true })).toThrow(
-			'Invalid value "oAuth1Api" for "Authentication": must be one of None, Basic Auth, Bearer Auth, Custom Auth, Header Auth, Query Auth, OAuth2 API, Durable Triggers HTTP API',
+			'Invalid value "oAuth1Api" for "«authentication»": must be one of None, «httpBasicAuth:», «httpBearerAuth:», «httpCustomAuth:», «httpHeaderAuth:», «httpQueryAuth:», «oAuth2Api:», «durableHttpApi:»',
 		);
 		expect(() => resolveHttpAuth(undefined)).toThrow(
-			expect.objectContaining({ field: 'authentication', label: 'Authentication' }),
+			expect.objectContaining({ field: 'authentication' }),
 		);
 		expect(() => resolveHttpAuth(undefined)).toThrow(ConfigError);
 	});
@@ -56,9 +56,10 @@ describe('applyGenericAuth', () => {
 		).toThrow(
 			expect.objectContaining({
 				field: 'name',
-				credential: 'Header Auth credential "Partner key"',
+				credential: 'httpHeaderAuth',
+				credentialName: 'Partner key',
 				message:
-					'Invalid value "" for "Name" in the Header Auth credential "Partner key": must not be empty',
+					'Invalid value "" for "«httpHeaderAuth:name»" in the «httpHeaderAuth:» credential "Partner key": must not be empty',
 			}),
 		);
 	});
@@ -81,14 +82,16 @@ describe('applyGenericAuth', () => {
 		expect(() =>
 			applyGenericAuth('httpCustomAuth', { json: '{headers:' }, EMPTY, 'Broken'),
 		).toThrow(
-			/^Invalid value \(hidden\) for "JSON" in the Custom Auth credential "Broken": not valid JSON: /,
+			/^Invalid value \(hidden\) for "«httpCustomAuth:json»" in the «httpCustomAuth:» credential "Broken": not valid JSON: /,
 		);
 		expect(() => applyGenericAuth('httpCustomAuth', { json: '[]' }, EMPTY, 'Broken')).toThrow(
-			'Invalid value (hidden) for "JSON" in the Custom Auth credential "Broken": must be a JSON object with "headers", "qs" or "body"',
+			'Invalid value (hidden) for "«httpCustomAuth:json»" in the «httpCustomAuth:» credential "Broken": must be a JSON object with "headers", "qs" or "body"',
 		);
 		expect(() =>
 			applyGenericAuth('httpCustomAuth', { json: '{"qs": "sig=1"}' }, EMPTY, 'Broken'),
-		).toThrow('for "JSON" in the Custom Auth credential "Broken": "qs" must be an object');
+		).toThrow(
+			'for "«httpCustomAuth:json»" in the «httpCustomAuth:» credential "Broken": "qs" must be an object',
+		);
 		expect(() =>
 			applyGenericAuth(
 				'httpCustomAuth',
@@ -97,7 +100,7 @@ describe('applyGenericAuth', () => {
 				'P',
 			),
 		).toThrow(
-			'Invalid value "x" for "With": "body" must be an object: the Custom Auth credential "P" adds fields to it',
+			'Invalid value "x" for "«with»": "body" must be an object: the «httpCustomAuth:» credential "P" adds fields to it',
 		);
 	});
 });
@@ -115,10 +118,10 @@ describe('resolveUrl', () => {
 
 	it('a relative URL without a Base URL names both fields', () => {
 		expect(() => resolveUrl('/tickets', '')).toThrow(
-			'Invalid value "/tickets" for "With": "url" is relative, so "Base URL" must be set; or give an absolute URL',
+			'Invalid value "/tickets" for "«with»": "url" is relative, so "«baseUrl»" must be set; or give an absolute URL',
 		);
 		expect(() => resolveUrl('/tickets', 'ftp://x')).toThrow(
-			'Invalid value "ftp://x" for "Base URL": must start with http:// or https://',
+			'Invalid value "ftp://x" for "«baseUrl»": must start with http:// or https://',
 		);
 	});
 });
@@ -146,7 +149,7 @@ describe('prepareHttpRequest', () => {
 			),
 		).toMatchObject({ url: '/t', headers: { 'Content-Type': 'application/vnd.api+json' } });
 		expect(() => prepareHttpRequest(request, { auth: { kind: 'none' } })).toThrow(
-			'"Base URL" must be set',
+			'"«baseUrl»" must be set',
 		);
 	});
 });

@@ -3,21 +3,25 @@
  * types, then the credential) and what each non-OAuth type adds to a request. Plain
  * logic: the node reads the parameters and the stored credential and performs the request.
  */
-import { ConfigError } from '../configError';
+import { ConfigError, credentialRef, fieldRef } from '../configError';
 import { argumentError } from './args';
-import { FIELD_LABELS, type HttpRequest } from './types';
+import { type HttpRequest } from './types';
 
-/** n8n's generic credential types the HTTP ops accept, with the names n8n's editor shows. */
-export const GENERIC_AUTH_TYPES = {
-	httpBasicAuth: 'Basic Auth',
-	httpBearerAuth: 'Bearer Auth',
-	httpCustomAuth: 'Custom Auth',
-	httpHeaderAuth: 'Header Auth',
-	httpQueryAuth: 'Query Auth',
-	oAuth2Api: 'OAuth2 API',
-} as const;
+/** n8n's generic credential types the HTTP ops accept (their names in the editor: nodes/shared/parameters.ts). */
+export const GENERIC_AUTH_TYPES = [
+	'httpBasicAuth',
+	'httpBearerAuth',
+	'httpCustomAuth',
+	'httpHeaderAuth',
+	'httpQueryAuth',
+	'oAuth2Api',
+] as const;
 
-export type GenericAuthType = keyof typeof GENERIC_AUTH_TYPES;
+export type GenericAuthType = (typeof GENERIC_AUTH_TYPES)[number];
+
+export function isGenericAuthType(value: unknown): value is GenericAuthType {
+	return (GENERIC_AUTH_TYPES as readonly unknown[]).includes(value);
+}
 
 /** This package's own credential, kept so nodes saved with it (version 1) keep working. */
 export const LEGACY_HTTP_CREDENTIAL = 'durableHttpApi';
@@ -39,19 +43,13 @@ export function resolveHttpAuth(
 	if (authentication === 'none') return { kind: 'none' };
 	if (legacy && authentication === LEGACY_HTTP_CREDENTIAL)
 		return { kind: 'legacy', required: true };
-	if (typeof authentication === 'string' && authentication in GENERIC_AUTH_TYPES)
-		return { kind: 'generic', type: authentication as GenericAuthType };
+	if (isGenericAuthType(authentication)) return { kind: 'generic', type: authentication };
 	const choices = [
 		'None',
-		...Object.values(GENERIC_AUTH_TYPES),
-		...(legacy ? ['Durable Triggers HTTP API'] : []),
+		...GENERIC_AUTH_TYPES.map(credentialRef),
+		...(legacy ? [credentialRef(LEGACY_HTTP_CREDENTIAL)] : []),
 	];
-	throw new ConfigError(
-		'authentication',
-		FIELD_LABELS.authentication,
-		authentication,
-		`must be one of ${choices.join(', ')}`,
-	);
+	throw new ConfigError('authentication', authentication, `must be one of ${choices.join(', ')}`);
 }
 
 /** The parts of a request a credential may add to. */
@@ -79,14 +77,13 @@ export function applyGenericAuth(
 	const query = { ...target.query };
 	const text = (field: string) =>
 		data[field] === undefined || data[field] === null ? '' : String(data[field]);
-	const credential = `${GENERIC_AUTH_TYPES[type]} credential "${credentialName}"`;
+	const credential = { credential: type, credentialName };
 	// Custom Auth's JSON may hold secrets: its value is not shown.
 	const customAuthError = (problem: string) =>
-		new ConfigError('json', 'JSON', text('json'), problem, { credential, secret: true });
+		new ConfigError('json', text('json'), problem, { ...credential, secret: true });
 	const named = () => {
 		const name = text('name').trim();
-		if (name === '')
-			throw new ConfigError('name', 'Name', name, 'must not be empty', { credential });
+		if (name === '') throw new ConfigError('name', name, 'must not be empty', credential);
 		return name;
 	};
 	switch (type) {
@@ -136,7 +133,7 @@ export function applyGenericAuth(
 					throw argumentError(
 						'body',
 						target.body,
-						`must be an object: the ${credential} adds fields to it`,
+						`must be an object: the ${credentialRef(type)} credential "${credentialName}" adds fields to it`,
 					);
 				}
 				merged = { ...(target.body as Record<string, unknown> | undefined), ...body };
@@ -164,16 +161,11 @@ export function resolveUrl(url: string, baseUrl: string | undefined): string {
 		throw argumentError(
 			'url',
 			url,
-			`is relative, so "${FIELD_LABELS.baseUrl}" must be set; or give an absolute URL`,
+			`is relative, so "${fieldRef('baseUrl')}" must be set; or give an absolute URL`,
 		);
 	}
 	if (!/^https?:\/\//i.test(base))
-		throw new ConfigError(
-			'baseUrl',
-			FIELD_LABELS.baseUrl,
-			base,
-			'must start with http:// or https://',
-		);
+		throw new ConfigError('baseUrl', base, 'must start with http:// or https://');
 	return `${base.replace(/\/+$/, '')}/${url.replace(/^\/+/, '')}`;
 }
 
@@ -227,7 +219,7 @@ export function prepareHttpRequest(
 		body: request.body,
 	};
 	if (auth.kind === 'generic' && auth.type !== 'oAuth2Api') {
-		if (!credential) throw new Error(`The ${GENERIC_AUTH_TYPES[auth.type]} credential is missing`);
+		if (!credential) throw new Error(`The ${credentialRef(auth.type)} credential is missing`);
 		target = applyGenericAuth(auth.type, credential.data, target, credential.name);
 	}
 	const headers = target.headers;
@@ -248,9 +240,4 @@ export function prepareHttpRequest(
 		body,
 		...(target.basicAuth && { basicAuth: target.basicAuth }),
 	};
-}
-
-/** A credential's name for messages: as stored on the node, else the type's name in the editor. */
-export function credentialLabel(storedName: string | undefined, type: string): string {
-	return storedName ?? GENERIC_AUTH_TYPES[type as GenericAuthType] ?? type;
 }

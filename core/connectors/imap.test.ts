@@ -56,11 +56,13 @@ describe('IMAP ops without a server', () => {
 
 		await expect(
 			op('imap.listUnseen').run({ limit: 501 }, { memory: {}, imap: settings }),
-		).rejects.toThrow('Invalid value 501 for "With": "limit" must be a whole number from 1 to 500');
+		).rejects.toThrow(
+			'Invalid value 501 for "«with»": "limit" must be a whole number from 1 to 500',
+		);
 		await expect(
 			op('imap.markSeen').run({ uid: [1, 'x'] }, { memory: {}, imap: settings }),
 		).rejects.toThrow(
-			'Invalid value [1,"x"] for "With": "uid" must be a message UID (a positive whole number) or a list of them',
+			'Invalid value [1,"x"] for "«with»": "uid" must be a message UID (a positive whole number) or a list of them',
 		);
 		await expect(op('imap.move').run({ uid: 1 }, { memory: {}, imap: settings })).rejects.toThrow(
 			ConfigError,
@@ -70,18 +72,18 @@ describe('IMAP ops without a server', () => {
 				{ uid: 1, destination: 'Done', create: 'yes' },
 				{ memory: {}, imap: settings },
 			),
-		).rejects.toThrow('Invalid value "yes" for "With": "create" must be true or false');
+		).rejects.toThrow('Invalid value "yes" for "«with»": "create" must be true or false');
 		// The same checks without running, as the Poll Trigger makes them at activation.
 		expect(() => op('imap.listUnseen').check({ mailbox: 42 })).toThrow(
 			expect.objectContaining({
 				field: 'with',
 				message:
-					'Invalid value 42 for "With": "mailbox" must be a mailbox name such as "INBOX" or "Archive/2024"',
+					'Invalid value 42 for "«with»": "mailbox" must be a mailbox name such as "INBOX" or "Archive/2024"',
 			}),
 		);
 		expect(() => op('imap.listUnseen').check({ mailbox: 'INBOX', limit: 10 })).not.toThrow();
 		expect(() => op('imap.move').check({ uid: 1 })).toThrow(
-			'Invalid value (none) for "With": "destination" must be a mailbox name',
+			'Invalid value (none) for "«with»": "destination" must be a mailbox name',
 		);
 		expect(opened).toEqual([]);
 	});

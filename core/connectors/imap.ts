@@ -3,13 +3,7 @@ import { type AddressObject, simpleParser } from 'mailparser';
 
 import { checkRange } from '../configError';
 import { argumentError, booleanArg } from './args';
-import {
-	ConnectorError,
-	type ConnectorOp,
-	FIELD_LABELS,
-	type ImapConnection,
-	type OpContext,
-} from './types';
+import { ConnectorError, type ConnectorOp, type ImapConnection, type OpContext } from './types';
 
 /**
  * The IMAP ops: `imap.listUnseen`, `imap.markSeen` and `imap.move`. Each call is one short session
@@ -468,7 +462,6 @@ function limitArg(value: unknown): number {
 	if (value === undefined || value === null || value === '') return DEFAULT_LIMIT;
 	return checkRange(
 		'with',
-		FIELD_LABELS.with,
 		positiveInteger(value) ?? value,
 		{ min: 1, max: MAX_LIMIT, whole: true },
 		{ key: 'limit' },

@@ -55,23 +55,14 @@ export interface PaginationSettings {
 	identity?: string;
 }
 
-/** The pagination settings as the editor labels them: the labels their ConfigErrors carry. */
-export const PAGINATION_LABELS = {
-	'pagination.mode': 'Pagination Mode',
-	'pagination.nextUrl': 'Next URL',
-	'pagination.parameters': 'Parameters',
-	'pagination.endWhen': 'Pagination Complete When',
-	'pagination.endStatuses': 'Status Code(s) when Complete',
-	'pagination.endExpression': 'Complete Expression',
-	'pagination.maxPages': 'Max Pages',
-	'pagination.pauseMs': 'Interval Between Requests (Ms)',
-} as const;
-
-/** A setting, as ConfigErrors name it: `pagination.` and its name in PaginationSettings. */
-type PaginationField = keyof typeof PAGINATION_LABELS;
+/**
+ * A setting, as ConfigErrors name it: `pagination.` and its name in PaginationSettings (the node
+ * says it as the option it reads it from).
+ */
+type PaginationField = `pagination.${Exclude<keyof PaginationSettings, 'identity'>}`;
 
 function paginationError(field: PaginationField, value: unknown, problem: string): ConfigError {
-	return new ConfigError(field, PAGINATION_LABELS[field], value, problem);
+	return new ConfigError(field, value, problem);
 }
 
 /** What an expression sees. */
@@ -467,7 +458,6 @@ function resolvedUrl(field: PaginationField, value: unknown, pageUrl: string, ho
 	}
 	throw new ConfigError(
 		field,
-		PAGINATION_LABELS[field],
 		value,
 		`${how}; a next page must be an http(s) URL, absolute or relative to the page's URL`,
 	);

@@ -3,7 +3,7 @@ import { imapOps } from './imap';
 import { sftpOps } from './sftp';
 import { sqlOps } from './sql';
 import { ConfigError } from '../configError';
-import { type ConnectorOp, FIELD_LABELS } from './types';
+import { type ConnectorOp } from './types';
 
 /** Every op the Poll Trigger and the Connector node can call. A new op is one entry here. */
 const ops = new Map<string, ConnectorOp>(
@@ -13,12 +13,7 @@ const ops = new Map<string, ConnectorOp>(
 export function resolveOp(name: string): ConnectorOp {
 	const op = ops.get(name);
 	if (!op) {
-		throw new ConfigError(
-			'op',
-			FIELD_LABELS.op,
-			name,
-			`unknown op; known ops are ${[...ops.keys()].join(', ')}`,
-		);
+		throw new ConfigError('op', name, `unknown op; known ops are ${[...ops.keys()].join(', ')}`);
 	}
 	return op;
 }
@@ -35,7 +30,6 @@ export function checkPollOp(op: ConnectorOp): void {
 	if (op.givesFile)
 		throw new ConfigError(
 			'op',
-			FIELD_LABELS.op,
 			op.name,
 			"reads a file, which a Poll Trigger's runs cannot carry: list with the trigger and read each file with a Connector node in the workflow",
 		);

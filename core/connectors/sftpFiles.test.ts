@@ -153,23 +153,23 @@ describe('arguments', () => {
 	});
 
 	it.each([
-		[{}, 'Invalid value (none) for "With": "folder" must be a path on the server'],
+		[{}, 'Invalid value (none) for "«with»": "folder" must be a path on the server'],
 		[{ folder: '/in', pattern: '*.{csv' }, '"pattern" is not a valid glob: "{" has no closing "}"'],
 		[
 			{ folder: '/in', recursive: 'yes' },
-			'Invalid value "yes" for "With": "recursive" must be true or false',
+			'Invalid value "yes" for "«with»": "recursive" must be true or false',
 		],
 		[
 			{ folder: '/in', finishedAfterSec: -1 },
-			'Invalid value -1 for "With": "finishedAfterSec" must be',
+			'Invalid value -1 for "«with»": "finishedAfterSec" must be',
 		],
 		[
 			{ folder: '/in', unchangedForSec: -5 },
-			'Invalid value -5 for "With": "unchangedForSec" must be',
+			'Invalid value -5 for "«with»": "unchangedForSec" must be',
 		],
 		[
 			{ folder: '/in', finishedAfterSec: 'soon' },
-			'Invalid value "soon" for "With": "finishedAfterSec"',
+			'Invalid value "soon" for "«with»": "finishedAfterSec"',
 		],
 	])('list refuses %j, naming the argument', (args, message) => {
 		expect(() => listArgs(args)).toThrow(ConfigError);
@@ -182,7 +182,7 @@ describe('arguments', () => {
 			maxBytes: 10_485_760,
 		});
 		expect(() => downloadArgs({ path: '/in/a.csv', maxBytes: 0 })).toThrow(
-			'Invalid value 0 for "With": "maxBytes" must be a whole number from 1 to 1073741824',
+			'Invalid value 0 for "«with»": "maxBytes" must be a whole number from 1 to 1073741824',
 		);
 	});
 

@@ -1,6 +1,6 @@
 import { checkRange } from '../configError';
 import { argumentError, booleanArg } from './args';
-import { FIELD_LABELS, type OpMemory } from './types';
+import { type OpMemory } from './types';
 
 /**
  * The pure semantics of the SFTP ops: which names a folder listing keeps (the pattern), when a file
@@ -240,7 +240,7 @@ function numberArg(
 ): number {
 	if (value === undefined || value === null || value === '') return fallback;
 	const number = typeof value === 'string' && value.trim() !== '' ? Number(value) : value;
-	return checkRange('with', FIELD_LABELS.with, Number.isNaN(number) ? value : number, range, {
+	return checkRange('with', Number.isNaN(number) ? value : number, range, {
 		key,
 	});
 }

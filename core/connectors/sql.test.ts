@@ -141,7 +141,7 @@ describe('sql.query planning', () => {
 
 	it('refuses "params" without "key": a cursor alone skips or repeats rows sharing a timestamp across a page boundary', () => {
 		expect(() => args({ params: ['cursor', 'limit'] })).toThrow(
-			'Invalid value ["cursor","limit"] for "With": "params" has no "key": a page ending inside a run of rows sharing one cursor value skips the rest of the run ("updated_at > $1") or reads the same page forever ("updated_at >= $1"); compare (cursor, key) with the key as the tie-break, PostgreSQL "(updated_at, id) > ($1, $2)" with ["cursor", "key", "limit"], MySQL/MariaDB "updated_at > ? OR (updated_at = ? AND id > ?)" with ["cursor", "cursor", "key", "limit"]',
+			'Invalid value ["cursor","limit"] for "«with»": "params" has no "key": a page ending inside a run of rows sharing one cursor value skips the rest of the run ("updated_at > $1") or reads the same page forever ("updated_at >= $1"); compare (cursor, key) with the key as the tie-break, PostgreSQL "(updated_at, id) > ($1, $2)" with ["cursor", "key", "limit"], MySQL/MariaDB "updated_at > ? OR (updated_at = ? AND id > ?)" with ["cursor", "cursor", "key", "limit"]',
 		);
 	});
 
@@ -238,7 +238,7 @@ describe('sql.query planning', () => {
 				'2026-12-01 10:58:00',
 			]);
 			await expect(readPages(session, args(), start)).rejects.toThrow(
-				'Invalid value (none) for "With": "cursorTimeZone" must say which time zone the cursor column "updated_at" (a date/time type without a time zone) is written in, since the database\'s time zone is "Europe/Berlin", not UTC: "database" when the database writes it (a DEFAULT or NOW() in that zone), "UTC" when the application writes UTC. Or make it a type with a time zone (PostgreSQL timestamptz, MySQL TIMESTAMP)',
+				'Invalid value (none) for "«with»": "cursorTimeZone" must say which time zone the cursor column "updated_at" (a date/time type without a time zone) is written in, since the database\'s time zone is "Europe/Berlin", not UTC: "database" when the database writes it (a DEFAULT or NOW() in that zone), "UTC" when the application writes UTC. Or make it a type with a time zone (PostgreSQL timestamptz, MySQL TIMESTAMP)',
 			);
 		});
 
@@ -255,7 +255,7 @@ describe('sql.query planning', () => {
 
 		it('"cursorTimeZone" is "database" or "UTC"', () => {
 			expect(() => args({ cursorTimeZone: 'Europe/Berlin' })).toThrow(
-				'Invalid value "Europe/Berlin" for "With": "cursorTimeZone" must be "database" (the database writes the cursor column, in its own time zone) or "UTC" (the application writes it in UTC)',
+				'Invalid value "Europe/Berlin" for "«with»": "cursorTimeZone" must be "database" (the database writes the cursor column, in its own time zone) or "UTC" (the application writes it in UTC)',
 			);
 		});
 	});
@@ -277,13 +277,13 @@ describe('sql.query planning', () => {
 
 	it('checks its arguments, naming the one at fault', () => {
 		expect(() => args({ query: '' })).toThrow(
-			'Invalid value "" for "With": "query" must be the SELECT',
+			'Invalid value "" for "«with»": "query" must be the SELECT',
 		);
 		expect(() => args({ params: ['key'] })).toThrow('"params" must list what each bind parameter');
 		expect(() => args({ cursor: undefined })).toThrow('"cursor" must name the result column');
 		expect(() => args({ from: ['soon', 0] })).toThrow('"from" must be the position');
 		expect(() => args({ from: [0, ''] })).toThrow(
-			'Invalid value [0,""] for "With": "from" has an empty key: the key must be a non-empty text or a number. To start before every row, give a cursor below every row\'s, with any key (e.g. ["1970-01-01 00:00:00", "0"]), or a key that sorts before every key in the table',
+			'Invalid value [0,""] for "«with»": "from" has an empty key: the key must be a non-empty text or a number. To start before every row, give a cursor below every row\'s, with any key (e.g. ["1970-01-01 00:00:00", "0"]), or a key that sorts before every key in the table',
 		);
 		expect(() => args({ pageSize: 0 })).toThrow(
 			'"pageSize" must be a whole number from 1 to 10000',

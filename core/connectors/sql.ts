@@ -1,7 +1,7 @@
 import { checkRange, ConfigError } from '../configError';
 import { argumentError } from './args';
 import type { SqlClock, SqlDialect, SqlSession } from './sqlTransport';
-import { ConnectorError, type ConnectorOp, FIELD_LABELS, type OpContext } from './types';
+import { ConnectorError, type ConnectorOp, type OpContext } from './types';
 
 export type { SqlClock, SqlDialect, SqlRows, SqlSession, SqlSessionFactory } from './sqlTransport';
 
@@ -83,21 +83,18 @@ export function sqlQueryArgs(args: Record<string, unknown>): SqlQueryArgs {
 	const params = paramsArg(args.params);
 	const pageSize = checkRange(
 		'with',
-		FIELD_LABELS.with,
 		args.pageSize ?? DEFAULT_PAGE_SIZE,
 		{ min: 1, max: MAX_PAGE_SIZE, whole: true },
 		{ key: 'pageSize' },
 	);
 	const lagSeconds = checkRange(
 		'with',
-		FIELD_LABELS.with,
 		args.lagSeconds ?? DEFAULT_LAG_SECONDS,
 		{ min: 0, max: 86_400 },
 		{ key: 'lagSeconds' },
 	);
 	const maxRows = checkRange(
 		'with',
-		FIELD_LABELS.with,
 		args.maxRows ?? DEFAULT_MAX_ROWS,
 		{ min: pageSize, max: MAX_ROWS, whole: true },
 		{ key: 'maxRows' },

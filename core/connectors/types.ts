@@ -123,14 +123,3 @@ export class ConnectorError extends Error {
 		return this.details.retryAfterMs;
 	}
 }
-
-/**
- * The connector parameters of the Poll Trigger and the Connector node (nodes/shared/parameters.ts)
- * as the editor labels them, by parameter name: the labels their ConfigErrors carry.
- */
-export const FIELD_LABELS = {
-	op: 'Op',
-	with: 'With',
-	authentication: 'Authentication',
-	baseUrl: 'Base URL',
-} as const;

@@ -11,6 +11,8 @@ import {
 	type RunEnd,
 } from './activation';
 import { PollExpressions } from './expressions';
+import type { DeadLetter } from './retries';
+import type { SilenceNews } from './silence';
 import { ARMED_RUNS_MAX } from './runStage';
 
 /** An op that lists what `list` gives, leaving `memory`. */
@@ -126,7 +128,7 @@ describe('PollActivation', () => {
 		for (const value of [0, 2.5])
 			expect(
 				() => new PollActivation({ v: 1 }, { ...settings(source, clock), maxRunsInFlight: value }),
-			).toThrow(`Invalid value ${value} for "Max Runs in Flight"`);
+			).toThrow(`Invalid value ${value} for "«maxRunsInFlight»"`);
 	});
 
 	it("counts the op's memory in the static data every created run loads: a big one (sftp.list's files) arms fewer runs of a burst at once; Execute step gets it to preview with", async () => {
@@ -405,5 +407,295 @@ describe('PollActivation', () => {
 		expect(() => live(() => [], { v: 2 } as unknown as PollTriggerState)).toThrow(
 			"The Poll Trigger's saved state has format version 2, which this version of the node cannot read",
 		);
+	});
+});
+
+describe('PollActivation, When a Run Fails: Start the Item Again', () => {
+	const retry = { maxAttempts: 3, firstDelayMs: 60_000, factor: 2, maxDelayMs: 3_600_000 };
+	const failed = (message = 'partner down'): RunEnd => ({
+		settlement: 'started',
+		result: { status: 'error', errorMessage: message },
+	});
+	const succeeded: RunEnd = { settlement: 'started', result: { status: 'success' } };
+
+	/** A live activation with the retry policy, on `clock`; records writes, emits and dead letters. */
+	function retrying(
+		listed: () => unknown[],
+		saved: PollTriggerState = { v: 1 },
+		clock = new FakeClock(),
+		policy: PollActivationSettings['retry'] | 'leave it failed' = retry,
+	) {
+		const writes: PollTriggerState[] = [];
+		const emitted: PollRunToEmit[] = [];
+		const dead: DeadLetter[] = [];
+		const activation = new PollActivation(
+			saved,
+			{
+				...settings(listing(listed), clock),
+				...(policy !== 'leave it failed' && { retry: policy }),
+			},
+			{ intervalMs: 3_600_000 },
+		);
+		const ports: PollActivationPorts = {
+			...recordingPorts(emitted, (state) => writes.push(structuredClone(state))),
+			onDeadLetter: (letter) => dead.push(letter),
+		};
+		const settle = (run: PollRunToEmit, end: RunEnd) => activation.settled(run.key!, run.run, end);
+		return { activation, ports, clock, writes, emitted, dead, settle };
+	}
+
+	it("starts a failed run's item again after the backoff, its attempt on the run, until one succeeds; the wait and the attempt are in the state the run's settlement and emit write", async () => {
+		const t = retrying(() => [{ id: 'a' }]);
+		await t.activation.start(t.ports, []);
+		const [first] = t.emitted;
+		t.settle(first, failed());
+		t.activation.write(); // the emitter's settlement write
+		expect(t.writes.at(-1)!.retries?.waiting).toEqual([
+			expect.objectContaining({
+				key: first.key,
+				keys: ['a'],
+				failed: 1,
+				lastError: 'partner down',
+			}),
+		]);
+		await t.clock.advance(59_999);
+		expect(t.emitted).toHaveLength(1);
+		const writesBefore = t.writes.length;
+		await t.clock.advance(1);
+		const [, second] = t.emitted;
+		expect(second).toEqual({
+			key: `${first.key}/attempt2`,
+			run: { items: [{ id: 'a' }], keys: ['a'], attempt: 2 },
+		});
+		// One write, carried by the attempt's emit, records it in flight.
+		expect(t.writes).toHaveLength(writesBefore + 1);
+		expect(t.writes.at(-1)!.retries?.waiting?.[0].emitted).toBe(second.key);
+		t.settle(second, failed());
+		await t.clock.advance(120_000);
+		const third = t.emitted[2];
+		expect(third.key).toBe(`${first.key}/attempt3`);
+		t.settle(third, succeeded);
+		t.activation.write();
+		expect(t.writes.at(-1)!.retries).toBeUndefined();
+		expect(t.activation.recentStarts().map((entry) => entry.outcome)).toEqual([
+			'ended: success',
+			'ended: error',
+			'ended: error',
+		]);
+		await t.clock.advance(10 * 3_600_000);
+		expect(t.emitted).toHaveLength(3);
+		expect(t.dead).toEqual([]);
+		await t.activation.stop();
+	});
+
+	it('after Max Attempts failed runs the item is a dead letter, reported once; Start Again takes it back, and the next poll that lists it starts it', async () => {
+		const t = retrying(() => [{ id: 'a' }]);
+		await t.activation.start(t.ports, []);
+		t.settle(t.emitted[0], failed('1'));
+		await t.clock.advance(60_000);
+		t.settle(t.emitted[1], failed('2'));
+		await t.clock.advance(120_000);
+		t.settle(t.emitted[2], failed('3'));
+		expect(t.dead).toEqual([
+			{ key: t.emitted[0].key, keys: ['a'], attempts: 3, lastError: '3', at: t.clock.now() },
+		]);
+		expect(t.activation.deadLetters()).toEqual(t.dead);
+		t.activation.write();
+		await t.activation.stop();
+
+		const after = retrying(() => [{ id: 'a' }], t.writes.at(-1), t.clock);
+		await after.activation.start(after.ports, ['a']);
+		await after.clock.advance(0);
+		expect(after.activation.deadLetters()).toEqual([]);
+		expect(after.emitted.map((run) => run.run.keys)).toEqual([['a']]);
+		expect(after.emitted[0].key).not.toBe(t.emitted[0].key);
+		await after.activation.stop();
+	});
+
+	it('a run that succeeds, waits or is cancelled is not failed; a run n8n could not create is rolled back as before', async () => {
+		const t = retrying(() => [{ id: 'a' }, { id: 'b' }, { id: 'c' }, { id: 'd' }]);
+		await t.activation.start(t.ports, []);
+		const [a, b, c, d] = t.emitted;
+		t.settle(a, succeeded);
+		t.settle(b, { settlement: 'started', result: { status: 'waiting' } });
+		t.settle(c, { settlement: 'started', result: { status: 'canceled' } });
+		t.settle(d, { settlement: 'not_created', error: new Error('locked') });
+		t.activation.write();
+		expect(t.writes.at(-1)!.retries).toBeUndefined();
+		await t.clock.advance(3_600_000);
+		// The next poll: only d, rolled back, under a new key.
+		expect(t.emitted.slice(4).map((run) => run.run.keys)).toEqual([['d']]);
+		await t.activation.stop();
+	});
+
+	it('a crashed run is failed too', async () => {
+		const t = retrying(() => [{ id: 'a' }]);
+		await t.activation.start(t.ports, []);
+		t.settle(t.emitted[0], { settlement: 'started', result: { status: 'crashed' } });
+		await t.clock.advance(60_000);
+		expect(t.emitted[1].run.attempt).toBe(2);
+		await t.activation.stop();
+	});
+
+	it('Leave It Failed (no policy): a failed run is left as it is', async () => {
+		const t = retrying(() => [{ id: 'a' }], { v: 1 }, new FakeClock(), 'leave it failed');
+		await t.activation.start(t.ports, []);
+		t.settle(t.emitted[0], failed());
+		t.activation.write();
+		expect(t.writes.at(-1)!.retries).toBeUndefined();
+		await t.clock.advance(3_600_000 - 1);
+		expect(t.emitted).toHaveLength(1);
+		await t.activation.stop();
+	});
+
+	it('a stop between attempts (kill -9) loses nothing: the next activation starts the attempt when it is due, and no item goes past Max Attempts', async () => {
+		const clock = new FakeClock();
+		const t = retrying(() => [{ id: 'a' }, { id: 'b' }], { v: 1 }, clock);
+		await t.activation.start(t.ports, []);
+		t.settle(t.emitted[0], failed());
+		t.settle(t.emitted[1], failed());
+		t.activation.write();
+		const stored = structuredClone(t.writes.at(-1)!);
+		await t.activation.stop();
+
+		clock.jumpTo(clock.now() + 30_000);
+		const after = retrying(() => [{ id: 'a' }, { id: 'b' }], stored, clock);
+		await after.activation.start(after.ports, []);
+		expect(after.emitted).toEqual([]);
+		await clock.advance(30_000);
+		expect(after.emitted.map((run) => [run.run.keys, run.run.attempt])).toEqual([
+			[['a'], 2],
+			[['b'], 2],
+		]);
+		after.activation.write();
+		const inFlight = structuredClone(after.writes.at(-1)!);
+		await after.activation.stop();
+
+		// Killed with both attempts in flight: emitted again under their keys (n8n refuses those it
+		// created); a refused one's end is unknown, and the item leaves the book (Recent Starts lists it).
+		const third = retrying(() => [{ id: 'a' }, { id: 'b' }], inFlight, clock);
+		await third.activation.start(third.ports, []);
+		expect(third.emitted.map((run) => run.key)).toEqual(after.emitted.map((run) => run.key));
+		third.settle(third.emitted[0], { settlement: 'started' });
+		third.settle(third.emitted[1], failed());
+		await clock.advance(120_000);
+		expect(third.emitted.slice(2).map((run) => [run.run.keys, run.run.attempt])).toEqual([
+			[['b'], 3],
+		]);
+		third.settle(third.emitted[2], failed());
+		expect(third.dead.map((letter) => [letter.keys, letter.attempts])).toEqual([[['b'], 3]]);
+		expect(third.activation.endUnknown()?.endUnknown).toBe(1);
+		await third.activation.stop();
+	});
+
+	it('an attempt n8n could not create goes out again after its backoff, under a key of its own', async () => {
+		const t = retrying(() => [{ id: 'a' }]);
+		await t.activation.start(t.ports, []);
+		t.settle(t.emitted[0], failed());
+		await t.clock.advance(60_000);
+		t.settle(t.emitted[1], { settlement: 'not_created', error: new Error('locked') });
+		await t.clock.advance(60_000);
+		expect(t.emitted[2]).toMatchObject({
+			key: `${t.emitted[0].key}/attempt2.1`,
+			run: { attempt: 2 },
+		});
+		await t.activation.stop();
+	});
+
+	it('at most Max Runs in Flight attempts go out at once; the rest as attempts settle', async () => {
+		const clock = new FakeClock();
+		const activation = new PollActivation(
+			{ v: 1 },
+			{
+				...settings(
+					listing(() => [1, 2, 3].map((id) => ({ id }))),
+					clock,
+				),
+				retry,
+				maxRunsInFlight: 2,
+			},
+			{ intervalMs: 3_600_000 },
+		);
+		const emitted: PollRunToEmit[] = [];
+		await activation.start(recordingPorts(emitted), []);
+		for (let n = 0; n < 3; n++) {
+			activation.settled(emitted[n].key!, emitted[n].run, failed());
+			await clock.advance(0);
+		}
+		await clock.advance(60_000);
+		const attempts = () => emitted.filter((run) => run.run.attempt !== undefined);
+		expect(attempts().map((run) => run.run.keys)).toEqual([[1], [2]]);
+		activation.settled(attempts()[0].key!, attempts()[0].run, succeeded);
+		await clock.advance(0);
+		expect(attempts().map((run) => run.run.keys)).toEqual([[1], [2], [3]]);
+		await activation.stop();
+	});
+
+	it('refuses a policy out of range, naming the field', () => {
+		expect(
+			() =>
+				new PollActivation(
+					{ v: 1 },
+					{
+						...settings(
+							listing(() => []),
+							new FakeClock(),
+						),
+						retry: { ...retry, maxAttempts: 0 },
+					},
+				),
+		).toThrow('Invalid value 0 for "«maxAttempts»"');
+	});
+});
+
+describe('PollActivation, Alert When Nothing New For', () => {
+	it('a source that lists nothing new for that long is reported once, the state stored at once; new items again are reported once', async () => {
+		const clock = new FakeClock();
+		let listed: unknown[] = [{ id: 'a' }];
+		const activation = new PollActivation(
+			{ v: 1 },
+			{
+				...settings(
+					listing(() => listed),
+					clock,
+				),
+				silenceAfterMs: 60_000,
+			},
+			{ intervalMs: 20_000 },
+		);
+		const news: SilenceNews[] = [];
+		const writes: PollTriggerState[] = [];
+		let stored = 0;
+		await activation.start(
+			{
+				...recordingPorts([], (state) => writes.push(structuredClone(state)), {
+					storeNow: () => stored++,
+				}),
+				onSilence: (n) => news.push(n),
+			},
+			[],
+		);
+		expect(writes.at(-1)!.silence).toEqual({ lastNewAt: clock.now() });
+		const start = clock.now();
+		await clock.advance(40_000);
+		expect(news).toEqual([]);
+		await clock.advance(20_000);
+		expect(news.map((n) => n.kind)).toEqual(['silent']);
+		expect(writes.at(-1)!.silence).toEqual({ lastNewAt: start, reported: true });
+		expect(stored).toBe(1);
+		await clock.advance(60_000);
+		expect(news).toHaveLength(1);
+		listed = [{ id: 'a' }, { id: 'b' }];
+		await clock.advance(20_000);
+		expect(news.map((n) => n.kind)).toEqual(['silent', 'back']);
+		expect(writes.at(-1)!.silence).toEqual({ lastNewAt: clock.now() });
+		await activation.stop();
+	});
+
+	it('off by default: no silence state', async () => {
+		const t = live(() => []);
+		await t.activation.start(t.ports, []);
+		expect(t.writes.at(-1)!.silence).toBeUndefined();
+		await t.activation.stop();
 	});
 });

@@ -1,4 +1,4 @@
-import type { Clock } from '../clock';
+import type { Clock, TimerHandle } from '../clock';
 import type { PagedResult } from '../connectors/pagination';
 import type { ConnectorOp, OpContext, OpMemory, OpResult } from '../connectors/types';
 import type { RunOutlet, RunToEmit, Settlement } from '../outbox';
@@ -22,6 +22,9 @@ import {
 	startAgainId,
 } from './ledger';
 import { PagedSource, type PagingSettings, type SavedPagingState } from './paging';
+import { checkedRetryPolicy, failureOf, type RetryPolicy, type RunResult } from '../retryPolicy';
+import { type DeadLetter, RetryBook, type RetryEntry, type SavedRetries } from './retries';
+import { checkedSilenceAfter, type SavedSilence, type SilenceNews, SilenceWatch } from './silence';
 import {
 	type FailureReport,
 	type ObservedPollState,
@@ -58,6 +61,10 @@ export interface PollTriggerState {
 	startAgainApplied?: string;
 	/** Paginated http.request: $lastPollStartedAt, and whether Max Pages was reported (paging.ts). */
 	paging?: SavedPagingState;
+	/** Items whose run failed, waiting for an attempt, and the dead letters (retries.ts). */
+	retries?: SavedRetries<RunItem>;
+	/** Alert When Nothing New For: when a poll last started something new (silence.ts). */
+	silence?: SavedSilence;
 	/** Before the outbox (0.1.x): the last run emitted. Moved into the outbox on load. */
 	pending?: { items: RunItem[]; dedupeKey: string };
 }
@@ -89,6 +96,10 @@ export interface PollActivationSettings {
 	/** Prefixes every deduplication key: the trigger's workflow and node. */
 	keyPrefix: string;
 	clock: Clock;
+	/** When a Run Fails: Start the Item Again (retries.ts); unset: Leave It Failed. */
+	retry?: RetryPolicy;
+	/** Alert When Nothing New For (silence.ts), ms; unset: off. */
+	silenceAfterMs?: number;
 	/**
 	 * Set: the keyed kinds' history is kept in this table beside static data (historyStore.ts), and
 	 * `base` is the table's checkpoint of the saved store (savedHistoryStore() says which to load);
@@ -109,8 +120,16 @@ export function savedHistoryStore(saved: PollTriggerState, workflowId: string): 
 export interface RunEnd {
 	settlement: Settlement;
 	error?: Error;
-	/** The ended run's status; unset when n8n refused the run as a duplicate. */
-	result?: { status?: string };
+	/**
+	 * The ended run's status, and the message of the error that ended it; unset when n8n refused the
+	 * run as a duplicate.
+	 */
+	result?: RunResult;
+}
+
+/** Why the run failed, if n8n's status of it says it did (core/retryPolicy.ts). */
+function runFailure(end: RunEnd): string | undefined {
+	return end.settlement === 'started' ? failureOf(end.result) : undefined;
 }
 
 /** What a live activation is given: where its state, its runs and its news go. */
@@ -122,6 +141,10 @@ export interface PollActivationPorts {
 	onPollFailure(error: Error, report: FailureReport): void;
 	/** Max Pages cut a poll short (once per occurrence): the message of its one failed execution. */
 	onPageLimit(message: string): void;
+	/** An item's runs all failed (When a Run Fails): its one failed execution. */
+	onDeadLetter(letter: DeadLetter): void;
+	/** The source went silent for Alert When Nothing New For, or produces again: one failed execution. */
+	onSilence(news: SilenceNews): void;
 }
 
 type RunnerSettings = Omit<
@@ -146,6 +169,13 @@ export class PollActivation {
 	readonly notice: string | undefined;
 	private readonly ledger: StartLedger;
 	private readonly outbox: RunStage<RunItem>;
+	/** Items whose run failed, and the dead letters (retries.ts). */
+	private readonly retries: RetryBook<RunItem>;
+	/** Set while an attempt is due later (live only). */
+	private attemptTimer: TimerHandle | undefined;
+	private readonly maxRunsInFlight: number;
+	/** Alert When Nothing New For, when set. */
+	private readonly silence: SilenceWatch | undefined;
 	private readonly history: HistoryWatch;
 	private readonly runner: PollRunner | undefined;
 	/** Paginated http.request: the pages of a poll and the cursor in its request. */
@@ -189,6 +219,19 @@ export class PollActivation {
 		this.store = loaded.store;
 		this.notice = loaded.notice;
 		this.ledger = new StartLedger(saved.ledger);
+		this.retries = new RetryBook(
+			saved.retries,
+			settings.retry && checkedRetryPolicy(settings.retry),
+		);
+		this.maxRunsInFlight = checkedMaxRunsInFlight(settings.maxRunsInFlight);
+		this.silence =
+			settings.silenceAfterMs === undefined
+				? undefined
+				: new SilenceWatch(
+						checkedSilenceAfter(settings.silenceAfterMs),
+						saved.silence,
+						settings.clock.now(),
+					);
 		this.history = new HistoryWatch(this.store, settings.maxRemembered);
 		this.opMemory = saved.opMemory;
 		this.outbox = new RunStage<RunItem>(
@@ -197,7 +240,7 @@ export class PollActivation {
 			// The static data without the outbox's items, as every run n8n creates loads it (runStage.ts);
 			// the op's memory counts too (sftp.list keeps an entry per file of the folder).
 			() => this.store.historyBytes + LEDGER_MAX_BYTES + JSON.stringify(this.opMemory ?? {}).length,
-			checkedMaxRunsInFlight(settings.maxRunsInFlight),
+			this.maxRunsInFlight,
 		);
 		if (saved.pending)
 			this.outbox.add(
@@ -226,8 +269,13 @@ export class PollActivation {
 				restored: this.observed,
 				persist: (latest) => {
 					this.observed = latest;
+					const news = this.silence?.polled(
+						latest.lastOutcome === 'new_items',
+						settings.clock.now(),
+					);
 					this.write();
 					this.reportHistory();
+					if (news) this.reportSilence(news);
 				},
 				onFailure: (error, report) => this.live.onPollFailure(error, report),
 				poll: async (signal) => await this.poll(signal),
@@ -237,6 +285,16 @@ export class PollActivation {
 	/** Recent starts, newest last (Execute step's Recent Starts). */
 	recentStarts(): LedgerEntry[] {
 		return this.ledger.list();
+	}
+
+	/** Items whose runs all failed, newest first (Execute step's Dead Letters). */
+	deadLetters(): DeadLetter[] {
+		return this.retries.deadLetters();
+	}
+
+	/** Items whose run failed, waiting for their next attempt or in flight (Execute step). */
+	waitingAttempts(): ReadonlyArray<RetryEntry<RunItem>> {
+		return this.retries.waitingItems();
 	}
 
 	/** Recent Starts' first row when some runs' end is unknown (ledger.ts). */
@@ -308,6 +366,11 @@ export class PollActivation {
 		if (startAgain.length > 0 && startAgainId(startAgain) !== this.startAgainApplied) {
 			this.store.startAgain(startAgain);
 			this.ledger.startedAgain(startAgain);
+			const takenBack = this.retries.takeBack(startAgain);
+			if (takenBack > 0)
+				ports.outlet.info(
+					`${takenBack} dead letter(s) or waiting item(s) taken back by Start Again`,
+				);
 			this.startAgainApplied = startAgainId(startAgain);
 			this.paged?.owe(0);
 			this.write();
@@ -352,11 +415,14 @@ export class PollActivation {
 		// Not awaited: hundreds of stored runs (a crash mid-burst) take n8n longer to create than it
 		// gives a publication (n8n 2.41 abandons it after about 84 s). The emitter sends them in order,
 		// before the first poll's runs.
-		if (this.outbox.size > 0) {
-			const armed = this.outbox.armed();
+		// Attempts emitted before the last stop: n8n refuses those it created (their end is unknown).
+		const attempts = this.retries.emittedBefore().map(attemptToEmit);
+		if (this.outbox.size > 0 || attempts.length > 0) {
+			const armed = [...this.outbox.armed(), ...attempts];
 			for (const { key } of armed) this.reEmitted.add(key);
 			void ports.outlet.emit(armed);
 		}
+		this.scheduleAttempts();
 		this.checkpoint();
 		const firstPoll = this.runner?.start();
 		if (this.store.isFresh) await firstPoll;
@@ -371,6 +437,7 @@ export class PollActivation {
 	async stop(): Promise<void> {
 		this.stopped = true;
 		this.runner?.stop();
+		this.attemptTimer?.cancel();
 		await this.checkpoints;
 	}
 
@@ -436,8 +503,17 @@ export class PollActivation {
 	 * with the next poll. Returns the keys of the items rolled back, if any.
 	 */
 	settled(key: string, run: PollRun, end: RunEnd): readonly ItemKey[] | undefined {
+		if (this.retries.owns(key)) {
+			this.attemptSettled(key, run, end);
+			return undefined;
+		}
 		this.outbox.settle(key);
 		this.ledger.settled(key, ledgerOutcome(end, this.reEmitted.has(key)));
+		const failure = runFailure(end);
+		if (this.settings.retry && failure !== undefined) {
+			this.runFailed(key, run, failure);
+			this.scheduleAttempts();
+		}
 		const rolledBack = end.settlement !== 'started';
 		if (rolledBack) {
 			this.store.rollback(run.undo, run.keys);
@@ -446,6 +522,70 @@ export class PollActivation {
 		}
 		this.leftOutbox();
 		return rolledBack ? run.keys : undefined;
+	}
+
+	/**
+	 * A run failed (When a Run Fails: Start the Item Again): its item waits for its next attempt, or
+	 * is a dead letter, reported once. Written with the settlement write of the run.
+	 */
+	private runFailed(key: string, run: PollRun, failure: string): void {
+		const outcome = this.retries.failed(
+			key,
+			{ keys: run.keys, items: run.items ?? [] },
+			failure,
+			this.settings.clock.now(),
+		);
+		if (outcome.kind === 'dead') this.live.onDeadLetter(outcome.letter);
+	}
+
+	/** An attempt's run settled: it failed again, ended, or n8n could not create it. */
+	private attemptSettled(key: string, run: PollRun, end: RunEnd): void {
+		this.ledger.settled(
+			key,
+			end.settlement === 'not_created'
+				? 'not run: attempted again later'
+				: ledgerOutcome(end, this.reEmitted.has(key)),
+		);
+		const failure = runFailure(end);
+		if (end.settlement === 'not_created') this.retries.notCreated(key, this.settings.clock.now());
+		else if (failure !== undefined) this.runFailed(key, run, failure);
+		else this.retries.ended(key);
+		this.scheduleAttempts();
+	}
+
+	/**
+	 * Reports the silence (or its end) once; the state that says so is stored now where n8n can
+	 * (n8n 2.x), as a silent source starts no run whose emit would store it.
+	 */
+	private reportSilence(news: SilenceNews): void {
+		this.live.onSilence(news);
+		if (news.kind === 'silent') this.out.storeNow();
+	}
+
+	/** Arms the timer for the next attempt due, unless as many attempts as allowed are in flight. */
+	private scheduleAttempts(): void {
+		this.attemptTimer?.cancel();
+		this.attemptTimer = undefined;
+		const dueAt = this.retries.nextDueAt();
+		if (!this.runner || this.stopped || dueAt === undefined) return;
+		if (this.retries.inFlightCount >= this.maxRunsInFlight) return;
+		const { clock } = this.settings;
+		this.attemptTimer = clock.setTimer(() => this.emitDueAttempts(), dueAt - clock.now());
+	}
+
+	/** The attempts due now go out: recorded in the state their emit writes. */
+	private emitDueAttempts(): void {
+		this.attemptTimer = undefined;
+		void this.out.emitTaken(() => {
+			if (this.stopped) return [];
+			const now = this.settings.clock.now();
+			const room = this.maxRunsInFlight - this.retries.inFlightCount;
+			const due = this.retries.takeDue(now, room).map(attemptToEmit);
+			for (const { key, run } of due) this.ledger.started(key, run.keys, now);
+			if (due.length > 0) this.write();
+			this.scheduleAttempts();
+			return due;
+		});
 	}
 
 	/** n8n 1.x (no deduplication keys): the run exists, so it leaves the outbox at once. */
@@ -468,6 +608,7 @@ export class PollActivation {
 
 	/** The trigger's one write. n8n only notices a reassigned top-level key: the whole state is new. */
 	write(): void {
+		const retries = this.retries.saved();
 		this.out.write({
 			v: 1,
 			dedupe: this.store.serialize(),
@@ -477,6 +618,8 @@ export class PollActivation {
 			ledger: this.ledger.saved(),
 			...(this.paged?.saved && { paging: this.paged.saved }),
 			...(this.startAgainApplied !== undefined && { startAgainApplied: this.startAgainApplied }),
+			...(retries && { retries }),
+			...(this.silence && { silence: this.silence.saved() }),
 		});
 	}
 
@@ -586,6 +729,19 @@ export function runItem(item: unknown): RunItem {
 	return typeof item === 'object' && item !== null && !Array.isArray(item)
 		? (item as RunItem)
 		: { value: item };
+}
+
+/** An attempt's run as the emitter takes it: the items as they first ran, with the attempt. */
+function attemptToEmit(attempt: {
+	key: string;
+	keys: ItemKey[];
+	items: RunItem[];
+	attempt: number;
+}): PollRunToEmit & { key: string } {
+	return {
+		key: attempt.key,
+		run: { items: attempt.items, keys: attempt.keys, attempt: attempt.attempt },
+	};
 }
 
 /** How the ledger records a settlement (see LedgerOutcome). */

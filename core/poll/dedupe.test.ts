@@ -182,7 +182,7 @@ describe('time_window', () => {
 			expect.objectContaining({
 				name: 'ConfigError',
 				field: 'ttl',
-				message: 'Invalid value 10ms for "TTL": must be from 1s to 3650d',
+				message: 'Invalid value 10ms for "«ttl»": must be from 1s to 3650d',
 			}),
 		);
 	});
@@ -544,7 +544,7 @@ describe('history budget (maxRemembered)', () => {
 			expect.objectContaining({
 				name: 'ConfigError',
 				field: 'maxRemembered',
-				message: `Invalid value ${String(max)} for "Remember at Most (Keys)": must be a whole number of at least 0`,
+				message: `Invalid value ${String(max)} for "«maxRemembered»": must be a whole number of at least 0`,
 			}),
 		);
 	});
@@ -626,7 +626,7 @@ describe('first activation', () => {
 		).toThrow(
 			expect.objectContaining({
 				field: 'newestCount',
-				message: 'Invalid value 0 for "Newest N": must be a whole number of at least 1',
+				message: 'Invalid value 0 for "«newestCount»": must be a whole number of at least 1',
 			}),
 		);
 	});

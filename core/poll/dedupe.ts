@@ -1,7 +1,6 @@
 import { randomBytes } from 'node:crypto';
 
 import { checkRange } from '../configError';
-import { FIELD_LABELS } from './errors';
 import type { ItemKey, KeyedItem } from './expressions';
 import { hash64 } from './hash';
 import type { PendingCheckpoint, SavedHistory } from './historyStore';
@@ -641,21 +640,14 @@ export const MIN_TTL_MS = 1_000;
 export const MAX_TTL_MS = 10 * 365 * 86_400_000;
 
 export function checkedTtl(ttlMs: number): number {
-	return checkRange(
-		'ttl',
-		FIELD_LABELS.ttl,
-		ttlMs,
-		{ min: MIN_TTL_MS, max: MAX_TTL_MS },
-		{ duration: true },
-	);
+	return checkRange('ttl', ttlMs, { min: MIN_TTL_MS, max: MAX_TTL_MS }, { duration: true });
 }
 
 export function checkedMaxRemembered(max: number): number {
-	return checkRange('maxRemembered', FIELD_LABELS.maxRemembered, max, { min: 0, whole: true });
+	return checkRange('maxRemembered', max, { min: 0, whole: true });
 }
 
 export function checkedFirstPoll(policy: FirstPollPolicy): FirstPollPolicy {
-	if (policy.mode === 'newest')
-		checkRange('newestCount', FIELD_LABELS.newestCount, policy.count, { min: 1, whole: true });
+	if (policy.mode === 'newest') checkRange('newestCount', policy.count, { min: 1, whole: true });
 	return policy;
 }

@@ -5,25 +5,6 @@
  * the source).
  */
 
-/** The Poll Trigger's parameters as its editor labels them, by parameter name: the labels its ConfigErrors carry. */
-export const FIELD_LABELS = {
-	items: 'Items',
-	id: 'ID',
-	dedupe: 'Dedupe',
-	ttl: 'TTL',
-	version: 'Version',
-	interval: 'Interval',
-	backoffMaxSec: 'Backoff Cap (Seconds)',
-	failureLimit: 'Failure Limit',
-	jitterSec: 'Jitter (Seconds)',
-	newestCount: 'Newest N',
-	maxRemembered: 'Remember at Most (Keys)',
-	maxRunsInFlight: 'Max Runs in Flight',
-	historyStore: 'History Store',
-	timeoutSec: 'Poll Timeout (Seconds)',
-	startAgain: 'Start Again (Item Keys)',
-} as const;
-
 /** One item of the op's result that the settings cannot handle; `index` is its 0-based position. */
 export class PollItemError extends Error {
 	constructor(

@@ -29,17 +29,17 @@ describe('PollExpressions compile', () => {
 		} catch (error) {
 			expect(error).toBeInstanceOf(ConfigError);
 			expect(error.field).toBe('id');
-			expect(error.message).toContain('Invalid value "id +" for "ID": not valid JSONata: ');
+			expect(error.message).toContain('Invalid value "id +" for "«id»": not valid JSONata: ');
 			expect(error.message).toMatch(/Unexpected end of expression at position 4$/);
 		}
 	});
 
 	it('checks items and version too', () => {
 		expect(() => new PollExpressions({ id: 'id', items: 'data[' })).toThrow(
-			/^Invalid value "data\[" for "Items": not valid JSONata: /,
+			/^Invalid value "data\[" for "«items»": not valid JSONata: /,
 		);
 		expect(() => new PollExpressions({ id: 'id', version: 'updated_at(' })).toThrow(
-			expect.objectContaining({ field: 'version', label: 'Version' }),
+			expect.objectContaining({ field: 'version' }),
 		);
 	});
 
@@ -48,7 +48,7 @@ describe('PollExpressions compile', () => {
 			expect.objectContaining({
 				field: 'id',
 				message:
-					'Invalid value "  " for "ID": set it to the expression that gives one item\'s key, for example "id"',
+					'Invalid value "  " for "«id»": set it to the expression that gives one item\'s key, for example "id"',
 			}),
 		);
 	});
@@ -63,7 +63,7 @@ describe('selectItems', () => {
 	it('refuses a non-list result without items, naming its type', async () => {
 		const expressions = new PollExpressions({ id: 'id' });
 		await expect(expressions.selectItems({ data: [], meta: {} })).rejects.toThrow(
-			'Invalid value "" for "Items": the op returned an object (fields: data, meta), not a list; set "Items" to select the list in it (for example "data" or "results")',
+			'Invalid value "" for "«items»": the op returned an object (fields: data, meta), not a list; set "«items»" to select the list in it (for example "data" or "results")',
 		);
 		await expect(expressions.selectItems('text')).rejects.toThrow(
 			'the op returned a string, not a list',
@@ -96,7 +96,7 @@ describe('selectItems', () => {
 		await expect(
 			expressions.selectItems({ data: { tikets: [{ id: 1 }], total: 1 } }),
 		).rejects.toThrow(
-			'Invalid value "data.tickets" for "Items": it names the field "tickets", which "data" does not have; its fields are: tikets, total',
+			'Invalid value "data.tickets" for "«items»": it names the field "tickets", which "data" does not have; its fields are: tikets, total',
 		);
 		await expect(expressions.selectItems({ results: [] })).rejects.toThrow(
 			`names the field "data", which the op's result does not have; its fields are: results`,
@@ -115,7 +115,7 @@ describe('selectItems', () => {
 	it('names the items expression when it fails at run time', async () => {
 		const expressions = new PollExpressions({ id: 'id', items: '$number(data)' });
 		await expect(expressions.selectItems({ data: 'abc' })).rejects.toThrow(
-			/^Invalid value "\$number\(data\)" for "Items": the expression failed: /,
+			/^Invalid value "\$number\(data\)" for "«items»": the expression failed: /,
 		);
 	});
 });
@@ -135,7 +135,7 @@ describe('keyOf', () => {
 			expect(error).toBeInstanceOf(PollItemError);
 			expect((error as PollItemError).index).toBe(3);
 			expect((error as Error).message).toMatch(
-				/^Item 3: "ID" must give a non-empty string or a finite number; it gave /,
+				/^Item 3: "«id»" must give a non-empty string or a finite number; it gave /,
 			);
 		},
 	);
@@ -151,7 +151,7 @@ describe('keyOf', () => {
 	it('names the item when the id expression fails at run time', async () => {
 		const failing = new PollExpressions({ id: '$number(id)' });
 		await expect(failing.keyOf({ id: 'abc' }, 7)).rejects.toThrow(
-			/^Item 7: "ID" \(\$number\(id\)\) failed/,
+			/^Item 7: "«id»" \(\$number\(id\)\) failed/,
 		);
 	});
 });
@@ -176,7 +176,7 @@ describe('the plain-path fast path reads what JSONata would', () => {
 		for (const input of inputs) {
 			const viaJsonata = await jsonata.evaluate(input);
 			if (viaJsonata === undefined) {
-				await expect(expressions.versionOf(input, 0)).rejects.toThrow('"Version" gave no value');
+				await expect(expressions.versionOf(input, 0)).rejects.toThrow('"«version»" gave no value');
 			} else {
 				await expect(expressions.versionOf(input, 0)).resolves.toBe(
 					`v:${canonicalJson(viaJsonata)}`,
@@ -222,7 +222,7 @@ describe('keyItems', () => {
 				{ messages: [{ uid: 10, flags: 'seen' }, { uid: 11 }] },
 				{ withVersion: true },
 			),
-		).rejects.toThrow(/^Item 1: "Version" gave no value/);
+		).rejects.toThrow(/^Item 1: "«version»" gave no value/);
 	});
 
 	it('keys 10,000 items by a plain field path without evaluating JSONata per item', async () => {

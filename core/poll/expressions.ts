@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import jsonata from 'jsonata';
 
-import { ConfigError, showValue } from '../configError';
-import { FIELD_LABELS, PollItemError } from './errors';
+import { ConfigError, fieldRef, showValue } from '../configError';
+import { PollItemError } from './errors';
 
 /** The user's JSONata, as typed in the node. */
 export interface PollExpressionSources {
@@ -30,7 +30,7 @@ export interface KeyedItem<T = unknown> {
 type ExpressionField = 'items' | 'id' | 'version';
 
 function expressionError(field: ExpressionField, source: string, problem: string): ConfigError {
-	return new ConfigError(field, FIELD_LABELS[field], source, problem);
+	return new ConfigError(field, source, problem);
 }
 
 /** One compiled expression, with a direct reader when it is a plain field path. */
@@ -176,7 +176,7 @@ export class PollExpressions {
 			throw expressionError(
 				'items',
 				'',
-				`the op returned ${describeShape(result)}, not a list; set "${FIELD_LABELS.items}" to select the list in it (for example "data" or "results")`,
+				`the op returned ${describeShape(result)}, not a list; set "${fieldRef('items')}" to select the list in it (for example "data" or "results")`,
 			);
 		}
 		const selected = await this.read(this.items, result);
@@ -247,7 +247,7 @@ export class PollExpressions {
 			const { field, source } = expression;
 			throw index === undefined
 				? expressionError(field, source, `the expression ${failed}`)
-				: new PollItemError(index, `"${FIELD_LABELS[field]}" (${source}) ${failed}`);
+				: new PollItemError(index, `"${fieldRef(field)}" (${source}) ${failed}`);
 		}
 	}
 }
@@ -260,14 +260,14 @@ function checkedKey(value: unknown, index: number): ItemKey {
 		return value;
 	throw new PollItemError(
 		index,
-		`"${FIELD_LABELS.id}" must give a non-empty string or a finite number; it gave ${showValue(value)}.`,
+		`"${fieldRef('id')}" must give a non-empty string or a finite number; it gave ${showValue(value)}.`,
 	);
 }
 
 function checkedVersion(value: unknown, index: number): string {
 	// A missing version cannot tell changed from unchanged; guessing either way would be silent.
 	if (value === undefined)
-		throw new PollItemError(index, `"${FIELD_LABELS.version}" gave no value.`);
+		throw new PollItemError(index, `"${fieldRef('version')}" gave no value.`);
 	return `v:${canonicalJson(value)}`;
 }
 

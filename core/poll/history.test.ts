@@ -38,7 +38,7 @@ describe('HistoryWatch', () => {
 		const watch = new HistoryWatch(store, 0);
 		const [atActivation] = watch.check().warnings;
 		expect(atActivation).toMatch(
-			/^remembers 70,000 keys: 1\.1 MB of the workflow's static data, which n8n reads from its database twice for every run it starts .*Cap it with the option "Remember at Most \(Keys\)"/,
+			/^remembers 70,000 keys: 1\.1 MB of the workflow's static data, which n8n reads from its database twice for every run it starts .*Cap it with the option "«maxRemembered»"/,
 		);
 		store.keys = 100_000;
 		expect(watch.check()).toEqual({ warnings: [] });
@@ -75,7 +75,7 @@ describe('HistoryWatch', () => {
 
 	it('with a cap set, tells the user to lower it', () => {
 		const [warning] = new HistoryWatch(fakeStore(100_000), 500_000).check().warnings;
-		expect(warning).toContain('Lower "Remember at Most (Keys)" (now 500,000)');
+		expect(warning).toContain('Lower "«maxRemembered»" (now 500,000)');
 	});
 
 	it('says how many keys the cap forgot, each time it forgets, and not what it forgot before the activation', async () => {
@@ -93,10 +93,10 @@ describe('HistoryWatch', () => {
 		await clock.advance(60_000);
 		commit(['e', 'f', 'g']);
 		expect(watch.check()).toEqual({
-			info: 'forgot 2 remembered key(s), the oldest the poll did not list, to keep at most 2 ("Remember at Most (Keys)"); 4 forgotten in all. A forgotten key the source lists again is new again.',
+			info: 'forgot 2 remembered key(s), the oldest the poll did not list, to keep at most 2 ("«maxRemembered»"); 4 forgotten in all. A forgotten key the source lists again is new again.',
 			// e, f and g are listed: kept over the cap.
 			warnings: [
-				'remembers 3 keys, more than "Remember at Most (Keys)" (2): the last poll listed them, and a key the source still lists is never forgotten (it would start again at the next poll). Set the cap above the number of items the source lists.',
+				'remembers 3 keys, more than "«maxRemembered»" (2): the last poll listed them, and a key the source still lists is never forgotten (it would start again at the next poll). Set the cap above the number of items the source lists.',
 			],
 		});
 		commit([]);

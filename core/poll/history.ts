@@ -1,5 +1,5 @@
+import { fieldRef } from '../configError';
 import type { DedupeStore } from './dedupe';
-import { FIELD_LABELS } from './errors';
 
 /**
  * What a trigger's remembered history costs, and when to say so. The history lives in the
@@ -72,7 +72,7 @@ export class HistoryWatch {
 		if (forgotten && forgotten.total > this.reportedForgotten) {
 			const now = forgotten.total - this.reportedForgotten;
 			this.reportedForgotten = forgotten.total;
-			lines.info = `forgot ${count(now)} remembered key(s), the oldest the poll did not list, to keep at most ${count(this.maxRemembered)} ("${FIELD_LABELS.maxRemembered}"); ${count(forgotten.total)} forgotten in all. A forgotten key the source lists again is new again.`;
+			lines.info = `forgot ${count(now)} remembered key(s), the oldest the poll did not list, to keep at most ${count(this.maxRemembered)} ("${fieldRef('maxRemembered')}"); ${count(forgotten.total)} forgotten in all. A forgotten key the source lists again is new again.`;
 		}
 		if (!this.warnedOverCap && overCap(this.store, this.maxRemembered)) {
 			this.warnedOverCap = true;
@@ -119,17 +119,17 @@ function overCap(store: WatchedStore, maxRemembered: number): boolean {
 }
 
 function overCapWarning(store: WatchedStore, maxRemembered: number): string {
-	return `remembers ${count(store.size)} keys, more than "${FIELD_LABELS.maxRemembered}" (${count(maxRemembered)}): the last poll listed them, and a key the source still lists is never forgotten (it would start again at the next poll). Set the cap above the number of items the source lists.`;
+	return `remembers ${count(store.size)} keys, more than "${fieldRef('maxRemembered')}" (${count(maxRemembered)}): the last poll listed them, and a key the source still lists is never forgotten (it would start again at the next poll). Set the cap above the number of items the source lists.`;
 }
 
 function sizeWarning(store: WatchedStore, maxRemembered: number): string {
 	if (store.historyInTable)
-		return `keeps ${megabytes(store.historyBytes)} of changes to its history of ${count(store.size)} keys in the workflow's static data, which n8n reads twice for every run it starts: they are saved in the PostgreSQL table ("${FIELD_LABELS.historyStore}") only once no run of the trigger is in flight, or once the table can be reached again. See the package docs, docs/poll-trigger.md: "History Store".`;
+		return `keeps ${megabytes(store.historyBytes)} of changes to its history of ${count(store.size)} keys in the workflow's static data, which n8n reads twice for every run it starts: they are saved in the PostgreSQL table ("${fieldRef('historyStore')}") only once no run of the trigger is in flight, or once the table can be reached again. See the package docs, docs/poll-trigger.md: "History Store".`;
 	const remedy =
 		maxRemembered > 0
-			? `Lower "${FIELD_LABELS.maxRemembered}" (now ${count(maxRemembered)})`
-			: `Cap it with the option "${FIELD_LABELS.maxRemembered}" (the oldest keys are forgotten first)`;
-	return `remembers ${count(store.size)} keys: ${megabytes(store.historyBytes)} of the workflow's static data, which n8n reads from its database twice for every run it starts (and keeps a copy of with each run in flight), and which the editor downloads whenever the workflow is opened. ${remedy}, keep the history in PostgreSQL ("${FIELD_LABELS.historyStore}"), use Dedupe "Time Window", or start one run per poll (One Run per Item off). See the package docs, docs/poll-trigger.md: "History budget".`;
+			? `Lower "${fieldRef('maxRemembered')}" (now ${count(maxRemembered)})`
+			: `Cap it with the option "${fieldRef('maxRemembered')}" (the oldest keys are forgotten first)`;
+	return `remembers ${count(store.size)} keys: ${megabytes(store.historyBytes)} of the workflow's static data, which n8n reads from its database twice for every run it starts (and keeps a copy of with each run in flight), and which the editor downloads whenever the workflow is opened. ${remedy}, keep the history in PostgreSQL ("${fieldRef('historyStore')}"), use Dedupe "Time Window", or start one run per poll (${fieldRef('oneRunPerItem')} off). See the package docs, docs/poll-trigger.md: "History budget".`;
 }
 
 function count(n: number): string {

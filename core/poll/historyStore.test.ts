@@ -156,7 +156,7 @@ describe('the history table beside static data (historyStore.ts)', () => {
 			error = caught;
 		}
 		expect(error).toBeInstanceOf(ConfigError);
-		expect((error as Error).message).toMatch(/History Store/);
+		expect((error as Error).message).toMatch(/«historyStore»/);
 		expect((error as Error).message).toMatch(/staticData/);
 		expect((error as Error).message).toMatch(/PostgreSQL/);
 	});

@@ -10,4 +10,6 @@ export * from './runStage';
 export * from './history';
 export * from './historyStore';
 export * from './paging';
+export * from './retries';
+export * from './silence';
 export * from './activation';

@@ -12,8 +12,8 @@ import {
 	type SavedDedupeState,
 	type Undo,
 } from './dedupe';
-import { ConfigError, showValue } from '../configError';
-import { FIELD_LABELS, PollItemError } from './errors';
+import { ConfigError, fieldRef, showValue } from '../configError';
+import { PollItemError } from './errors';
 import { newerOfSaved, type PendingCheckpoint, TableHistory } from './historyStore';
 import type { ItemKey, KeyedItem } from './expressions';
 import {
@@ -63,7 +63,6 @@ abstract class KeyedStore extends DedupeStore {
 			if (saved?.history !== undefined)
 				throw new ConfigError(
 					'historyStore',
-					FIELD_LABELS.historyStore,
 					'staticData',
 					`cannot be Static Data: this trigger's history of dedupe "${saved.kind}" is in a PostgreSQL table. Set it back to PostgreSQL, with the same credential`,
 				);
@@ -300,13 +299,13 @@ export class GreatestStore extends DedupeStore {
 		if (odd) {
 			throw new PollItemError(
 				odd.index,
-				`dedupe "greatest" compares ids, but this poll mixes numbers and strings: item ${first.index} has ${showValue(first.key)}, item ${odd.index} has ${showValue(odd.key)}. Make "${FIELD_LABELS.id}" give one kind (for example $string(id) or $number(id)).`,
+				`dedupe "greatest" compares ids, but this poll mixes numbers and strings: item ${first.index} has ${showValue(first.key)}, item ${odd.index} has ${showValue(odd.key)}. Make "${fieldRef('id')}" give one kind (for example $string(id) or $number(id)).`,
 			);
 		}
 		if (this.watermark !== undefined && typeof this.watermark !== idKind) {
 			throw new PollItemError(
 				first.index,
-				`dedupe "greatest" remembers the ${typeof this.watermark} ${showValue(this.watermark)} as its high-water mark, but this poll's ids are ${idKind}s (${showValue(first.key)}). Make "${FIELD_LABELS.id}" give a ${typeof this.watermark} again, or reset the trigger's state.`,
+				`dedupe "greatest" remembers the ${typeof this.watermark} ${showValue(this.watermark)} as its high-water mark, but this poll's ids are ${idKind}s (${showValue(first.key)}). Make "${fieldRef('id')}" give a ${typeof this.watermark} again, or reset the trigger's state.`,
 			);
 		}
 		// Array.prototype.sort is stable, so equal ids keep list order.
@@ -495,7 +494,7 @@ export function loadDedupeStore(options: DedupeOptions, saved?: unknown): Loaded
 			);
 			notice = carried
 				? `Dedupe changed from "${state.kind}" to "${dedupe.kind}": the ${state.kind} records carry over.`
-				: `Dedupe changed from "${state.kind}" to "${dedupe.kind}": what "${state.kind}" remembered means nothing to "${dedupe.kind}", so the next poll is a first poll and follows "First Poll Starts".`;
+				: `Dedupe changed from "${state.kind}" to "${dedupe.kind}": what "${state.kind}" remembered means nothing to "${dedupe.kind}", so the next poll is a first poll and follows "${fieldRef('firstPoll')}".`;
 			state = carried ? { ...state, kind: dedupe.kind } : undefined;
 		}
 	}
@@ -541,7 +540,6 @@ function createStore(
 	}
 	throw new ConfigError(
 		'dedupe',
-		FIELD_LABELS.dedupe,
 		(dedupe as { kind: unknown }).kind,
 		'use none, unique, time_window, greatest, last or changed',
 	);

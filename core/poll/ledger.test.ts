@@ -83,7 +83,7 @@ describe('parseStartAgain', () => {
 
 	it('refuses what is not a list of keys, naming the option', () => {
 		expect(() => parseStartAgain('INC-1, INC-2')).toThrow(ConfigError);
-		expect(() => parseStartAgain('INC-1, INC-2')).toThrow(/"Start Again \(Item Keys\)"/);
+		expect(() => parseStartAgain('INC-1, INC-2')).toThrow(/"«startAgain»"/);
 		expect(() => parseStartAgain('[true]')).toThrow(/non-empty string or a finite number/);
 		expect(() => parseStartAgain(JSON.stringify(Array.from({ length: 501 }, (_, i) => i)))).toThrow(
 			/at most 500/,

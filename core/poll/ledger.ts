@@ -1,5 +1,4 @@
 import { ConfigError } from '../configError';
-import { FIELD_LABELS } from './errors';
 import { canonicalKey } from './dedupe';
 import type { ItemKey } from './expressions';
 import { hash64 } from './hash';
@@ -48,7 +47,9 @@ export type LedgerOutcome =
 	/** Its end was unknown, and a Start Again list named its items. */
 	| 'started again'
 	/** n8n did not run it; its items come back at the next poll under another key. */
-	| 'not run: rolled back';
+	| 'not run: rolled back'
+	/** An attempt after a failed run (retries.ts) n8n did not run: it goes out again after its backoff. */
+	| 'not run: attempted again later';
 
 export interface LedgerEntry {
 	/** n8n's execution deduplication key. */
@@ -209,7 +210,7 @@ export function parseStartAgain(text: string): ItemKey[] {
 export const MAX_START_AGAIN = 500;
 
 function startAgainError(value: string, problem: string): ConfigError {
-	return new ConfigError('startAgain', FIELD_LABELS.startAgain, value.slice(0, 80), problem);
+	return new ConfigError('startAgain', value.slice(0, 80), problem);
 }
 
 /**

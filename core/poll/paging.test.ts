@@ -219,7 +219,7 @@ describe('paginated polls (core/poll/paging.ts, core/connectors/pagination.ts)',
 		expect(await t.poll()).toBe(2);
 		expect(sorted(t.started)).toEqual(range(41, 140));
 		expect(t.reports).toEqual([
-			'Max Pages reached: all 2 pages were new; items beyond page 2 may not have been started: raise Max Pages or poll more often',
+			'«pagination.maxPages» reached: all 2 pages were new; items beyond page 2 may not have been started: raise «pagination.maxPages» or poll more often',
 		]);
 		expect(t.saved?.limitReported).toBe(true);
 		t.source.add(20); // page 3 now begins 20 items earlier, with items the poll before started
@@ -316,7 +316,7 @@ describe('paginated polls (core/poll/paging.ts, core/connectors/pagination.ts)',
 				with: { url: '/t', query: { since: '{{ $since }}' } },
 			}),
 		).toThrow(
-			'Invalid value "{{ $since }}" for "With": "$since" is not a value the trigger has; use {{ $lastPollStartedAt }}',
+			'Invalid value "{{ $since }}" for "«with»": "$since" is not a value the trigger has; use {{ $lastPollStartedAt }}',
 		);
 	});
 
@@ -324,13 +324,16 @@ describe('paginated polls (core/poll/paging.ts, core/connectors/pagination.ts)',
 		const cases: Array<[PaginationSettings, string]> = [
 			[
 				{ mode: 'nextUrl', nextUrl: 'response.body.tickets[0].id' },
-				'Invalid value 150 for "Next URL": the expression response.body.tickets[0].id gave it after page 1',
+				'Invalid value 150 for "«pagination.nextUrl»": the expression response.body.tickets[0].id gave it after page 1',
 			],
 			[
 				{ mode: 'nextUrl', nextUrl: '"http://source.test/tickets?page=1"' },
-				'for "Next URL": page 3 would repeat a request already sent in this poll (a loop)',
+				'for "«pagination.nextUrl»": page 3 would repeat a request already sent in this poll (a loop)',
 			],
-			[{ mode: 'nextUrl', nextUrl: '$unknownFunction()' }, 'for "Next URL": failed after page 1'],
+			[
+				{ mode: 'nextUrl', nextUrl: '$unknownFunction()' },
+				'for "«pagination.nextUrl»": failed after page 1',
+			],
 		];
 		for (const [pagination, message] of cases) {
 			const t = trigger({ pagination, firstPoll: 'all' });
@@ -365,13 +368,13 @@ describe('paginated polls (core/poll/paging.ts, core/connectors/pagination.ts)',
 			},
 		);
 		await expect(fetched).rejects.toThrow(
-			'page 2 (GET http://source.test/b): Invalid value "" for "Items"',
+			'page 2 (GET http://source.test/b): Invalid value "" for "«items»"',
 		);
 	});
 
 	it('settings that can never work are refused at activation, naming the option', () => {
 		expect(() => new Pagination({ mode: 'nextUrl' })).toThrow(
-			'Invalid value "" for "Next URL": must be set for this pagination mode',
+			'Invalid value "" for "«pagination.nextUrl»": must be set for this pagination mode',
 		);
 		expect(
 			() =>
@@ -380,11 +383,13 @@ describe('paginated polls (core/poll/paging.ts, core/connectors/pagination.ts)',
 					endWhen: 'statusCodes',
 					endStatuses: 'none',
 				}),
-		).toThrow('for "Status Code(s) when Complete"');
+		).toThrow('for "«pagination.endStatuses»"');
 		expect(() => new Pagination({ mode: 'linkHeader', maxPages: 0 })).toThrow(
-			'Invalid value 0 for "Max Pages"',
+			'Invalid value 0 for "«pagination.maxPages»"',
 		);
-		expect(() => new Pagination({ mode: 'parameter', parameters: [] })).toThrow('for "Parameters"');
+		expect(() => new Pagination({ mode: 'parameter', parameters: [] })).toThrow(
+			'for "«pagination.parameters»"',
+		);
 	});
 
 	it('an end status code completes paging; the interval between requests waits on the clock', async () => {

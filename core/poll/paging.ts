@@ -1,10 +1,9 @@
 import type { Clock } from '../clock';
-import { ConfigError } from '../configError';
+import { ConfigError, fieldRef } from '../configError';
 import { fillPlaceholders, placeholdersIn } from '../connectors/args';
 import { httpExchange } from '../connectors/http';
 import type { PagedResult, Pagination } from '../connectors/pagination';
 import type { OpContext, OpMemory } from '../connectors/types';
-import { FIELD_LABELS as CONNECTOR_LABELS } from '../connectors/types';
 import { type DedupeStore, itemHash, type Verdict } from './dedupe';
 import { hash64 } from './hash';
 import { unitsToHex } from './records';
@@ -83,7 +82,6 @@ export function checkPlaceholders(args: Record<string, unknown>, store: DedupeSt
 	if (store.kind !== 'greatest' && placeholdersIn(args).has('cursor'))
 		throw new ConfigError(
 			'with',
-			CONNECTOR_LABELS.with,
 			'{{ $cursor }}',
 			`$cursor is the high-water mark of Dedupe "greatest"; with Dedupe "${store.kind}" ask for what is new with {{ $lastPollStartedAt }}`,
 		);
@@ -393,11 +391,12 @@ export function pageLimitProblem(
 	)
 		return undefined;
 	const { pages } = result;
+	const maxPages = fieldRef('pagination.maxPages');
 	if (poll.owed && settings.listOrder === 'newestFirst')
-		return `Max Pages reached: items expected back after a stop, a crash or a run n8n could not create were not all listed in ${pages} pages; polls page on to find them and start them once listed: raise Max Pages`;
+		return `${maxPages} reached: items expected back after a stop, a crash or a run n8n could not create were not all listed in ${pages} pages; polls page on to find them and start them once listed: raise ${maxPages}`;
 	return settings.listOrder === 'newestFirst'
-		? `Max Pages reached: all ${pages} pages were new; items beyond page ${pages} may not have been started: raise Max Pages or poll more often`
-		: `Max Pages reached: the source had more than ${pages} pages; items beyond page ${pages} may not have been started: put {{ $cursor }} (Dedupe Greatest) in the request, raise Max Pages or poll more often`;
+		? `${maxPages} reached: all ${pages} pages were new; items beyond page ${pages} may not have been started: raise ${maxPages} or poll more often`
+		: `${maxPages} reached: the source had more than ${pages} pages; items beyond page ${pages} may not have been started: put {{ $cursor }} (Dedupe Greatest) in the request, raise ${maxPages} or poll more often`;
 }
 
 /** Reports Max Pages once per occurrence: again only after a poll that was not cut short. */

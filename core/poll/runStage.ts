@@ -1,7 +1,6 @@
 import { checkRange } from '../configError';
 import { type OutboxEntry, storedOutboxEntries } from '../outbox';
 import type { Undo } from './dedupe';
-import { FIELD_LABELS } from './errors';
 import type { ItemKey } from './expressions';
 
 /**
@@ -15,6 +14,8 @@ export interface StagedRun<I> {
 	undo?: Undo;
 	/** Stored with items once armed, not armed yet: its items are in this process's memory only. */
 	held?: true;
+	/** A run started again after a failed one (retries.ts): its attempt (2 and up). */
+	attempt?: number;
 }
 
 /** Items of armed runs stored in the outbox at once (the first run is armed whatever its size). */
@@ -36,7 +37,7 @@ export const ARMED_COPIES_MAX_BYTES = 512 * 1024 * 1024;
 export const ARMED_RUNS_MAX = 50;
 
 export function checkedMaxRunsInFlight(max: number): number {
-	return checkRange('maxRunsInFlight', FIELD_LABELS.maxRunsInFlight, max, { min: 1, whole: true });
+	return checkRange('maxRunsInFlight', max, { min: 1, whole: true });
 }
 
 /**

@@ -52,13 +52,13 @@ describe('configuration', () => {
 		const poll = async (): Promise<PollOutcome> => ({ kind: 'unchanged' });
 		expect(() => new PollRunner({ clock, poll, intervalMs: 1_000 })).toThrow(ConfigError);
 		expect(() => new PollRunner({ clock, poll, intervalMs: 1_000 })).toThrow(
-			'Invalid value 1s for "Interval": must be from 5s to 7d',
+			'Invalid value 1s for "«interval»": must be from 5s to 7d',
 		);
 		expect(() => new PollRunner({ clock, poll, intervalMs: MAX_INTERVAL_MS + 1 })).toThrow(
-			expect.objectContaining({ field: 'interval', label: 'Interval' }),
+			expect.objectContaining({ field: 'interval' }),
 		);
 		expect(() => new PollRunner({ clock, poll, intervalMs: Number.NaN })).toThrow(
-			'Invalid value NaN for "Interval": must be from 5s to 7d',
+			'Invalid value NaN for "«interval»": must be from 5s to 7d',
 		);
 		expect(() => new PollRunner({ clock, poll, intervalMs: MIN_INTERVAL_MS })).not.toThrow();
 	});
@@ -69,12 +69,12 @@ describe('configuration', () => {
 		expect(() => new PollRunner({ clock, poll, intervalMs: INTERVAL, jitterMs: INTERVAL })).toThrow(
 			expect.objectContaining({
 				field: 'jitterSec',
-				message: 'Invalid value 5min for "Jitter (Seconds)": must be from 0ms to 299.999s',
+				message: 'Invalid value 5min for "«jitterSec»": must be from 0ms to 299.999s',
 			}),
 		);
 		expect(
 			() => new PollRunner({ clock, poll, intervalMs: INTERVAL, backoff: { factor: 0.5 } }),
-		).toThrow('Invalid value 0.5 for "backoff.factor": must be from 1 to 10');
+		).toThrow('Invalid value 0.5 for "«backoff.factor»": must be from 1 to 10');
 		expect(
 			() =>
 				new PollRunner({
@@ -83,12 +83,12 @@ describe('configuration', () => {
 					intervalMs: INTERVAL,
 					backoff: { initialMs: 10 * MINUTE, maxMs: MINUTE },
 				}),
-		).toThrow(expect.objectContaining({ field: 'backoffMaxSec', label: 'Backoff Cap (Seconds)' }));
+		).toThrow(expect.objectContaining({ field: 'backoffMaxSec' }));
 		expect(() => new PollRunner({ clock, poll, intervalMs: INTERVAL, failureLimit: 0 })).toThrow(
-			expect.objectContaining({ field: 'failureLimit', label: 'Failure Limit' }),
+			expect.objectContaining({ field: 'failureLimit' }),
 		);
 		expect(() => new PollRunner({ clock, poll, intervalMs: INTERVAL, failureLimit: 2.5 })).toThrow(
-			'Invalid value 2.5 for "Failure Limit": must be a whole number from 1 to 1000000',
+			'Invalid value 2.5 for "«failureLimit»": must be a whole number from 1 to 1000000',
 		);
 	});
 });
@@ -114,7 +114,7 @@ describe('defaults', () => {
 					intervalMs: 2 * 60 * MINUTE,
 					backoff: { maxMs: 60 * MINUTE },
 				}),
-		).toThrow('Invalid value 1h for "Backoff Cap (Seconds)": must be from 2h to 7d');
+		).toThrow('Invalid value 1h for "«backoffMaxSec»": must be from 2h to 7d');
 	});
 });
 
@@ -249,6 +249,22 @@ describe('timeout', () => {
 		expect(failures).toEqual([
 			{ message: 'Poll timed out after 30s', consecutiveFailures: 1, reason: 'first_failure' },
 		]);
+	});
+});
+
+describe('lastError', () => {
+	it('keeps the failure as the node says it (the fields it names as the editor labels them)', async () => {
+		const { runner, persisted, failures } = harness(
+			{ describe: (error) => error.message.replace('«with»', 'With') },
+			async () => {
+				throw new ConfigError('with', 0, 'must be at least 1', { key: 'limit' });
+			},
+		);
+		runner.start();
+		await flushPromises();
+		expect(persisted[0].lastError).toBe('Invalid value 0 for "With": "limit" must be at least 1');
+		// The node's failure handler gets the error itself.
+		expect(failures[0].message).toBe('Invalid value 0 for "«with»": "limit" must be at least 1');
 	});
 });
 

@@ -1,6 +1,5 @@
 import type { Clock, TimerHandle } from '../clock';
 import { checkRange, showDuration } from '../configError';
-import { FIELD_LABELS } from './errors';
 import { hash32 } from './hash';
 
 export const MIN_INTERVAL_MS = 5_000;
@@ -69,6 +68,8 @@ export interface PollRunnerOptions {
 	persist?: (observed: ObservedPollState) => void;
 	/** Called for the first failure after a success and when the failure limit is reached, not for every retry. */
 	onFailure?: (error: Error, report: FailureReport) => void;
+	/** The failure as `lastError` keeps it: the node says the fields it names as its editor does; unset: the message. */
+	describe?: (error: Error) => string;
 }
 
 export class PollTimeoutError extends Error {
@@ -119,31 +120,26 @@ export class PollRunner {
 		const { intervalMs } = options;
 		// Durations are milliseconds here, whatever unit the editor shows.
 		const duration = { duration: true };
-		const { interval, jitterSec, timeoutSec, backoffMaxSec, failureLimit } = FIELD_LABELS;
 		this.intervalMs = checkRange(
 			'interval',
-			interval,
 			intervalMs,
 			{ min: MIN_INTERVAL_MS, max: MAX_INTERVAL_MS },
 			duration,
 		);
 		this.jitterMs = checkRange(
 			'jitterSec',
-			jitterSec,
 			options.jitterMs ?? 0,
 			{ min: 0, max: intervalMs - 1 },
 			duration,
 		);
 		this.timeoutMs = checkRange(
 			'timeoutSec',
-			timeoutSec,
 			options.timeoutMs ?? Math.min(intervalMs, DEFAULT_TIMEOUT_MS),
 			{ min: 1_000, max: MAX_INTERVAL_MS },
 			duration,
 		);
 		// The initial backoff and the factor are not parameters: the node leaves them at their defaults.
 		const initialMs = checkRange(
-			'backoff.initialMs',
 			'backoff.initialMs',
 			options.backoff?.initialMs ?? intervalMs,
 			{ min: 1_000, max: MAX_INTERVAL_MS },
@@ -153,22 +149,20 @@ export class PollRunner {
 			initialMs,
 			maxMs: checkRange(
 				'backoffMaxSec',
-				backoffMaxSec,
 				options.backoff?.maxMs ?? Math.max(DEFAULT_BACKOFF_MAX_MS, initialMs),
 				{ min: initialMs, max: MAX_INTERVAL_MS },
 				duration,
 			),
-			factor: checkRange('backoff.factor', 'backoff.factor', options.backoff?.factor ?? 2, {
+			factor: checkRange('backoff.factor', options.backoff?.factor ?? 2, {
 				min: 1,
 				max: 10,
 			}),
 		};
-		this.failureLimit = checkRange(
-			'failureLimit',
-			failureLimit,
-			options.failureLimit ?? DEFAULT_FAILURE_LIMIT,
-			{ min: 1, max: 1_000_000, whole: true },
-		);
+		this.failureLimit = checkRange('failureLimit', options.failureLimit ?? DEFAULT_FAILURE_LIMIT, {
+			min: 1,
+			max: 1_000_000,
+			whole: true,
+		});
 		this.observedState = { ...initialObservedState(), ...options.restored };
 	}
 
@@ -295,7 +289,7 @@ export class PollRunner {
 			state.consecutiveFailures++;
 			Object.assign(state, {
 				lastOutcome: 'failed',
-				lastError: error.message,
+				lastError: this.options.describe?.(error) ?? error.message,
 				backoffUntil: now + this.failureDelay(error),
 			});
 			this.armNext();

@@ -78,11 +78,11 @@ describe('validateSettings', () => {
 			type: 'oAuth2Api',
 		});
 		expect(() => validateSettings({ ...GOOD, authentication: 'httpDigestAuth' })).toThrow(
-			'Invalid value "httpDigestAuth" for "Authentication": must be one of None, Basic Auth, Bearer Auth, Custom Auth, Header Auth, Query Auth, OAuth2 API, Durable Triggers HTTP API',
+			'Invalid value "httpDigestAuth" for "«authentication»": must be one of None, «httpBasicAuth:», «httpBearerAuth:», «httpCustomAuth:», «httpHeaderAuth:», «httpQueryAuth:», «oAuth2Api:», «durableHttpApi:»',
 		);
 		expect(() =>
 			validateSettings({ ...GOOD, authentication: 'httpHeaderAuth', url: '/jobs' }),
-		).toThrow('for "URL": must be an absolute http(s) URL');
+		).toThrow('for "«url»": must be an absolute http(s) URL');
 	});
 
 	it('ignores the request fields in Wait Only mode', () => {
@@ -97,145 +97,145 @@ describe('validateSettings', () => {
 			'a Response Code outside 2xx',
 			{ responseCode: 999 },
 			'responseCode',
-			'Invalid value 999 for "Response Code": must be a whole number from 200 to 299: it answers the callback that resumed the run, a success',
+			'Invalid value 999 for "«responseCode»": must be a whole number from 200 to 299: it answers the callback that resumed the run, a success',
 		],
 		[
 			'a fractional Response Code',
 			{ responseCode: 200.5 },
 			'responseCode',
-			'Invalid value 200.5 for "Response Code": must be a whole number from 200 to 299: it answers the callback that resumed the run, a success',
+			'Invalid value 200.5 for "«responseCode»": must be a whole number from 200 to 299: it answers the callback that resumed the run, a success',
 		],
 		[
 			'a Response Code as words',
 			{ responseCode: 'ok' },
 			'responseCode',
-			'Invalid value "ok" for "Response Code": must be a whole number from 200 to 299: it answers the callback that resumed the run, a success',
+			'Invalid value "ok" for "«responseCode»": must be a whole number from 200 to 299: it answers the callback that resumed the run, a success',
 		],
 		[
 			'a Response Body that is not JSON',
 			{ responseBody: '{ received: true }' },
 			'responseBody',
-			'Invalid value "{ received: true }" for "Response Body": not valid JSON (Expected property name or \'}\' in JSON at position 2 (line 1 column 3))',
+			'Invalid value "{ received: true }" for "«responseBody»": not valid JSON (Expected property name or \'}\' in JSON at position 2 (line 1 column 3))',
 		],
 		[
 			'a Response Body that is a bare string',
 			{ responseBody: '"ok"' },
 			'responseBody',
-			'Invalid value "\\"ok\\"" for "Response Body": must be a JSON object or array, not a string',
+			'Invalid value "\\"ok\\"" for "«responseBody»": must be a JSON object or array, not a string',
 		],
 		[
 			'an empty URL',
 			{ url: '' },
 			'url',
-			'Invalid value "" for "URL": must not be empty: it is where the request goes',
+			'Invalid value "" for "«url»": must not be empty: it is where the request goes',
 		],
 		[
 			'a relative URL without the HTTP credential',
 			{ url: '/jobs' },
 			'url',
-			'Invalid value "/jobs" for "URL": must be an absolute http(s) URL (a relative URL needs Authentication "Durable Triggers HTTP API", whose base URL it extends)',
+			'Invalid value "/jobs" for "«url»": must be an absolute http(s) URL (a relative URL needs «authentication» "«durableHttpApi:»", whose base URL it extends)',
 		],
 		[
 			'a URL of another scheme',
 			{ url: 'ftp://partner.example.com/jobs' },
 			'url',
-			'Invalid value "ftp://partner.example.com/jobs" for "URL": must be an http:// or https:// URL',
+			'Invalid value "ftp://partner.example.com/jobs" for "«url»": must be an http:// or https:// URL',
 		],
 		[
 			'a Body that is a list',
 			{ body: '[1, 2]' },
 			'body',
-			'Invalid value "[1, 2]" for "Body": must be a JSON object, not a list',
+			'Invalid value "[1, 2]" for "«body»": must be a JSON object, not a list',
 		],
 		[
 			'Headers with a number',
 			{ headers: '{ "x-retries": 3 }' },
 			'headers',
-			'Invalid value "{ \\"x-retries\\": 3 }" for "Headers": must map each header name to text; "x-retries" is a number',
+			'Invalid value "{ \\"x-retries\\": 3 }" for "«headers»": must map each header name to text; "x-retries" is a number',
 		],
 		[
 			'Headers with a bad name',
 			{ headers: '{ "x tenant": "a" }' },
 			'headers',
-			'Invalid value "{ \\"x tenant\\": \\"a\\" }" for "Headers": "x tenant" is not a valid HTTP header name',
+			'Invalid value "{ \\"x tenant\\": \\"a\\" }" for "«headers»": "x tenant" is not a valid HTTP header name',
 		],
 		[
 			'the same body field twice',
 			{ callbackUrlField: 'correlationId' },
 			'callbackUrlField',
-			'Invalid value "correlationId" for "Callback URL Field": must differ from Correlation ID Field: both would write the same body field',
+			'Invalid value "correlationId" for "«callbackUrlField»": must differ from «correlationIdField»: both would write the same body field',
 		],
 		[
 			'an unknown Method',
 			{ method: 'TRACE' },
 			'method',
-			'Invalid value "TRACE" for "Method": must be one of DELETE, GET, PATCH, POST, PUT',
+			'Invalid value "TRACE" for "«method»": must be one of DELETE, GET, PATCH, POST, PUT',
 		],
 		[
 			'a bad Correlation ID Location',
 			{ correlationIdPath: 'body.(' },
 			'correlationIdPath',
-			'Invalid value "body.(" for "Correlation ID Location": not a valid JSONata expression (',
+			'Invalid value "body.(" for "«correlationIdPath»": not a valid JSONata expression (',
 		],
 		[
 			'an empty Correlation ID Location',
 			{ correlationIdPath: ' ' },
 			'correlationIdPath',
-			'Invalid value " " for "Correlation ID Location": must be a JSONata expression over { body, headers, query }, e.g. body.correlationId',
+			'Invalid value " " for "«correlationIdPath»": must be a JSONata expression over { body, headers, query }, e.g. body.correlationId',
 		],
 		[
 			'a Correlation ID over 255 characters',
 			{ correlationId: 'x'.repeat(256) },
 			'correlationId',
-			'for "Correlation ID": 256 characters long; at most 255 are supported',
+			'for "«correlationId»": 256 characters long; at most 255 are supported',
 		],
 		[
 			'a Correlation ID that is an object',
 			{ correlationId: { id: 1 } },
 			'correlationId',
-			'Invalid value {"id":1} for "Correlation ID": must be text or a number (or empty for a fresh random ID)',
+			'Invalid value {"id":1} for "«correlationId»": must be text or a number (or empty for a fresh random ID)',
 		],
 		[
 			'a zero Timeout',
 			{ timeoutAmount: 0 },
 			'timeoutAmount',
-			'Invalid value 0ms for "Timeout": must be from 1s to 366d',
+			'Invalid value 0ms for "«timeoutAmount»": must be from 1s to 366d',
 		],
 		[
 			'a negative Timeout',
 			{ timeoutAmount: -5, timeoutUnit: 'minutes' },
 			'timeoutAmount',
-			'Invalid value -5min for "Timeout": must be from 1s to 366d',
+			'Invalid value -5min for "«timeoutAmount»": must be from 1s to 366d',
 		],
 		[
 			'a Timeout under a second',
 			{ timeoutAmount: 0.5, timeoutUnit: 'seconds' },
 			'timeoutAmount',
-			'Invalid value 500ms for "Timeout": must be from 1s to 366d',
+			'Invalid value 500ms for "«timeoutAmount»": must be from 1s to 366d',
 		],
 		[
 			'a Timeout over a year',
 			{ timeoutAmount: 367, timeoutUnit: 'days' },
 			'timeoutAmount',
-			'Invalid value 367d for "Timeout": must be from 1s to 366d',
+			'Invalid value 367d for "«timeoutAmount»": must be from 1s to 366d',
 		],
 		[
 			'a Timeout that is not a number',
 			{ timeoutAmount: Number.NaN },
 			'timeoutAmount',
-			'Invalid value NaN for "Timeout": must be a number',
+			'Invalid value NaN for "«timeoutAmount»": must be a number',
 		],
 		[
 			'an unknown Timeout Unit',
 			{ timeoutUnit: 'weeks' },
 			'timeoutUnit',
-			'Invalid value "weeks" for "Timeout Unit": must be one of seconds, minutes, hours, days',
+			'Invalid value "weeks" for "«timeoutUnit»": must be one of seconds, minutes, hours, days',
 		],
 		[
 			'an unknown Mode',
 			{ mode: 'fireAndForget' },
 			'mode',
-			'Invalid value "fireAndForget" for "Mode": must be "Send and Wait" or "Wait Only"',
+			'Invalid value "fireAndForget" for "«mode»": must be "Send and Wait" or "Wait Only"',
 		],
 	])('refuses %s', (_label, overrides, field, message) => {
 		const refused = refusal(overrides);
@@ -264,17 +264,17 @@ describe('validateSettings: Callback URL and Resume Condition', () => {
 	it('refuses an unknown Callback URL and a condition that is not JSONata, naming the field and value', () => {
 		expect(refusal({ callbackVia: 'sometimes' })).toEqual({
 			field: 'callbackVia',
-			message: expect.stringContaining('"Callback URL"'),
+			message: expect.stringContaining('"«callbackVia»"'),
 		});
 		const bad = refusal({ resumeCondition: 'body.status in [' });
 		expect(bad.field).toBe('resumeCondition');
-		expect(bad.message).toContain('Invalid value "body.status in [" for "Resume Condition"');
+		expect(bad.message).toContain('Invalid value "body.status in [" for "«resumeCondition»"');
 	});
 
 	it('refuses a fixed URL in Wait Only mode without an id the partner knows (an expression that gave nothing)', () => {
 		const bad = refusal({ mode: 'waitOnly', callbackVia: 'fixed', correlationId: '' });
 		expect(bad.field).toBe('correlationId');
-		expect(bad.message).toContain('"Correlation ID"');
+		expect(bad.message).toContain('"«correlationId»"');
 		expect(validateSettings({ ...GOOD, callbackVia: 'fixed', correlationId: '' }).callbackVia).toBe(
 			'fixed',
 		);
@@ -326,7 +326,7 @@ describe("Correlation ID From the partner's answer", () => {
 
 	it('refuses an answer that gives no id, naming the field, the expression, what it gave and the answer', async () => {
 		await expect(answerRefusal('body.envelopeId', answer({ accepted: true }))).resolves.toBe(
-			'Invalid value "body.envelopeId" for "Correlation ID in Answer": gave nothing in the partner\'s answer (HTTP 201, body {"accepted":true}); it must give the partner\'s id for the request, text or a number',
+			'Invalid value "body.envelopeId" for "«correlationIdInAnswer»": gave nothing in the partner\'s answer (HTTP 201, body {"accepted":true}); it must give the partner\'s id for the request, text or a number',
 		);
 		await expect(
 			answerRefusal('body.envelope', answer({ envelope: { id: 'env-1' } })),
@@ -341,7 +341,7 @@ describe("Correlation ID From the partner's answer", () => {
 			'gave an id 256 characters long',
 		);
 		await expect(answerRefusal('$number(body.id)', answer({ id: 'abc' }))).resolves.toMatch(
-			/^Invalid value "\$number\(body.id\)" for "Correlation ID in Answer": failed in the partner's answer/,
+			/^Invalid value "\$number\(body.id\)" for "«correlationIdInAnswer»": failed in the partner's answer/,
 		);
 	});
 
@@ -350,13 +350,13 @@ describe("Correlation ID From the partner's answer", () => {
 			expect(refusal({ ...FROM_ANSWER, ...where })).toEqual({
 				field: 'correlationIdFrom',
 				message: expect.stringMatching(
-					/^Invalid value "answer" for "Correlation ID From": can be "The Partner's Answer" only in Send and Wait mode with Callback URL "Fixed"/,
+					/^Invalid value "answer" for "«correlationIdFrom»": can be "The Partner's Answer" only in Send and Wait mode with Callback URL "Fixed"/,
 				),
 			});
 		expect(refusal({ ...FROM_ANSWER, correlationIdFrom: 'guess' }).field).toBe('correlationIdFrom');
 		expect(refusal({ ...FROM_ANSWER, correlationIdInAnswer: '' })).toEqual({
 			field: 'correlationIdInAnswer',
-			message: expect.stringContaining('Invalid value "" for "Correlation ID in Answer"'),
+			message: expect.stringContaining('Invalid value "" for "«correlationIdInAnswer»"'),
 		});
 		expect(refusal({ ...FROM_ANSWER, correlationIdInAnswer: 'body.[' })).toEqual({
 			field: 'correlationIdInAnswer',

@@ -9,44 +9,45 @@ import {
 import { compileResumeCondition, type ResumeCondition } from './condition';
 import type { CallbackAuth } from './signature';
 import { MAX_WAIT_MS, type TimeoutUnit, timeoutMs, type WaitTimeout } from './timeout';
-import { checkRange, ConfigError, showValue } from '../configError';
+import { checkRange, ConfigError, credentialRef, fieldRef, showValue } from '../configError';
 import { SECOND_MS, UNIT_MS } from '../units';
 import {
 	GENERIC_AUTH_TYPES,
-	type GenericAuthType,
 	type HttpAuthChoice,
+	isGenericAuthType,
+	LEGACY_HTTP_CREDENTIAL,
 } from '../connectors/httpAuth';
 
 /**
  * Every setting of the Round-Trip Wait node, checked before anything is sent or any wait starts.
- * A refusal names the field as the editor labels it and shows the value it got, so a bad Response
- * Code fails the node at once instead of answering every valid callback with a 500 while the run
- * waits for its timeout.
+ * A refusal names the field (the node says it as its editor labels it) and shows the value it got,
+ * so a bad Response Code fails the node at once instead of answering every valid callback with a 500
+ * while the run waits for its timeout.
  */
 
-/** The editor labels of the node's fields (RoundTripWait.node.ts), used in every message. */
-export const FIELD_LABELS = {
-	mode: 'Mode',
-	callbackVia: 'Callback URL',
-	correlationId: 'Correlation ID',
-	correlationIdFrom: 'Correlation ID From',
-	correlationIdInAnswer: 'Correlation ID in Answer',
-	authentication: 'Authentication',
-	method: 'Method',
-	url: 'URL',
-	body: 'Body',
-	correlationIdField: 'Correlation ID Field',
-	callbackUrlField: 'Callback URL Field',
-	headers: 'Headers',
-	correlationIdPath: 'Correlation ID Location',
-	resumeCondition: 'Resume Condition',
-	timeoutAmount: 'Timeout',
-	timeoutUnit: 'Timeout Unit',
-	responseCode: 'Response Code',
-	responseBody: 'Response Body',
-} as const;
+/** The node's fields (RoundTripWait.node.ts), by parameter name: what every message names. */
+export const SETTING_NAMES = [
+	'mode',
+	'callbackVia',
+	'correlationId',
+	'correlationIdFrom',
+	'correlationIdInAnswer',
+	'authentication',
+	'method',
+	'url',
+	'body',
+	'correlationIdField',
+	'callbackUrlField',
+	'headers',
+	'correlationIdPath',
+	'resumeCondition',
+	'timeoutAmount',
+	'timeoutUnit',
+	'responseCode',
+	'responseBody',
+] as const;
 
-export type SettingName = keyof typeof FIELD_LABELS;
+export type SettingName = (typeof SETTING_NAMES)[number];
 
 /** n8n's limit for a custom-data value, where the waiting run keeps its correlation id. */
 export const MAX_CORRELATION_ID_LENGTH = 255;
@@ -303,7 +304,6 @@ function checkTimeout(amount: unknown, unit: unknown): WaitTimeout {
 	const timeout = { amount, unit: unit as TimeoutUnit };
 	checkRange(
 		'timeoutAmount',
-		FIELD_LABELS.timeoutAmount,
 		timeoutMs(timeout),
 		{ min: SECOND_MS, max: MAX_WAIT_MS },
 		{ duration: true },
@@ -327,13 +327,12 @@ function checkRequest(raw: RawSettings): OutboundRequest {
 	const authentication = raw.authentication ?? 'none';
 	let auth: HttpAuthChoice;
 	if (authentication === 'none') auth = { kind: 'none' };
-	else if (authentication === 'durableHttpApi') auth = { kind: 'legacy', required: true };
-	else if (typeof authentication === 'string' && authentication in GENERIC_AUTH_TYPES)
-		auth = { kind: 'generic', type: authentication as GenericAuthType };
+	else if (authentication === LEGACY_HTTP_CREDENTIAL) auth = { kind: 'legacy', required: true };
+	else if (isGenericAuthType(authentication)) auth = { kind: 'generic', type: authentication };
 	else
 		fail(
 			'authentication',
-			`must be one of None, ${Object.values(GENERIC_AUTH_TYPES).join(', ')}, Durable Triggers HTTP API`,
+			`must be one of None, ${[...GENERIC_AUTH_TYPES, LEGACY_HTTP_CREDENTIAL].map(credentialRef).join(', ')}`,
 			authentication,
 		);
 
@@ -356,7 +355,7 @@ function checkRequest(raw: RawSettings): OutboundRequest {
 	} else if (auth.kind !== 'legacy') {
 		fail(
 			'url',
-			'must be an absolute http(s) URL (a relative URL needs Authentication "Durable Triggers HTTP API", whose base URL it extends)',
+			`must be an absolute http(s) URL (a relative URL needs ${fieldRef('authentication')} "${credentialRef(LEGACY_HTTP_CREDENTIAL)}", whose base URL it extends)`,
 			url,
 		);
 	}
@@ -388,7 +387,7 @@ function checkRequest(raw: RawSettings): OutboundRequest {
 	if (correlationIdField !== '' && correlationIdField === callbackUrlField) {
 		fail(
 			'callbackUrlField',
-			`must differ from ${FIELD_LABELS.correlationIdField}: both would write the same body field`,
+			`must differ from ${fieldRef('correlationIdField')}: both would write the same body field`,
 			callbackUrlField,
 		);
 	}
@@ -433,7 +432,7 @@ function parseJson(
 }
 
 function fail(name: SettingName, problem: string, value: unknown): never {
-	throw new ConfigError(name, FIELD_LABELS[name], value, problem);
+	throw new ConfigError(name, value, problem);
 }
 
 function describe(value: unknown): string {

@@ -566,7 +566,7 @@ describe('verifyCallback: Standard Webhooks', () => {
 			expect.objectContaining({
 				field: 'secret',
 				message:
-					'Invalid value (hidden) for "Secret" in the Round-Trip Callback API credential: must be a Standard Webhooks secret: "whsec_" followed by the base64 of 24 to 64 random bytes',
+					'Invalid value (hidden) for "«roundTripCallbackApi:secret»" in the «roundTripCallbackApi:» credential: must be a Standard Webhooks secret: "whsec_" followed by the base64 of 24 to 64 random bytes',
 			}),
 		);
 	});
@@ -728,20 +728,20 @@ describe('validateCallbackAuth', () => {
 			expect.objectContaining({
 				name: 'ConfigError',
 				field,
-				credential: 'Round-Trip Callback API credential',
+				credential: 'roundTripCallbackApi',
 			}),
 		);
 	});
 
 	it('names the field as the credential labels it, and its value unless it is a secret', () => {
 		expect(() => validateCallbackAuth({ scheme: 'header', token: '' })).toThrow(
-			'Invalid value "" for "Token" in the Round-Trip Callback API credential: must not be empty: an empty token authenticates anyone',
+			'Invalid value "" for "«roundTripCallbackApi:token»" in the «roundTripCallbackApi:» credential: must not be empty: an empty token authenticates anyone',
 		);
 		expect(() => validateCallbackAuth({ scheme: 'basic', user: 'a:b', password: 'p' })).toThrow(
-			'Invalid value "a:b" for "User" in the Round-Trip Callback API credential: must not contain ":" (HTTP Basic cannot carry it)',
+			'Invalid value "a:b" for "«roundTripCallbackApi:user»" in the «roundTripCallbackApi:» credential: must not contain ":" (HTTP Basic cannot carry it)',
 		);
 		expect(() => validateCallbackAuth({ scheme: 'hmac', secret: 's', toleranceSec: 0 })).toThrow(
-			'Invalid value 0 for "Tolerance (Seconds)" in the Round-Trip Callback API credential: must be more than 0 and at most 86400 seconds',
+			'Invalid value 0 for "«roundTripCallbackApi:toleranceSec»" in the «roundTripCallbackApi:» credential: must be more than 0 and at most 86400 seconds',
 		);
 	});
 

@@ -495,16 +495,8 @@ function sha256(value: string | Buffer): Buffer {
 	return createHash('sha256').update(value).digest();
 }
 
-/** The labels of the Round-Trip Callback API credential's fields, which its ConfigErrors carry. */
-const CREDENTIAL_LABELS: Record<string, string> = {
-	secret: 'Secret',
-	signatureHeader: 'Signature Header',
-	toleranceSec: 'Tolerance (Seconds)',
-	headerName: 'Token Header',
-	token: 'Token',
-	user: 'User',
-	password: 'Password',
-};
+/** The credential type whose fields CallbackAuth's are (credentials/RoundTripCallbackApi.credentials.ts). */
+const CALLBACK_CREDENTIAL = 'roundTripCallbackApi';
 
 function credentialError(
 	field: string,
@@ -512,19 +504,19 @@ function credentialError(
 	problem: string,
 	options: { secret?: boolean } = {},
 ): ConfigError {
-	return new ConfigError(field, CREDENTIAL_LABELS[field], value, problem, {
+	return new ConfigError(field, value, problem, {
 		...options,
-		credential: 'Round-Trip Callback API credential',
+		credential: CALLBACK_CREDENTIAL,
 	});
 }
 
 /** A secret, token, user or password; the value is shown only as empty. */
-function requireNonEmpty(field: string, value: string): void {
+function requireNonEmpty(field: 'secret' | 'token' | 'user' | 'password', value: string): void {
 	if (typeof value !== 'string' || value.length === 0) {
 		throw credentialError(
 			field,
 			value,
-			`must not be empty: an empty ${CREDENTIAL_LABELS[field].toLowerCase()} authenticates anyone`,
+			`must not be empty: an empty ${field} authenticates anyone`,
 			{ secret: true },
 		);
 	}

@@ -126,14 +126,13 @@ describe('planCatchUp', () => {
 
 	it('rejects invalid options naming the field', () => {
 		expect(() => plan({ policy: 'sometimes' as never })).toThrow(
-			'Invalid value "sometimes" for "Catch-Up": use skip, coalesce, run-all',
+			'Invalid value "sometimes" for "«catchUp»": use skip, coalesce, run-all',
 		);
 		expect(() => plan({ policy: 'run-all', runAllLimit: 0 })).toThrow(ConfigError);
 		expect(() => plan({ policy: 'run-all', runAllLimit: 0 })).toThrow(
 			expect.objectContaining({
 				field: 'runAllLimit',
-				label: 'Run-All Limit',
-				message: 'Invalid value 0 for "Run-All Limit": must be a whole number from 1 to 1000',
+				message: 'Invalid value 0 for "«runAllLimit»": must be a whole number from 1 to 1000',
 			}),
 		);
 	});

@@ -1,5 +1,4 @@
 import { checkRange, ConfigError } from '../configError';
-import { FIELD_LABELS } from './errors';
 import type { Fire } from './fire';
 import { coalescedRunKey, runKey } from './fire';
 import type { FireRecord } from './history';
@@ -23,14 +22,9 @@ export const COALESCED_LIST_LIMIT = 100;
 /** Throws a ConfigError naming `catchUp` or `runAllLimit`. */
 export function checkCatchUpOptions(policy: CatchUpPolicy, runAllLimit: number): void {
 	if (!CATCH_UP_POLICIES.includes(policy)) {
-		throw new ConfigError(
-			'catchUp',
-			FIELD_LABELS.catchUp,
-			policy,
-			`use ${CATCH_UP_POLICIES.join(', ')}`,
-		);
+		throw new ConfigError('catchUp', policy, `use ${CATCH_UP_POLICIES.join(', ')}`);
 	}
-	checkRange('runAllLimit', FIELD_LABELS.runAllLimit, runAllLimit, {
+	checkRange('runAllLimit', runAllLimit, {
 		min: 1,
 		max: MAX_RUN_ALL_LIMIT,
 		whole: true,
@@ -62,6 +56,8 @@ export interface CatchUpPlan {
 	lastDeclaredFire: number;
 	/** Windows that passed without a fire, whatever the policy does with them. */
 	missedCount: number;
+	/** The first and last of them, when there are any. */
+	missedSpan?: { first: number; last: number };
 }
 
 const MISSED_REASON = 'not fired in time: the trigger was inactive or n8n was down';
@@ -101,6 +97,7 @@ export function planCatchUp(input: CatchUpInput): CatchUpPlan {
 		records: [],
 		lastDeclaredFire: missed.last,
 		missedCount: missed.count,
+		missedSpan: { first: missed.first, last: missed.last },
 	};
 	switch (policy) {
 		case 'skip':

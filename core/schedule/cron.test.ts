@@ -41,16 +41,14 @@ describe('cron parsing', () => {
 		['   ', 'it is empty'],
 	])('rejects %j: %s', (expression, problem) => {
 		const error = configErrorOf(() => parseCron(expression));
-		expect(error).toMatchObject({ field: 'cron', label: 'Cron Expression' });
-		expect(error.message).toContain(
-			`Invalid value ${JSON.stringify(expression)} for "Cron Expression": `,
-		);
+		expect(error).toMatchObject({ field: 'cron' });
+		expect(error.message).toContain(`Invalid value ${JSON.stringify(expression)} for "«cron»": `);
 		expect(error.message).toContain(problem);
 	});
 
 	it('names the whole message for an out-of-range minute', () => {
 		expect(() => parseCron('61 * * * *')).toThrow(
-			'Invalid value "61 * * * *" for "Cron Expression": minute 61 is out of range 0-59',
+			'Invalid value "61 * * * *" for "«cron»": minute 61 is out of range 0-59',
 		);
 	});
 
@@ -83,7 +81,7 @@ describe('cron parsing', () => {
 		const error = configErrorOf(() => new CronSchedule('0 * * * *', 'Mars/Olympus_Mons'));
 		expect(error.field).toBe('timezone');
 		expect(error.message).toBe(
-			'Invalid value "Mars/Olympus_Mons" for "Timezone": not a known IANA time zone (e.g. "Europe/Berlin")',
+			'Invalid value "Mars/Olympus_Mons" for "«timezone»": not a known IANA time zone (e.g. "Europe/Berlin")',
 		);
 	});
 
@@ -313,7 +311,7 @@ describe('cron minimum gap (10 s between two consecutive fires)', () => {
 		const error = configErrorOf(() => new CronSchedule(expression, 'UTC'));
 		expect(error.field).toBe('cron');
 		expect(error.message).toBe(
-			`Invalid value ${JSON.stringify(expression)} for "Cron Expression": ${problem}; fires must be at least 10 seconds apart (e.g. "*/10 * * * * *")`,
+			`Invalid value ${JSON.stringify(expression)} for "«cron»": ${problem}; fires must be at least 10 seconds apart (e.g. "*/10 * * * * *")`,
 		);
 	});
 
@@ -335,7 +333,7 @@ describe('cron minimum gap (10 s between two consecutive fires)', () => {
 		// 01:59:55 CET, then 02:59:55 does not exist: it runs at the end of the gap, 03:00:00 CEST, 5 s later.
 		expect(() => new CronSchedule('55 59 1,2 * * *', 'UTC')).not.toThrow();
 		expect(configErrorOf(() => new CronSchedule('55 59 1,2 * * *', 'Europe/Berlin')).message).toBe(
-			'Invalid value "55 59 1,2 * * *" for "Cron Expression": it fires 5 seconds apart when the clocks change in Europe/Berlin ' +
+			'Invalid value "55 59 1,2 * * *" for "«cron»": it fires 5 seconds apart when the clocks change in Europe/Berlin ' +
 				'(for example at 2000-03-26T00:59:55.000Z and 2000-03-26T01:00:00.000Z); fires must be at least 10 seconds apart (e.g. "*/10 * * * * *")',
 		);
 		// Lord Howe falls back half an hour (02:00 → 01:30): 01:59:55 is followed 5 s later by the second 01:30:00.

@@ -1,7 +1,6 @@
 import { IANAZone } from 'luxon';
 
 import { ConfigError } from '../configError';
-import { FIELD_LABELS } from './errors';
 import { MIN_INTERVAL_MS } from './interval';
 import type { Schedule, WindowSpan } from './types';
 import { DAY_MS, isoTime, SECOND_MS } from '../units';
@@ -171,7 +170,7 @@ function parseValue(text: string, spec: FieldSpec, fail: (problem: string) => Co
 }
 
 function cronError(expression: unknown, problem: string): ConfigError {
-	return new ConfigError('cron', FIELD_LABELS.cron, expression, problem);
+	return new ConfigError('cron', expression, problem);
 }
 
 /** Resolves an IANA zone name, throwing a ConfigError (field `timezone`) for one luxon does not know. */
@@ -179,7 +178,6 @@ export function resolveZone(timezone: string): IANAZone {
 	if (typeof timezone !== 'string' || !IANAZone.isValidZone(timezone)) {
 		throw new ConfigError(
 			'timezone',
-			FIELD_LABELS.timezone,
 			timezone,
 			'not a known IANA time zone (e.g. "Europe/Berlin")',
 		);

@@ -4,6 +4,8 @@ import { CronSchedule } from './cron';
 import {
 	CREATE_ATTEMPTS,
 	CREATE_RETRY_DELAYS_MS,
+	type MissedWindows,
+	missedWindowsMessage,
 	previewItem,
 	ScheduleEngine,
 	SETTLE_WAIT_MS,
@@ -247,7 +249,7 @@ describe('ScheduleEngine', () => {
 		expect(() => engineWith({ maxRunMs: 1_000 })).toThrow(
 			expect.objectContaining({
 				field: 'maxRunMinutes',
-				message: 'Invalid value 1s for "Max Run Duration (Minutes)": must be from 1min to 30d',
+				message: 'Invalid value 1s for "«maxRunMinutes»": must be from 1min to 30d',
 			}),
 		);
 	});
@@ -317,6 +319,36 @@ describe('ScheduleEngine', () => {
 			});
 			await clock.advance(HOUR_MS);
 			expect(started.map((fire) => fire.declaredAt)).toEqual([T0 + 13 * HOUR_MS]);
+		});
+
+		it('Report Missed Windows: the windows missed while inactive are told once, with what catch-up did; not again at the next activation', async () => {
+			const told: MissedWindows[] = [];
+			const { report, engineWith, clock } = await restartAfterDowntime({
+				catchUp: 'run-all',
+				runAllLimit: 3,
+				overlap: { kind: 'allow-parallel', maxParallel: 10 },
+				onMissed: (missed) => told.push(missed),
+			});
+			expect(report).toMatchObject({ missedCount: 10, startedCount: 3 });
+			expect(told).toEqual([
+				{
+					count: 10,
+					first: missedWindows[0],
+					last: missedWindows[9],
+					catchUp: 'run-all',
+					runsStarted: 3,
+				},
+			]);
+			expect(missedWindowsMessage(told[0])).toBe(
+				'Missed 10 windows (2026-01-01T03:00:00.000Z to 2026-01-01T12:00:00.000Z) while the trigger was inactive (n8n down or the workflow unpublished): the newest 3 of them run (catch-up: run-all)',
+			);
+			await clock.advance(2 * HOUR_MS);
+			expect(told).toHaveLength(1);
+			await engineWith({ onMissed: (missed) => told.push(missed) }).activate();
+			expect(told).toHaveLength(1);
+			expect(missedWindowsMessage({ ...told[0], catchUp: 'skip', runsStarted: 0, count: 1 })).toBe(
+				'Missed 1 window (2026-01-01T03:00:00.000Z) while the trigger was inactive (n8n down or the workflow unpublished): none of them run (catch-up: skip)',
+			);
 		});
 
 		it('coalesce: one reprocessing run covering all missed windows', async () => {
@@ -625,6 +657,115 @@ describe('ScheduleEngine', () => {
 				T0 + HOUR_MS,
 				T0 + 2 * HOUR_MS,
 			]);
+		});
+
+		describe('When a Run Fails: Start the Window Again', () => {
+			const retry = { maxAttempts: 3, firstDelayMs: 60_000, factor: 2, maxDelayMs: HOUR_MS };
+			const failed = { status: 'error', errorMessage: 'partner down' };
+
+			it("a window whose run fails twice, then succeeds: three runs under the same run key (n8n's key with /attempt<n>), holding the slot; the history records each attempt and the outcome", async () => {
+				const { clock, engineWith, started, stored } = setup();
+				const engine = engineWith({ retry });
+				await engine.activate();
+				await clock.advance(HOUR_MS);
+				await engine.fireEnded(started[0].runKey, failed);
+				// Stored before the next run is emitted: a restart in between emits it (see below).
+				expect(stored().outbox.map((entry) => entry.run.runAttempt)).toEqual([2]);
+				await clock.advance(60_000);
+				await engine.fireEnded(started[1].runKey, { status: 'crashed' });
+				await clock.advance(120_000);
+				await engine.fireEnded(started[2].runKey, { status: 'success' });
+				const window = runKey('s', T0 + HOUR_MS);
+				expect(started.map((fire) => [fire.runKey, fire.runAttempt, attemptKey(fire)])).toEqual([
+					[window, undefined, window],
+					[window, 2, `${window}/attempt2`],
+					[window, 3, `${window}/attempt3`],
+				]);
+				expect(
+					stored().history.map((record) => [record.outcome, record.runAttempt, record.reason]),
+				).toEqual([
+					['fired', undefined, undefined],
+					['failed', undefined, 'run 1 of 3 failed: partner down; run 2 in 1min'],
+					['fired', 2, undefined],
+					['failed', 2, 'run 2 of 3 failed: the run ended with status crashed; run 3 in 2min'],
+					['fired', 3, undefined],
+					['recovered', 3, 'run 3 of 3 did not fail'],
+				]);
+				expect(stored().outbox).toEqual([]);
+				// The slot was held throughout and is free now: the next window fires.
+				await clock.advance(HOUR_MS - 180_000);
+				expect(started.at(-1)?.declaredAt).toBe(T0 + 2 * HOUR_MS);
+			});
+
+			it('after Max Attempts failed runs the window is recorded failed, the last time, and its slot freed', async () => {
+				const { clock, engineWith, started, stored } = setup();
+				const engine = engineWith({ retry: { ...retry, maxAttempts: 2 } });
+				await engine.activate();
+				await clock.advance(HOUR_MS);
+				await engine.fireEnded(started[0].runKey, failed);
+				await clock.advance(60_000);
+				await engine.fireEnded(started[1].runKey, failed);
+				expect(stored().history.at(-1)).toMatchObject({
+					outcome: 'failed',
+					runAttempt: 2,
+					reason: 'run 2 of 2 failed, the last: partner down',
+				});
+				await clock.advance(HOUR_MS - 60_000);
+				expect(started.map((fire) => [fire.declaredAt, fire.runAttempt])).toEqual([
+					[T0 + HOUR_MS, undefined],
+					[T0 + HOUR_MS, 2],
+					[T0 + 2 * HOUR_MS, undefined],
+				]);
+			});
+
+			it('a restart during the backoff emits the next run at activation (n8n refuses it if it was created)', async () => {
+				const { clock, engineWith, started } = setup();
+				const first = engineWith({ retry });
+				await first.activate();
+				await clock.advance(HOUR_MS);
+				await first.fireEnded(started[0].runKey, failed);
+				first.deactivate();
+				clock.jumpTo(T0 + HOUR_MS + 10_000);
+				await engineWith({ retry }).activate();
+				expect(started.map((fire) => [fire.declaredAt, fire.runAttempt])).toEqual([
+					[T0 + HOUR_MS, undefined],
+					[T0 + HOUR_MS, 2],
+				]);
+			});
+
+			it('a run refused as a duplicate (its end unknown) is neither retried nor recorded recovered', async () => {
+				const { clock, engineWith, started, stored } = setup();
+				const engine = engineWith({ retry });
+				await engine.activate();
+				await clock.advance(HOUR_MS);
+				await engine.fireEnded(started[0].runKey, failed);
+				await clock.advance(60_000);
+				await engine.fireEnded(started[1].runKey);
+				expect(stored().history.map((record) => record.outcome)).toEqual([
+					'fired',
+					'failed',
+					'fired',
+				]);
+				expect(stored().outbox).toEqual([]);
+			});
+
+			it('Leave It Failed (no policy): a failed run ends the window as before', async () => {
+				const { clock, engineWith, started, stored } = setup();
+				const engine = engineWith();
+				await engine.activate();
+				await clock.advance(HOUR_MS);
+				await engine.fireEnded(started[0].runKey, failed);
+				expect(stored().history.map((record) => record.outcome)).toEqual(['fired']);
+				await clock.advance(HOUR_MS);
+				expect(started.map((fire) => fire.declaredAt)).toEqual([T0 + HOUR_MS, T0 + 2 * HOUR_MS]);
+			});
+
+			it('refuses a policy out of range, naming the field', () => {
+				const { engineWith } = setup();
+				expect(() => engineWith({ retry: { ...retry, factor: 11 } })).toThrow(
+					'Invalid value 11 for "«retryFactor»": must be from 1 to 10',
+				);
+			});
 		});
 
 		it('gives up after the last attempt: the window is recorded missed with every attempt counted, and its slot freed', async () => {

@@ -1,8 +1,7 @@
 import type { Clock, TimerHandle } from '../clock';
 import type { CatchUpPolicy } from './catchUp';
 import { checkCatchUpOptions, DEFAULT_RUN_ALL_LIMIT, planCatchUp } from './catchUp';
-import { checkRange, ConfigError } from '../configError';
-import { FIELD_LABELS } from './errors';
+import { checkRange, ConfigError, showDuration } from '../configError';
 import { Outbox } from '../outbox';
 import type { Fire, StartedFire } from './fire';
 import { jitterFor, runKey, startFire, unstarted } from './fire';
@@ -21,6 +20,13 @@ import type { OverlapPolicy } from './overlap';
 import { checkOverlapPolicy, DEFAULT_OVERLAP_POLICY, OverlapController } from './overlap';
 import type { Schedule } from './schedule';
 import { DAY_MS, isoTime, MINUTE_MS } from '../units';
+import {
+	checkedRetryPolicy,
+	failureOf,
+	type RetryPolicy,
+	retryDelay,
+	type RunResult,
+} from '../retryPolicy';
 
 /** Jitter spreads load within a window; more than a day would blur which day a run is for. */
 export const MAX_JITTER_MS = DAY_MS;
@@ -86,6 +92,48 @@ export interface ScheduleEngineOptions {
 	maxRunMs?: number;
 	/** Errors from timer-driven work (a failing `write` or `emit`), which has no caller to throw to. */
 	onError(error: Error): void;
+	/**
+	 * Set (Report Missed Windows): called once when windows passed without a fire while the trigger
+	 * was inactive (n8n down, the workflow unpublished), as catch-up records them; a crash before that
+	 * record is stored tells them again at the next activation.
+	 */
+	onMissed?(missed: MissedWindows): void;
+	/**
+	 * When a Run Fails: Start the Window Again (core/retryPolicy.ts); unset: Leave It Failed. A
+	 * window whose run failed keeps its overlap slot and runs again after the backoff, under the same
+	 * run key (n8n's key gets `/attempt<n>`, fire.ts attemptKey), up to Max Attempts runs.
+	 */
+	retry?: RetryPolicy;
+}
+
+/** Windows missed while inactive, and what the catch-up policy did with them. */
+export interface MissedWindows {
+	count: number;
+	first: number;
+	last: number;
+	catchUp: CatchUpPolicy;
+	/**
+	 * Runs catch-up starts for them (coalesce: 1; run-all: up to its limit; skip: 0), some perhaps
+	 * waiting for a free overlap slot.
+	 */
+	runsStarted: number;
+}
+
+/** How missed windows are told in their failed execution. */
+export function missedWindowsMessage(missed: MissedWindows): string {
+	const windows =
+		missed.count === 1
+			? `1 window (${isoTime(missed.first)})`
+			: `${missed.count} windows (${isoTime(missed.first)} to ${isoTime(missed.last)})`;
+	const done =
+		missed.runsStarted === 0
+			? 'none of them run (catch-up: skip)'
+			: missed.catchUp === 'coalesce'
+				? 'one run for all of them (catch-up: coalesce)'
+				: missed.runsStarted >= missed.count
+					? 'all of them run (catch-up: run-all)'
+					: `the newest ${missed.runsStarted} of them run (catch-up: run-all)`;
+	return `Missed ${windows} while the trigger was inactive (n8n down or the workflow unpublished): ${done}`;
 }
 
 export interface ActivationReport {
@@ -154,6 +202,7 @@ export class ScheduleEngine {
 	private readonly lateGraceMs: number;
 	private readonly historyLimit: number;
 	private readonly maxRunMs: number;
+	private readonly retry: RetryPolicy | undefined;
 	private state: ScheduleState | undefined;
 	private outbox = new Outbox<StartedFire>();
 	/** Outbox entries this activation emitted and n8n has not settled yet (the others are emitted). */
@@ -165,7 +214,10 @@ export class ScheduleEngine {
 	 */
 	private settling: { keys: Set<string>; reEmitted: Set<string>; backlog: Fire[] } | undefined;
 	private timer: TimerHandle | undefined;
-	/** Windows whose run n8n could not create, waiting (in the outbox) for their next attempt. */
+	/**
+	 * Windows waiting (in the outbox) for their next attempt: their run n8n could not create, or
+	 * their run failed (When a Run Fails).
+	 */
 	private readonly retrying = new Map<string, TimerHandle>();
 	private active = false;
 	private serial: Promise<unknown> = Promise.resolve();
@@ -174,12 +226,7 @@ export class ScheduleEngine {
 	constructor(private readonly options: ScheduleEngineOptions) {
 		// Not a parameter: the node makes it from the workflow and the node.
 		if (typeof options.scheduleId !== 'string' || options.scheduleId === '') {
-			throw new ConfigError(
-				'scheduleId',
-				'scheduleId',
-				options.scheduleId,
-				'must be a non-empty string',
-			);
+			throw new ConfigError('scheduleId', options.scheduleId, 'must be a non-empty string');
 		}
 		this.catchUp = options.catchUp ?? 'skip';
 		this.runAllLimit = options.runAllLimit ?? DEFAULT_RUN_ALL_LIMIT;
@@ -189,31 +236,28 @@ export class ScheduleEngine {
 		const duration = { duration: true };
 		this.jitterMs = checkRange(
 			'jitter',
-			FIELD_LABELS.jitter,
 			options.jitterMs ?? 0,
 			{ min: 0, max: MAX_JITTER_MS, whole: true },
 			duration,
 		);
 		this.lateGraceMs = checkRange(
 			'lateGrace',
-			FIELD_LABELS.lateGrace,
 			options.lateGraceMs ?? DEFAULT_LATE_GRACE_MS,
 			{ min: 0, max: DAY_MS, whole: true },
 			duration,
 		);
-		this.historyLimit = checkRange(
-			'historyLimit',
-			FIELD_LABELS.historyLimit,
-			options.historyLimit ?? HISTORY_LIMIT,
-			{ min: 1, max: 10 * HISTORY_LIMIT, whole: true },
-		);
+		this.historyLimit = checkRange('historyLimit', options.historyLimit ?? HISTORY_LIMIT, {
+			min: 1,
+			max: 10 * HISTORY_LIMIT,
+			whole: true,
+		});
 		this.maxRunMs = checkRange(
 			'maxRunMinutes',
-			FIELD_LABELS.maxRunMinutes,
 			options.maxRunMs ?? DEFAULT_MAX_RUN_MS,
 			{ min: MINUTE_MS, max: MAX_MAX_RUN_MS },
 			duration,
 		);
+		this.retry = options.retry && checkedRetryPolicy(options.retry);
 		this.overlap = new OverlapController(this.overlapPolicy);
 	}
 
@@ -321,11 +365,17 @@ export class ScheduleEngine {
 	 * that exists. It leaves the outbox and frees its slot; the next queued fire, if any, starts.
 	 * Unknown keys are ignored, and so is everything after `deactivate()`: queued fires then wait
 	 * in the stored state for the next activation instead of starting on a trigger that was closed.
+	 * `result` (unset: refused as a duplicate) says whether the run failed: with When a Run Fails,
+	 * the window then keeps its slot and runs again after the backoff (up to Max Attempts runs).
 	 */
-	fireEnded(key: string): Promise<void> {
+	fireEnded(key: string, result?: RunResult): Promise<void> {
 		return this.exclusive(async () => {
 			if (!this.active) return;
-			this.settle(key);
+			const fire = this.settle(key);
+			if (fire && result && this.retry && this.runEndedAfterRetry(fire, result, this.retry)) {
+				if (this.settling?.keys.size === 0) await this.endSettling();
+				return;
+			}
 			const next = this.overlap.onRunEnded(key, this.options.clock.now());
 			// The schedule's state is small (history is capped), so it is written at once.
 			if (next) await this.startAll([next]);
@@ -381,28 +431,70 @@ export class ScheduleEngine {
 	}
 
 	private retryLater(fire: StartedFire, error: Error): void {
-		const now = this.options.clock.now();
 		const attempt = fire.attempt ?? 1;
 		const delay = CREATE_RETRY_DELAYS_MS[Math.min(attempt, CREATE_RETRY_DELAYS_MS.length) - 1];
-		const retry: Fire = { ...unstarted(fire), attempt: attempt + 1 };
-		this.outbox.add([{ key: fire.runKey, run: startFire(retry, now) }]);
-		this.record([
+		this.startLater(
+			{ ...unstarted(fire), attempt: attempt + 1 },
+			delay,
 			notStartedRecord(
 				fire,
 				'retried',
 				`n8n could not create the run (attempt ${attempt} of ${CREATE_ATTEMPTS}): ${error.message}; attempt ${attempt + 1} in ${delay / 1000} s`,
 			),
-		]);
+		);
+	}
+
+	/**
+	 * With When a Run Fails, a window's run ended as `result` says: a failed run before Max Attempts
+	 * starts again after the backoff, keeping the window's slot (true: nothing else to do); the last
+	 * failure, and a run after failed ones that did not fail, are recorded (false: the slot is freed
+	 * as for any ended run).
+	 */
+	private runEndedAfterRetry(fire: StartedFire, result: RunResult, policy: RetryPolicy): boolean {
+		const failure = failureOf(result);
+		const runAttempt = fire.runAttempt ?? 1;
+		const of = `run ${runAttempt} of ${policy.maxAttempts}`;
+		if (failure === undefined) {
+			if (runAttempt > 1) this.record([notStartedRecord(fire, 'recovered', `${of} did not fail`)]);
+			return false;
+		}
+		if (runAttempt >= policy.maxAttempts) {
+			this.record([notStartedRecord(fire, 'failed', `${of} failed, the last: ${failure}`)]);
+			return false;
+		}
+		const delay = retryDelay(policy, runAttempt);
+		const next: Fire = { ...unstarted(fire), runAttempt: runAttempt + 1 };
+		delete next.attempt;
+		this.startLater(
+			next,
+			delay,
+			notStartedRecord(
+				fire,
+				'failed',
+				`${of} failed: ${failure}; run ${runAttempt + 1} in ${showDuration(delay)}`,
+			),
+		);
+		return true;
+	}
+
+	/**
+	 * The window starts again (`next`) after `delay`, keeping its slot: written at once in the
+	 * outbox, so that a restart meanwhile emits it at activation.
+	 */
+	private startLater(next: Fire, delay: number, record: FireRecord): void {
+		const key = next.runKey;
+		this.outbox.add([{ key, run: startFire(next, this.options.clock.now()) }]);
+		this.record([record]);
 		this.write();
 		const timer = this.options.clock.setTimer(() => {
 			this.exclusive(async () => {
-				if (this.retrying.get(fire.runKey) !== timer) return;
-				this.retrying.delete(fire.runKey);
-				const waiting = this.outbox.settle(fire.runKey);
+				if (this.retrying.get(key) !== timer) return;
+				this.retrying.delete(key);
+				const waiting = this.outbox.settle(key);
 				if (this.active && waiting) await this.startAll([unstarted(waiting)]);
 			}).catch((error: Error) => this.options.onError(error));
 		}, delay);
-		this.retrying.set(fire.runKey, timer);
+		this.retrying.set(key, timer);
 	}
 
 	/** The next `count` windows after `now`, recent history and pending catch-up; changes nothing. */
@@ -487,6 +579,13 @@ export class ScheduleEngine {
 		}
 		state.lastDeclaredFire = cursor;
 		this.record(records);
+		if (plan.missedSpan)
+			this.options.onMissed?.({
+				count: plan.missedCount,
+				...plan.missedSpan,
+				catchUp: this.catchUp,
+				runsStarted: plan.starts.length,
+			});
 		const nextFireAt = this.arm(cursor, now);
 		await this.startAll(toStart);
 		return { missedCount: plan.missedCount, startedCount: toStart.length, nextFireAt };

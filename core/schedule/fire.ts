@@ -20,12 +20,14 @@ export function coalescedRunKey(scheduleId: string, firstDeclaredAt: number): st
 }
 
 /**
- * The key n8n gets for one attempt at creating a window's run: the run key, then `#<attempt>` from
- * the second attempt on. A retried window needs a fresh key: n8n refuses a key it has a row for,
+ * The key n8n gets for one attempt at creating a window's run: the run key, `/attempt<n>` for the
+ * window's n-th run after failed ones (When a Run Fails), then `#<attempt>` from the second attempt
+ * at creating that run on. A retried window needs a fresh key: n8n refuses a key it has a row for,
  * and in queue mode it saves a failed row under the key before rejecting a run it could not enqueue.
  */
-export function attemptKey(fire: Pick<Fire, 'runKey' | 'attempt'>): string {
-	return (fire.attempt ?? 1) > 1 ? `${fire.runKey}#${fire.attempt}` : fire.runKey;
+export function attemptKey(fire: Pick<Fire, 'runKey' | 'attempt' | 'runAttempt'>): string {
+	const run = (fire.runAttempt ?? 1) > 1 ? `${fire.runKey}/attempt${fire.runAttempt}` : fire.runKey;
+	return (fire.attempt ?? 1) > 1 ? `${run}#${fire.attempt}` : run;
 }
 
 /**
@@ -61,6 +63,8 @@ export interface Fire {
 	coalesced?: CoalescedWindows;
 	/** Which attempt at creating the run (absent: the first); see attemptKey. */
 	attempt?: number;
+	/** The window's run after this many failed ones, plus one (When a Run Fails; absent: the first). */
+	runAttempt?: number;
 }
 
 /** A fire at the moment it is handed to the node to emit. */
@@ -101,6 +105,7 @@ export function fireItem(fire: StartedFire): Record<string, unknown> {
 		latenessMs: fire.latenessMs,
 		reprocessing: fire.reprocessing,
 		...(fire.attempt !== undefined && fire.attempt > 1 && { attempt: fire.attempt }),
+		...(fire.runAttempt !== undefined && { runAttempt: fire.runAttempt }),
 		// Bitemporal names: the run is about the window (valid time), recorded now (system time).
 		validTime: iso(fire.declaredAt),
 		systemTime: iso(fire.actualAt),

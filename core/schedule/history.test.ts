@@ -43,6 +43,8 @@ describe('history', () => {
 				coalesced: 0,
 				released: 0,
 				retried: 0,
+				failed: 0,
+				recovered: 0,
 			},
 			lastStartedAt: 9,
 			maxLatenessMs: 7,

@@ -7,6 +7,8 @@ import { isoTime } from '../units';
  * `released`: the overlap slot of a run that never reported its end was freed (Max Run Duration).
  * `retried`: n8n could not create the run; it is tried again under a fresh key (one entry per failed
  * attempt; the last failed attempt is recorded `missed` instead).
+ * `failed`: the window's run failed (When a Run Fails: Start the Window Again): one entry per failed
+ * run, saying whether it runs again and when. `recovered`: a run after failed ones did not fail.
  */
 export type FireOutcome =
 	| 'fired'
@@ -16,7 +18,9 @@ export type FireOutcome =
 	| 'caught_up'
 	| 'coalesced'
 	| 'released'
-	| 'retried';
+	| 'retried'
+	| 'failed'
+	| 'recovered';
 const OUTCOMES: readonly FireOutcome[] = [
 	'fired',
 	'skipped',
@@ -26,6 +30,8 @@ const OUTCOMES: readonly FireOutcome[] = [
 	'coalesced',
 	'released',
 	'retried',
+	'failed',
+	'recovered',
 ];
 
 /**
@@ -46,6 +52,8 @@ export interface FireRecord {
 	firstDeclaredAt?: number;
 	/** A run started at its second or later attempt (see `retried`). */
 	attempt?: number;
+	/** The window's run after failed ones (`failed`, `recovered`): which run of the window. */
+	runAttempt?: number;
 }
 
 /** Entries kept per schedule (newest last): enough to answer "did it fire on time lately". */
@@ -74,6 +82,7 @@ export function startedRecord(fire: StartedFire): FireRecord {
 		latenessMs: fire.latenessMs,
 		outcome: STARTED_OUTCOME[fire.kind],
 		...(fire.attempt !== undefined && fire.attempt > 1 && { attempt: fire.attempt }),
+		...(fire.runAttempt !== undefined && { runAttempt: fire.runAttempt }),
 		...(fire.coalesced && {
 			count: fire.coalesced.count,
 			firstDeclaredAt: fire.coalesced.firstDeclaredAt,
@@ -83,7 +92,7 @@ export function startedRecord(fire: StartedFire): FireRecord {
 
 export function notStartedRecord(
 	fire: Fire,
-	outcome: 'skipped' | 'queued' | 'missed' | 'released' | 'retried',
+	outcome: 'skipped' | 'queued' | 'missed' | 'released' | 'retried' | 'failed' | 'recovered',
 	reason?: string,
 ): FireRecord {
 	return {
@@ -91,6 +100,7 @@ export function notStartedRecord(
 		declaredAt: fire.declaredAt,
 		outcome,
 		...(reason !== undefined && { reason }),
+		...(fire.runAttempt !== undefined && { runAttempt: fire.runAttempt }),
 	};
 }
 
@@ -138,6 +148,8 @@ export function summarizeHistory(history: readonly FireRecord[]): HistorySummary
 			coalesced: 0,
 			released: 0,
 			retried: 0,
+			failed: 0,
+			recovered: 0,
 		},
 	};
 	for (const record of history) {

@@ -2,7 +2,6 @@
 export * from './catchUp';
 export * from './cron';
 export * from './engine';
-export * from './errors';
 export * from './fire';
 export * from './history';
 export * from './interval';

@@ -32,7 +32,7 @@ describe('interval schedules', () => {
 	])('rejects interval %p naming the field and value (%s)', (intervalMs, shown) => {
 		expect(() => new IntervalSchedule(intervalMs)).toThrow(ConfigError);
 		expect(() => new IntervalSchedule(intervalMs)).toThrow(
-			`Invalid value ${shown} for "Interval": must be a whole number of milliseconds from 10s to 366d`,
+			`Invalid value ${shown} for "«interval»": must be a whole number of milliseconds from 10s to 366d`,
 		);
 	});
 

@@ -1,5 +1,4 @@
 import { checkRange, ConfigError } from '../configError';
-import { FIELD_LABELS } from './errors';
 import type { Schedule, WindowSpan } from './types';
 import { DAY_MS, SECOND_MS } from '../units';
 
@@ -22,7 +21,6 @@ export class IntervalSchedule implements Schedule {
 	) {
 		checkRange(
 			'interval',
-			FIELD_LABELS.interval,
 			intervalMs,
 			{ min: MIN_INTERVAL_MS, max: MAX_INTERVAL_MS, whole: true },
 			{ duration: true },
@@ -30,7 +28,6 @@ export class IntervalSchedule implements Schedule {
 		// Not a parameter: the node leaves it at the epoch.
 		if (!Number.isInteger(anchorMs))
 			throw new ConfigError(
-				'anchor',
 				'anchor',
 				anchorMs,
 				'must be a whole number of milliseconds since the epoch',

@@ -67,17 +67,17 @@ describe('OverlapController', () => {
 		[
 			{ kind: 'queue', queueLimit: 0 },
 			'queueLimit',
-			'Invalid value 0 for "Queue Limit": must be a whole number from 1 to 1000',
+			'Invalid value 0 for "«queueLimit»": must be a whole number from 1 to 1000',
 		],
 		[
 			{ kind: 'allow-parallel', maxParallel: 1.5 },
 			'maxParallel',
-			'Invalid value 1.5 for "Max Parallel Runs": must be a whole number from 1 to 100',
+			'Invalid value 1.5 for "«maxParallel»": must be a whole number from 1 to 100',
 		],
 		[
 			{ kind: 'whenever' },
 			'overlap',
-			'Invalid value "whenever" for "Overlap": use skip-if-running, queue or allow-parallel',
+			'Invalid value "whenever" for "«overlap»": use skip-if-running, queue or allow-parallel',
 		],
 	])('rejects %j naming %s', (policy, field, message) => {
 		expect(() => new OverlapController(policy as never)).toThrow(

@@ -1,5 +1,4 @@
 import { checkRange, ConfigError } from '../configError';
-import { FIELD_LABELS } from './errors';
 import type { Fire } from './fire';
 
 export type OverlapPolicy =
@@ -17,14 +16,14 @@ export function checkOverlapPolicy(policy: OverlapPolicy): void {
 		case 'skip-if-running':
 			return;
 		case 'queue':
-			checkRange('queueLimit', FIELD_LABELS.queueLimit, policy.queueLimit, {
+			checkRange('queueLimit', policy.queueLimit, {
 				min: 1,
 				max: MAX_QUEUE_LIMIT,
 				whole: true,
 			});
 			return;
 		case 'allow-parallel':
-			checkRange('maxParallel', FIELD_LABELS.maxParallel, policy.maxParallel, {
+			checkRange('maxParallel', policy.maxParallel, {
 				min: 1,
 				max: MAX_PARALLEL_RUNS,
 				whole: true,
@@ -33,7 +32,6 @@ export function checkOverlapPolicy(policy: OverlapPolicy): void {
 		default:
 			throw new ConfigError(
 				'overlap',
-				FIELD_LABELS.overlap,
 				(policy as { kind?: unknown } | undefined)?.kind,
 				'use skip-if-running, queue or allow-parallel',
 			);

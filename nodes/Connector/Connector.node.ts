@@ -13,7 +13,8 @@ import { toNodeError } from '../shared/errors';
 import { imapCredentialTest } from '../shared/imapCredentialTest';
 import { opContext } from '../shared/opContext';
 import { sftpCredentialTest } from '../shared/sftpCredential';
-import { connectorCredentials, connectorHttpAuth, connectorProperties } from '../shared/parameters';
+import { connectorCredentials, connectorHttpAuth } from '../shared/parameters';
+import { connectorNodeProperties } from './ConnectorDescription';
 
 /**
  * Runs one connector op per input item: the same ops, `with` arguments and credentials as the Poll
@@ -35,9 +36,7 @@ export class Connector implements INodeType {
 		inputs: [NodeConnectionTypes.Main],
 		outputs: [NodeConnectionTypes.Main],
 		credentials: connectorCredentials,
-		properties: connectorProperties(
-			"The op's arguments as JSON; expressions may read the input item, for example its uid",
-		),
+		properties: connectorNodeProperties,
 	};
 
 	methods = { credentialTest: { imapCredentialTest, sftpCredentialTest } };
@@ -80,7 +79,7 @@ export class Connector implements INodeType {
 			} catch (error) {
 				if (this.continueOnFail()) {
 					output.push({
-						json: { error: (error as Error).message },
+						json: { error: toNodeError(this.getNode(), error, itemIndex).message },
 						pairedItem: { item: itemIndex },
 					});
 					continue;

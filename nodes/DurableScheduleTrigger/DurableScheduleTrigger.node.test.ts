@@ -1,9 +1,9 @@
-import type { IDataObject } from 'n8n-workflow';
+import type { IDataObject, IRun } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
 
 import { flushPromises } from '../../test/support/fakeClock';
 import { CREATE_RETRY_DELAYS_MS, type ScheduleState, STATE_VERSION } from '../../core/schedule';
-import { activateTrigger, type TriggerRun } from '../../test/nodeContext';
+import { activateTrigger, endedRun, type TriggerRun } from '../../test/nodeContext';
 import { DurableScheduleTrigger } from './DurableScheduleTrigger.node';
 import { knownSchedules } from './knownSchedules';
 
@@ -224,6 +224,51 @@ describe('Durable Schedule Trigger node', () => {
 		expect(failures).toEqual([]);
 		await run.close();
 	});
+	it('Report Missed Windows: the windows missed while inactive are reported by one failed execution at activation, not again at the next one', async () => {
+		const staticData = { [`node:${NODE_NAME}`]: { schedule: storedBehind(3) } };
+		const parameters = { options: { lateGrace: 1, reportMissed: true }, catchUp: 'skip' };
+		const run = await activate(parameters, { staticData });
+		expect(run.emitted).toEqual([]);
+		expect(run.failures.map((failure) => failure.message)).toEqual([
+			'Missed 3 windows (2025-12-31T23:59:40.000Z to 2026-01-01T00:00:00.000Z) while the trigger was inactive (n8n down or the workflow unpublished): none of them run (catch-up: skip)',
+		]);
+		await run.close();
+		const again = await activate(parameters, { staticData: run.staticData });
+		expect(again.failures).toEqual([]);
+		await again.close();
+	});
+
+	it('When a Run Fails, Start the Window Again: a window whose run n8n ended failed runs again after the backoff, its runAttempt on the item, under n8n key dst:<runKey>/attempt2', async () => {
+		const run = await activate(
+			{
+				...GRACE,
+				catchUp: 'run-all',
+				runAllLimit: 1,
+				whenRunFails: 'startAgain',
+				retryDelaySec: 5,
+			},
+			{ staticData: { [`node:${NODE_NAME}`]: { schedule: storedBehind(1) } } },
+		);
+		const { emitted } = run;
+		const key = String(emitted[0].items[0][0].json.runKey);
+		emitted[0].done?.resolve({
+			...endedRun(),
+			status: 'error',
+			data: { resultData: { runData: {}, lastNodeExecuted: 'X', error: { message: 'down' } } },
+		} as IRun);
+		await flushPromises();
+		expect(stateIn(run.staticData).history.at(-1)).toMatchObject({
+			runKey: key,
+			outcome: 'failed',
+			reason: 'run 1 of 3 failed: down; run 2 in 5s',
+		});
+		await jest.advanceTimersByTimeAsync(5_000);
+		const again = emitted.filter((emit) => emit.items[0].length > 0)[1];
+		expect(again.deduplicationKey).toBe(`dst:${key}/attempt2`);
+		expect(again.items[0][0].json).toMatchObject({ runKey: key, runAttempt: 2 });
+		await run.close();
+	});
+
 	it('a catch-up run n8n could not create is emitted again after the retry delay under a fresh deduplication key', async () => {
 		const run = await activate(
 			{ ...GRACE, catchUp: 'run-all', runAllLimit: 1 },

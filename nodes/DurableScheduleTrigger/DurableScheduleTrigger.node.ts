@@ -24,6 +24,8 @@ import { SECOND_MS, type TimeUnit, UNIT_MS } from '../../core/units';
 import { DurableTrigger, type TriggerEngine } from '../shared/durableTrigger';
 import { durableScheduleTriggerProperties } from './DurableScheduleTriggerDescription';
 import { knownSchedules } from './knownSchedules';
+import { missedWindowsReporter } from './missedWindows';
+import { readRetryPolicy, runResult } from '../shared/whenRunFails';
 
 /** The node's key in its static data (`node:<name>`); the value carries its own format version. */
 const STATE_KEY = 'schedule';
@@ -40,6 +42,7 @@ type Settings = Pick<
 	| 'lateGraceMs'
 	| 'historyLimit'
 	| 'maxRunMs'
+	| 'retry'
 >;
 
 /** Reads the parameters into engine options; the core validates them (a ConfigError naming the field). */
@@ -81,6 +84,7 @@ function settingsFrom(context: ITriggerFunctions): Settings {
 			options.maxRunMinutes === undefined
 				? undefined
 				: Math.round(Number(options.maxRunMinutes) * 60_000),
+		retry: readRetryPolicy(parameter),
 	};
 }
 
@@ -146,16 +150,17 @@ function scheduleEngine(
 			),
 		maxRunMs: settings.maxRunMs,
 		onError,
+		onMissed: missedWindowsReporter(context, trigger),
 	});
 	return {
 		// n8n settles `done` when the run ends (success, error, cancelled, or paused in a Wait node)
 		// and at once for a window it already ran (same deduplication key).
 		runs: {
 			toItems: (fire) => [{ json: { ...fireItem(fire), outcome: startedRecord(fire).outcome } }],
-			settled: async ({ run }, settlement, error) =>
+			settled: async ({ run }, settlement, error, result) =>
 				await (
 					settlement === 'started'
-						? engine.fireEnded(run.runKey)
+						? engine.fireEnded(run.runKey, runResult(result))
 						: engine.fireNotCreated(run.runKey, error ?? new Error('unknown error'))
 				).catch(onError),
 			rewrite: () => engine.rewrite(),

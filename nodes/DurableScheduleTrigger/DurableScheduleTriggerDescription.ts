@@ -1,6 +1,7 @@
 import type { INodeProperties } from 'n8n-workflow';
 
 import { timeUnitOptions } from '../shared/parameters';
+import { whenRunFailsProperties } from '../shared/whenRunFails';
 
 /** The Durable Schedule Trigger's parameters and options, as the editor shows them. */
 export const durableScheduleTriggerProperties: INodeProperties[] = [
@@ -143,6 +144,10 @@ export const durableScheduleTriggerProperties: INodeProperties[] = [
 		description:
 			'Runs of this trigger that may be active at once; a window beyond that is skipped. 1 to 100.',
 	},
+	...whenRunFailsProperties(
+		'Window',
+		"The window's run starts again after a backoff (same run key; its item's runAttempt says which run), holding its overlap slot, up to Max Attempts runs; the fire history records each",
+	),
 	{
 		displayName: 'Options',
 		name: 'options',
@@ -150,6 +155,14 @@ export const durableScheduleTriggerProperties: INodeProperties[] = [
 		placeholder: 'Add option',
 		default: {},
 		options: [
+			{
+				displayName: 'History Limit',
+				name: 'historyLimit',
+				type: 'number',
+				default: 100,
+				typeOptions: { minValue: 1, maxValue: 1000 },
+				description: 'Fire history entries kept in the workflow (newest kept)',
+			},
 			{
 				displayName: 'Jitter (Seconds)',
 				name: 'jitter',
@@ -178,12 +191,12 @@ export const durableScheduleTriggerProperties: INodeProperties[] = [
 					'A run that has not reported its end after this long stops holding its overlap slot (recorded in the history as "released"), so a lost end report cannot block the schedule. 1 minute to 30 days.',
 			},
 			{
-				displayName: 'History Limit',
-				name: 'historyLimit',
-				type: 'number',
-				default: 100,
-				typeOptions: { minValue: 1, maxValue: 1000 },
-				description: 'Fire history entries kept in the workflow (newest kept)',
+				displayName: 'Report Missed Windows',
+				name: 'reportMissed',
+				type: 'boolean',
+				default: false,
+				description:
+					'Whether windows missed while n8n was down or the workflow unpublished are reported by one failed execution when the trigger is activated again (whatever Catch-Up does with them), so the error workflow runs',
 			},
 		],
 	},

@@ -1,4 +1,4 @@
-import type { IDataObject } from 'n8n-workflow';
+import type { IDataObject, IRun } from 'n8n-workflow';
 
 import { ARMED_RUNS_MAX, loadDedupeStore } from '../../core/poll';
 import { FakeSystem } from '../../test/harness/fakeSystem';
@@ -35,6 +35,16 @@ interface PollTriggerJson {
 /** The items of each run the trigger emitted, in order. */
 function runs(run: TriggerRun): IDataObject[][] {
 	return run.emitted.map((emit) => emit.items[0].map((item) => item.json));
+}
+
+/** A run n8n ended failed, with the error that ended it. */
+function failedRun(message: string): IRun {
+	const run = endedRun();
+	return {
+		...run,
+		status: 'error',
+		data: { resultData: { ...run.data.resultData, error: { message } } },
+	} as IRun;
 }
 
 /** Lets real I/O (the loopback HTTP) and promise turns proceed until `condition` holds (real time, at most 10 s). */
@@ -141,10 +151,14 @@ describe('Poll Trigger node (n8n-core TriggerContext)', () => {
 		active = await activateTrigger(PollTrigger, {
 			parameters: pollParameters(source.url('/typo'), { items: 'tikets' }),
 		});
-		expect(active.failures.map((failure) => failure.message)).toEqual([
-			`Invalid value "tikets" for "Items": it names the field "tikets", which the op's result does not have; its fields are: tickets, total`,
-		]);
+		const message = `Invalid value "tikets" for "Items": it names the field "tikets", which the op's result does not have; its fields are: tickets, total`;
+		expect(active.failures.map((failure) => failure.message)).toEqual([message]);
 		expect(active.emitted).toEqual([]);
+		// The observed state keeps it as the failure says it.
+		const state = active.staticData['node:Poll Trigger'] as {
+			pollTrigger: { observed: { lastError: string } };
+		};
+		expect(state.pollTrigger.observed.lastError).toBe(message);
 	});
 
 	it('Pagination read through n8n: a page-number source starts the items of every page', async () => {
@@ -335,6 +349,73 @@ describe('Poll Trigger node (n8n-core TriggerContext)', () => {
 		expect(active.failures).toEqual([]);
 	});
 
+	it("When a Run Fails, Start the Item Again: a failed run's item starts again after the backoff with its attempt on $json; after Max Attempts, one failed execution names it, and Execute step lists it as a dead letter", async () => {
+		source.on('GET', '/failing', () => ({ body: [{ id: 'a' }] }));
+		const staticData: IDataObject = {};
+		const parameters = pollParameters(source.url('/failing'), {
+			interval: 1,
+			intervalUnit: 'hours',
+			whenRunFails: 'startAgain',
+			maxAttempts: 2,
+			retryDelaySec: 30,
+		});
+		active = await activateTrigger(PollTrigger, { parameters, staticData });
+		const [first] = runEmits(active);
+		expect(first.items[0][0].json).toEqual({
+			id: 'a',
+			_attempt: { number: 1, of: 2, itemKey: 'a' },
+		});
+		first.done!.resolve(failedRun('partner down'));
+		await until('the settlement written', () =>
+			active!.emitted.some((emit) => emit.items[0].length === 0),
+		);
+		await jest.advanceTimersByTimeAsync(30_000);
+		await until('the second attempt', () => runEmits(active!).length === 2);
+		const second = runEmits(active)[1];
+		expect(second.deduplicationKey).toBe(`${first.deduplicationKey}/attempt2`);
+		expect(second.items[0][0].json).toEqual({
+			id: 'a',
+			_attempt: { number: 2, of: 2, itemKey: 'a' },
+		});
+		expect(active.failures).toEqual([]);
+		second.done!.resolve(failedRun('still down'));
+		await until('the dead letter', () => active!.failures.length === 1);
+		expect(active.failures[0].message).toBe(
+			`Dead letter: all 2 runs of item "a" failed (key ${first.deduplicationKey}); last error: still down`,
+		);
+		await jest.advanceTimersByTimeAsync(30 * 60_000);
+		expect(runEmits(active)).toHaveLength(2);
+		await active.close();
+
+		const rows = await executeStep(
+			{ ...parameters, options: { executeStepShows: 'deadLetters' } },
+			staticData,
+		);
+		expect(rows).toEqual([
+			{
+				deadLetter: true,
+				itemKeys: ['a'],
+				deduplicationKey: first.deduplicationKey,
+				attempts: 2,
+				lastError: 'still down',
+				at: expect.any(String),
+			},
+		]);
+	});
+
+	it('When a Run Fails refuses a Retry Delay Cap below the Retry Delay, naming the field and the value', async () => {
+		const error = await activateTrigger(PollTrigger, {
+			parameters: pollParameters(source.url('/never'), {
+				whenRunFails: 'startAgain',
+				retryDelaySec: 120,
+				retryDelayCapSec: 60,
+			}),
+		}).catch((e: unknown) => e);
+		expect((error as Error).message).toBe(
+			'Invalid value 1min for "Retry Delay Cap (Seconds)": must be a whole number of milliseconds from 2min to 7d',
+		);
+	});
+
 	it("a burst of big items: the stored outbox holds none of them, every item runs once, and a crash right after the poll loses and repeats none (each item goes out again under its run's key)", async () => {
 		const burst = Array.from({ length: 100 }, (_, i) => ({
 			id: `m${i}`,
@@ -470,7 +551,7 @@ describe('Poll Trigger node (n8n-core TriggerContext)', () => {
 				rememberedKeys: 70_000,
 				historyBytes: 1_120_055,
 				warning: expect.stringMatching(
-					/^remembers 70,000 keys: 1\.1 MB of the workflow's static data, which n8n reads from its database twice for every run it starts/,
+					/^remembers 70,000 keys: 1\.1 MB of the workflow's static data, which n8n reads from its database twice for every run it starts.*Cap it with the option "Remember at Most \(Keys\)"/,
 				),
 			},
 		});

@@ -1,5 +1,4 @@
 import {
-	type IDataObject,
 	type INode,
 	type INodeType,
 	type INodeTypeDescription,
@@ -22,11 +21,10 @@ import {
 } from '../../core/poll';
 import { DurableTrigger, type TriggerEngine } from '../shared/durableTrigger';
 import { BUSY_WRITE_INTERVAL_MS } from '../shared/emitRuns';
+import { inEditorWords } from '../shared/errors';
 import { imapCredentialTest } from '../shared/imapCredentialTest';
 import { opContext } from '../shared/opContext';
-import { paginationProperties } from '../shared/pagination';
 import { sftpCredentialTest } from '../shared/sftpCredential';
-import { connectorProperties } from '../shared/parameters';
 import {
 	historyStoreCredential,
 	KEYED_KINDS,
@@ -34,7 +32,14 @@ import {
 	pollTriggerProperties,
 } from './PollTriggerDescription';
 import { pollHistoryPostgresTest, postgresHistoryTable } from '../shared/historyTable';
-import { executeStep, notRunError, type PollConfig, readConfig } from './pollParameters';
+import {
+	executeStep,
+	notRunError,
+	type PollConfig,
+	readConfig,
+	silenceError,
+} from './pollParameters';
+import { deadLetterError, runEnd, runItems } from './runFailures';
 
 /** The node's key in its static data (`node:<name>`); the value carries its own format version. */
 const STATE_KEY = 'pollTrigger';
@@ -60,24 +65,18 @@ export class PollTrigger implements INodeType {
 		inputs: [],
 		outputs: [NodeConnectionTypes.Main],
 		credentials: pollTriggerCredentials,
-		properties: [
-			...connectorProperties(
-				'The op\'s arguments, passed as written. For http.request: method, URL (absolute, or relative to the credential\'s base URL), query, headers, body. Ask only for what is new with {{ $cursor }} (Dedupe Greatest\'s high-water mark) or {{ $lastPollStartedAt }} (ISO time), e.g. "query": {"since": "{{ $lastPollStartedAt }}"}; Execute step shows the requests.',
-			),
-			...paginationProperties,
-			...pollTriggerProperties,
-		],
+		properties: pollTriggerProperties,
 	};
 
 	methods = { credentialTest: { imapCredentialTest, sftpCredentialTest, pollHistoryPostgresTest } };
 
 	async trigger(this: ITriggerFunctions): Promise<ITriggerResponse> {
-		const config = readConfig(this);
 		const trigger = new DurableTrigger<PollRun>(this, STATE_KEY, 'Poll Trigger');
 		// Everything is checked before anything is written, so a refused activation changes nothing:
 		// the saved state, the dedupe settings, the runner's settings (live only), the op (one that reads
 		// a file is refused), its arguments (passed as written) and an IMAP credential (its host and port).
 		return await trigger.activate(async () => {
+			const config = readConfig(this);
 			const saved = (trigger.saved ?? { v: 1 }) as PollTriggerState;
 			const activation = await pollActivation(this, trigger, config, saved);
 			const op = resolveOp(config.op);
@@ -114,6 +113,8 @@ async function pollActivation(
 			oneRunPerItem: config.oneRunPerItem,
 			keyPrefix: keyPrefix(node, workflowId),
 			clock: systemClock,
+			retry: config.retry,
+			silenceAfterMs: config.silenceAfterMs,
 			...(config.historyStore === 'postgres' &&
 				KEYED_KINDS.includes(config.dedupe.kind) && {
 					history: await loadHistory(
@@ -133,6 +134,7 @@ async function pollActivation(
 					timeoutMs: config.timeoutMs,
 					backoff: { maxMs: config.backoffMaxMs },
 					failureLimit: config.failureLimit,
+					describe: (error) => inEditorWords(error.message, node),
 				}
 			: undefined,
 	);
@@ -157,10 +159,10 @@ function pollEngine(
 	const { node } = trigger;
 	return {
 		runs: {
-			toItems: (run) => (run.items ?? []).map((json) => ({ json: json as IDataObject })),
+			toItems: (run) => runItems(run, config.retry),
 			// The settlement write waits for a checkpoint it allowed, so that it drops the journal.
 			settled: async ({ key, run }, settlement, error, result) => {
-				activation.settled(key as string, run, { settlement, error, result });
+				activation.settled(key as string, run, runEnd(settlement, error, result));
 				await activation.historySaved();
 			},
 			rewrite: () => activation.write(),
@@ -181,7 +183,7 @@ function pollEngine(
 			// The outbox bounds the runs in flight (runStage.ts ARMED_RUNS_MAX): no writes between them.
 			chunked: false,
 		},
-		preview: async () => await executeStep(config, activation, context),
+		preview: async () => await executeStep(config, activation, context, node),
 		start: async () => {
 			if (activation.notice) trigger.warn(activation.notice);
 			await activation.start(
@@ -195,6 +197,8 @@ function pollEngine(
 								description: `Poll failed (${report.reason === 'first_failure' ? 'first failure after a success' : `${report.consecutiveFailures} failures in a row`}); the trigger keeps polling with backoff.`,
 							}),
 						),
+					onDeadLetter: (letter) => trigger.fail(deadLetterError(node, letter)),
+					onSilence: (news) => trigger.fail(silenceError(node, news)),
 					onPageLimit: (message) =>
 						trigger.fail(
 							new NodeOperationError(node, trigger.named(message), {

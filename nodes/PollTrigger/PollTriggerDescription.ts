@@ -2,7 +2,9 @@ import type { INodeCredentialDescription, INodeProperties } from 'n8n-workflow';
 
 import { ARMED_RUNS_MAX } from '../../core/poll';
 import { HISTORY_TABLE } from '../shared/historyTable';
-import { connectorCredentials, timeUnitOptions } from '../shared/parameters';
+import { paginationProperties } from '../shared/pagination';
+import { connectorCredentials, connectorProperties, timeUnitOptions } from '../shared/parameters';
+import { whenRunFailsProperties } from '../shared/whenRunFails';
 
 /** The dedupe kinds that remember one record per key (core/poll/kinds.ts KeyedStore). */
 export const KEYED_KINDS = ['unique', 'time_window', 'changed'];
@@ -21,8 +23,8 @@ export const pollTriggerCredentials: INodeCredentialDescription[] = [
 	historyStoreCredential,
 ];
 
-/** The Poll Trigger's parameters and options, as the editor shows them. */
-export const pollTriggerProperties: INodeProperties[] = [
+/** The Poll Trigger's own parameters and options, as the editor shows them. */
+const triggerProperties: INodeProperties[] = [
 	{
 		displayName: 'Items',
 		name: 'items',
@@ -136,6 +138,10 @@ export const pollTriggerProperties: INodeProperties[] = [
 		description:
 			'Whether each new item starts its own run with the item as its data; off: one run with all new items',
 	},
+	...whenRunFailsProperties(
+		'Item',
+		"Its item starts again after a backoff, up to Max Attempts runs, each run's items carrying _attempt; then it is a dead letter, reported by one failed execution",
+	),
 	{
 		displayName: 'Interval',
 		name: 'interval',
@@ -159,6 +165,15 @@ export const pollTriggerProperties: INodeProperties[] = [
 		default: {},
 		options: [
 			{
+				displayName: 'Alert When Nothing New For (Minutes)',
+				name: 'silenceAfterMin',
+				type: 'number',
+				default: 0,
+				typeOptions: { minValue: 0 },
+				description:
+					'When the polls have started nothing new for this long, one failed execution says so (and one more when the source lists something new again). 0: off.',
+			},
+			{
 				displayName: 'Backoff Cap (Seconds)',
 				name: 'backoffMaxSec',
 				type: 'number',
@@ -176,6 +191,12 @@ export const pollTriggerProperties: INodeProperties[] = [
 						name: 'What the Next Poll Would Start',
 						value: 'nextPoll',
 						description: 'Each item the op returns now, with its key and verdict',
+					},
+					{
+						name: 'Dead Letters',
+						value: 'deadLetters',
+						description:
+							"The published trigger's dead letters (items whose runs all failed) and the items waiting for an attempt",
 					},
 					{
 						name: 'Recent Starts',
@@ -258,4 +279,13 @@ export const pollTriggerProperties: INodeProperties[] = [
 			},
 		],
 	},
+];
+
+/** Every parameter of the Poll Trigger: the op and its arguments, Pagination, and the trigger's own. */
+export const pollTriggerProperties: INodeProperties[] = [
+	...connectorProperties(
+		'The op\'s arguments, passed as written. For http.request: method, URL (absolute, or relative to the credential\'s base URL), query, headers, body. Ask only for what is new with {{ $cursor }} (Dedupe Greatest\'s high-water mark) or {{ $lastPollStartedAt }} (ISO time), e.g. "query": {"since": "{{ $lastPollStartedAt }}"}; Execute step shows the requests.',
+	),
+	...paginationProperties,
+	...triggerProperties,
 ];

@@ -13,7 +13,6 @@ import { resolveOp } from '../../core/connectors/registry';
 import {
 	ARMED_RUNS_MAX,
 	type Candidate,
-	FIELD_LABELS,
 	type DedupeConfig,
 	type FirstPollPolicy,
 	type ItemKey,
@@ -22,13 +21,17 @@ import {
 	type PagingSettings,
 	type PollActivation,
 	PollExpressions,
+	type SilenceNews,
 	type SourceContext,
 	startsRun,
 } from '../../core/poll';
 import { type TimeUnit, UNIT_MS } from '../../core/units';
-import { toNodeError } from '../shared/errors';
+import { inEditorWords, toNodeError } from '../shared/errors';
 import { readPagingSettings } from '../shared/pagination';
 import { connectorHttpAuth } from '../shared/parameters';
+import type { RetryPolicy } from '../../core/retryPolicy';
+import { readRetryPolicy } from '../shared/whenRunFails';
+import { deadLetterRows } from './runFailures';
 
 export interface PollConfig {
 	op: string;
@@ -45,7 +48,7 @@ export interface PollConfig {
 	/** Unset: an hour, or the interval when that is longer. */
 	backoffMaxMs: number | undefined;
 	failureLimit: number;
-	executeStepShows: 'nextPoll' | 'recentStarts';
+	executeStepShows: 'nextPoll' | 'recentStarts' | 'deadLetters';
 	/** Pagination and the cursor (http.request only). */
 	paging: PagingSettings | undefined;
 	startAgain: ItemKey[];
@@ -54,6 +57,10 @@ export interface PollConfig {
 	maxRunsInFlight: number;
 	/** Where the keyed kinds' history is kept (core/poll/historyStore.ts). */
 	historyStore: 'staticData' | 'postgres';
+	/** When a Run Fails: Start the Item Again's policy; unset: Leave It Failed. */
+	retry: RetryPolicy | undefined;
+	/** Alert When Nothing New For, ms; unset: off (0 in the editor). */
+	silenceAfterMs: number | undefined;
 }
 
 /** Reads and checks every parameter up front, so a mistake refuses activation with the field named. */
@@ -103,7 +110,10 @@ export function readConfig(context: ITriggerFunctions): PollConfig {
 			backoffMaxMs:
 				options.backoffMaxSec === undefined ? undefined : Number(options.backoffMaxSec) * 1000,
 			failureLimit: Number(options.failureLimit ?? 5),
-			executeStepShows: options.executeStepShows === 'recentStarts' ? 'recentStarts' : 'nextPoll',
+			executeStepShows:
+				options.executeStepShows === 'recentStarts' || options.executeStepShows === 'deadLetters'
+					? options.executeStepShows
+					: 'nextPoll',
 			paging:
 				op === 'http.request'
 					? readPagingSettings((name, fallback) => context.getNodeParameter(name, fallback))
@@ -112,6 +122,11 @@ export function readConfig(context: ITriggerFunctions): PollConfig {
 			maxRemembered: Number(options.maxRemembered ?? 0),
 			maxRunsInFlight: Number(options.maxRunsInFlight ?? ARMED_RUNS_MAX),
 			historyStore: historyStoreOf(context.getNodeParameter('historyStore', 'staticData')),
+			retry: readRetryPolicy((name, fallback) => context.getNodeParameter(name, fallback)),
+			silenceAfterMs:
+				Number(options.silenceAfterMin ?? 0) === 0
+					? undefined
+					: Number(options.silenceAfterMin) * 60_000,
 		};
 	} catch (error) {
 		throw toNodeError(context.getNode(), error);
@@ -120,23 +135,21 @@ export function readConfig(context: ITriggerFunctions): PollConfig {
 
 function historyStoreOf(value: unknown): PollConfig['historyStore'] {
 	if (value === 'staticData' || value === 'postgres') return value;
-	throw new ConfigError(
-		'historyStore',
-		FIELD_LABELS.historyStore,
-		value,
-		'must be staticData or postgres',
-	);
+	throw new ConfigError('historyStore', value, 'must be staticData or postgres');
 }
 
 /**
  * What "Execute step" outputs: the items the op returns now, each with its key and what the next
- * poll would do with it, or the published trigger's Recent Starts. It starts and remembers nothing.
+ * poll would do with it, or the published trigger's Recent Starts or Dead Letters. It starts and
+ * remembers nothing. What the core says (a warning, an error) is said in the editor's words of `node`.
  */
 export async function executeStep(
 	config: PollConfig,
 	activation: PollActivation,
 	context: SourceContext,
+	node: INode,
 ): Promise<INodeExecutionData[]> {
+	if (config.executeStepShows === 'deadLetters') return deadLetterRows(activation);
 	if (config.executeStepShows === 'recentStarts') {
 		const entries = activation.recentStarts();
 		const unknown = activation.endUnknown();
@@ -147,14 +160,26 @@ export async function executeStep(
 					...entries.map((entry) => ({ json: showStart(entry) })),
 				];
 	}
-	const { history, requests, candidates, notModified } = await activation.preview(
-		context,
-		Date.now(),
-	);
+	const { history, requests, candidates, notModified } = await activation
+		.preview(context, Date.now())
+		.catch((error: unknown) => {
+			throw toNodeError(node, error);
+		});
 	// A history that costs, or keys the cap forgot, are said first, in a row of their own; then the
 	// requests a paginated poll would send.
 	return [
-		...(history ? [{ json: { history } }] : []),
+		...(history
+			? [
+					{
+						json: {
+							history: {
+								...history,
+								...(history.warning && { warning: inEditorWords(history.warning, node) }),
+							},
+						},
+					},
+				]
+			: []),
 		...(requests ? [{ json: requests as unknown as IDataObject }] : []),
 		...candidates.map((candidate) => ({ json: preview(candidate, notModified) })),
 	];
@@ -199,6 +224,16 @@ export function notRunError(
 				'Their items were not remembered: the next poll that still lists them starts them again, each under a new deduplication key.',
 		},
 	);
+}
+
+/** Alert When Nothing New For: the silence, or its end, as one failed execution. */
+export function silenceError(node: INode, news: SilenceNews): NodeOperationError {
+	return new NodeOperationError(node, news.message, {
+		description:
+			news.kind === 'silent'
+				? 'Reported once; the trigger keeps polling, and reports again when the source lists something new.'
+				: 'The silence reported earlier is over.',
+	});
 }
 
 /** The items of a run, as an error message names them. */

@@ -11,7 +11,6 @@ import {
 	authenticateAtFixedUrl,
 	compileCorrelationPath,
 	correlationIdAtFixedUrl,
-	DEFAULT_CORRELATION_PATH,
 	FIXED_CALLBACK_KEY,
 	FIXED_MATCH_KEY,
 	fixedMatchValue,
@@ -19,6 +18,7 @@ import {
 	forwardUrl,
 	pickWaitingRun,
 } from '../../core/roundtrip';
+import { inEditorWords } from '../shared/errors';
 import { n8nHttpTransport } from '../shared/httpTransport';
 import { announceMissing, executionsWithCustomData } from '../shared/n8nDoor';
 import {
@@ -26,6 +26,7 @@ import {
 	callbackAuthFrom,
 	readCallback,
 } from '../RoundTripWait/roundTripContext';
+import { roundTripCallbackProperties } from './RoundTripCallbackDescription';
 
 /** How long forwarding one callback to its waiting run may take (the run's own checks and n8n's resume). */
 const FORWARD_TIMEOUT_MS = 60_000;
@@ -56,31 +57,7 @@ export class RoundTripCallback implements INodeType {
 				isFullPath: true,
 			},
 		],
-		properties: [
-			{
-				displayName:
-					'Publish this workflow and register its production URL at the partner once. Each callback resumes the Round-Trip Wait (Callback URL: Fixed, same credential) waiting for its correlation ID; this node starts no run itself.',
-				name: 'notice',
-				type: 'notice',
-				default: '',
-			},
-			{
-				displayName: 'Path',
-				name: 'path',
-				type: 'string',
-				default: 'round-trip/partner',
-				required: true,
-				description: 'The URL path the partner calls: WEBHOOK_URL/webhook/ and this path',
-			},
-			{
-				displayName: 'Correlation ID Location',
-				name: 'correlationIdPath',
-				type: 'string',
-				default: DEFAULT_CORRELATION_PATH,
-				description:
-					'JSONata over { body, headers, query } of the callback: where the partner puts its ID for the request. With an HMAC signature only the signed body is read.',
-			},
-		],
+		properties: roundTripCallbackProperties,
 	};
 
 	async webhook(this: IWebhookFunctions): Promise<IWebhookResponseData> {
@@ -134,7 +111,11 @@ export class RoundTripCallback implements INodeType {
 			response.type(forwarded.headers['content-type'] ?? 'application/json').send(forwarded.body);
 			return { noWebhookResponse: true };
 		} catch (error) {
-			return refuse(500, `The callback could not be checked: ${error.message}`, true);
+			return refuse(
+				500,
+				`The callback could not be checked: ${inEditorWords(error.message, this.getNode())}`,
+				true,
+			);
 		}
 	}
 }

@@ -24,7 +24,7 @@ import {
 	validateCallbackAuth,
 	validateSettings,
 } from '../../core/roundtrip';
-import { toNodeError } from '../shared/errors';
+import { inEditorWords, toNodeError } from '../shared/errors';
 import { HTTP_CREDENTIAL } from '../shared/httpTransport';
 import { announceMissing } from '../shared/n8nDoor';
 import { genericCredentials } from '../shared/parameters';
@@ -234,7 +234,10 @@ export class RoundTripWait implements INodeType {
 				webhookResponse: responseBodyOf(this.getNodeParameter('responseBody')),
 			};
 		} catch (error) {
-			return refuse(500, `The callback could not be checked: ${error.message}`);
+			return refuse(
+				500,
+				`The callback could not be checked: ${inEditorWords(error.message, this.getNode())}`,
+			);
 		}
 	}
 }

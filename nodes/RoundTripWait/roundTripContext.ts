@@ -22,7 +22,6 @@ import {
 	encodeWaitRecord,
 	type ExecutionReplayLog,
 	type FailureNotice,
-	FIELD_LABELS,
 	FIXED_CALLBACK_KEY,
 	FIXED_MATCH_KEY,
 	fixedMatchValue,
@@ -36,12 +35,15 @@ import {
 	ResumedWaits,
 	sendOutbound,
 	type SendOutcome,
+	SETTING_NAMES,
 	validateCallbackAuth,
 	validateSettings,
 	WAIT_RECORD_KEY,
 	type WaitRecord,
 } from '../../core/roundtrip';
 import type { HttpRequest, HttpTransport } from '../../core/connectors/types';
+import { credentialTestFailure } from '../shared/editorWords';
+import { inEditorWords } from '../shared/errors';
 import { n8nHttpTransport } from '../shared/httpTransport';
 import {
 	afterExecutionSaved,
@@ -69,7 +71,6 @@ export const REPLAY_MEMORY = new ReplayMemory();
 export const RESUMED_WAITS = new ResumedWaits();
 
 /** The names of the node's parameters, as validateSettings reads them. */
-const SETTING_NAMES = Object.keys(FIELD_LABELS) as Array<keyof typeof FIELD_LABELS>;
 const MISSING = '\u0000missing';
 
 export function callbackAuthFrom(credentials: ICredentialDataDecryptedObject): CallbackAuth {
@@ -110,7 +111,7 @@ export async function roundTripCallbackApiTest(
 	try {
 		validateCallbackAuth(callbackAuthFrom(credential.data ?? {}));
 	} catch (error) {
-		return { status: 'Error', message: (error as Error).message };
+		return credentialTestFailure(error);
 	}
 	return { status: 'OK', message: 'These settings can authenticate callbacks' };
 }
@@ -342,11 +343,14 @@ export async function sendRequest(
 		const sent = await sendOutbound(http, request);
 		if (sent.ok) return;
 		// The node has returned: tell the waiting run, which then fails with this message.
-		const notice: FailureNotice = { requestFailed: sent.message, description: sent.description };
+		const notice: FailureNotice = {
+			requestFailed: inEditorWords(sent.message, context.getNode()),
+			description: sent.description,
+		};
 		const status = await reportFailure(toN8n, callbackUrl, wait, notice, callbackAuth, systemClock);
 		if (status !== 200)
 			context.logger.error(
-				`Round-Trip Wait could not fail its run after the request failed (${sent.message}); the run waits until its timeout`,
+				`Round-Trip Wait could not fail its run after the request failed (${notice.requestFailed}); the run waits until its timeout`,
 			);
 	};
 	// A failed request is reported through the callback URL: one n8n cannot reach rules that out.
@@ -375,9 +379,13 @@ async function sendNow(
 ): Promise<Extract<SendOutcome, { ok: true }>> {
 	const sent = await sendOutbound(http, request);
 	if (!sent.ok)
-		throw new NodeOperationError(context.getNode(), sent.message, {
-			description: sent.description,
-		});
+		throw new NodeOperationError(
+			context.getNode(),
+			inEditorWords(sent.message, context.getNode()),
+			{
+				description: sent.description,
+			},
+		);
 	return sent;
 }
 

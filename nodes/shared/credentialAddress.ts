@@ -4,7 +4,7 @@ import { checkRange, ConfigError } from '../../core/configError';
 
 /**
  * A stored credential's host and port (IMAP, SFTP, Postgres, MySQL), checked with the field and the
- * credential named. A port stored as text (a credential made through the API) counts as its number.
+ * credential (its type: `imap`) named. A port stored as text (a credential made through the API) counts as its number.
  */
 export function credentialAddress(
 	data: ICredentialDataDecryptedObject,
@@ -12,11 +12,9 @@ export function credentialAddress(
 	defaultPort: number,
 ): { host: string; port: number } {
 	const host = typeof data.host === 'string' ? data.host.trim() : '';
-	if (host === '')
-		throw new ConfigError('host', 'Host', data.host, 'must not be empty', { credential });
+	if (host === '') throw new ConfigError('host', data.host, 'must not be empty', { credential });
 	const port = checkRange(
 		'port',
-		'Port',
 		typeof data.port === 'string' && /^\d+$/.test(data.port.trim())
 			? Number(data.port)
 			: (data.port ?? defaultPort),

@@ -127,6 +127,32 @@ describe('DurableTrigger', () => {
 		expect(recorded.started).toBe(0);
 	});
 
+	it('a refused activation is reported by one failed execution naming the field, not again at n8n’s retries with the same message, and again once an activation succeeded; Execute step reports none', async () => {
+		const failures: Error[] = [];
+		const setup = { parameters: {}, staticData: {}, workflowId: 'wf-refused', failures };
+		let refusal = '"Interval" must be at least 1';
+		engineFor = async (trigger) => {
+			if (refusal !== '') throw new Error(refusal);
+			return engine(trigger);
+		};
+		const attempt = async () => await activateTrigger(Probe, setup).catch((e: unknown) => e);
+		for (let retry = 0; retry < 5; retry++)
+			expect(await attempt()).toBeInstanceOf(NodeOperationError);
+		expect(failures.map((error) => error.message)).toEqual([
+			'Not activated: "Interval" must be at least 1',
+		]);
+		refusal = 'the history table cannot be read';
+		await attempt();
+		expect(failures).toHaveLength(2);
+		refusal = '';
+		await ((await attempt()) as TriggerRun).close();
+		refusal = 'the history table cannot be read';
+		await attempt();
+		expect(failures).toHaveLength(3);
+		await activateTrigger(Probe, setup, { mode: 'manual' }).catch(() => undefined);
+		expect(failures).toHaveLength(3);
+	});
+
 	it('a start that throws closes the activation again (the engine is stopped) and refuses it with n8n’s error', async () => {
 		engineFor = async (trigger) =>
 			engine(trigger, async () => {

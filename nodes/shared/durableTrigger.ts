@@ -1,14 +1,15 @@
-import type {
-	IDataObject,
-	INode,
-	INodeExecutionData,
-	ITriggerFunctions,
-	ITriggerResponse,
+import {
+	type IDataObject,
+	type INode,
+	type INodeExecutionData,
+	type ITriggerFunctions,
+	type ITriggerResponse,
+	NodeOperationError,
 } from 'n8n-workflow';
 
 import type { RunOutlet, RunToEmit } from '../../core/outbox';
 import { emittedInFlight, RunEmitter, type RunEmitterOptions } from './emitRuns';
-import { saveTriggerFailure, toNodeError } from './errors';
+import { inEditorWords, saveTriggerFailure, toNodeError } from './errors';
 import { type LiveCopiesWriter, writerToLiveCopies } from './liveCopies';
 import { announceMissing, type N8nCapabilities } from './n8nDoor';
 
@@ -23,6 +24,14 @@ export interface TriggerEngine<R> {
 	/** n8n closed the trigger: no more timers; resolves once the work under way is done. */
 	stop(): void | Promise<void>;
 }
+
+/**
+ * Activations refused in this process, by workflow and node: the message last reported. n8n 2.x
+ * answers a publish with 200 and shows a refused activation only in its log and the publication
+ * status, after retrying it: so a refusal is reported by one failed execution (the error workflow
+ * runs), once per message however often n8n retries, and forgotten when an activation succeeds.
+ */
+const refusals = new Map<string, string>();
 
 /**
  * n8n's side of one activation of a durable trigger, the same for the Poll Trigger and the Durable
@@ -72,7 +81,7 @@ export class DurableTrigger<R> implements RunOutlet<object, R> {
 		try {
 			engine = await build();
 		} catch (error) {
-			throw toNodeError(this.node, error);
+			throw this.refused(error);
 		}
 		const closeFunction = async () => {
 			this.liveCopies?.close();
@@ -93,9 +102,29 @@ export class DurableTrigger<R> implements RunOutlet<object, R> {
 			await engine.start();
 		} catch (error) {
 			await closeFunction();
-			throw toNodeError(this.node, error);
+			throw this.refused(error);
 		}
+		refusals.delete(this.refusalKey);
 		return { closeFunction };
+	}
+
+	/** A refused activation's error; live, reported by a failed execution once per message (refusals). */
+	private refused(error: unknown): NodeOperationError {
+		const refusal = toNodeError(this.node, error);
+		if (this.live && refusals.get(this.refusalKey) !== refusal.message) {
+			refusals.set(this.refusalKey, refusal.message);
+			saveTriggerFailure(
+				this.context,
+				new NodeOperationError(this.node, `Not activated: ${refusal.message}`, {
+					description: `${refusal.description ? `${refusal.description} ` : ''}n8n keeps the workflow published and retries the activation; this is reported once, until an activation succeeds.`,
+				}),
+			);
+		}
+		return refusal;
+	}
+
+	private get refusalKey(): string {
+		return `${this.workflowId}:${this.node.id}`;
 	}
 
 	/**
@@ -140,9 +169,9 @@ export class DurableTrigger<R> implements RunOutlet<object, R> {
 		saveTriggerFailure(this.context, toNodeError(this.node, error));
 	}
 
-	/** `<title> "<node name>": message`. */
+	/** `<title> "<node name>": message`, the fields it names as the editor labels them. */
 	named(message: string): string {
-		return `${this.title} "${this.node.name}": ${message}`;
+		return `${this.title} "${this.node.name}": ${inEditorWords(message, this.node)}`;
 	}
 
 	private get running(): RunEmitter<R> {

@@ -2,7 +2,7 @@ import { type INode, NodeOperationError } from 'n8n-workflow';
 
 import { ConfigError } from '../../core/configError';
 import { ConnectorError } from '../../core/connectors/types';
-import { toNodeError } from './errors';
+import { inEditorWords, toNodeError } from './errors';
 
 const NODE: INode = {
 	id: 'node-1',
@@ -17,7 +17,7 @@ describe('toNodeError', () => {
 	it('points a ConfigError at its parameter as the editor labels it', () => {
 		const error = toNodeError(
 			NODE,
-			new ConfigError('interval', 'Interval', 2_000, 'must be from 5s to 7d', { duration: true }),
+			new ConfigError('interval', 2_000, 'must be from 5s to 7d', { duration: true }),
 		);
 		expect(error).toBeInstanceOf(NodeOperationError);
 		expect(error.message).toBe('Invalid value 2s for "Interval": must be from 5s to 7d');
@@ -27,7 +27,7 @@ describe('toNodeError', () => {
 	it('points a ConfigError of a credential at the credential field', () => {
 		const error = toNodeError(
 			NODE,
-			new ConfigError('host', 'Host', '', 'must not be empty', { credential: 'IMAP credential' }),
+			new ConfigError('host', '', 'must not be empty', { credential: 'imap' }),
 			2,
 		);
 		expect(error.message).toBe(
@@ -47,5 +47,44 @@ describe('toNodeError', () => {
 		expect(toNodeError(NODE, 'text').message).toBe('text');
 		const nodeError = new NodeOperationError(NODE, 'as is');
 		expect(toNodeError(NODE, nodeError)).toBe(nodeError);
+	});
+});
+
+describe('inEditorWords', () => {
+	it("says the fields a text names as the node's editor labels them, in collections too", () => {
+		expect(
+			inEditorWords(
+				'keep at most 5 ("«maxRemembered»"); "«pagination.nextUrl»" gave no URL; set "«with»"',
+				NODE,
+			),
+		).toBe('keep at most 5 ("Remember at Most (Keys)"); "Next URL" gave no URL; set "With"');
+	});
+
+	it("says a credential's fields and the credential type's name, and leaves an unknown id as it is", () => {
+		expect(
+			inEditorWords(
+				'"«roundTripCallbackApi:toleranceSec»" in the «roundTripCallbackApi:» credential; «postgres:sshTunnel»; «httpBasicAuth:», «durableHttpApi:»; «backoff.factor»',
+				NODE,
+			),
+		).toBe(
+			'"Tolerance (Seconds)" in the Round-Trip Callback API credential; SSH Tunnel; Basic Auth, Durable Triggers HTTP API; backoff.factor',
+		);
+	});
+
+	it('finds the node by its type, also as an AI tool', () => {
+		const connectorTool = { ...NODE, type: 'n8n-nodes-durable-triggers.connectorTool' };
+		expect(inEditorWords('«op»', connectorTool)).toBe('Op');
+		expect(
+			inEditorWords('«interval»', {
+				...NODE,
+				type: 'n8n-nodes-durable-triggers.durableScheduleTrigger',
+			}),
+		).toBe('Interval');
+		expect(
+			inEditorWords('«timeoutAmount»', {
+				...NODE,
+				type: 'n8n-nodes-durable-triggers.roundTripWait',
+			}),
+		).toBe('Timeout');
 	});
 });

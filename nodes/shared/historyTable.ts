@@ -9,6 +9,7 @@ import { describeCause, type SqlSession } from '../../core/connectors/sql';
 import { ConnectorError } from '../../core/connectors/types';
 import type { HistoryCheckpoint, HistoryTable, SavedHistory } from '../../core/poll/historyStore';
 import { sqlSessionFactory } from './sqlSession';
+import { credentialTestFailure } from './editorWords';
 
 /**
  * The Poll Trigger's history table in the user's PostgreSQL (core/poll/historyStore.ts, issue 28),
@@ -327,8 +328,7 @@ export async function pollHistoryPostgresTest(
 		};
 	} catch (error) {
 		// Not connected: the session's own message (host, port, user and the server's words).
-		if (!session)
-			return { status: 'Error', message: error instanceof Error ? error.message : String(error) };
+		if (!session) return credentialTestFailure(error);
 		const { code, text } = describeCause(error);
 		return { status: 'Error', message: `Connected, but could not ${step}${code}: ${text}` };
 	} finally {

@@ -8,7 +8,7 @@ import type {
 } from 'n8n-workflow';
 
 import {
-	credentialLabel,
+	type GenericAuthType,
 	type HttpAuthSettings,
 	LEGACY_HTTP_CREDENTIAL,
 	type PreparedHttpRequest,
@@ -16,6 +16,7 @@ import {
 	resolveUrl,
 } from '../../core/connectors/httpAuth';
 import type { HttpRequest, HttpTransport } from '../../core/connectors/types';
+import { GENERIC_AUTH_NAMES } from './parameters';
 
 export const HTTP_CREDENTIAL = LEGACY_HTTP_CREDENTIAL;
 
@@ -200,8 +201,9 @@ async function abortable<T>(promise: Promise<T>, signal: AbortSignal | undefined
 	});
 }
 
-function credentialName(node: INode, type: string): string {
-	return credentialLabel(node.credentials?.[type]?.name, type);
+/** A credential's name for messages: as stored on the node, else the type's name in the editor. */
+function credentialName(node: INode, type: GenericAuthType): string {
+	return node.credentials?.[type]?.name ?? GENERIC_AUTH_NAMES[type];
 }
 
 function lowerCased(raw: Record<string, unknown> | undefined): Record<string, string> {

@@ -15,8 +15,8 @@ export const N8N_IMAP_CREDENTIAL = 'imap';
  * switch is `allowSelfSigned` in the one and `allowUnauthorizedCerts` in n8n's.
  */
 export function imapConnection(data: ICredentialDataDecryptedObject): ImapConnection {
-	const credential = 'IMAP credential';
-	const { host, port } = credentialAddress(data, credential, 993);
+	// Both credentials label host and port alike; messages name n8n's.
+	const { host, port } = credentialAddress(data, N8N_IMAP_CREDENTIAL, 993);
 	return {
 		host,
 		port,

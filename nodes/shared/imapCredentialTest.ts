@@ -6,6 +6,7 @@ import type {
 
 import { verifyImapLogin } from '../../core/connectors/imap';
 import { imapConnection } from './imapCredential';
+import { credentialTestFailure } from './editorWords';
 
 /** Long enough for a slow TLS handshake, short enough that the credential dialog does not seem stuck. */
 const TEST_TIMEOUT_MS = 15_000;
@@ -22,6 +23,6 @@ export async function imapCredentialTest(
 		await verifyImapLogin(imapConnection(credential.data ?? {}), TEST_TIMEOUT_MS);
 		return { status: 'OK', message: 'Logged in to the IMAP server' };
 	} catch (error) {
-		return { status: 'Error', message: error instanceof Error ? error.message : String(error) };
+		return credentialTestFailure(error);
 	}
 }

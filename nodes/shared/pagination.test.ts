@@ -30,16 +30,18 @@ describe('readPagingSettings', () => {
 
 	it('refuses an unknown option value with the option names the editor offers', () => {
 		expect(() => read({ paginationMode: 'pages' })).toThrow(
-			'Invalid value "pages" for "Pagination Mode": must be one of off, updateAParameterInEachRequest, responseContainsNextURL, linkHeader',
+			'Invalid value "pages" for "«pagination.mode»": must be one of off, updateAParameterInEachRequest, responseContainsNextURL, linkHeader',
 		);
 		expect(() =>
 			read({
 				paginationMode: 'updateAParameterInEachRequest',
 				parameters: { parameters: [{ type: 'path', name: 'page', value: '1' }] },
 			}),
-		).toThrow('Invalid value "path" for "Parameters": type must be qs, body or headers');
+		).toThrow(
+			'Invalid value "path" for "«pagination.parameters»": type must be qs, body or headers',
+		);
 		expect(() => read({ paginationMode: 'linkHeader', paginationCompleteWhen: 'never' })).toThrow(
-			'for "Pagination Complete When": must be responseIsEmpty, receiveSpecificStatusCodes or other',
+			'for "«pagination.endWhen»": must be responseIsEmpty, receiveSpecificStatusCodes or other',
 		);
 	});
 });

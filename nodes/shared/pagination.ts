@@ -245,17 +245,31 @@ const PLACES = { qs: 'query', body: 'body', headers: 'headers' } as const satisf
 	PageParameter['in']
 >;
 
-/** One of `choices`' keys, or a ConfigError listing them for the option `field` (`Pagination Mode`). */
+/**
+ * The core's paging settings as its ConfigErrors name them (`pagination.nextUrl`, core/connectors/
+ * pagination.ts), by the option of n8n's HTTP Request node each is read from: the label a message says.
+ */
+export const PAGING_OPTIONS = {
+	'pagination.mode': 'paginationMode',
+	'pagination.nextUrl': 'nextURL',
+	'pagination.parameters': 'parameters',
+	'pagination.endWhen': 'paginationCompleteWhen',
+	'pagination.endStatuses': 'statusCodesWhenComplete',
+	'pagination.endExpression': 'completeExpression',
+	'pagination.maxPages': 'maxRequests',
+	'pagination.pauseMs': 'requestInterval',
+} as const satisfies Record<`pagination.${Exclude<keyof PaginationSettings, 'identity'>}`, string>;
+
+/** One of `choices`' keys, or a ConfigError listing them for the setting `field` (`pagination.mode`). */
 function choice<T extends Record<string, string>>(
 	choices: T,
 	value: unknown,
 	field: string,
-	label: string,
 	problem: string,
 ): T[keyof T] {
 	if (typeof value === 'string' && Object.prototype.hasOwnProperty.call(choices, value))
 		return choices[value] as T[keyof T];
-	throw new ConfigError(field, label, value, problem);
+	throw new ConfigError(field, value, problem);
 }
 
 /**
@@ -284,8 +298,7 @@ export function readPagingSettings(
 	const mode = choice(
 		MODES,
 		given.mode,
-		'paginationMode',
-		'Pagination Mode',
+		'pagination.mode',
 		`must be one of ${Object.keys(MODES).join(', ')}`,
 	);
 	const settings: PaginationSettings = {
@@ -297,8 +310,7 @@ export function readPagingSettings(
 						in: choice(
 							PLACES,
 							parameter.type,
-							'parameters',
-							'Parameters',
+							'pagination.parameters',
 							'type must be qs, body or headers',
 						),
 						name: parameter.name,
@@ -311,8 +323,7 @@ export function readPagingSettings(
 				: choice(
 						ENDS,
 						given.paginationCompleteWhen,
-						'paginationCompleteWhen',
-						'Pagination Complete When',
+						'pagination.endWhen',
 						'must be responseIsEmpty, receiveSpecificStatusCodes or other',
 					),
 		endStatuses: given.statusCodesWhenComplete,

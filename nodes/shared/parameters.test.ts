@@ -34,7 +34,7 @@ describe('connectorHttpAuth', () => {
 		});
 		expect(() =>
 			connectorHttpAuth(nodeAt(1.1), params({ authentication: 'durableHttpApi' })),
-		).toThrow('Invalid value "durableHttpApi" for "Authentication": must be one of None,');
+		).toThrow('Invalid value "durableHttpApi" for "«authentication»": must be one of None,');
 	});
 });
 

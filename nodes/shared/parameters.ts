@@ -16,6 +16,16 @@ import {
 import { allOps } from '../../core/connectors/registry';
 import type { TimeUnit } from '../../core/units';
 
+/** n8n's generic credential types (core/connectors/httpAuth.ts) by the names n8n's editor shows. */
+export const GENERIC_AUTH_NAMES: Record<GenericAuthType, string> = {
+	httpBasicAuth: 'Basic Auth',
+	httpBearerAuth: 'Bearer Auth',
+	httpCustomAuth: 'Custom Auth',
+	httpHeaderAuth: 'Header Auth',
+	httpQueryAuth: 'Query Auth',
+	oAuth2Api: 'OAuth2 API',
+};
+
 const UNIT_NAMES: Record<TimeUnit, string> = {
 	seconds: 'Seconds',
 	minutes: 'Minutes',
@@ -55,7 +65,7 @@ export function genericCredentials(
 	show: Record<string, NodeParameterValue[]>,
 	hide?: Record<string, NodeParameterValue[]>,
 ): INodeCredentialDescription[] {
-	return (Object.keys(GENERIC_AUTH_TYPES) as GenericAuthType[]).map((type) => ({
+	return GENERIC_AUTH_TYPES.map((type) => ({
 		name: type,
 		required: true,
 		displayOptions: { show: { ...show, authentication: [type] }, ...(hide && { hide }) },
@@ -133,9 +143,11 @@ export function httpAuthProperties(
 		displayOptions: { show, ...(hide && { hide }) },
 		options: [
 			{ name: 'None', value: 'none' },
-			...(Object.entries(GENERIC_AUTH_TYPES) as Array<[GenericAuthType, string]>).map(
-				([value, name]) => ({ name, value, description: AUTH_DESCRIPTIONS[value] }),
-			),
+			...GENERIC_AUTH_TYPES.map((value) => ({
+				name: GENERIC_AUTH_NAMES[value],
+				value,
+				description: AUTH_DESCRIPTIONS[value],
+			})),
 			...extraOptions,
 		],
 		description:

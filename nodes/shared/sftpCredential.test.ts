@@ -36,10 +36,10 @@ describe("n8n's SFTP credential → connection", () => {
 
 	it('refuses an empty host and a port out of range, naming the credential field', () => {
 		expect(() => sftpConnection({ host: '', port: 22 })).toThrow(
-			'Invalid value "" for "Host" in the SFTP credential: must not be empty',
+			'Invalid value "" for "«sftp:host»" in the «sftp:» credential: must not be empty',
 		);
 		expect(() => sftpConnection({ host: 'h', port: 70000 })).toThrow(
-			'Invalid value 70000 for "Port" in the SFTP credential: must be a whole number from 1 to 65535',
+			'Invalid value 70000 for "«sftp:port»" in the «sftp:» credential: must be a whole number from 1 to 65535',
 		);
 	});
 
@@ -58,7 +58,7 @@ describe("n8n's SFTP credential → connection", () => {
 describe('checkPollOp', () => {
 	it('refuses an op that reads a file, naming Op; accepts the listing', () => {
 		expect(() => checkPollOp(resolveOp('sftp.download'))).toThrow(
-			'Invalid value "sftp.download" for "Op": reads a file',
+			'Invalid value "sftp.download" for "«op»": reads a file',
 		);
 		expect(() => checkPollOp(resolveOp('sftp.list'))).not.toThrow();
 	});

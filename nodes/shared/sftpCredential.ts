@@ -6,20 +6,19 @@ import type {
 } from 'n8n-workflow';
 
 import { credentialAddress } from './credentialAddress';
+import { credentialTestFailure } from './editorWords';
 import { resolveOp } from '../../core/connectors/registry';
 import type { SftpConnection } from '../../core/connectors/types';
 
 /** n8n's own SFTP credential (the one its FTP node uses for SFTP). */
 export const N8N_SFTP_CREDENTIAL = 'sftp';
 
-const credential = 'SFTP credential';
-
 /**
  * The SFTP ops' connection settings from n8n's SFTP credential: host, port, username, and a password
  * or a private key with its passphrase, as n8n's FTP node reads them (a key is used when one is set).
  */
 export function sftpConnection(data: ICredentialDataDecryptedObject): SftpConnection {
-	const { host, port } = credentialAddress(data, credential, 22);
+	const { host, port } = credentialAddress(data, N8N_SFTP_CREDENTIAL, 22);
 	const privateKey = typeof data.privateKey === 'string' ? data.privateKey.trim() : '';
 	return {
 		host,
@@ -64,6 +63,6 @@ export async function sftpCredentialTest(
 		);
 		return { status: 'OK', message: 'Logged in to the SFTP server' };
 	} catch (error) {
-		return { status: 'Error', message: error instanceof Error ? error.message : String(error) };
+		return credentialTestFailure(error);
 	}
 }

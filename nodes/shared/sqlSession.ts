@@ -2,7 +2,7 @@ import * as mysql from 'mysql2/promise';
 import type { ICredentialDataDecryptedObject } from 'n8n-workflow';
 import { Client as PgClient, types as pgTypes } from 'pg';
 
-import { ConfigError } from '../../core/configError';
+import { ConfigError, fieldRef } from '../../core/configError';
 import { credentialAddress } from './credentialAddress';
 import {
 	describeCause,
@@ -31,7 +31,7 @@ export const SQL_CREDENTIALS: Record<SqlDialect, string> = { postgres: 'postgres
 export function dialectOf(database: unknown): SqlDialect {
 	if (database === 'postgres') return 'postgres';
 	if (database === 'mySql') return 'mysql';
-	throw new ConfigError('database', 'Database', database, 'must be postgres or mySql');
+	throw new ConfigError('database', database, 'must be postgres or mySql');
 }
 
 /** Postgres types returned as the server's text: date, timestamp, timestamptz, time, timetz. */
@@ -44,16 +44,15 @@ export function sqlSessionFactory(
 	dialect: SqlDialect,
 	credential: ICredentialDataDecryptedObject,
 ): SqlSessionFactory {
-	const label = dialect === 'postgres' ? 'Postgres credential' : 'MySQL credential';
+	const type = SQL_CREDENTIALS[dialect];
 	if (credential.sshTunnel === true)
 		throw new ConfigError(
 			'sshTunnel',
-			'SSH Tunnel',
 			true,
-			'is not supported yet (sql.query, History Store); reach the database directly (or through a tunnel you run), and turn SSH Tunnel off',
-			{ credential: label },
+			`is not supported yet (sql.query, History Store); reach the database directly (or through a tunnel you run), and turn ${fieldRef('sshTunnel', type)} off`,
+			{ credential: type },
 		);
-	const { host, port } = credentialAddress(credential, label, dialect === 'postgres' ? 5432 : 3306);
+	const { host, port } = credentialAddress(credential, type, dialect === 'postgres' ? 5432 : 3306);
 	const common = {
 		host,
 		port,

@@ -4,10 +4,16 @@
  * (`nodes/`, `credentials/`) nor test support (`test/`, except from its own tests), and its modules
  * import each other without a circle (type-only imports count: a circle of types is a knot to untie
  * all the same). Imports are read from the source text (`import`/`export … from`, `import()`,
- * `require()`), so the check needs no dependency.
+ * `require()`), so the check needs no dependency. Nor does it hold the editor's labels: no label
+ * of a node's parameter, a credential's field or a credential type is a string of its code (it
+ * names fields by id, core/configError.ts `fieldRef`).
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
+import type { INodeProperties, INodePropertyCollection } from 'n8n-workflow';
+
+import { CREDENTIALS } from '../../nodes/shared/editorWords';
+import { NODE_PROPERTIES } from '../../nodes/shared/errors';
 import { repoRoot } from '../harness/paths';
 
 const CORE = join(repoRoot, 'core');
@@ -142,5 +148,59 @@ describe('core/ imports', () => {
 			]),
 		);
 		expect(circlesOf(graph).map((circle) => circle.map(shown).join(' → '))).toEqual([]);
+	});
+});
+
+/** Every label a node's parameters show, in collections too. */
+function labelsOf(properties: ReadonlyArray<INodeProperties | INodePropertyCollection>): string[] {
+	return properties.flatMap((property) => [
+		property.displayName,
+		...labelsOf('values' in property ? property.values : []),
+		...labelsOf(
+			('options' in property ? (property.options ?? []) : []).filter(
+				(option): option is INodeProperties | INodePropertyCollection => 'displayName' in option,
+			),
+		),
+	]);
+}
+
+/** The code of a file without its comments; a page's section (`docs/x.md: "History Store"`) is a title, not a label. */
+function codeOf(file: string): string {
+	return readFileSync(file, 'utf8')
+		.replace(/\/\*[\s\S]*?\*\//g, '')
+		.replace(/(^|[^:'"`])\/\/.*$/gm, '$1')
+		.replace(/\.md: "[^"]*"/g, '.md');
+}
+
+describe('core/ holds no label of the editor', () => {
+	const labels = new Set([
+		...Object.values(NODE_PROPERTIES).flatMap(labelsOf),
+		...Object.values(CREDENTIALS).flatMap(({ displayName, fields }) => [
+			displayName,
+			...Object.values(fields),
+		]),
+	]);
+	const quoted = (label: string) => ["'", '"', '`'].map((quote) => `${quote}${label}${quote}`);
+
+	it('knows the labels (the check is not vacuous)', () => {
+		for (const label of [
+			'Queue Limit',
+			'Remember at Most (Keys)',
+			'Next URL',
+			'Tolerance (Seconds)',
+		])
+			expect(labels).toContain(label);
+	});
+
+	it('has none as a string, nor quoted in a message', () => {
+		const held = files
+			.filter((file) => !file.endsWith('.test.ts'))
+			.flatMap((file) => {
+				const code = codeOf(file);
+				return [...labels]
+					.filter((label) => quoted(label).some((text) => code.includes(text)))
+					.map((label) => `${shown(file)}: ${label}`);
+			});
+		expect(held).toEqual([]);
 	});
 });

@@ -91,13 +91,15 @@ describe('Durable Schedule Trigger in a real n8n', () => {
 		// Catch-up: a 2 s late grace, so every window passed during the downtime counts as missed
 		// (the default of 60 s would let the newest ones fire as merely late).
 		const lateGrace = { options: { lateGrace: 2 } };
+		// Skip and coalesce also report the windows they missed (Report Missed Windows).
+		const reported = { options: { lateGrace: 2, reportMissed: true } };
 		definitions.skip = scheduleWorkflow(
 			'catch-up skip',
-			scheduleNode({ scheduleType: 'cron', cron: '*/10 * * * * *', catchUp: 'skip', ...lateGrace }),
+			scheduleNode({ scheduleType: 'cron', cron: '*/10 * * * * *', catchUp: 'skip', ...reported }),
 		);
 		definitions.coalesce = scheduleWorkflow(
 			'catch-up coalesce',
-			scheduleNode({ catchUp: 'coalesce', ...lateGrace }),
+			scheduleNode({ catchUp: 'coalesce', ...reported }),
 		);
 		definitions['run-all'] = scheduleWorkflow(
 			'catch-up run-all',
@@ -501,6 +503,12 @@ describe('Durable Schedule Trigger in a real n8n', () => {
 			),
 		);
 		await noRunningExecutions(...catchUpNames.map((name) => ids[name]));
+		// The executions before the stop (a failed execution a trigger saves has no start time).
+		const executionsBefore = new Set(
+			(
+				await Promise.all(catchUpNames.map(async (name) => await n8n.executionSummaries(ids[name])))
+			).flatMap((executions) => executions.map((execution) => execution.id)),
+		);
 		await n8n.stop();
 		const stoppedAt = Date.now();
 		// Down until three whole windows after the stop have passed, plus the 2 s late grace.
@@ -579,6 +587,24 @@ describe('Durable Schedule Trigger in a real n8n', () => {
 				expect(fire.latenessMs).toBe(Date.parse(fire.systemTime) - fire.declared);
 			}
 			const missedEntry = history.find((r) => r.outcome === 'missed' && r.declaredAt > lastBefore);
+			// Report Missed Windows (skip, coalesce): one failed execution since the restart, naming them
+			// (n8n 1.x records no failed execution for a trigger: an error in its log instead).
+			const reports = (await n8n.executions(ids[name])).filter(
+				(e) =>
+					e.status === 'error' &&
+					!executionsBefore.has(e.id) &&
+					(e.data?.resultData.error?.message ?? '').startsWith('Missed '),
+			);
+			const windows = `Missed ${missed.length} windows (${iso(missed[0])} to ${iso(missed.at(-1)!)}) while the trigger was inactive`;
+			if (name === 'skip' || name === 'coalesce')
+				expect(reports.map((e) => e.data?.resultData.error?.message)).toEqual(
+					isN8n1
+						? []
+						: [
+								`${windows} (n8n down or the workflow unpublished): ${name === 'skip' ? 'none of them run (catch-up: skip)' : 'one run for all of them (catch-up: coalesce)'}`,
+							],
+				);
+			else expect(reports).toEqual([]);
 			switch (name) {
 				case 'skip':
 					expect(backfills).toEqual([]);

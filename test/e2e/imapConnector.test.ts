@@ -193,8 +193,9 @@ describe('IMAP connector ops against Dovecot', () => {
 		expect(result.messages.map((m) => m.uid)).toEqual(uids.slice(0, 2));
 		expect(result.unseen).toBe(5);
 		await expect(listUnseen(imap, { limit: 501 })).rejects.toThrow(ConfigError);
+		// The op's own words: the node says «with» as "With" (nodes/shared/editorWords.ts).
 		await expect(listUnseen(imap, { limit: 0 })).rejects.toThrow(
-			'Invalid value 0 for "With": "limit" must be a whole number from 1 to 500',
+			'Invalid value 0 for "«with»": "limit" must be a whole number from 1 to 500',
 		);
 	});
 

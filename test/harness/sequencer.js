@@ -25,6 +25,9 @@ const SECONDS = {
 	// 298 s alone (its n8n and servers included, 2026-12-03). In the 2.41 lane (on 1.123 in the 1.x lane).
 	'owedSources.test.ts': 300,
 	'pagination.test.ts': 238,
+	// Not yet in a CI run: 472 s for three of its four tests beside other e2e runs, 161 s for two alone
+	// (2026-12-03).
+	'retryPolicy.test.ts': 500,
 	// Not yet in a CI run: 108 to 147 s alone on the 2-core machine (2026-12-03).
 	'roundTripFixedUrl.test.ts': 150,
 	'sftpSource.test.ts': 228,

@@ -22,6 +22,8 @@ export const quietPorts: Omit<PollActivationPorts, 'outlet'> = {
 		throw error;
 	},
 	onPageLimit: () => undefined,
+	onDeadLetter: () => undefined,
+	onSilence: () => undefined,
 };
 
 /**

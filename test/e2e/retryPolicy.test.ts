@@ -1,0 +1,367 @@
+import { FakeSystem } from '../harness/fakeSystem';
+import { triggerItems } from '../harness/chaos';
+import { type Execution, isFinal, N8nInstance, nodeOutput } from '../harness/n8nInstance';
+import { waitFor } from '../harness/net';
+import { node, type NodeJson, PACKAGE, workflow } from './workflowBuilder';
+
+/**
+ * "When a Run Fails: Start the Item Again" in a real n8n 2.41.1 (core/poll/retries.ts): the run of
+ * an item calls a partner (the fake system's /process), which answers 500 to an item's first two
+ * calls (and always to "poison"); n8n's HTTP Request node fails the run. What counts is n8n's own
+ * status of each run, and the partner's count of calls per item.
+ */
+describe('When a Run Fails (Poll Trigger, Durable Schedule Trigger) and Alert When Nothing New For, in a real n8n', () => {
+	let n8n: N8nInstance;
+	let source: FakeSystem;
+
+	beforeAll(async () => {
+		source = await FakeSystem.start();
+		n8n = await N8nInstance.launch('retry-policy');
+	});
+
+	afterAll(async () => {
+		await n8n?.stop();
+		await source?.close();
+	});
+
+	/**
+	 * A partner at `path` that fails an item's first `failures` calls (every call of "poison") and
+	 * records each call's item id and attempt.
+	 */
+	function partner(path: string, failures: number): () => Array<{ id: string; attempt: string }> {
+		const calls = new Map<string, number>();
+		source.on('GET', path, ({ query }) => {
+			const count = (calls.get(query.id) ?? 0) + 1;
+			calls.set(query.id, count);
+			return count <= failures || query.id === 'poison'
+				? { status: 500, body: { error: `partner down for ${query.id}` } }
+				: { body: { ok: true } };
+		});
+		return () =>
+			source.requests(path).map(({ query }) => ({ id: query.id, attempt: query.attempt }));
+	}
+
+	/** Poll → Process (an HTTP call to the partner with the item's id and attempt). */
+	function retryWorkflow(name: string, listPath: string, processPath: string, retry: object) {
+		return workflow(
+			name,
+			[
+				node('Poll', `${PACKAGE}.pollTrigger`, {
+					op: 'http.request',
+					with: JSON.stringify({ url: source.url(listPath) }),
+					interval: 1,
+					intervalUnit: 'hours',
+					id: 'id',
+					dedupe: 'unique',
+					whenRunFails: 'startAgain',
+					...retry,
+				}),
+				node(
+					'Process',
+					'n8n-nodes-base.httpRequest',
+					{
+						url: `=${source.url(processPath)}?id={{ $json.id }}&attempt={{ $json._attempt.number }}`,
+						options: {},
+					},
+					{ typeVersion: 4.2 },
+				),
+			],
+			[['Poll', 'Process']],
+		);
+	}
+
+	/** The id of the item each run carried (dead letters' failed executions carry none). */
+	const itemOf = (execution: Execution) => triggerItems(execution, 'Poll')[0]?.id as string;
+	const deadLetters = (all: Execution[]) =>
+		all.filter((e) => e.data?.resultData.error?.message.startsWith('Dead letter:'));
+	/** Per item id, the statuses of its runs in the order they started. */
+	function runsPerItem(all: Execution[]): Map<string, string[]> {
+		const runs = new Map<string, string[]>();
+		for (const execution of all.filter(isFinal)) {
+			const id = itemOf(execution);
+			if (id !== undefined) runs.set(id, [...(runs.get(id) ?? []), execution.status]);
+		}
+		return runs;
+	}
+	/** Per item id, the attempts the partner was called with, in order. */
+	function callsPerItem(calls: Array<{ id: string; attempt: string }>): Map<string, string[]> {
+		const per = new Map<string, string[]>();
+		for (const { id, attempt } of calls) per.set(id, [...(per.get(id) ?? []), attempt]);
+		return per;
+	}
+
+	test('100 items whose run fails twice, Max Attempts 3: each ends with exactly one success, none over 3 runs; an item that always fails runs 3 times, then one dead-letter failed execution names it, Execute step lists it, and Start Again runs it once more', async () => {
+		const ids = [...Array.from({ length: 100 }, (_, i) => `item-${i + 1}`), 'poison'];
+		source.on('GET', '/items', () => ({ body: ids.map((id) => ({ id })) }));
+		const calls = partner('/process', 2);
+		const definition = retryWorkflow('retry 100', '/items', '/process', {
+			maxAttempts: 3,
+			retryDelaySec: 1,
+			retryFactor: 2,
+		});
+		const id = await n8n.importWorkflow(definition);
+		await n8n.publish(id);
+
+		const all = await n8n.waitForExecutions(
+			id,
+			(executions) => {
+				const runs = runsPerItem(executions);
+				return (
+					deadLetters(executions).length === 1 &&
+					ids.every((item) => (runs.get(item) ?? []).length === 3)
+				);
+			},
+			'three runs of every item and one dead letter',
+			600_000,
+		);
+		const runs = runsPerItem(all);
+		for (const item of ids.slice(0, 100))
+			expect([item, runs.get(item)]).toEqual([item, ['error', 'error', 'success']]);
+		expect(runs.get('poison')).toEqual(['error', 'error', 'error']);
+		// The partner's view: three calls per item, attempts 1, 2, 3 in order.
+		const perItem = callsPerItem(calls());
+		for (const item of ids) expect([item, perItem.get(item)]).toEqual([item, ['1', '2', '3']]);
+		const [letter] = deadLetters(all);
+		expect(letter.data?.resultData.error?.message).toMatch(
+			/^Dead letter: all 3 runs of item "poison" failed \(key poll:[^)]+:poison\); last error: /,
+		);
+
+		// Execute step, Dead Letters: the poison item, with its key, attempts and last error.
+		const update = async (options: Record<string, unknown>) => {
+			const poll = definition.nodes[0] as NodeJson;
+			poll.parameters = { ...poll.parameters, options };
+			const { name, nodes, connections, settings } = definition;
+			await n8n.api('PUT', `/workflows/${id}`, { name, nodes, connections, settings });
+		};
+		await update({ executeStepShows: 'deadLetters' });
+		const shown = nodeOutput(await n8n.executeStep(id, 'Poll'), 'Poll');
+		expect(shown).toEqual([
+			expect.objectContaining({ deadLetter: true, itemKeys: ['poison'], attempts: 3 }),
+		]);
+
+		// Start Again takes it back: the next poll starts it once more (and it fails 3 times again).
+		await update({ startAgain: JSON.stringify(['poison']) });
+		await n8n.publish(id);
+		const again = await n8n.waitForExecutions(
+			id,
+			(executions) => (runsPerItem(executions).get('poison') ?? []).length === 6,
+			'the poison item run three times more',
+			120_000,
+		);
+		expect(callsPerItem(calls()).get('poison')).toEqual(['1', '2', '3', '1', '2', '3']);
+		await waitFor('its second dead letter', async () =>
+			deadLetters(await n8n.executions(id)).length === 2 ? true : undefined,
+		);
+		// The others ran no more: three runs each, the last a success.
+		const after = runsPerItem(again);
+		for (const item of ids.slice(0, 100))
+			expect([item, after.get(item)]).toEqual([item, ['error', 'error', 'success']]);
+		await n8n.unpublish(id);
+	}, 900_000);
+
+	test('kill -9 between attempts: after the restart the attempts go on where they were, no item past Max Attempts and none forgotten', async () => {
+		const ids = Array.from({ length: 10 }, (_, i) => `k-${i + 1}`);
+		source.on('GET', '/kill-items', () => ({ body: ids.map((id) => ({ id })) }));
+		const calls = partner('/kill-process', 2);
+		const id = await n8n.importWorkflow(
+			retryWorkflow('retry kill', '/kill-items', '/kill-process', {
+				maxAttempts: 3,
+				retryDelaySec: 15,
+				retryFactor: 1,
+			}),
+		);
+		await n8n.publish(id);
+		type Waiting = { keys: string[]; failed: number; emitted?: string };
+		const waiting = async () =>
+			(
+				(await n8n.getWorkflow(id)).staticData as
+					| Record<string, { pollTrigger?: { retries?: { waiting?: Waiting[] } } }>
+					| undefined
+			)?.['node:Poll']?.pollTrigger?.retries?.waiting ?? [];
+		// Every item's second run failed, and that is stored: each waits for its third attempt.
+		await waitFor(
+			'every item waiting for its third attempt, stored',
+			async () => {
+				const stored = await waiting();
+				return stored.length === ids.length &&
+					stored.every((entry) => entry.failed === 2 && entry.emitted === undefined)
+					? true
+					: undefined;
+			},
+			{ timeoutMs: 180_000, intervalMs: 200 },
+		);
+		expect(calls()).toHaveLength(20);
+		await n8n.kill();
+		await n8n.start();
+		await n8n.login();
+
+		const all = await n8n.waitForExecutions(
+			id,
+			(executions) => ids.every((item) => runsPerItem(executions).get(item)?.includes('success')),
+			'every item to succeed after the restart',
+			180_000,
+		);
+		const runs = runsPerItem(all);
+		for (const item of ids)
+			expect([item, runs.get(item)]).toEqual([item, ['error', 'error', 'success']]);
+		const perItem = callsPerItem(calls());
+		for (const item of ids) expect([item, perItem.get(item)]).toEqual([item, ['1', '2', '3']]);
+		expect(deadLetters(all)).toEqual([]);
+		await waitFor('the book emptied, stored', async () =>
+			(await waiting()).length === 0 ? true : undefined,
+		);
+		await n8n.unpublish(id);
+	}, 600_000);
+
+	test('Durable Schedule Trigger, Start the Window Again: a window whose run fails twice then succeeds runs three times under its run key, one success, and the fire history says so', async () => {
+		const calls = partner('/window-process', 2);
+		const id = await n8n.importWorkflow(
+			workflow(
+				'window retry',
+				[
+					node('Schedule', `${PACKAGE}.durableScheduleTrigger`, {
+						scheduleType: 'interval',
+						interval: 30,
+						intervalUnit: 'seconds',
+						whenRunFails: 'startAgain',
+						maxAttempts: 3,
+						retryDelaySec: 1,
+						retryFactor: 2,
+					}),
+					node(
+						'Process',
+						'n8n-nodes-base.httpRequest',
+						{
+							url: `=${source.url('/window-process')}?id={{ encodeURIComponent($json.runKey) }}&attempt={{ $json.runAttempt ?? 1 }}`,
+							options: {},
+						},
+						{ typeVersion: 4.2 },
+					),
+				],
+				[['Schedule', 'Process']],
+			),
+		);
+		await n8n.publish(id);
+		const windowOf = (execution: Execution) =>
+			nodeOutput(execution, 'Schedule')[0]?.runKey as string | undefined;
+		const all = await n8n.waitForExecutions(
+			id,
+			(executions) => executions.some((e) => e.status === 'success' && windowOf(e) !== undefined),
+			'the first window to succeed',
+			180_000,
+		);
+		await n8n.unpublish(id);
+		const window = windowOf(all.find((e) => e.status === 'success')!)!;
+		const runs = all.filter((e) => windowOf(e) === window);
+		expect(runs.map((e) => [e.status, nodeOutput(e, 'Schedule')[0]?.runAttempt])).toEqual([
+			['error', undefined],
+			['error', 2],
+			['success', 3],
+		]);
+		expect(
+			calls()
+				.filter((call) => call.id === window)
+				.map((call) => call.attempt),
+		).toEqual(['1', '2', '3']);
+		type FireEntry = { runKey: string; outcome: string; runAttempt?: number };
+		const { staticData } = await n8n.getWorkflow(id);
+		const history = (staticData as Record<string, { schedule: { history: FireEntry[] } }>)[
+			'node:Schedule'
+		].schedule.history.filter((record) => record.runKey === window);
+		expect(history.map((record) => [record.outcome, record.runAttempt])).toEqual([
+			['fired', undefined],
+			['failed', undefined],
+			['fired', 2],
+			['failed', 2],
+			['fired', 3],
+			['recovered', 3],
+		]);
+	}, 600_000);
+
+	test('a trigger that refuses activation (Max Attempts 0) is reported by one failed execution naming the field, however often n8n retries; fixed, it activates and nothing more is reported', async () => {
+		source.on('GET', '/refusing', () => ({ body: [{ id: 'r-1' }] }));
+		const calls = partner('/refusing-process', 0);
+		const definition = retryWorkflow('refused', '/refusing', '/refusing-process', {
+			maxAttempts: 0,
+		});
+		const id = await n8n.importWorkflow(definition);
+		// Publishing answers 200; n8n tries the activation five times, then says it failed.
+		expect(await n8n.activationError(id)).toContain('Invalid value 0 for "Max Attempts"');
+		const refusals = (all: Execution[]) =>
+			all.filter((e) => e.data?.resultData.error?.message.startsWith('Not activated: '));
+		const reported = await n8n.waitForExecutions(
+			id,
+			(all) => refusals(all).length > 0,
+			'the refusal reported',
+		);
+		expect(refusals(reported).map((e) => e.data?.resultData.error?.message)).toEqual([
+			expect.stringMatching(/^Not activated: Invalid value 0 for "Max Attempts": /),
+		]);
+		const poll = definition.nodes[0] as NodeJson;
+		poll.parameters = { ...poll.parameters, maxAttempts: 3 };
+		const { name, nodes, connections, settings } = definition;
+		await n8n.api('PUT', `/workflows/${id}`, { name, nodes, connections, settings });
+		await n8n.publish(id);
+		await source.requestCount('/refusing-process', 1);
+		expect(calls()).toEqual([{ id: 'r-1', attempt: '1' }]);
+		expect(refusals(await n8n.executions(id))).toHaveLength(1);
+		await n8n.unpublish(id);
+	}, 600_000);
+
+	test('Alert When Nothing New For 1 minute: a source that lists nothing new is reported by one failed execution, not again after a restart, and once more when it lists something new', async () => {
+		let listed = [{ id: 's-1' }];
+		source.on('GET', '/quiet', () => ({ body: listed }));
+		const id = await n8n.importWorkflow(
+			workflow(
+				'silence',
+				[
+					node('Poll', `${PACKAGE}.pollTrigger`, {
+						op: 'http.request',
+						with: JSON.stringify({ url: source.url('/quiet') }),
+						interval: 5,
+						intervalUnit: 'seconds',
+						id: 'id',
+						dedupe: 'unique',
+						options: { silenceAfterMin: 1 },
+					}),
+				],
+				[],
+			),
+		);
+		await n8n.publish(id);
+		const reports = (all: Execution[], pattern: RegExp) =>
+			all.filter((e) => pattern.test(e.data?.resultData.error?.message ?? ''));
+		const silent = /^Nothing new from the source for /;
+		const back = /^The source lists new items again, after /;
+		await n8n.waitForExecutions(
+			id,
+			(all) => reports(all, silent).length === 1,
+			'the silence reported',
+			180_000,
+		);
+		// Stored with the report: a restart does not report the same silence again.
+		await waitFor('the report stored', async () => {
+			const state = (
+				(await n8n.getWorkflow(id)).staticData as
+					| Record<string, { pollTrigger?: { silence?: { reported?: boolean } } }>
+					| undefined
+			)?.['node:Poll']?.pollTrigger;
+			return state?.silence?.reported ? true : undefined;
+		});
+		await n8n.restart();
+		await source.requestCount('/quiet', source.requests('/quiet').length + 3);
+		listed = [...listed, { id: 's-2' }];
+		const all = await n8n.waitForExecutions(
+			id,
+			(executions) => reports(executions, back).length === 1,
+			'the end of the silence reported',
+			120_000,
+		);
+		expect(reports(all, silent)).toHaveLength(1);
+		expect(all.flatMap((e) => triggerItems(e, 'Poll').map((item) => item.id)).sort()).toEqual([
+			's-1',
+			's-2',
+		]);
+		await n8n.unpublish(id);
+	}, 600_000);
+});
