@@ -1,7 +1,7 @@
 import { burstRuns, lostAndRepeated, publishedBurst, reportsInAll } from '../harness/burstKill';
 import { type ChaosSource, triggerItems } from '../harness/chaos';
 import { FakeSystem } from '../harness/fakeSystem';
-import { N8nInstance } from '../harness/n8nInstance';
+import { ApiError, N8nInstance } from '../harness/n8nInstance';
 import { isN8n1 } from '../harness/paths';
 import { refusingHook } from '../harness/refusingHook';
 import { sftpSource, sqlSource } from '../harness/sourceChaos';
@@ -21,9 +21,9 @@ import { Sshd } from '../harness/sshd';
  */
 
 /**
- * Runs that may start again per source after a kill: none on n8n 2.x (deduplication keys); on n8n
- * 1.x, which has none, the run being emitted and the one before it (nodes/shared/emitRuns.ts,
- * emitOneByOne).
+ * Runs that may start again per source after a kill or a re-publish: none on n8n 2.x (deduplication
+ * keys); on n8n 1.x, which has none, the run being emitted and the one before it
+ * (nodes/shared/emitRuns.ts, emitOneByOne), as in owedItems.test.ts.
  */
 const MAX_REPEATS = isN8n1 ? 2 : 0;
 /** Six times Max Runs in Flight's default (50): a disturbance leaves runs unsent (issue 36). */
@@ -122,10 +122,17 @@ describe('never lose one from sql.query and sftp.list (issue 36), in a real n8n'
 		const runs = await burstRuns(n8n, burst.workflowId, ids.length, 600_000, identity);
 		const named = new Set<string>();
 		for (const id of runs.crashed) {
-			const execution = await n8n.execution(id);
-			const items = isN8n1
-				? triggerItems(execution, 'Poll').map(identity ?? ((item) => String(item.id)))
-				: [/:([^:#]+)(#\d+)?$/.exec(String(execution.deduplicationKey))?.[1]];
+			const execution = await n8n.execution(id).catch((error: unknown) => {
+				// n8n 1.123 answers 400 for a crashed run it saved without data (killed before it
+				// started): a run that names no item.
+				if (isN8n1 && error instanceof ApiError && error.status === 400) return undefined;
+				throw error;
+			});
+			const items = !execution
+				? []
+				: isN8n1
+					? triggerItems(execution, 'Poll').map(identity ?? ((item) => String(item.id)))
+					: [/:([^:#]+)(#\d+)?$/.exec(String(execution.deduplicationKey))?.[1]];
 			for (const item of items) if (item !== undefined && ids.includes(item)) named.add(item);
 		}
 		const { repeated } = lostAndRepeated(ids, runs);
@@ -133,11 +140,9 @@ describe('never lose one from sql.query and sftp.list (issue 36), in a real n8n'
 		return { source: burst.name, lost, repeated, runs, named };
 	}
 
-	/** Each source's [name, lost, runs repeated beyond `allowed`]: what the tests expect. */
-	const verdicts = (
-		results: Array<{ source: string; lost: string[]; repeated: number }>,
-		allowed = 0,
-	) => results.map((r) => [r.source, r.lost, Math.max(0, r.repeated - allowed)]);
+	/** Each source's [name, lost, runs repeated beyond MAX_REPEATS]: what the tests expect. */
+	const verdicts = (results: Array<{ source: string; lost: string[]; repeated: number }>) =>
+		results.map((r) => [r.source, r.lost, Math.max(0, r.repeated - MAX_REPEATS)]);
 	const nothingLostOrRepeated = SOURCES.map(({ name }) => [name, [], 0]);
 
 	test(`each source (sql.query on PostgreSQL and on MariaDB, sftp.list): 100 remembered, a burst of ${BURST}, n8n killed (SIGKILL) at a random moment after the first runs, 20 more added while it is down: lost 0, repeated 0 (n8n 1.x: at most 2 per source)`, async () => {
@@ -159,11 +164,11 @@ describe('never lose one from sql.query and sftp.list (issue 36), in a real n8n'
 			console.log(
 				`${name}: killed after ${reported} reports in all (aimed at ${killAfter}): ${runs.succeeded.size} items ran, ${runs.crashed.length} runs crashed (${named.size} named), ${runs.failed.length} failed; lost ${lost.length}, repeated ${repeated} (${Math.round((Date.now() - started) / 1000)} s)`,
 			);
-		expect(verdicts(results, MAX_REPEATS)).toEqual(nothingLostOrRepeated);
+		expect(verdicts(results)).toEqual(nothingLostOrRepeated);
 		for (const { workflowId } of bursts) await n8n.unpublish(workflowId);
 	}, 1_200_000);
 
-	test(`each source: a burst of ${BURST}, the workflows unpublished and published again after the first runs, 20 more added meanwhile: lost 0, repeated 0, no crashed runs`, async () => {
+	test(`each source: a burst of ${BURST}, the workflows unpublished and published again after the first runs, 20 more added meanwhile: lost 0, repeated 0 (n8n 1.x: at most 2 per source), no crashed runs`, async () => {
 		const bursts = await burstsOfAll();
 		await reportsInAll(
 			source,
