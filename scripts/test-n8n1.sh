@@ -17,9 +17,9 @@
 # Max Pages reported in n8n's log instead of a failed execution) and the browser test run when named:
 # `npm run test:n8n1 -- test/e2e/pagination.test.ts test/e2e/editor.test.ts` (not in `npm test`, for
 # CI's time: 135 s and 279 s in stop 32's CI). Named suites replace the default list. Issue 36's owed
-# items run here too: owedSources whole, owedItems' kill of the three HTTP styles at once (its re-publish
-# and Start Again cases, which passed on 1.123.81 on 2026-12-03, run when the suite is named; its refused
-# run is a 2.x case: n8n 1.x runs workflow.preExecute inside the run it has created).
+# items run here too: the kill case of owedSources and of owedItems (their re-publish cases and
+# owedItems' Start Again, which passed on 1.123.81 on 2026-12-03, run when the suites are named; their
+# refused-run cases are 2.x cases: n8n 1.x runs workflow.preExecute inside the run it has created).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export N8N_VERSION="${N8N1_VERSION:-1.123.81}"
@@ -28,6 +28,6 @@ suites=("$@")
   test/e2e/roundTripWait.test.ts test/e2e/examples.test.ts test/e2e/n8nContract.test.ts
   test/e2e/owedSources.test.ts test/e2e/owedItems.test.ts)
 left_out='re-publishing never runs a window twice|a run crashed by SIGKILL mid-run|a quick restart while a run is going|static data written by others|kill -9 while paging'
-# owedItems' cases but its kill, when the default list runs.
+# The owed suites' cases but their kills, when the default list runs.
 [ "$#" -gt 0 ] || left_out="$left_out|the workflows unpublished and published again|Start Again of an item on page 3"
 exec jest --selectProjects e2e --runInBand --testNamePattern "^(?!.*($left_out)).*\$" "${suites[@]}"

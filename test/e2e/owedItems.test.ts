@@ -1,18 +1,16 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
-
 import {
 	type BurstItem,
 	type BurstOptions,
 	burstRuns,
 	lostAndRepeated,
 	publishedBurst,
+	reportsInAll,
 } from '../harness/burstKill';
 import { triggerItems } from '../harness/chaos';
 import { FakeSystem, type RecordedRequest, type ScriptedResponse } from '../harness/fakeSystem';
 import { isFinal, N8nInstance } from '../harness/n8nInstance';
-import { waitFor } from '../harness/net';
-import { instancesDir, isN8n1 } from '../harness/paths';
+import { isN8n1 } from '../harness/paths';
+import { refusingHook } from '../harness/refusingHook';
 
 /**
  * Issue 36: never lose one from a source that lists only what it is asked for. A one-item run is
@@ -102,27 +100,12 @@ const STYLES: Array<[string, Style]> = [
 describe('never lose one from sources that list only what they are asked for (issue 36), in a real n8n', () => {
 	let n8n: N8nInstance;
 	let source: FakeSystem;
-	/**
-	 * While a file named by a workflow's id is in this folder, n8n's workflow.preExecute hook refuses
-	 * one execution of that workflow (and removes the file).
-	 */
-	const refuseDir = join(instancesDir, `owed-refuse-${process.pid}`);
+	const hook = refusingHook('owed');
 	let cases = 0;
 
 	beforeAll(async () => {
-		mkdirSync(refuseDir, { recursive: true });
-		const hooks = join(instancesDir, `owed-hooks-${process.pid}.js`);
-		writeFileSync(
-			hooks,
-			`const fs = require('node:fs');
-const path = require('node:path');
-module.exports = { workflow: { preExecute: [async function (workflow) {
-	try { fs.unlinkSync(path.join(${JSON.stringify(refuseDir)}, String(workflow && workflow.id))); } catch { return; }
-	throw new Error('refused by the test hook');
-}] } };`,
-		);
 		source = await FakeSystem.start();
-		n8n = await N8nInstance.launch('owed-items', { EXTERNAL_HOOK_FILES: hooks });
+		n8n = await N8nInstance.launch('owed-items', hook.env);
 	});
 
 	afterAll(async () => {
@@ -159,17 +142,6 @@ module.exports = { workflow: { preExecute: [async function (workflow) {
 		const all = [];
 		for (const [name, style] of STYLES) all.push({ name, ...(await published(style)) });
 		return all;
-	}
-
-	/** Resolves once the sources have received `count` reports of runs in all. */
-	async function reportsInAll(bursts: Array<{ path: string }>, count: number): Promise<number> {
-		const reports = () =>
-			bursts.reduce((sum, { path }) => sum + source.requests(`${path}/ran`).length, 0);
-		await waitFor(`${count} reports in all`, async () => (reports() >= count ? true : undefined), {
-			timeoutMs: 600_000,
-			intervalMs: 50,
-		});
-		return reports();
 	}
 
 	/**
@@ -215,7 +187,11 @@ module.exports = { workflow: { preExecute: [async function (workflow) {
 		for (const burst of bursts) burst.add(BURST);
 		// Somewhere in the first 80 % of the three bursts' runs.
 		const killAfter = 30 + Math.floor(Math.random() * (STYLES.length * BURST * 0.8 - 30));
-		await reportsInAll(bursts, killAfter);
+		await reportsInAll(
+			source,
+			bursts.map(({ path }) => path),
+			killAfter,
+		);
 		await n8n.kill();
 		for (const burst of bursts) burst.add(20);
 		await n8n.start();
@@ -233,7 +209,11 @@ module.exports = { workflow: { preExecute: [async function (workflow) {
 	test(`each source: a burst of ${BURST}, the workflows unpublished and published again after the first runs, 20 more listed meanwhile: lost 0, repeated 0`, async () => {
 		const bursts = await publishedAll();
 		for (const burst of bursts) burst.add(BURST);
-		await reportsInAll(bursts, 30 + Math.floor(Math.random() * BURST));
+		await reportsInAll(
+			source,
+			bursts.map(({ path }) => path),
+			30 + Math.floor(Math.random() * BURST),
+		);
 		for (const { workflowId } of bursts) await n8n.unpublish(workflowId);
 		for (const burst of bursts) burst.add(20);
 		for (const { workflowId } of bursts) await n8n.publish(workflowId);
@@ -254,8 +234,12 @@ module.exports = { workflow: { preExecute: [async function (workflow) {
 		async () => {
 			const bursts = await publishedAll();
 			for (const burst of bursts) burst.add(BURST);
-			await reportsInAll(bursts, BURST / 2);
-			for (const { workflowId } of bursts) writeFileSync(join(refuseDir, workflowId), '');
+			await reportsInAll(
+				source,
+				bursts.map(({ path }) => path),
+				BURST / 2,
+			);
+			for (const { workflowId } of bursts) hook.refuseNext(workflowId);
 			const results = [];
 			for (const burst of bursts) results.push(await counted(burst, false));
 			expect(verdicts(results)).toEqual(nothingLostOrRepeated);
@@ -270,9 +254,7 @@ module.exports = { workflow: { preExecute: [async function (workflow) {
 			for (const { style, runs } of results)
 				expect([style, runs.failed.length <= 1]).toEqual([style, true]);
 			for (const id of failed)
-				expect((await n8n.execution(id)).data?.resultData.error?.message).toMatch(
-					/refused by the test hook/,
-				);
+				expect((await n8n.execution(id)).data?.resultData.error?.message).toContain(hook.message);
 			for (const { workflowId } of bursts) await n8n.unpublish(workflowId);
 		},
 		1_200_000,

@@ -134,6 +134,20 @@ export async function publishedBurst(
 	};
 }
 
+/** Resolves once the sources at `paths` (bursts') have received `count` reports of runs in all; with that number. */
+export async function reportsInAll(
+	source: FakeSystem,
+	paths: string[],
+	count: number,
+): Promise<number> {
+	const reports = () => paths.reduce((sum, path) => sum + source.requests(`${path}/ran`).length, 0);
+	await waitFor(`${count} reports in all`, async () => (reports() >= count ? true : undefined), {
+		timeoutMs: 600_000,
+		intervalMs: 50,
+	});
+	return reports();
+}
+
 /** A burst's workflow, published (publishedBurst). */
 export interface PublishedBurst {
 	workflowId: string;
