@@ -5,6 +5,7 @@ import { type ChaosResult, triggerItems } from './chaos';
 import { FakeSystem, type RecordedRequest, type ScriptedResponse } from './fakeSystem';
 import { ApiError, type Execution, isFinal, type N8nInstance, nodeOutput } from './n8nInstance';
 import { waitFor } from './net';
+import { isN8n1 } from './paths';
 import { node, type NodeJson, PACKAGE, workflow } from '../e2e/workflowBuilder';
 
 /**
@@ -340,6 +341,26 @@ export async function burstRuns(
 }
 
 /** The items that ran exactly once (successfully), sorted. */
+/**
+ * The items a crashed run of a burst names: on n8n 2.x the last part of its deduplication key
+ * (`…:<key>`, `…:<key>#<n>`), on n8n 1.x (no keys) its Poll node's output, each item by `identity`;
+ * none when n8n saved it without data (n8n 1.123 answers 400 for a run killed before it started).
+ */
+export async function crashedRunNames(
+	n8n: N8nInstance,
+	executionId: string,
+	identity: (item: Record<string, unknown>) => string = (item) => String(item.id),
+): Promise<string[]> {
+	const execution = await n8n.execution(executionId).catch((error: unknown) => {
+		if (isN8n1 && error instanceof ApiError && error.status === 400) return undefined;
+		throw error;
+	});
+	if (!execution) return [];
+	if (isN8n1) return triggerItems(execution, 'Poll').map(identity);
+	const key = /:([^:#]+)(#\d+)?$/.exec(String(execution.deduplicationKey))?.[1];
+	return key === undefined ? [] : [key];
+}
+
 export function ranOnce({ succeeded }: BurstRuns): string[] {
 	return [...succeeded]
 		.filter(([, times]) => times === 1)

@@ -1,6 +1,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
+import type { N8nInstance } from './n8nInstance';
 import { instancesDir } from './paths';
 
 /**
@@ -16,6 +17,16 @@ export function refusingHook(name: string): {
 	refuseNext: (workflowId: string) => void;
 	/** The message of the error the hook throws. */
 	message: string;
+	/**
+	 * Checks how refusals were reported, given each workflow's name and failed executions: one failed
+	 * execution naming n8n's refusal. The hook refuses a workflow's next execution, and it cannot tell
+	 * a run from the trigger's state-write emit (an empty emit under a key n8n then refuses as a
+	 * duplicate): n8n 2.41 runs workflow.preExecute before it checks the deduplication key
+	 * (workflow-runner.js: prepareNewExecution, then activeExecutions.add). When the refusal falls on
+	 * that write, no run was refused and nothing is to report: at most one report per workflow, at
+	 * least one in all.
+	 */
+	expectReported: (n8n: N8nInstance, failed: Array<[string, string[]]>) => Promise<void>;
 } {
 	const refuseDir = join(instancesDir, `${name}-refuse-${process.pid}`);
 	mkdirSync(refuseDir, { recursive: true });
@@ -34,5 +45,14 @@ module.exports = { workflow: { preExecute: [async function (workflow) {
 		env: { EXTERNAL_HOOK_FILES: hooks },
 		refuseNext: (workflowId) => writeFileSync(join(refuseDir, workflowId), ''),
 		message,
+		expectReported: async (n8n, failed) => {
+			expect(failed.flatMap(([, ids]) => ids).length).toBeGreaterThanOrEqual(1);
+			expect(failed.map(([name, ids]) => [name, ids.length <= 1])).toEqual(
+				failed.map(([name]) => [name, true]),
+			);
+			for (const [, ids] of failed)
+				for (const id of ids)
+					expect((await n8n.execution(id)).data?.resultData.error?.message).toContain(message);
+		},
 	};
 }
