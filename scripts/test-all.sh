@@ -17,6 +17,8 @@
 #                 2026-12-02 08:16 (a22c1dd: sqlSource and credentials after the queue lane, imapTriage
 #                 in the 2.41 lane, the browser test on 1.123 too): 2.41 lane 34 min, queue 35, 1.123 28;
 #                 CI 39 min, this machine's suites 1.0 to 1.6 times as long as in stop 32's CI.
+#                 Stop 42's CI (47 min, red on 1.123): the 2.41 lane 43 min, the queue lane 39 (with
+#                 pollRunSettlement, now after the 1.123 lane's suites), the 1.123 lane red at 14.
 # Each lane's lines are prefixed with its name. A failed phase fails the run; the other lanes still end,
 # so their figures are printed too.
 set -uo pipefail
@@ -76,8 +78,8 @@ done
 if [ "$status" -eq 0 ]; then
   # Single-process 2.41 suites without schedule windows of their own fill the ends of the queue and
   # 1.123 lanes.
-  after_queue='pollRunSettlement|owedItems'
-  after_n8n1='sqlSource|credentials|imapTriage'
+  after_queue='owedItems'
+  after_n8n1='pollRunSettlement|sqlSource|credentials|imapTriage'
   # Not in npm test, for CI's time: `npm start -- --queue` after a crash (670 s in stop 31's CI, beside
   # the other lanes; `npm run test:queue` runs it).
   outside='startScriptQueue'

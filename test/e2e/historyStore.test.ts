@@ -197,73 +197,69 @@ describe('Poll Trigger History Store: PostgreSQL, in a real n8n', () => {
 		console.log(`big burst case: ${Math.round((Date.now() - started) / 1000)} s`);
 	}, 1_200_000);
 
-	test.each([1, 2])(
-		`SIGKILL at a random moment of a burst of ${KILL_BURST} (round %i), 20 items added while n8n is down: every item runs once (crashed runs traced and started again as a user would), the table holds it all`,
-		async (round) => {
-			const started = Date.now();
-			const killAfter = 1 + Math.floor(Math.random() * KILL_BURST * 0.8);
-			if (isN8n1) {
-				// No deduplication keys: a crashed run is named by its trigger output, not traced by key,
-				// and its item does not run again (each run leaves the outbox once n8n created it); a kill
-				// may start two runs again (docs/n8n-1.123.md), as the chaos run counts on n8n 1.x.
-				const burst = await burstThroughKill(n8n, source, {
-					path: `/kill-${round}`,
-					history: 100,
-					burst: KILL_BURST,
-					killAfter,
-					poll: postgres,
-					addWhileDown: 20,
-				});
-				const runs = await ranSoFar(burst.workflowId, burst.items.length);
-				const succeeded = new Map(runs.succeeded);
-				/** Crashed runs whose data n8n 1.x lost (its API answers 400): their one item is unnamed. */
-				let unnamed = 0;
-				for (const id of runs.crashed) {
-					const execution = await n8n.execution(id).catch((error: unknown) => {
-						if (error instanceof ApiError && error.status === 400) return undefined;
-						throw error;
-					});
-					const items = execution ? triggerItems(execution, 'Poll') : [];
-					if (items.length === 0) unnamed++;
-					for (const item of items)
-						succeeded.set(String(item.id), (succeeded.get(String(item.id)) ?? 0) + 1);
-				}
-				const { lost, repeated } = lostAndRepeated(burst.items, { ...runs, succeeded });
-				// Each item not run is one a crashed run carried, whose data n8n lost.
-				expect(lost).toBeLessThanOrEqual(unnamed);
-				expect(repeated).toBeLessThanOrEqual(MAX_REPEATS_PER_KILL);
-				await settledInTable(burst.workflowId, 100 + KILL_BURST + 20);
-				await n8n.unpublish(burst.workflowId);
-				console.log(
-					`round ${round}: killed after ${burst.reportedAtKill} reports, ${runs.crashed.length} crashed (${unnamed} without data), ${lost} not run, ${repeated} repeated, ${Math.round((Date.now() - started) / 1000)} s`,
-				);
-				return;
-			}
-			const outcome = await burstCrashStartAgain(n8n, source, {
-				path: `/kill-${round}`,
+	test(`SIGKILL at a random moment of a burst of ${KILL_BURST}, 20 items added while n8n is down: every item runs once (crashed runs traced and started again as a user would), the table holds it all`, async () => {
+		const started = Date.now();
+		const killAfter = 1 + Math.floor(Math.random() * KILL_BURST * 0.8);
+		if (isN8n1) {
+			// No deduplication keys: a crashed run is named by its trigger output, not traced by key,
+			// and its item does not run again (each run leaves the outbox once n8n created it); a kill
+			// may start two runs again (docs/n8n-1.123.md), as the chaos run counts on n8n 1.x.
+			const burst = await burstThroughKill(n8n, source, {
+				path: '/kill',
 				history: 100,
 				burst: KILL_BURST,
 				killAfter,
-				holdEvery: 4,
 				poll: postgres,
 				addWhileDown: 20,
-				log: (line) => console.log(`round ${round}: ${line}`),
 			});
-			const { before, trace, after, items } = outcome;
-			expect(items).toHaveLength(KILL_BURST + 20);
-			expect(trace.untraceable).toEqual([]);
-			expect(lostAndRepeated(items, after)).toEqual({ lost: 0, repeated: MAX_REPEATS_PER_KILL });
-			expect(ranOnce(after)).toEqual([...items].sort());
-			expect(after.failed.length).toBeLessThanOrEqual(1);
-			const settled = await settledInTable(outcome.workflowId, 100 + KILL_BURST + 20);
-			expect(settled.table.stores).toBe(1);
-			await n8n.unpublish(outcome.workflowId);
+			const runs = await ranSoFar(burst.workflowId, burst.items.length);
+			const succeeded = new Map(runs.succeeded);
+			/** Crashed runs whose data n8n 1.x lost (its API answers 400): their one item is unnamed. */
+			let unnamed = 0;
+			for (const id of runs.crashed) {
+				const execution = await n8n.execution(id).catch((error: unknown) => {
+					if (error instanceof ApiError && error.status === 400) return undefined;
+					throw error;
+				});
+				const items = execution ? triggerItems(execution, 'Poll') : [];
+				if (items.length === 0) unnamed++;
+				for (const item of items)
+					succeeded.set(String(item.id), (succeeded.get(String(item.id)) ?? 0) + 1);
+			}
+			const { lost, repeated } = lostAndRepeated(burst.items, { ...runs, succeeded });
+			// Each item not run is one a crashed run carried, whose data n8n lost.
+			expect(lost).toBeLessThanOrEqual(unnamed);
+			expect(repeated).toBeLessThanOrEqual(MAX_REPEATS_PER_KILL);
+			await settledInTable(burst.workflowId, 100 + KILL_BURST + 20);
+			await n8n.unpublish(burst.workflowId);
 			console.log(
-				`round ${round}: killed after ${outcome.reportedAtKill} reports (aimed at ${killAfter}), ${before.crashed.length} crashed, ${Math.round((Date.now() - started) / 1000)} s`,
+				`killed after ${burst.reportedAtKill} reports, ${runs.crashed.length} crashed (${unnamed} without data), ${lost} not run, ${repeated} repeated, ${Math.round((Date.now() - started) / 1000)} s`,
 			);
-		},
-		900_000,
-	);
+			return;
+		}
+		const outcome = await burstCrashStartAgain(n8n, source, {
+			path: '/kill',
+			history: 100,
+			burst: KILL_BURST,
+			killAfter,
+			holdEvery: 4,
+			poll: postgres,
+			addWhileDown: 20,
+			log: (line) => console.log(`kill: ${line}`),
+		});
+		const { before, trace, after, items } = outcome;
+		expect(items).toHaveLength(KILL_BURST + 20);
+		expect(trace.untraceable).toEqual([]);
+		expect(lostAndRepeated(items, after)).toEqual({ lost: 0, repeated: MAX_REPEATS_PER_KILL });
+		expect(ranOnce(after)).toEqual([...items].sort());
+		expect(after.failed.length).toBeLessThanOrEqual(1);
+		const settled = await settledInTable(outcome.workflowId, 100 + KILL_BURST + 20);
+		expect(settled.table.stores).toBe(1);
+		await n8n.unpublish(outcome.workflowId);
+		console.log(
+			`killed after ${outcome.reportedAtKill} reports (aimed at ${killAfter}), ${before.crashed.length} crashed, ${Math.round((Date.now() - started) / 1000)} s`,
+		);
+	}, 900_000);
 
 	test('a trigger with its history in static data switched to PostgreSQL repeats nothing and moves the history to the table; back to Static Data is refused naming History Store, nothing runs; PostgreSQL again works', async () => {
 		const path = '/switch';

@@ -266,6 +266,22 @@ export interface BurstRuns {
 }
 
 /**
+ * What reads by id found that will not change, for each n8n: an execution's workflow (`ended` once it
+ * has ended), or null when it is deleted. Kept across calls: a suite's later bursts would otherwise
+ * read every earlier execution again, with its data (thousands of reads per case, which cost CI's
+ * two cores more than the runs themselves).
+ */
+const readOnce = new WeakMap<
+	N8nInstance,
+	Map<number, { workflowId: string; ended?: Execution } | null>
+>();
+const executionsReadOnce = (n8n: N8nInstance) => {
+	let known = readOnce.get(n8n);
+	if (!known) readOnce.set(n8n, (known = new Map()));
+	return known;
+};
+
+/**
  * Waits until every trigger run of the workflow has ended and they account for `runs` items (each
  * successful item, and each crashed run), at most `timeoutMs`, then counts them. It does not fail
  * when that count is not reached: a lost item shows in the counts.
@@ -287,26 +303,30 @@ export async function burstRuns(
 	/** An item's id in a run's trigger output (sftp.list's files: their name). */
 	identity: (item: Record<string, unknown>) => string = (item) => String(item.id),
 ): Promise<BurstRuns> {
-	/** Executions read by id that will not change: ended ones, and other workflows' (null). */
-	const known = new Map<number, Execution | null>();
+	const known = executionsReadOnce(n8n);
 	const statuses = async () => {
 		const listed = await n8n.executionSummaries(workflowId);
 		const ids = new Set(listed.map((e) => Number(e.id)));
 		const last = Math.max(0, ...ids);
 		for (let id = 1; id < last; id++) {
 			if (ids.has(id)) continue;
-			let execution = known.get(id);
-			if (execution === undefined) {
+			const seen = known.get(id);
+			if (seen === null || (seen && seen.workflowId !== workflowId)) continue;
+			let execution = seen?.ended;
+			if (!execution) {
 				const read = await n8n.execution(String(id)).catch((error: unknown) => {
 					// Deleted (or never created), or just created: read again later.
 					if (error instanceof ApiError && error.status === 404) return null;
 					if (error instanceof ApiError && error.status === 400) return undefined;
 					throw error;
 				});
-				execution = read && (read.workflowId === workflowId ? read : null);
-				if (execution === null || (execution && isFinal(execution))) known.set(id, execution);
+				if (read === null) known.set(id, null);
+				if (!read) continue;
+				known.set(id, { workflowId: read.workflowId, ...(isFinal(read) && { ended: read }) });
+				if (read.workflowId !== workflowId) continue;
+				execution = read;
 			}
-			if (execution) listed.push(execution);
+			listed.push(execution);
 		}
 		return listed.filter((e) => e.mode === 'trigger');
 	};

@@ -901,14 +901,19 @@ export class N8nInstance {
 		timeoutMs = 90_000,
 	): Promise<Execution[]> {
 		// The executions with their data are read again only when the list without data (cheap for n8n)
-		// differs from what that read showed: a read with data has n8n load and serialize every
-		// execution's data, and tests wait side by side on CI's two cores (issue 29's CI time).
+		// differs from what that read showed, and at most every 2 s: a read with data has n8n load and
+		// serialize every execution's data (300 of them every 300 ms during a retried burst), and tests
+		// wait side by side on CI's two cores (issue 29's CI time; stop 42's CI at 47 minutes).
 		let last: Execution[] | undefined;
+		let readAt = 0;
 		return await waitFor(
 			`${description} (workflow ${workflowId})`,
 			async () => {
 				const listed = statusesOf(await this.executionSummaries(workflowId));
-				if (!last || statusesOf(last) !== listed) last = await this.executions(workflowId);
+				if (!last || (statusesOf(last) !== listed && Date.now() - readAt >= 2_000)) {
+					readAt = Date.now();
+					last = await this.executions(workflowId);
+				}
 				return done(last) ? last : undefined;
 			},
 			{ timeoutMs, intervalMs: 300 },

@@ -5,36 +5,30 @@ const Sequencer = require('@jest/test-sequencer').default;
 const { basename } = require('node:path');
 
 /**
- * Seconds each suite took in stop 32's CI (2026-12-02, on CI's 2-core machine, the three lanes side by
- * side; the queue-mode start script's suite from stop 31's), longest first. Suites not named here run
- * last.
+ * Seconds each suite took in stop 42's CI (2026-12-03, on CI's 2-core machine, the three lanes side by
+ * side; historyStore before its second kill round went, sftpSource before its kill case went: both
+ * covered by owedSources and the first round), longest first. The queue-mode start script's suite from
+ * stop 31's. Suites not named here run last.
  */
 const SECONDS = {
+	'historyStore.test.ts': 1040,
+	'chaos.test.ts': 785,
+	'owedItems.test.ts': 805,
+	'owedSources.test.ts': 720,
 	'startScriptQueue.test.ts': 670,
-	'startScript.test.ts': 500,
-	'pollTrigger.test.ts': 494,
-	'pollRunSettlement.test.ts': 426,
-	'durableScheduleTrigger.test.ts': 425,
-	// The local npm test of 2026-12-03 04:14 (with the 200-item chaos cases).
-	'chaos.test.ts': 735,
-	'roundTripWait.test.ts': 271,
-	// The local npm test of 2026-12-03 04:14.
-	'historyStore.test.ts': 837,
-	// In the queue lane since 2026-12-03 (its three sources at once: 656 s beside other e2e runs).
-	'owedItems.test.ts': 656,
-	// 298 s alone (its n8n and servers included, 2026-12-03). In the 2.41 lane (on 1.123 in the 1.x lane).
-	'owedSources.test.ts': 300,
-	'pagination.test.ts': 238,
-	// Not yet in a CI run: 472 s for three of its four tests beside other e2e runs, 161 s for two alone
-	// (2026-12-03).
-	'retryPolicy.test.ts': 500,
-	// Not yet in a CI run: 108 to 147 s alone on the 2-core machine (2026-12-03).
-	'roundTripFixedUrl.test.ts': 150,
-	'sftpSource.test.ts': 228,
-	'editor.test.ts': 195,
+	'pollRunSettlement.test.ts': 394,
+	'durableScheduleTrigger.test.ts': 390,
+	'pollTrigger.test.ts': 362,
+	'retryPolicy.test.ts': 259,
+	'startScript.test.ts': 255,
+	'pagination.test.ts': 216,
 	'sqlSource.test.ts': 185,
+	'roundTripWait.test.ts': 173,
+	'sftpSource.test.ts': 167,
 	'imapTriage.test.ts': 135,
-	'examples.test.ts': 67,
+	'examples.test.ts': 110,
+	'editor.test.ts': 79,
+	'roundTripFixedUrl.test.ts': 77,
 	'credentials.test.ts': 61,
 	'imapConnector.test.ts': 8,
 	'foundation.test.ts': 6,
