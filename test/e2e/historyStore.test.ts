@@ -5,13 +5,13 @@ import {
 	burstCrashStartAgain,
 	burstRuns,
 	burstThroughKill,
+	crashedRunNames,
 	lostAndRepeated,
 	publishedBurst,
 	ranOnce,
 } from '../harness/burstKill';
-import { triggerItems } from '../harness/chaos';
 import { FakeSystem } from '../harness/fakeSystem';
-import { ApiError, N8nInstance } from '../harness/n8nInstance';
+import { N8nInstance } from '../harness/n8nInstance';
 import { waitFor } from '../harness/net';
 import { isN8n1 } from '../harness/paths';
 import { type Exec, SqlServers } from '../harness/sqlServers';
@@ -217,14 +217,9 @@ describe('Poll Trigger History Store: PostgreSQL, in a real n8n', () => {
 			/** Crashed runs whose data n8n 1.x lost (its API answers 400): their one item is unnamed. */
 			let unnamed = 0;
 			for (const id of runs.crashed) {
-				const execution = await n8n.execution(id).catch((error: unknown) => {
-					if (error instanceof ApiError && error.status === 400) return undefined;
-					throw error;
-				});
-				const items = execution ? triggerItems(execution, 'Poll') : [];
+				const items = await crashedRunNames(n8n, id);
 				if (items.length === 0) unnamed++;
-				for (const item of items)
-					succeeded.set(String(item.id), (succeeded.get(String(item.id)) ?? 0) + 1);
+				for (const item of items) succeeded.set(item, (succeeded.get(item) ?? 0) + 1);
 			}
 			const { lost, repeated } = lostAndRepeated(burst.items, { ...runs, succeeded });
 			// Each item not run is one a crashed run carried, whose data n8n lost.
