@@ -44,7 +44,7 @@ describe('SIGKILL during bursts (short chaos run)', () => {
 		n8n = await N8nInstance.launch('chaos', CHAOS_N8N_ENV);
 		results = await runChaos(n8n, { polls, schedules, kills: KILLS, downtimeMs: 0 });
 		console.log(`Chaos (short run, ${KILLS} kills, every case at once)\n${chaosTable(results)}`);
-	}, 900_000);
+	}, 1_500_000);
 
 	afterAll(async () => {
 		await n8n?.stop();

@@ -203,13 +203,16 @@ async function whenDatabaseReady(
 /**
  * Resolves once an n8n process answers /healthz/readiness: its database connected and migrated (and on
  * n8n 2.x its server fully started). `/healthz` alone answers as soon as the HTTP server listens, before
- * the database is.
+ * the database is. At most 10 minutes: after a SIGKILL n8n first amends every run its event log shows
+ * going (execution-recovery.service.js, one database write each), and the chaos run kills it with up to
+ * 50 runs in flight for each of its ten poll cases. On a busy machine (a local npm test beside three
+ * other e2e runs, 2026-12-03) 194 such runs took n8n more than 3 minutes, each write a second or more.
  */
 async function readiness(name: string, baseUrl: string): Promise<void> {
 	await waitFor(
 		`n8n ${name} to answer /healthz/readiness`,
 		async () => ((await fetch(`${baseUrl}/healthz/readiness`)).ok ? true : undefined),
-		{ timeoutMs: 180_000 },
+		{ timeoutMs: 600_000 },
 	);
 }
 
