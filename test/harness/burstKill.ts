@@ -3,7 +3,7 @@ import { loadavg } from 'node:os';
 
 import { type ChaosResult, triggerItems } from './chaos';
 import { FakeSystem, type RecordedRequest, type ScriptedResponse } from './fakeSystem';
-import { ApiError, type Execution, isFinal, type N8nInstance, nodeOutput } from './n8nInstance';
+import { ApiError, isFinal, type N8nInstance, nodeOutput } from './n8nInstance';
 import { waitFor } from './net';
 import { isN8n1 } from './paths';
 import { node, type NodeJson, PACKAGE, workflow } from '../e2e/workflowBuilder';
@@ -266,15 +266,14 @@ export interface BurstRuns {
 }
 
 /**
- * What reads by id found that will not change, for each n8n: an execution's workflow (`ended` once it
- * has ended), or null when it is deleted. Kept across calls: a suite's later bursts would otherwise
- * read every earlier execution again, with its data (thousands of reads per case, which cost CI's
- * two cores more than the runs themselves).
+ * What reads by id found that will not change, for each n8n: an execution's workflow, or null when it
+ * was deleted. Kept across calls: a suite's later bursts would otherwise read every other workflow's
+ * execution again, with its data (thousands of reads per case, which cost CI's two cores more than
+ * the runs themselves). An execution of the workflow asked about is read again each time: n8n 2.41
+ * deletes one that never started when a run under its deduplication key is created
+ * (execution-persistence.js `reclaimTombstone`).
  */
-const readOnce = new WeakMap<
-	N8nInstance,
-	Map<number, { workflowId: string; ended?: Execution } | null>
->();
+const readOnce = new WeakMap<N8nInstance, Map<number, string | null>>();
 const executionsReadOnce = (n8n: N8nInstance) => {
 	let known = readOnce.get(n8n);
 	if (!known) readOnce.set(n8n, (known = new Map()));
@@ -311,21 +310,17 @@ export async function burstRuns(
 		for (let id = 1; id < last; id++) {
 			if (ids.has(id)) continue;
 			const seen = known.get(id);
-			if (seen === null || (seen && seen.workflowId !== workflowId)) continue;
-			let execution = seen?.ended;
-			if (!execution) {
-				const read = await n8n.execution(String(id)).catch((error: unknown) => {
-					// Deleted (or never created), or just created: read again later.
-					if (error instanceof ApiError && error.status === 404) return null;
-					if (error instanceof ApiError && error.status === 400) return undefined;
-					throw error;
-				});
-				if (read === null) known.set(id, null);
-				if (!read) continue;
-				known.set(id, { workflowId: read.workflowId, ...(isFinal(read) && { ended: read }) });
-				if (read.workflowId !== workflowId) continue;
-				execution = read;
-			}
+			if (seen === null || (seen !== undefined && seen !== workflowId)) continue;
+			const execution = await n8n.execution(String(id)).catch((error: unknown) => {
+				// Deleted (or never created), or just created: read again later.
+				if (error instanceof ApiError && error.status === 404) return null;
+				if (error instanceof ApiError && error.status === 400) return undefined;
+				throw error;
+			});
+			if (execution === null) known.set(id, null);
+			if (!execution) continue;
+			known.set(id, execution.workflowId);
+			if (execution.workflowId !== workflowId) continue;
 			listed.push(execution);
 		}
 		return listed.filter((e) => e.mode === 'trigger');
@@ -364,7 +359,8 @@ export async function burstRuns(
 /**
  * The items a crashed run of a burst names: on n8n 2.x the last part of its deduplication key
  * (`…:<key>`, `…:<key>#<n>`), on n8n 1.x (no keys) its Poll node's output, each item by `identity`;
- * none when n8n saved it without data (n8n 1.123 answers 400 for a run killed before it started).
+ * none when n8n saved it without data (n8n 1.123 answers 400 for a run killed before it started) or
+ * has deleted it.
  */
 export async function crashedRunNames(
 	n8n: N8nInstance,
@@ -372,6 +368,9 @@ export async function crashedRunNames(
 	identity: (item: Record<string, unknown>) => string = (item) => String(item.id),
 ): Promise<string[]> {
 	const execution = await n8n.execution(executionId).catch((error: unknown) => {
+		// Deleted since it was listed: n8n 2.41 deletes a run that never started when a run under its
+		// key is created (execution-persistence.js `reclaimTombstone`), which then names the item.
+		if (error instanceof ApiError && error.status === 404) return undefined;
 		if (isN8n1 && error instanceof ApiError && error.status === 400) return undefined;
 		throw error;
 	});
