@@ -127,12 +127,16 @@ describe('never lose one from sql.query and sftp.list (issue 36), in a real n8n'
 		const { ids, identity } = burst;
 		const runs = await burstRuns(n8n, burst.workflowId, ids.length, 600_000, identity);
 		const named = new Set<string>();
-		for (const id of runs.crashed)
-			for (const item of await crashedRunNames(n8n, id, identity))
-				if (ids.includes(item)) named.add(item);
+		// Crashed runs that name no item (n8n 1.123 saved them without data): logged, to trace a loss.
+		const unnamed: string[] = [];
+		for (const id of runs.crashed) {
+			const names = await crashedRunNames(n8n, id, identity);
+			if (names.length === 0) unnamed.push(id);
+			for (const item of names) if (ids.includes(item)) named.add(item);
+		}
 		const { repeated } = lostAndRepeated(ids, runs);
 		const lost = ids.filter((id) => !runs.succeeded.has(id) && !(crashedMayName && named.has(id)));
-		return { source: burst.name, lost, repeated, runs, named };
+		return { source: burst.name, lost, repeated, runs, named, unnamed };
 	}
 
 	/** Each source's [name, lost, runs repeated beyond MAX_REPEATS]: what the tests expect. */
@@ -155,9 +159,9 @@ describe('never lose one from sql.query and sftp.list (issue 36), in a real n8n'
 		await n8n.login();
 		const results = [];
 		for (const burst of bursts) results.push(await counted(burst));
-		for (const { source: name, runs, named, lost, repeated } of results)
+		for (const { source: name, runs, named, unnamed, lost, repeated } of results)
 			console.log(
-				`${name}: killed after ${reported} reports in all (aimed at ${killAfter}): ${runs.succeeded.size} items ran, ${runs.crashed.length} runs crashed (${named.size} named), ${runs.failed.length} failed; lost ${lost.length}, repeated ${repeated} (${Math.round((Date.now() - started) / 1000)} s)`,
+				`${name}: killed after ${reported} reports in all (aimed at ${killAfter}): ${runs.succeeded.size} items ran, ${runs.crashed.length} runs crashed (${named.size} items named; executions naming none: ${unnamed.join(', ') || '-'}), ${runs.failed.length} failed; lost ${lost.length} (${lost.join(', ') || '-'}), repeated ${repeated} (${Math.round((Date.now() - started) / 1000)} s)`,
 			);
 		expect(verdicts(results)).toEqual(nothingLostOrRepeated);
 		for (const { workflowId } of bursts) await n8n.unpublish(workflowId);

@@ -359,8 +359,12 @@ export async function burstRuns(
 /**
  * The items a crashed run of a burst names: on n8n 2.x the last part of its deduplication key
  * (`…:<key>`, `…:<key>#<n>`), on n8n 1.x (no keys) its Poll node's output, each item by `identity`;
- * none when n8n saved it without data (n8n 1.123 answers 400 for a run killed before it started) or
- * has deleted it.
+ * none when n8n saved it without data: n8n 1.123 on SQLite creates a run in two inserts with no
+ * transaction (`ExecutionRepository.createNewExecution`), and a kill between them leaves its row
+ * `new` with no data, which its startup marks `crashed` (`LegacySqliteExecutionRecoveryService`) and
+ * its API answers 400 for. The trigger had no confirmation of such a run (n8n reads the
+ * done-promise's `resolve` only once both inserts are done), so its item is still owed: the next
+ * activation starts it again (nodes/shared/emitRuns.ts emitOneByOne); or when n8n has deleted it.
  */
 export async function crashedRunNames(
 	n8n: N8nInstance,

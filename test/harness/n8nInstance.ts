@@ -341,6 +341,12 @@ export class N8nInstance {
 	/** Set on a handle made by `attach`: the process belongs to someone else. */
 	private attached = false;
 
+	/**
+	 * When this object last spawned the main (ms since the epoch); unset on a handle made by `attach`.
+	 * Single-process mode: the main that runs now has saved nothing of an execution that ended before.
+	 */
+	private mainSpawnedAt: number | undefined;
+
 	private refuseIfAttached(what: string): void {
 		if (this.attached)
 			throw new Error(
@@ -524,6 +530,7 @@ export class N8nInstance {
 	private async startMain(): Promise<void> {
 		const logOffset = existsSync(this.logFile) ? statSync(this.logFile).size : 0;
 		const log = createWriteStream(this.logFile, { flags: 'a' });
+		this.mainSpawnedAt = Date.now();
 		const child = spawn(n8nNodeBin, [n8nBin, 'start'], {
 			env: {
 				...process.env,
@@ -825,7 +832,9 @@ export class N8nInstance {
 	): Promise<Execution[]> {
 		// Without a status, n8n's public API lists every execution but running ones.
 		const all = status
-			? (await this.executionPages({ workflowId, includeData: 'true', status })).map(asSaved)
+			? (await this.executionPages({ workflowId, includeData: 'true', status })).map((execution) =>
+					asSaved(execution, this.mainSpawnedAt),
+				)
 			: await this.executionsReadOnce(workflowId);
 		if (isN8n1 && !status) {
 			// n8n 1.x's public list leaves out executions it holds in memory, waiting ones included:
@@ -866,7 +875,7 @@ export class N8nInstance {
 			unread.length === 0
 				? []
 				: (await this.executionPages({ workflowId, includeData: 'true' }, Math.min(...unread))).map(
-						asSaved,
+						(execution) => asSaved(execution, this.mainSpawnedAt),
 					);
 		for (const execution of read)
 			if (isFinal(execution)) this.endedExecutions.set(execution.id, execution);
@@ -914,7 +923,10 @@ export class N8nInstance {
 	}
 
 	async execution(id: string): Promise<Execution> {
-		return asSaved(await this.api<Execution>('GET', `/executions/${id}?includeData=true`));
+		return asSaved(
+			await this.api<Execution>('GET', `/executions/${id}?includeData=true`),
+			this.mainSpawnedAt,
+		);
 	}
 
 	/** "Execute step" on a trigger node as the editor runs it: the manual execution, once it has ended. */
@@ -996,9 +1008,15 @@ export function isFinal(execution: Execution): boolean {
  * output, a resumed Round-Trip Wait run `success` with no output after the wait. Such data still
  * lists a node to run (the trigger of a new run, the waiting node of a resumed one) or no node's run
  * data, or, for a failed run, no error (n8n 1.123's `determineFinalExecutionStatus` names a run
- * failed by its error). Such a read is shown as still running.
+ * failed by its error). Such a read is shown as still running, unless the execution ended before
+ * the running main was spawned (`mainSpawnedAt`): the main that saved its status was stopped or
+ * killed between the two updates (on SQLite it is the one process that writes executions), and n8n
+ * keeps it so for good. Seen once in issue 36's owedSources kill case: a run whose item had reported,
+ * saved `success` with the data it was created with (its trigger's items in the node execution
+ * stack, which triggerItems reads), n8n's event log holding its `n8n.workflow.success`. Such a read
+ * is shown as saved.
  */
-function asSaved(execution: Execution): Execution {
+function asSaved(execution: Execution, mainSpawnedAt: number | undefined): Execution {
 	// n8n 2.x writes both in one transaction; an empty run data there is an execution too large to
 	// display (`dataTooLargeToDisplay`), which has ended.
 	if (!isN8n1 || !execution.data) return execution;
@@ -1008,7 +1026,11 @@ function asSaved(execution: Execution): Execution {
 			? Object.keys(resultData.runData).length === 0 ||
 				(executionData?.nodeExecutionStack.length ?? 0) > 0
 			: execution.status === 'error' && !resultData.error;
-	return halfSaved ? { ...execution, status: 'running' } : execution;
+	const savedForGood =
+		mainSpawnedAt !== undefined &&
+		execution.stoppedAt !== null &&
+		Date.parse(execution.stoppedAt) < mainSpawnedAt;
+	return halfSaved && !savedForGood ? { ...execution, status: 'running' } : execution;
 }
 
 /** The JSON items a node produced on one output in its last run of an execution. */
