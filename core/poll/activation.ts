@@ -407,7 +407,7 @@ export class PollActivation {
 			this.opMemory = undefined;
 			this.paged?.owe();
 			ports.outlet.info(
-				`${notKnown} run(s) of a burst were not known to have started before the last stop; their items start at the next poll that lists them (n8n refuses those it created, by their keys)`,
+				`${notKnown} run(s) of a burst were not known to have started before the last stop; their items start at the next poll that lists them (n8n 2.x refuses those it had created, by their keys; n8n 1.x has no keys and may start one or two of them again)`,
 			);
 		}
 		// Runs stored with their items before the last stop or crash; n8n refuses those it created.
