@@ -19,8 +19,10 @@
 # CI's time: 135 s and 279 s in stop 32's CI). Named suites replace the default list. Issue 36's owed
 # items run here too: the kill case of owedItems (its re-publish and Start Again cases, which passed on
 # 1.123.81 on 2026-12-03, run when the suite is named; its refused-run case is a 2.x case: n8n 1.x runs
-# workflow.preExecute inside the run it has created). owedSources runs when named: on 1.123.81 its kill
-# case lost one sftp.list file in one of three runs (npm test, 2026-12-03 09:58), not explained yet.
+# workflow.preExecute inside the run it has created). owedSources runs when named (its kill case about
+# 7 minutes beside other runs, for CI's time): the sftp.list file it once counted lost on 1.123.81 had
+# run, and n8n, killed between its two updates, kept its status without its data; the harness reads
+# such a run as saved since (docs/n8n-1.123.md, "An ended execution can be read before its data").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export N8N_VERSION="${N8N1_VERSION:-1.123.81}"
