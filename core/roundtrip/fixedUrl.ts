@@ -56,6 +56,10 @@ export interface FoundExecution {
 	callbackUrl?: string;
 }
 
+/** The 410 at the fixed URL: runs for the id existed, none waits (a retry cannot help). */
+export const NO_RUN_WAITS_ANY_MORE =
+	'no run waits for this id any more: it was resumed, timed out or ended';
+
 export type FoundWait = { ok: true; executionId: string; callbackUrl: string };
 export type LookupVerdict = FoundWait | Refusal<404 | 410>;
 
@@ -75,7 +79,7 @@ export function pickWaitingRun(found: FoundExecution[]): LookupVerdict {
 		return {
 			ok: false,
 			status: 410,
-			reason: 'no run waits for this id any more: it was resumed, timed out or ended',
+			reason: NO_RUN_WAITS_ANY_MORE,
 		};
 	return { ok: false, status: 404, reason: 'no run is waiting for this id' };
 }

@@ -23,6 +23,7 @@ import {
 	type KeepVerdict,
 	type KeptCallback,
 	type LookupVerdict,
+	NO_RUN_WAITS_ANY_MORE,
 	pickWaitingRun,
 } from '../../core/roundtrip';
 import { inEditorWords } from '../shared/errors';
@@ -65,7 +66,8 @@ function keptFrom(
  * The answer to a callback just kept: 202, it is kept for the run that will wait for its id. A run
  * that began to wait meanwhile may have looked for kept callbacks before this one was there: looked
  * up again, and if one waits now, it is handed what is kept for it here; the partner then gets the
- * run's answer to this callback (unless the run itself claimed it first: still 202, it is on its way).
+ * run's answer to this callback, or 410 when the run resumed with one kept before it (unless the run
+ * itself claimed it first: still 202, it is on its way).
  */
 async function answerKept(
 	context: IWebhookFunctions,
@@ -76,7 +78,9 @@ async function answerKept(
 	const url = wait?.ok ? forwardUrl(wait, fixedUrl, {}) : undefined;
 	const deliveries = url ? await deliverKeptCallbacks(context, place, auth, url, match) : [];
 	const handed = deliveries.find((delivery) => delivery.key === kept.key);
-	if (handed && !handed.dropped && handed.answer) {
+	// Dropped: the run resumed with a callback kept before this one, which is then a copy after the resume.
+	if (handed?.dropped) return answer(410, { error: NO_RUN_WAITS_ANY_MORE, waiting: false });
+	if (handed?.answer) {
 		let body: IDataObject;
 		try {
 			body = JSON.parse(handed.answer.body) as IDataObject;
