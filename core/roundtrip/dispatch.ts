@@ -1,5 +1,5 @@
 import type { Clock } from '../clock';
-import type { HttpRequest, HttpTransport } from '../connectors/types';
+import type { HttpRequest, HttpResponse, HttpTransport } from '../connectors/types';
 import type { OutboundRequest } from './settings';
 import { type CallbackAuth, callbackHeaders } from './signature';
 import { NOTICE_HEADER, type WaitRecord, signNotice } from './waitRecord';
@@ -121,32 +121,51 @@ export async function reportFailure(
 	attempts = 6,
 ): Promise<number | undefined> {
 	const body = JSON.stringify(failure);
-	let status: number | undefined;
+	const answer = await postWithRetries(
+		http,
+		(attempt) => ({
+			method: 'POST',
+			url: callbackUrl,
+			headers: {
+				'content-type': 'application/json',
+				...callbackHeaders(
+					auth,
+					record.waitId,
+					body,
+					Math.floor(clock.now() / 1000),
+					`notice_${record.waitId}_${attempt}`,
+				),
+				[NOTICE_HEADER]: signNotice(record, body),
+			},
+			body,
+		}),
+		clock,
+		attempts,
+	);
+	return answer?.status;
+}
+
+/**
+ * Sends a request to n8n's own callback URL until the answer is not retryable (isRetryableAnswer) or
+ * `attempts` were made, waiting retryDelayMs between them; `request` builds each attempt (signed at
+ * its moment). Resolves with the last answer, or undefined when every attempt failed at the transport.
+ */
+export async function postWithRetries(
+	http: HttpTransport,
+	request: (attempt: number) => HttpRequest,
+	clock: Clock,
+	attempts = 6,
+): Promise<HttpResponse | undefined> {
+	let answer: HttpResponse | undefined;
 	for (let attempt = 0; attempt < attempts; attempt++) {
 		if (attempt > 0)
 			await new Promise<void>((resolve) => clock.setTimer(resolve, retryDelayMs(attempt - 1)));
 		try {
-			const response = await http({
-				method: 'POST',
-				url: callbackUrl,
-				headers: {
-					'content-type': 'application/json',
-					...callbackHeaders(
-						auth,
-						record.waitId,
-						body,
-						Math.floor(clock.now() / 1000),
-						`notice_${record.waitId}_${attempt}`,
-					),
-					[NOTICE_HEADER]: signNotice(record, body),
-				},
-				body,
-			});
-			status = response.status;
-			if (!isRetryableAnswer(response.status, response.body)) return status;
+			answer = await http(request(attempt));
+			if (!isRetryableAnswer(answer.status, answer.body)) return answer;
 		} catch {
 			// transport failure: retried
 		}
 	}
-	return status;
+	return answer;
 }

@@ -7,9 +7,12 @@ import {
 	type FoundWait,
 	fixedMatchValue,
 	forwardHeaders,
+	forwardRequest,
 	forwardUrl,
+	headersToKeep,
 	isRetryableAtFixedUrl,
 	pickWaitingRun,
+	withPartnerQuery,
 } from './fixedUrl';
 import { ReplayMemory } from './replay';
 import { type CallbackAuth, signPayload, signStandardWebhook } from './signature';
@@ -183,6 +186,55 @@ describe('forwardHeaders', () => {
 		expect(headers['webhook-signature']).not.toBe(partner['webhook-signature']);
 		expect(headers.host).toBeUndefined();
 		expect(headers['content-length']).toBeUndefined();
+	});
+});
+
+describe('headersToKeep and forwardRequest (a kept callback)', () => {
+	test('a kept callback holds no credential; forwarded later with its query, it passes the waiting run’s judgement', async () => {
+		const clock = new FakeClock();
+		const partner = partnerCallback(clock, BODY, {
+			'x-partner-event': 'envelope-signed',
+			host: 'h',
+		});
+		const kept = headersToKeep(HMAC, partner.headers);
+		expect(kept).toEqual({ 'x-partner-event': 'envelope-signed' });
+		const basic: CallbackAuth = { scheme: 'basic', user: 'u', password: 'p' };
+		expect(headersToKeep(basic, { authorization: 'Basic dTpw', 'x-a': '1' })).toEqual({
+			'x-a': '1',
+		});
+		const sw: CallbackAuth = { scheme: 'standardWebhooks', secret: SW_SECRET };
+		expect(headersToKeep(sw, signStandardWebhook(SW_SECRET, 'msg_1', 1_700_000_000, BODY))).toEqual(
+			{
+				'webhook-id': 'msg_1',
+			},
+		);
+
+		await clock.advance(120_000); // claimed two minutes later: signed anew at that moment
+		const url = withPartnerQuery(CALLBACK_URL, { account: 'acme', signature: 'x', rtw: 'other' });
+		expect(url).toBe(`${CALLBACK_URL}&account=acme`);
+		const request = forwardRequest(HMAC, url, { headers: kept, rawBody: BODY }, clock.now() / 1000);
+		expect(request).toMatchObject({ method: 'POST', url, body: BODY });
+		const judged = await judgeCallback(
+			{
+				auth: HMAC,
+				correlationPath: PATH,
+				expectedCorrelationId: 'order-7',
+				wait: {
+					waitId: 'wait-41',
+					startedAtMs: clock.now() - 1_000,
+					deadlineMs: clock.now() + 60_000,
+				},
+				replay: new ReplayMemory(),
+			},
+			{
+				headers: request.headers!,
+				rawBody: BODY,
+				body: JSON.parse(BODY),
+				query: { rtw: 'wait-41' },
+			},
+			clock.now(),
+		);
+		expect(judged.ok).toBe(true);
 	});
 });
 

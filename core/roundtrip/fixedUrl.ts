@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 
+import type { HttpRequest } from '../connectors/types';
 import {
 	type CallbackParts,
 	type CorrelationPath,
@@ -35,9 +36,9 @@ export const FIXED_MATCH_KEY = 'roundTripMatch';
 export const FIXED_CALLBACK_KEY = 'roundTripCallbackUrl';
 
 /**
- * A 404 at the fixed URL means "no run waits for this id now". It is also what a callback gets when
- * it comes before the run waits (Wait Only mode: an earlier node sent the request). The partner
- * retries a 404 per the retry rule for this long after it sent its first attempt; then it is done.
+ * A 404 at the fixed URL means "no run waits for this id now, and the callback could not be kept for
+ * one" (earlyCallbacks.ts: the keeping place full, the body too large, or none in this n8n). The
+ * partner retries a 404 per the retry rule for this long after it sent its first attempt; then it is done.
  */
 export const EARLY_CALLBACK_RETRY_MS = 10 * 60_000;
 
@@ -55,6 +56,10 @@ export interface FoundExecution {
 	callbackUrl?: string;
 }
 
+/** The 410 at the fixed URL: runs for the id existed, none waits (a retry cannot help). */
+export const NO_RUN_WAITS_ANY_MORE =
+	'no run waits for this id any more: it was resumed, timed out or ended';
+
 export type FoundWait = { ok: true; executionId: string; callbackUrl: string };
 export type LookupVerdict = FoundWait | Refusal<404 | 410>;
 
@@ -62,7 +67,7 @@ export type LookupVerdict = FoundWait | Refusal<404 | 410>;
  * The run a callback for this id resumes: the oldest waiting one (ids should be unique per partner;
  * if two runs wait for one id, each callback resumes the oldest still waiting). No waiting run: 410
  * when runs for this id existed (they were resumed, timed out or ended: a retry cannot help), else 404
- * (nobody waits for it now; a run may not be waiting yet: see EARLY_CALLBACK_RETRY_MS).
+ * (nobody waits for it now; a run may not be waiting yet: the callback is kept, earlyCallbacks.ts).
  */
 export function pickWaitingRun(found: FoundExecution[]): LookupVerdict {
 	const waiting = found
@@ -74,7 +79,7 @@ export function pickWaitingRun(found: FoundExecution[]): LookupVerdict {
 		return {
 			ok: false,
 			status: 410,
-			reason: 'no run waits for this id any more: it was resumed, timed out or ended',
+			reason: NO_RUN_WAITS_ANY_MORE,
 		};
 	return { ok: false, status: 404, reason: 'no run is waiting for this id' };
 }
@@ -127,8 +132,8 @@ function conflict(reason: string): Refusal<409> {
  * Where the callback is forwarded: the waiting run's own callback URL, which must be this n8n's
  * resume URL of the execution the lookup found (same origin as the fixed URL, path ending in the
  * execution id), so a value planted in custom data cannot send a signed callback elsewhere. The
- * partner's query parameters go along (a Correlation ID Location may read them), n8n's `signature`
- * and the wait id excepted. Undefined when the URL is not such a resume URL.
+ * partner's query parameters go along (withPartnerQuery). Undefined when the URL is not such a
+ * resume URL.
  */
 export function forwardUrl(
 	found: FoundWait,
@@ -143,6 +148,18 @@ export function forwardUrl(
 	}
 	if (target.origin !== new URL(fixedUrl).origin) return undefined;
 	if (!target.pathname.endsWith(`/${found.executionId}`)) return undefined;
+	return withPartnerQuery(target.toString(), partnerQuery);
+}
+
+/**
+ * A run's callback URL with the partner's query parameters (a Correlation ID Location may read them),
+ * n8n's `signature` and the wait id excepted.
+ */
+export function withPartnerQuery(
+	callbackUrl: string,
+	partnerQuery: Record<string, unknown>,
+): string {
+	const target = new URL(callbackUrl);
 	for (const [name, value] of Object.entries(partnerQuery)) {
 		if (name === 'signature' || name === WAIT_ID_PARAM || typeof value !== 'string') continue;
 		target.searchParams.append(name, value);
@@ -163,6 +180,36 @@ const NOT_FORWARDED = new Set([
 	...Object.values(STANDARD_WEBHOOK_HEADERS),
 ]);
 
+/** The partner's headers without those of one hop and without its credential's. */
+function partnerOwnHeaders(
+	auth: CallbackAuth,
+	partnerHeaders: CallbackHeaders,
+): Record<string, string> {
+	const dropped = credentialHeaderName(auth);
+	const headers: Record<string, string> = {};
+	for (const [key, value] of Object.entries(partnerHeaders)) {
+		const name = key.toLowerCase();
+		if (value === undefined || name === dropped || NOT_FORWARDED.has(name)) continue;
+		headers[name] = Array.isArray(value) ? value.join(', ') : value;
+	}
+	return headers;
+}
+
+/**
+ * The headers a kept callback is stored with (earlyCallbacks.ts): the partner's own, no credential
+ * (it is signed anew when forwarded), and a Standard Webhooks message id, which forwarding keeps.
+ */
+export function headersToKeep(
+	auth: CallbackAuth,
+	partnerHeaders: CallbackHeaders,
+): Record<string, string> {
+	const messageId = partnerHeaders[STANDARD_WEBHOOK_HEADERS.id];
+	return {
+		...partnerOwnHeaders(auth, partnerHeaders),
+		...(typeof messageId === 'string' ? { [STANDARD_WEBHOOK_HEADERS.id]: messageId } : {}),
+	};
+}
+
 /**
  * The forwarded callback's headers: the partner's own (the waiting run's receipt shows them), without
  * its credential, plus the credential's headers signed for the waiting run's wait at `nowSec`.
@@ -175,16 +222,9 @@ export function forwardHeaders(
 	rawBody: Buffer | string,
 	nowSec: number,
 ): Record<string, string> {
-	const dropped = credentialHeaderName(auth);
-	const headers: Record<string, string> = {};
-	for (const [key, value] of Object.entries(partnerHeaders)) {
-		const name = key.toLowerCase();
-		if (value === undefined || name === dropped || NOT_FORWARDED.has(name)) continue;
-		headers[name] = Array.isArray(value) ? value.join(', ') : value;
-	}
 	const messageId = partnerHeaders[STANDARD_WEBHOOK_HEADERS.id];
 	return {
-		...headers,
+		...partnerOwnHeaders(auth, partnerHeaders),
 		...callbackHeaders(
 			auth,
 			waitIdOf(callbackUrl),
@@ -192,6 +232,25 @@ export function forwardHeaders(
 			nowSec,
 			typeof messageId === 'string' ? messageId : `msg_${randomUUID()}`,
 		),
+	};
+}
+
+/** How long forwarding one callback to its waiting run may take (the run's own checks and n8n's resume). */
+export const FORWARD_TIMEOUT_MS = 60_000;
+
+/** The partner's callback as forwarded to a waiting run's own callback URL `url`, signed for its wait at `nowSec`. */
+export function forwardRequest(
+	auth: CallbackAuth,
+	url: string,
+	callback: { headers: CallbackHeaders; rawBody: Buffer | string },
+	nowSec: number,
+): HttpRequest {
+	return {
+		method: 'POST',
+		url,
+		headers: forwardHeaders(auth, callback.headers, url, callback.rawBody, nowSec),
+		body: callback.rawBody.toString(),
+		timeoutMs: FORWARD_TIMEOUT_MS,
 	};
 }
 

@@ -9,3 +9,4 @@ export * from './dispatch';
 export * from './resumeOnce';
 export * from './condition';
 export * from './fixedUrl';
+export * from './earlyCallbacks';

@@ -8,7 +8,7 @@ import { RoundTripCallback } from './RoundTripCallback.node';
 /*
  * The Round-Trip Callback run in-process through n8n-core's WebhookContext (test/nodeContext.ts), where
  * n8n's database is not there: what the fixed URL answers before it looks anything up, and its answer
- * when this n8n offers no lookup (door capability executionLookup). Finding and resuming the waiting
+ * when this n8n offers no lookup (door capabilities executionLookup, callbackStore). Finding and resuming the waiting
  * run is in test/e2e/roundTripFixedUrl.test.ts, in a real n8n.
  */
 
@@ -55,5 +55,7 @@ describe('Round-Trip Callback node (n8n-core WebhookContext)', () => {
 		expect(answer.status).toBe(503);
 		expect(answer.body).toMatchObject({ waiting: true });
 		expect(answer.warnings.join('\n')).toContain('does not let the node find executions');
+		// Nor a place to keep a callback that comes before its run waits (door capability callbackStore).
+		expect(answer.warnings.join('\n')).toContain('no place in its database to keep a callback');
 	});
 });

@@ -33,6 +33,7 @@ import {
 	REPLAY_MEMORY,
 	RESUMED_WAITS,
 	callbackAuthFrom,
+	claimKeptCallbacksOnceWaiting,
 	failFromNotice,
 	keepCorrelationIdForFiltering,
 	keepFixedUrlMatch,
@@ -45,7 +46,6 @@ import {
 	readSettings,
 	responseBodyOf,
 	roundTripCallbackApiTest,
-	saveFixedUrlMatchOnceWaiting,
 	sendForPartnerId,
 	sendRequest,
 } from './roundTripContext';
@@ -152,17 +152,16 @@ export class RoundTripWait implements INodeType {
 				deadline: new Date(deadline).toISOString(),
 				correlationIdLocation: settings.correlationPath.expression,
 			};
-			if (answered) {
-				waiting.request = answered.request;
-				saveFixedUrlMatchOnceWaiting(this, fixedMatch!);
-			} else if (settings.request)
+			// First of the node's handlers once n8n has saved the wait: the match written, then what was kept for it.
+			if (fixedMatch) claimKeptCallbacksOnceWaiting(this, fixedMatch, callbackAuth, callbackUrl);
+			if (answered) waiting.request = answered.request;
+			else if (settings.request)
 				waiting.request = await sendRequest(this, settings.request, {
 					correlationId,
 					callbackUrl,
 					wait,
 					callbackAuth,
 					afterSave: n8n.resumeControl,
-					fixedMatch,
 				});
 
 			keepCorrelationIdForFiltering(this, correlationId);

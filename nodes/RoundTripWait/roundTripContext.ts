@@ -45,10 +45,12 @@ import type { HttpRequest, HttpTransport } from '../../core/connectors/types';
 import { credentialTestFailure } from '../shared/editorWords';
 import { inEditorWords } from '../shared/errors';
 import { n8nHttpTransport } from '../shared/httpTransport';
+import { deliverKeptCallbacks } from '../shared/keptCallbacks';
 import {
 	afterExecutionSaved,
 	customDataOf,
 	executionContextData,
+	keptCallbackPlace,
 	saveCustomData,
 	waitingStackEntry,
 } from '../shared/n8nDoor';
@@ -320,8 +322,6 @@ interface SendContext {
 	callbackAuth: CallbackAuth;
 	/** Whether n8n fails a resumed node (capability resumeControl): the request may then go out once the wait is saved. */
 	afterSave: boolean;
-	/** Callback URL "Fixed": the custom data a Round-Trip Callback node finds the run by (keepFixedUrlMatch). */
-	fixedMatch?: Record<string, string>;
 }
 
 /**
@@ -332,14 +332,12 @@ interface SendContext {
 export async function sendRequest(
 	context: IExecuteFunctions,
 	settings: NonNullable<ReturnType<typeof validateSettings>['request']>,
-	{ correlationId, callbackUrl, wait, callbackAuth, afterSave, fixedMatch }: SendContext,
+	{ correlationId, callbackUrl, wait, callbackAuth, afterSave }: SendContext,
 ): Promise<IDataObject> {
 	const request = outboundRequest(settings, correlationId, callbackUrl);
 	const http = n8nHttpTransport(context, { auth: settings.auth });
 	const toN8n = n8nHttpTransport(context, { auth: { kind: 'none' } });
 	const send = async () => {
-		// In queue mode n8n's main writes the run's custom data only later: written now, before the partner can call.
-		if (fixedMatch) await saveCustomData(context.getExecutionId(), fixedMatch);
 		const sent = await sendOutbound(http, request);
 		if (sent.ok) return;
 		// The node has returned: tell the waiting run, which then fails with this message.
@@ -394,7 +392,7 @@ async function sendNow(
  * request only when it answers, so the request goes out now, before the wait, and the run waits for
  * the id read from the answer (Correlation ID in Answer). A failed request, or an answer without an
  * id, fails the node before the run waits. A partner calling the fixed URL before the wait is saved
- * finds no run for the id yet and gets the contract's retryable 404 (docs/round-trip-wait.md).
+ * finds no run for the id yet: its callback is kept for this run (claimKeptCallbacksOnceWaiting).
  */
 export async function sendForPartnerId(
 	context: IExecuteFunctions,
@@ -417,20 +415,38 @@ export async function sendForPartnerId(
 }
 
 /**
- * Writes the fixed URL's match once n8n has saved the wait, as sendRequest does before its request
- * leaves: in queue mode n8n's main writes the run's custom data only later. Where this n8n has no
- * lifecycle hooks, n8n's own save of the custom data is all there is.
+ * Callback URL "Fixed", once n8n has saved the wait: writes the match the Round-Trip Callback finds
+ * this run by (in queue mode n8n's main writes the run's custom data only later), then claims the
+ * callbacks the Round-Trip Callback kept for it because they came before the run waited, and hands
+ * them to this run (n8n resumes it with the first that meets its checks and Resume Condition). In this
+ * order, a callback kept after the claim finds the match and is handed on by the Round-Trip Callback
+ * (core/roundtrip/earlyCallbacks.ts). Where this n8n has no lifecycle hooks, n8n's own save of the
+ * custom data is all there is, and nothing kept is claimed.
  */
-export function saveFixedUrlMatchOnceWaiting(
+export function claimKeptCallbacksOnceWaiting(
 	context: IExecuteFunctions,
 	fixedMatch: Record<string, string>,
+	auth: CallbackAuth,
+	callbackUrl: string,
 ): void {
 	afterExecutionSaved(context, async (run) => {
 		if (run?.status !== 'waiting' || !run.waitTill) return;
-		await saveCustomData(context.getExecutionId(), fixedMatch).catch((error: Error) =>
+		try {
+			await saveCustomData(context.getExecutionId(), fixedMatch);
+		} catch (error) {
 			context.logger.error(
-				`Round-Trip Wait: writing the fixed URL's match to custom data failed (${error.message}); n8n writes it with the run's custom data`,
-			),
+				`Round-Trip Wait: writing the fixed URL's match to custom data failed (${(error as Error).message}); n8n writes it with the run's custom data, and callbacks kept for it are not claimed`,
+			);
+			return;
+		}
+		const place = keptCallbackPlace();
+		if (!place) return;
+		// Not awaited: handing them on resumes this run; n8n finishes its bookkeeping of the wait meanwhile.
+		void deliverKeptCallbacks(context, place, auth, callbackUrl, fixedMatch[FIXED_MATCH_KEY]).catch(
+			(error: Error) =>
+				context.logger.error(
+					`Round-Trip Wait: claiming the callbacks kept for this run failed: ${error.message}`,
+				),
 		);
 	});
 }

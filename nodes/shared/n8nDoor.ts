@@ -9,6 +9,8 @@ import type {
 	NodeOperationError,
 } from 'n8n-workflow';
 
+import type { KeepingPlace } from '../../core/roundtrip/earlyCallbacks';
+
 /**
  * The one door to n8n: the only code of this package that reads anything of n8n beyond
  * `n8n-workflow`'s public interfaces (eslint.config.mjs forbids it everywhere else in `nodes/`;
@@ -88,6 +90,12 @@ export interface N8nCapabilities {
 	 * waiting run and answers every authenticated callback 503; partners must use per-wait URLs.
 	 */
 	executionLookup: boolean;
+	/**
+	 * Round-Trip Callback: a place in n8n's database for callbacks that come before their run waits
+	 * (n8n's own `settings` table, through its `SettingsRepository`; see `keptCallbackPlace`). Without:
+	 * such a callback is not kept and is answered the retryable 404 (the partner's retry finds the run).
+	 */
+	callbackStore: boolean;
 }
 
 export type N8nCapability = keyof N8nCapabilities;
@@ -114,6 +122,8 @@ const WITHOUT: Record<N8nCapability, string> = {
 		'this n8n hands the resume no execution context data: a signed callback accepted by an earlier wait of the run is remembered by this process only',
 	executionLookup:
 		"this n8n does not let the node find executions by their custom data: the fixed callback URL can resume no run and answers 503; use the Round-Trip Wait's per-wait callback URL (docs/round-trip-wait.md)",
+	callbackStore:
+		'this n8n offers the node no place in its database to keep a callback that comes before its run waits: such a callback is answered 404 and the partner must retry (docs/round-trip-wait.md)',
 };
 
 /** What a context is: the capabilities its node needs are those of its kind. */
@@ -124,7 +134,7 @@ export const CAPABILITIES_OF: Record<ContextKind, readonly N8nCapability[]> = {
 	trigger: ['deduplicationKeys', 'failedExecutionSaving', 'staticDataCopy', 'writeEndedSignal'],
 	execute: ['customData', 'resumeControl', 'executionHooks'],
 	webhook: ['executionStack', 'executionContextData'],
-	callback: ['executionLookup'],
+	callback: ['executionLookup', 'callbackStore'],
 };
 
 /** A context of n8n-core as this door reads it: n8n-workflow's interface and what lies behind it. */
@@ -158,6 +168,7 @@ export function n8nCapabilities(context: Context): N8nCapabilities {
 		executionStack: nodeStackOf(context) !== undefined,
 		executionContextData: executionDataOf(context) !== undefined,
 		executionLookup: executionMetadataRepository() !== undefined,
+		callbackStore: settingsRepository() !== undefined,
 	};
 }
 
@@ -436,36 +447,40 @@ type MetadataRepository = {
 };
 
 /**
- * n8n's repository of execution custom data. n8n gives nodes no way to find an execution, so this
- * reads n8n's own service container: `@n8n/di` and `@n8n/db` resolved from n8n's own entry point
- * (`require.main`, n8n's `bin/n8n` in mains, webhook processes and workers alike), else through the
- * NODE_PATH n8n sets before it loads community packages (`load-nodes-and-credentials.js` `init`), so
- * they are the very modules n8n runs on and `Container.get` hands out its singleton
- * `ExecutionMetadataRepository` (a TypeORM repository). Another copy of `@n8n/di` nearer the package
- * (a node_modules above the nodes folder) would be another container: only a repository on an
- * initialized DataSource is taken. Undefined where none is found (capability `executionLookup`).
+ * One of n8n's repositories (TypeORM), by its class name in `@n8n/db`. n8n gives nodes no way to
+ * reach its database, so this reads n8n's own service container: `@n8n/di` and `@n8n/db` resolved
+ * from n8n's own entry point (`require.main`, n8n's `bin/n8n` in mains, webhook processes and workers
+ * alike), else through the NODE_PATH n8n sets before it loads community packages
+ * (`load-nodes-and-credentials.js` `init`), so they are the very modules n8n runs on and
+ * `Container.get` hands out its singleton. Another copy of `@n8n/di` nearer the package (a
+ * node_modules above the nodes folder) would be another container: only a repository with the
+ * methods `methods` on an initialized DataSource is taken. Undefined where none is found.
  */
-function executionMetadataRepository(): MetadataRepository | undefined {
+function n8nRepository<T>(className: string, methods: string[]): T | undefined {
 	const anchors = [require.main?.filename, __filename].filter((file) => file !== undefined);
 	for (const anchor of anchors) {
 		try {
 			const load = createRequire(anchor);
 			const { Container } = load('@n8n/di') as { Container: { get(type: unknown): unknown } };
-			const { ExecutionMetadataRepository } = load('@n8n/db') as Record<string, unknown>;
-			const repository = Container.get(ExecutionMetadataRepository) as Partial<
-				MetadataRepository & { manager: { connection?: { isInitialized?: boolean } } }
-			>;
+			const type = (load('@n8n/db') as Record<string, unknown>)[className];
+			const repository = Container.get(type) as Record<string, unknown> & {
+				manager?: { connection?: { isInitialized?: boolean } };
+			};
 			if (
-				typeof repository?.find === 'function' &&
-				typeof repository.upsert === 'function' &&
+				methods.every((method) => typeof repository?.[method] === 'function') &&
 				repository.manager?.connection?.isInitialized
 			)
-				return repository as MetadataRepository;
+				return repository as T;
 		} catch {
 			// not n8n's modules from here: the next anchor
 		}
 	}
 	return undefined;
+}
+
+/** n8n's repository of execution custom data, `execution_metadata` (capability `executionLookup`). */
+function executionMetadataRepository(): MetadataRepository | undefined {
+	return n8nRepository<MetadataRepository>('ExecutionMetadataRepository', ['find', 'upsert']);
 }
 
 /** An execution found by its custom data: its id, n8n's status, and its whole custom data. */
@@ -516,6 +531,75 @@ export async function saveCustomData(
 	const rows = Object.entries(values).map(([key, value]) => ({ executionId, key, value }));
 	await repository.upsert(rows, { conflictPaths: { executionId: true, key: true } });
 	return true;
+}
+
+// ---- The Round-Trip Callback's kept callbacks ----
+
+type SettingsRepository = {
+	createQueryBuilder(alias: string): {
+		select(
+			selection: string,
+			alias: string,
+		): {
+			where(
+				condition: string,
+				parameters: object,
+			): { getRawMany(): Promise<Array<{ key: string }>> };
+		};
+	};
+	insert(row: object): Promise<unknown>;
+	findOneBy(where: object): Promise<{ value: string } | null>;
+	delete(criteria: object | string[]): Promise<{ affected?: number | null }>;
+};
+
+/** n8n's repository of its `settings` table (key, value, loadOnStartup) (capability `callbackStore`). */
+function settingsRepository(): SettingsRepository | undefined {
+	return n8nRepository<SettingsRepository>('SettingsRepository', [
+		'createQueryBuilder',
+		'insert',
+		'findOneBy',
+		'delete',
+	]);
+}
+
+/**
+ * Where the Round-Trip Callback keeps callbacks that come before their run waits, for the wait that
+ * claims them (core/roundtrip/earlyCallbacks.ts): rows of n8n's `settings` table, the key-value table
+ * n8n's own modules keep their state in, under keys of their own (`durableTriggers.keptCallback.…`,
+ * `loadOnStartup` false). What this relies on, read in n8n 2.41.1 and 1.123.81 (`@n8n/db`): the table
+ * exists in every database n8n runs on (migration `CreateUserManagement`: `key` the primary key, at
+ * most 255 characters on PostgreSQL and MySQL, `value` TEXT); n8n reads its rows only by its own keys
+ * and prefixes (`SettingsRepository.findByKey`, `findByKeyPrefix`; `loadOnStartup` is read nowhere);
+ * and a DELETE reports the rows it removed (`affected`, from SQLite's `changes` and PostgreSQL's
+ * `rowCount` in `@n8n/typeorm`; n8n 2.41's own `SettingsRepository.claimKey` relies on the same), so
+ * of two processes taking one row, one gets it. Shared by every n8n process of the instance and kept
+ * across restarts, as the database is. Undefined where this n8n offers no such repository.
+ */
+export function keptCallbackPlace(): KeepingPlace | undefined {
+	const repository = settingsRepository();
+	if (!repository) return undefined;
+	return {
+		async keys(prefix) {
+			const rows = await repository
+				.createQueryBuilder('setting')
+				.select('setting.key', 'key')
+				.where('setting.key LIKE :prefix', { prefix: `${prefix}%` })
+				.getRawMany();
+			return rows.map((row) => row.key);
+		},
+		async add(key, value) {
+			await repository.insert({ key, value, loadOnStartup: false });
+		},
+		async take(key) {
+			const row = await repository.findOneBy({ key });
+			if (!row) return undefined;
+			const { affected } = await repository.delete({ key });
+			return affected === 1 ? row.value : undefined;
+		},
+		async remove(keys) {
+			if (keys.length > 0) await repository.delete(keys);
+		},
+	};
 }
 
 /** For tests: forget what was announced and logged in this process. */

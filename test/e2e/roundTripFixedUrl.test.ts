@@ -20,6 +20,8 @@ const FIXED_PATH = 'round-trip/esign';
 const CONDITION = 'body.status in ["signed", "declined"]';
 
 type Answer = { status: number; body: string; json?: unknown };
+/** A callback sent and its answer. */
+type Sent = Answer & { sent: { correlationId: string; status: string; at: number } };
 type Callback = { kind: 'viewed' | 'signed' | 'duplicate' | 'forged' | 'unknown'; id: string };
 
 /** A deterministic shuffle (mulberry32), so a failing order can be replayed. */
@@ -148,24 +150,23 @@ describe('Round-Trip Wait through one fixed callback URL in a real n8n', () => {
 	}
 
 	/** The partner's event for `id`, signed with the account's secret (or another, for a forgery). */
-	async function send(id: string, status: string, secret = SECRET): Promise<Answer> {
-		const body = JSON.stringify({ correlationId: id, status, at: Date.now() });
+	async function send(id: string, status: string, secret = SECRET): Promise<Sent> {
+		const sent = { correlationId: id, status, at: Date.now() };
+		const body = JSON.stringify(sent);
 		const signature = signPayload(secret, body, Math.floor(Date.now() / 1000));
-		return await partner.send(fixedUrl, { headers: { 'x-signature': signature }, body });
+		return {
+			...(await partner.send(fixedUrl, { headers: { 'x-signature': signature }, body })),
+			sent,
+		};
 	}
 
 	/** Sends as a partner following the contract: retryable answers again, after 0.5 s doubling. */
-	async function sendWithRetries(
-		id: string,
-		status: string,
-		firstAnswered: () => void,
-	): Promise<Answer[]> {
+	async function sendWithRetries(id: string, status: string): Promise<Answer[]> {
 		const firstAt = Date.now();
 		// No answer at all (n8n restarting) is status 0: retried, as the contract says.
 		const sendOnce = async () =>
 			await send(id, status).catch((error: Error) => ({ status: 0, body: error.message }));
 		const answers: Answer[] = [await sendOnce()];
-		firstAnswered();
 		// The contract retries until the run's deadline; the test gives up after 20 attempts.
 		for (let attempt = 0; attempt < 20; attempt++) {
 			const last = answers[answers.length - 1];
@@ -233,7 +234,10 @@ describe('Round-Trip Wait through one fixed callback URL in a real n8n', () => {
 				answers.filter((_, i) => list[i].kind === kind).map((a) => a.status);
 			expect(new Set(statusesOf('viewed', noise, noiseAnswers))).toEqual(new Set([202]));
 			expect(new Set(statusesOf('forged', noise, noiseAnswers))).toEqual(new Set([403]));
-			expect(new Set(statusesOf('unknown', noise, noiseAnswers))).toEqual(new Set([404]));
+			// Ids nobody waits for (yet): kept for the run that will wait for them (none will; they expire).
+			expect(new Set(statusesOf('unknown', noise, noiseAnswers))).toEqual(new Set([202]));
+			for (const [i, answer] of noiseAnswers.entries())
+				if (noise[i].kind === 'unknown') expect(answer.json).toMatchObject({ kept: true });
 			// A forged callback's answer says nothing of whether its id is waiting.
 			const forgedBodies = noiseAnswers
 				.filter((_, i) => noise[i].kind === 'forged')
@@ -312,28 +316,36 @@ describe('Round-Trip Wait through one fixed callback URL in a real n8n', () => {
 		600_000,
 	);
 
-	test("a callback sent before the run waits gets 404, and the partner's retry per the contract resumes it", async () => {
+	test('a callback sent before the run waits is kept (202), sent once with no retry, and resumes the run once; a forged one keeps nothing', async () => {
 		const id = `early-${Date.now()}`;
-		let firstAnswered!: () => void;
-		const answeredOnce = new Promise<void>((resolve) => (firstAnswered = resolve));
-		const answers = sendWithRetries(id, 'signed', firstAnswered);
-		// The first attempt is answered before the run exists; the run starts after it.
-		await answeredOnce;
+		// Before the run exists, in this order: a forgery (were it kept, it would be handed on first and
+		// resume the run with its body), a status event the run does not wait for, the event it waits for.
+		const forged = await send(id, 'signed', 'not-the-secret');
+		expect(forged.status).toBe(403);
+		const viewed = await send(id, 'viewed');
+		const signed = await send(id, 'signed');
+		for (const early of [viewed, signed]) {
+			expect(early.status).toBe(202);
+			expect(early.json).toMatchObject({ kept: true, resumed: false });
+		}
 		await start('fx-wait-only', { id });
-		const all = await answers;
-		expect(all[0].status).toBe(404);
-		expect(all[all.length - 1].status).toBe(200);
-		expect(all.slice(1, -1).every((a) => a.status === 404)).toBe(true);
 		const execution = await waitFor('the early run to end', async () => {
 			const found = (await n8n.executions(waitOnlyWorkflowId)).find(
 				(e) => e.data?.resultData.metadata?.correlationId === id,
 			);
 			return found?.status === 'success' ? found : undefined;
 		});
-		expect(nodeOutput(execution, 'Accepted')[0]).toMatchObject({ body: { correlationId: id } });
+		const accepted = nodeOutput(execution, 'Accepted');
+		expect(accepted).toHaveLength(1);
+		expect(accepted[0]).toMatchObject({
+			correlationId: id,
+			body: signed.sent,
+		});
+		// A copy after the resume resumes nothing, as at any time: 410.
+		await expect(send(id, 'signed')).resolves.toMatchObject({ status: 410 });
 	});
 
-	test("the id from the partner's answer: a partner that calls back the moment it answers resumes each run once (a callback before the wait is saved gets the contract's 404, its retry resumes); an answer without an id fails the run before it waits", async () => {
+	test("the id from the partner's answer: a partner that calls back the moment it answers resumes each run once (a callback before the wait is saved is kept for it); an answer without an id fails the run before it waits", async () => {
 		const orders = Array.from({ length: 8 }, (_, i) => 700_000 + i);
 		const envelopeOf = new Map<number, string>();
 		const callbacks: Array<Promise<Answer[]>> = [];
@@ -343,7 +355,7 @@ describe('Round-Trip Wait through one fixed callback URL in a real n8n', () => {
 			if (order === 'no-id') return { status: 202, body: { accepted: true } };
 			const envelopeId = `psn-${order}-${Math.random().toString(36).slice(2, 10)}`;
 			envelopeOf.set(Number(order), envelopeId);
-			setImmediate(() => callbacks.push(sendWithRetries(envelopeId, 'signed', () => {})));
+			setImmediate(() => callbacks.push(sendWithRetries(envelopeId, 'signed')));
 			return { status: 201, body: { envelopeId } };
 		});
 		await inParallel(orders, 8, async (order) => await start('fx-answer', { order }));
@@ -352,11 +364,14 @@ describe('Round-Trip Wait through one fixed callback URL in a real n8n', () => {
 			envelopeOf.size === orders.length && callbacks.length === orders.length ? true : undefined,
 		);
 		const answers = await Promise.all(callbacks);
-		// Each callback ends on the 200 of its run's resume; before it only the contract's retryable 404
-		// (no run found yet: the answer was still being processed) or n8n's "running already".
+		// Each callback ends on the 200 of its run's resume, or on 202 kept when it came before the wait
+		// was saved (the answer was still being processed): then the run claims it. Before, at most n8n's
+		// retryable "running already".
 		for (const sent of answers) {
-			expect(sent[sent.length - 1].status).toBe(200);
-			for (const early of sent.slice(0, -1)) expect([404, 409]).toContain(early.status);
+			const last = sent[sent.length - 1];
+			expect([200, 202]).toContain(last.status);
+			if (last.status === 202) expect(last.json).toMatchObject({ kept: true });
+			for (const early of sent.slice(0, -1)) expect(early.status).toBe(409);
 		}
 		process.stdout.write(
 			`id from the answer, first attempts: ${JSON.stringify(answers.map((sent) => sent[0].status))}\n`,
@@ -390,7 +405,11 @@ describe('Round-Trip Wait through one fixed callback URL in a real n8n', () => {
 		}
 	}, 300_000);
 
-	test('callbacks sent while n8n restarts resume each run once the fixed URL answers again: nothing lived in its memory', async () => {
+	test('callbacks sent while n8n restarts resume each run once the fixed URL answers again, and one kept before the restart resumes the run that waits after it: nothing lived in its memory', async () => {
+		// Kept before the restart, for a run that starts only after it.
+		const keptId = `kept-across-restart-${Date.now()}`;
+		const kept = await send(keptId, 'signed');
+		expect([kept.status, kept.json]).toEqual([202, expect.objectContaining({ kept: true })]);
 		const ids = Array.from({ length: 5 }, (_, i) => `env-${900_000 + i}`);
 		for (const [i] of ids.entries()) await start('fx-start', { order: 900_000 + i });
 		await waitFor('5 requests at the partner', async () =>
@@ -410,7 +429,7 @@ describe('Round-Trip Wait through one fixed callback URL in a real n8n', () => {
 					() => true,
 				),
 		);
-		const answers = await Promise.all(ids.map((id) => sendWithRetries(id, 'signed', () => {})));
+		const answers = await Promise.all(ids.map((id) => sendWithRetries(id, 'signed')));
 		await restarting;
 		for (const sent of answers) expect(sent[sent.length - 1].status).toBe(200);
 		for (const sent of answers) expect(sent[0].status).toBe(0);
@@ -423,5 +442,15 @@ describe('Round-Trip Wait through one fixed callback URL in a real n8n', () => {
 			);
 			return ended.length === 5 ? true : undefined;
 		});
+		await start('fx-wait-only', { id: keptId });
+		const resumed = await waitFor('the run for the kept callback to end', async () => {
+			const found = (await n8n.executions(waitOnlyWorkflowId)).find(
+				(e) => e.data?.resultData.metadata?.correlationId === keptId,
+			);
+			return found?.status === 'success' ? found : undefined;
+		});
+		expect(nodeOutput(resumed, 'Accepted')).toEqual([
+			expect.objectContaining({ correlationId: keptId, body: kept.sent }),
+		]);
 	}, 300_000);
 });
