@@ -184,7 +184,13 @@ function failureOnExit(
  */
 const DATABASE_NOT_READY_WAIT_MS = 120_000;
 
-/** A request to n8n, repeated while n8n answers 503 "Database is not ready!" (for a bounded time). */
+/**
+ * A request to n8n, repeated while n8n answers 503 "Database is not ready!" (for a bounded time), and
+ * a read (GET) repeated while it answers 500: in queue mode under load n8n's PostgreSQL pool can time
+ * out ("timeout exceeded when trying to connect", its pool of a few connections shared with the runs),
+ * and the public API then answers a read of an execution 500 (owedItems' queue kill case, a local
+ * npm test of 2026-12-03).
+ */
 async function whenDatabaseReady(
 	url: string,
 	init: RequestInit,
@@ -193,8 +199,9 @@ async function whenDatabaseReady(
 	for (;;) {
 		const response = await fetch(url, init);
 		const text = await response.text();
-		if (response.status !== 503 || !text.includes('Database is not ready') || Date.now() > deadline)
-			return { response, text };
+		const notReady = response.status === 503 && text.includes('Database is not ready');
+		const readFailed = response.status === 500 && (init.method ?? 'GET') === 'GET';
+		if ((!notReady && !readFailed) || Date.now() > deadline) return { response, text };
 		// The monitor pings every 2 s: ask again at that cadence, not at once.
 		await new Promise((resolve) => setTimeout(resolve, 1_000));
 	}
