@@ -37,6 +37,8 @@ class FakeS3 {
 	now = Date.UTC(2026, 11, 3, 12);
 	/** At most this many keys a page, whatever max-keys asks. */
 	pageLimit = 1000;
+	/** CopyObject answers 200 with an <Error> body. */
+	copyFailsLate = false;
 	private server!: Server;
 
 	async start(): Promise<string> {
@@ -88,6 +90,13 @@ class FakeS3 {
 				const source = decodeURIComponent(String(req.headers['x-amz-copy-source']));
 				const copied = this.objects.get(source.replace(/^\/drop\//, ''));
 				if (!copied) return error(res, 404, 'NoSuchKey', 'The specified key does not exist.');
+				// CopyObject's failure after its 200 went out: S3 then ends the body with an <Error>.
+				if (this.copyFailsLate)
+					return void res
+						.writeHead(200)
+						.end(
+							'<Error><Code>InternalError</Code><Message>We encountered an internal error. Please try again.</Message></Error>',
+						);
 				this.objects.set(key, { ...copied, lastModifiedMs: this.now });
 				res
 					.writeHead(200)
@@ -411,6 +420,18 @@ describe('s3.move and s3.delete', () => {
 		);
 		expect(s3.objects.get('processed/a.csv')?.body.toString()).toBe('old');
 		expect(s3.objects.has('in/a.csv')).toBe(true);
+	});
+
+	it('a CopyObject whose 200 carries an <Error> fails the move, and the source stays', async () => {
+		s3.put('in/a.csv', 'a');
+		s3.copyFailsLate = true;
+		await expect(
+			run('s3.move', { bucket: 'drop', path: 'in/a.csv', toPrefix: 'processed/' }),
+		).rejects.toThrow(
+			'S3 CopyObject of "in/a.csv" in bucket "drop" to "processed/a.csv" in bucket "drop" answered HTTP 200 InternalError: We encountered an internal error. Please try again.',
+		);
+		expect(s3.objects.has('in/a.csv')).toBe(true);
+		expect(s3.requests.map(({ method }) => method)).not.toContain('DELETE');
 	});
 
 	it('deletes objects; objects already gone are reported', async () => {

@@ -74,7 +74,7 @@ export function xmlText(raw: string): string {
 /** The raw contents of every `<name>…</name>` (and `<name/>`, as ""), in document order. */
 export function xmlElements(xml: string, name: string): string[] {
 	const found: string[] = [];
-	const open = new RegExp(`<${name}(?:\\s[^>]*)?(/?)>`, 'g');
+	const open = new RegExp(`<${name}(?:\\s[^>]*?)?(/?)>`, 'g');
 	for (let match = open.exec(xml); match; match = open.exec(xml)) {
 		if (match[1] === '/') {
 			found.push('');
