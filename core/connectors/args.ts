@@ -1,4 +1,4 @@
-import { ConfigError } from '../configError';
+import { checkRange, ConfigError } from '../configError';
 
 /** The `with` parameter: the op's arguments as a JSON object, given as text or already parsed. */
 export function parseWith(value: unknown): Record<string, unknown> {
@@ -28,6 +28,20 @@ export function booleanArg(value: unknown, key: string, fallback: boolean): bool
 	if (typeof value === 'boolean') return value;
 	if (value === 'true' || value === 'false') return value === 'true';
 	throw argumentError(key, value, 'must be true or false');
+}
+
+/** A number argument in `range`; numeric text counts (n8n expressions often produce strings). */
+export function numberArg(
+	value: unknown,
+	key: string,
+	fallback: number,
+	range: { min: number; max: number; whole?: boolean },
+): number {
+	if (value === undefined || value === null || value === '') return fallback;
+	const number = typeof value === 'string' && value.trim() !== '' ? Number(value) : value;
+	return checkRange('with', Number.isNaN(number) ? value : number, range, {
+		key,
+	});
 }
 
 const PLACEHOLDER = /\{\{\s*\$([A-Za-z_][A-Za-z0-9_]*)\s*\}\}/g;

@@ -164,7 +164,8 @@ function stringRecord(value: unknown, key: string): Record<string, string> {
 	);
 }
 
-function snippet(text: string): string {
+/** A body shortened for an error's description. */
+export function snippet(text: string): string {
 	const flat = text.replace(/\s+/g, ' ').trim();
 	return flat.length > 200 ? `${flat.slice(0, 200)}…` : flat;
 }

@@ -1,5 +1,6 @@
 import { httpRequestOp } from './http';
 import { imapOps } from './imap';
+import { s3Ops } from './s3';
 import { sftpOps } from './sftp';
 import { sqlOps } from './sql';
 import { ConfigError } from '../configError';
@@ -20,6 +21,24 @@ export function resolveOp(name: string): ConnectorOp {
 
 export function allOps(): ConnectorOp[] {
 	return [...ops.values()];
+}
+
+/**
+ * Ops built in the core whose node side (credential mapping, transport) is not built yet: the S3 ops
+ * (issue 40). Kept out of `resolveOp` and `allOps`, so no node offers them before it can run them.
+ */
+const coreOnlyOps = new Map<string, ConnectorOp<'s3'>>(s3Ops.map((op) => [op.name, op]));
+
+export function resolveCoreOnlyOp(name: string): ConnectorOp<'s3'> {
+	const op = coreOnlyOps.get(name);
+	if (!op) {
+		throw new ConfigError(
+			'op',
+			name,
+			`unknown op; known core-only ops are ${[...coreOnlyOps.keys()].join(', ')}`,
+		);
+	}
+	return op;
 }
 
 /**

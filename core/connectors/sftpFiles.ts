@@ -1,5 +1,4 @@
-import { checkRange } from '../configError';
-import { argumentError, booleanArg } from './args';
+import { argumentError, booleanArg, numberArg } from './args';
 import { type OpMemory } from './types';
 
 /**
@@ -163,19 +162,10 @@ export interface ListArgs {
 const DEFAULT_UNCHANGED_FOR_SEC = 60;
 
 export function listArgs(args: Record<string, unknown>): ListArgs {
-	const pattern = args.pattern ?? '*';
-	if (typeof pattern !== 'string' || pattern === '')
-		throw argumentError('pattern', pattern, 'must be a file-name glob such as "*.csv"');
-	let regExp: RegExp;
-	try {
-		regExp = globToRegExp(pattern);
-	} catch (error) {
-		throw argumentError('pattern', pattern, `is not a valid glob: ${(error as Error).message}`);
-	}
 	return {
 		folder: pathArg(args.folder, 'folder'),
 		recursive: booleanArg(args.recursive, 'recursive', false),
-		pattern: regExp,
+		pattern: patternArg(args.pattern),
 		finishedAfterMs:
 			numberArg(args.finishedAfterSec, 'finishedAfterSec', 0, { min: 0, max: 31_536_000 }) * 1000,
 		unchangedForMs:
@@ -186,15 +176,32 @@ export function listArgs(args: Record<string, unknown>): ListArgs {
 	};
 }
 
+/** The `pattern` argument: a glob on the file name (`*` when unset). */
+export function patternArg(value: unknown): RegExp {
+	const pattern = value ?? '*';
+	if (typeof pattern !== 'string' || pattern === '')
+		throw argumentError('pattern', pattern, 'must be a file-name glob such as "*.csv"');
+	try {
+		return globToRegExp(pattern);
+	} catch (error) {
+		throw argumentError('pattern', pattern, `is not a valid glob: ${(error as Error).message}`);
+	}
+}
+
 export function downloadArgs(args: Record<string, unknown>): { path: string; maxBytes: number } {
 	return {
 		path: pathArg(args.path, 'path'),
-		maxBytes: numberArg(args.maxBytes, 'maxBytes', DEFAULT_MAX_BYTES, {
-			min: 1,
-			max: LARGEST_MAX_BYTES,
-			whole: true,
-		}),
+		maxBytes: maxBytesArg(args.maxBytes),
 	};
+}
+
+/** The `maxBytes` argument of the download ops: the largest file read, 10 MiB unless set, at most 1 GiB. */
+export function maxBytesArg(value: unknown): number {
+	return numberArg(value, 'maxBytes', DEFAULT_MAX_BYTES, {
+		min: 1,
+		max: LARGEST_MAX_BYTES,
+		whole: true,
+	});
 }
 
 export function moveArgs(args: Record<string, unknown>): {
@@ -230,17 +237,4 @@ function pathsArg(value: unknown): string[] {
 		);
 	}
 	return [...new Set((list as string[]).map((path) => path.trim()))];
-}
-
-function numberArg(
-	value: unknown,
-	key: string,
-	fallback: number,
-	range: { min: number; max: number; whole?: boolean },
-): number {
-	if (value === undefined || value === null || value === '') return fallback;
-	const number = typeof value === 'string' && value.trim() !== '' ? Number(value) : value;
-	return checkRange('with', Number.isNaN(number) ? value : number, range, {
-		key,
-	});
 }

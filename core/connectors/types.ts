@@ -1,3 +1,4 @@
+import type { Clock } from '../clock';
 import type { SqlSessionFactory } from './sqlTransport';
 
 /**
@@ -16,6 +17,10 @@ export interface HttpRequest {
 	body?: unknown;
 	timeoutMs?: number;
 	signal?: AbortSignal;
+	/** Accept a server certificate that does not verify (n8n's `s3` credential's "Ignore SSL Issues"). */
+	skipTlsVerify?: boolean;
+	/** `bytes`: the answer's body is wanted as it came (`HttpResponse.bytes`), e.g. a file read from S3. */
+	responseType?: 'text' | 'bytes';
 }
 
 export interface HttpResponse {
@@ -25,6 +30,8 @@ export interface HttpResponse {
 	/** Lower-cased header names. */
 	headers: Record<string, string>;
 	body: string;
+	/** The body as it came, when the request asked for `responseType: 'bytes'`. */
+	bytes?: Buffer;
 }
 
 export type HttpTransport = (request: HttpRequest) => Promise<HttpResponse>;
@@ -54,6 +61,25 @@ export interface SftpConnection {
 	passphrase?: string;
 }
 
+/**
+ * Where and as whom the S3 ops send their requests (AWS S3 and S3-compatible stores: MinIO, Ceph, R2, ...);
+ * the node will build it from n8n's `s3` or `aws` credential (docs/design/s3-ftp.md).
+ */
+export interface S3Connection {
+	/** `https://s3.eu-west-1.amazonaws.com`, `http://127.0.0.1:9000`: scheme, host, port. */
+	endpoint: string;
+	/** The signing region: `us-east-1`, R2's `auto`, a MinIO server's own. */
+	region: string;
+	accessKeyId: string;
+	secretAccessKey: string;
+	/** Temporary credentials' token. */
+	sessionToken?: string;
+	/** `endpoint/bucket/key` (MinIO, most self-hosted stores); otherwise `bucket.endpoint/key`. */
+	pathStyle: boolean;
+	/** Accept a certificate that does not verify (self-signed, internal CA). */
+	skipTlsVerify?: boolean;
+}
+
 /** A file an op read (`sftp.download`); the Connector node stores it as the item's binary data. */
 export interface OpFile {
 	data: Buffer;
@@ -71,6 +97,10 @@ export interface OpContext {
 	http?: HttpTransport;
 	imap?: ImapConnection;
 	sftp?: SftpConnection;
+	/** The S3 ops send their requests through `http`, signed for this connection. */
+	s3?: S3Connection;
+	/** The time ops sign requests with; the system clock when unset. */
+	clock?: Clock;
 	/** Opens a database session for the SQL ops; the node builds it from n8n's `postgres` or `mySql` credential. */
 	sql?: SqlSessionFactory;
 }
@@ -85,11 +115,18 @@ export type OpResult =
 	  }
 	| { kind: 'not_modified' };
 
-export interface ConnectorOp {
+/** The transports the nodes build (nodes/shared/opContext.ts) for the ops they offer. */
+export type NodeTransport = 'http' | 'imap' | 'sftp' | 'sql';
+
+/**
+ * `Transport`: which transport the op needs. The S3 ops' (`'s3'`) is not built by the nodes yet, so
+ * they are registered apart (core/connectors/registry.ts) and offered by no node.
+ */
+export interface ConnectorOp<Transport extends string = NodeTransport> {
 	name: string;
 	description: string;
 	/** Which transport the op needs, so the node knows which credential to ask for. */
-	transport: 'http' | 'imap' | 'sftp' | 'sql';
+	transport: Transport;
 	/**
 	 * The op reads a file (OpResult `file`), which only the Connector node can attach to an item: the
 	 * Poll Trigger keeps its runs' items in static data until n8n has them, no place for file contents.

@@ -491,7 +491,8 @@ function requireTolerance(toleranceSec: number | undefined): void {
 	}
 }
 
-function sha256(value: string | Buffer): Buffer {
+/** The one plain hash of this module (and of the S3 signer, core/connectors/s3Signature.ts). */
+export function sha256(value: string | Buffer): Buffer {
 	return createHash('sha256').update(value).digest();
 }
 
