@@ -275,10 +275,14 @@ export class ScheduleEngine {
 			this.emitted.clear();
 			this.cancelRetries();
 			// Runs written before the stop or crash may still be going (or may never have been
-			// created): they hold their slots until n8n settles them.
+			// created): they hold their slots until n8n settles them. A window waiting out its backoff
+			// holds its slot too, and waits for what is left of it.
 			const now = this.options.clock.now();
-			const pending = this.outbox.pending();
-			for (const { run } of pending) this.overlap.adopt(run.runKey, now);
+			const written = this.outbox.pending();
+			for (const { run } of written) this.overlap.adopt(run.runKey, now);
+			for (const { key, run } of written)
+				if (run.dueAt !== undefined && run.dueAt > now) this.startWhenDue(key, run.dueAt - now);
+			const pending = written.filter(({ key }) => !this.retrying.has(key));
 			this.active = true;
 			const carriedOver = this.state.queued;
 			const report = { notice: loaded.notice, reset: loaded.reset };
@@ -479,13 +483,19 @@ export class ScheduleEngine {
 
 	/**
 	 * The window starts again (`next`) after `delay`, keeping its slot: written at once in the
-	 * outbox, so that a restart meanwhile emits it at activation.
+	 * outbox with the time it is due, so that a restart meanwhile waits out the rest of the delay.
 	 */
 	private startLater(next: Fire, delay: number, record: FireRecord): void {
+		const now = this.options.clock.now();
 		const key = next.runKey;
-		this.outbox.add([{ key, run: startFire(next, this.options.clock.now()) }]);
+		this.outbox.add([{ key, run: startFire({ ...next, dueAt: now + delay }, now) }]);
 		this.record([record]);
 		this.write();
+		this.startWhenDue(key, delay);
+	}
+
+	/** The outbox entry under `key` is emitted after `delay`, unless it is settled before. */
+	private startWhenDue(key: string, delay: number): void {
 		const timer = this.options.clock.setTimer(() => {
 			this.exclusive(async () => {
 				if (this.retrying.get(key) !== timer) return;
