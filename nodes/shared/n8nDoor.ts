@@ -436,36 +436,41 @@ type MetadataRepository = {
 };
 
 /**
- * n8n's repository of execution custom data. n8n gives nodes no way to find an execution, so this
- * reads n8n's own service container: `@n8n/di` and `@n8n/db` resolved from n8n's own entry point
- * (`require.main`, n8n's `bin/n8n` in mains, webhook processes and workers alike), else through the
- * NODE_PATH n8n sets before it loads community packages (`load-nodes-and-credentials.js` `init`), so
- * they are the very modules n8n runs on and `Container.get` hands out its singleton
- * `ExecutionMetadataRepository` (a TypeORM repository). Another copy of `@n8n/di` nearer the package
- * (a node_modules above the nodes folder) would be another container: only a repository on an
- * initialized DataSource is taken. Undefined where none is found (capability `executionLookup`).
+ * One of n8n's own database repositories, by its class name in `@n8n/db`. n8n gives nodes no way to
+ * find an execution, so this reads n8n's own service container: `@n8n/di` and `@n8n/db` resolved
+ * from n8n's own entry point (`require.main`, n8n's `bin/n8n` in mains, webhook processes and
+ * workers alike), else through the NODE_PATH n8n sets before it loads community packages
+ * (`load-nodes-and-credentials.js` `init`), so they are the very modules n8n runs on and
+ * `Container.get` hands out its singleton repository (a TypeORM repository). Another copy of
+ * `@n8n/di` nearer the package (a node_modules above the nodes folder) would be another container:
+ * only a repository with `methods` on an initialized DataSource is taken. Undefined where none is
+ * found (capability `executionLookup`).
  */
-function executionMetadataRepository(): MetadataRepository | undefined {
+function n8nRepository<T>(className: string, methods: readonly string[]): T | undefined {
 	const anchors = [require.main?.filename, __filename].filter((file) => file !== undefined);
 	for (const anchor of anchors) {
 		try {
 			const load = createRequire(anchor);
 			const { Container } = load('@n8n/di') as { Container: { get(type: unknown): unknown } };
-			const { ExecutionMetadataRepository } = load('@n8n/db') as Record<string, unknown>;
-			const repository = Container.get(ExecutionMetadataRepository) as Partial<
-				MetadataRepository & { manager: { connection?: { isInitialized?: boolean } } }
-			>;
+			const repositoryClass = (load('@n8n/db') as Record<string, unknown>)[className];
+			const repository = Container.get(repositoryClass) as Record<string, unknown> & {
+				manager?: { connection?: { isInitialized?: boolean } };
+			};
 			if (
-				typeof repository?.find === 'function' &&
-				typeof repository.upsert === 'function' &&
+				methods.every((method) => typeof repository?.[method] === 'function') &&
 				repository.manager?.connection?.isInitialized
 			)
-				return repository as MetadataRepository;
+				return repository as T;
 		} catch {
 			// not n8n's modules from here: the next anchor
 		}
 	}
 	return undefined;
+}
+
+/** n8n's repository of execution custom data (`execution_metadata`). */
+function executionMetadataRepository(): MetadataRepository | undefined {
+	return n8nRepository<MetadataRepository>('ExecutionMetadataRepository', ['find', 'upsert']);
 }
 
 /** An execution found by its custom data: its id, n8n's status, and its whole custom data. */
@@ -516,6 +521,30 @@ export async function saveCustomData(
 	const rows = Object.entries(values).map(([key, value]) => ({ executionId, key, value }));
 	await repository.upsert(rows, { conflictPaths: { executionId: true, key: true } });
 	return true;
+}
+
+/**
+ * n8n's status now of the execution it holds under a trigger's deduplication key (n8n 2.x keeps the
+ * key in a unique column of its executions table, `ExecutionEntity.deduplicationKey`), read from
+ * n8n's `ExecutionRepository`: for a run n8n refused as a duplicate, whose done-promise says nothing
+ * of it (`trigger-execution-context.factory.js`). After a kill -9, n8n's startup recovery has ended
+ * the runs the kill cut short (`crashed`, or as its event log says) before it activates the
+ * triggers. Undefined: no execution has the key (pruned), or this n8n cannot be asked
+ * (capability `executionLookup`).
+ */
+export async function executionStatusByKey(
+	deduplicationKey: string,
+): Promise<{ status: string } | undefined> {
+	type ExecutionRepository = {
+		findOne(options: object): Promise<{ status?: string } | null>;
+	};
+	const repository = n8nRepository<ExecutionRepository>('ExecutionRepository', ['findOne']);
+	if (!repository) return undefined;
+	const execution = await repository.findOne({
+		where: { deduplicationKey },
+		select: { id: true, status: true },
+	});
+	return execution ? { status: String(execution.status ?? 'unknown') } : undefined;
 }
 
 /** For tests: forget what was announced and logged in this process. */
