@@ -252,8 +252,13 @@ export class PollActivation {
 			saved.outbox,
 			(items) => JSON.stringify(items).length,
 			// The static data without the outbox's items, as every run n8n creates loads it (runStage.ts);
-			// the op's memory counts too (sftp.list keeps an entry per file of the folder).
-			() => this.store.historyBytes + LEDGER_MAX_BYTES + JSON.stringify(this.opMemory ?? {}).length,
+			// the op's memory counts too (sftp.list keeps an entry per file of the folder), and the retry
+			// book (its waiting items and dead letters, bounded: retries.ts).
+			() =>
+				this.store.historyBytes +
+				LEDGER_MAX_BYTES +
+				JSON.stringify(this.opMemory ?? {}).length +
+				this.retries.bytes,
 			this.maxRunsInFlight,
 		);
 		if (saved.pending)
