@@ -773,6 +773,31 @@ describe('ScheduleEngine', () => {
 				]);
 			});
 
+			it('on an n8n without deduplication keys (1.x: a run leaves the outbox once n8n created it), a failed run is still retried', async () => {
+				const { clock, engineWith, started, stored } = setup();
+				const engine = engineWith({ retry });
+				await engine.activate();
+				await clock.advance(HOUR_MS);
+				engine.fireCreated(started[0].runKey);
+				engine.rewrite();
+				expect(stored().outbox).toEqual([]);
+				await engine.fireEnded(started[0].runKey, failed);
+				await clock.advance(60_000);
+				engine.fireCreated(started[1].runKey);
+				await engine.fireEnded(started[1].runKey, { status: 'success' });
+				expect(started.map((fire) => [fire.declaredAt, fire.runAttempt])).toEqual([
+					[T0 + HOUR_MS, undefined],
+					[T0 + HOUR_MS, 2],
+				]);
+				expect(stored().history.map((record) => record.outcome)).toEqual([
+					'fired',
+					'failed',
+					'fired',
+					'recovered',
+				]);
+				expect(stored().outbox).toEqual([]);
+			});
+
 			it('a run refused as a duplicate (its end unknown) is neither retried nor recorded recovered', async () => {
 				const { clock, engineWith, started, stored } = setup();
 				const engine = engineWith({ retry });

@@ -207,6 +207,11 @@ export class ScheduleEngine {
 	private outbox = new Outbox<StartedFire>();
 	/** Outbox entries this activation emitted and n8n has not settled yet (the others are emitted). */
 	private readonly emitted = new Set<string>();
+	/**
+	 * Runs n8n created that left the outbox at once (n8n 1.x, `fireCreated`), until n8n reports their
+	 * end: what When a Run Fails starts again. In memory: at most a slot's worth of runs.
+	 */
+	private readonly created = new Map<string, StartedFire>();
 	private overlap: OverlapController;
 	/**
 	 * Set while an activation waits for n8n to settle the outbox runs it re-emitted: the windows
@@ -273,6 +278,7 @@ export class ScheduleEngine {
 			this.overlap = new OverlapController(this.overlapPolicy);
 			this.outbox = new Outbox(this.state.outbox);
 			this.emitted.clear();
+			this.created.clear();
 			this.cancelRetries();
 			// Runs written before the stop or crash may still be going (or may never have been
 			// created): they hold their slots until n8n settles them. A window waiting out its backoff
@@ -391,11 +397,13 @@ export class ScheduleEngine {
 	/**
 	 * For an n8n without deduplication keys (1.x), which would start a re-emitted window again: n8n
 	 * has created the run with this key, so it leaves the outbox now (it keeps its overlap slot until
-	 * `fireEnded`). Synchronous and in memory only, so it may be called while a start is emitting;
+	 * `fireEnded`, and its fire is kept in memory till then for When a Run Fails). Synchronous and in
+	 * memory only, so it may be called while a start is emitting;
 	 * `rewrite()` hands the state to n8n.
 	 */
 	fireCreated(key: string): void {
-		if (this.active) this.outbox.settle(key);
+		const fire = this.active ? this.outbox.settle(key) : undefined;
+		if (fire) this.created.set(key, fire);
 	}
 
 	/** Hands the current state to n8n again (see `fireCreated`). */
@@ -687,7 +695,9 @@ export class ScheduleEngine {
 		this.retrying.get(key)?.cancel();
 		this.retrying.delete(key);
 		this.settling?.keys.delete(key);
-		return this.outbox.settle(key);
+		const created = this.created.get(key);
+		this.created.delete(key);
+		return this.outbox.settle(key) ?? created;
 	}
 
 	private write(): void {

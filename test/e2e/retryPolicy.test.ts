@@ -2,6 +2,7 @@ import { FakeSystem } from '../harness/fakeSystem';
 import { triggerItems } from '../harness/chaos';
 import { type Execution, isFinal, N8nInstance, nodeOutput } from '../harness/n8nInstance';
 import { waitFor } from '../harness/net';
+import { isN8n1 } from '../harness/paths';
 import { node, type NodeJson, PACKAGE, workflow } from './workflowBuilder';
 
 /**
@@ -85,6 +86,18 @@ describe('When a Run Fails (Poll Trigger, Durable Schedule Trigger) and Alert Wh
 		/:([^:/]+)(?:\/attempt[\d.]+)?$/.exec(execution.deduplicationKey ?? '')?.[1];
 	const deadLetters = (all: Execution[]) =>
 		all.filter((e) => e.data?.resultData.error?.message.startsWith('Dead letter:'));
+	/**
+	 * The dead letters of workflow `id` as reported: failed executions' messages; on n8n 1.x, which
+	 * gives triggers no saveFailedExecution, errors in n8n's log (docs/n8n-1.123.md).
+	 */
+	const reportedDeadLetters = (id: string, all: Execution[]): string[] =>
+		isN8n1
+			? n8n
+					.log()
+					.split('\n')
+					.filter((line) => line.includes(`Dead letter:`) && line.includes(`(key poll:${id}:`))
+					.map((line) => line.slice(line.indexOf('Dead letter:')))
+			: deadLetters(all).map((e) => e.data?.resultData.error?.message ?? '');
 	/** Per item id, the statuses of its runs in the order they started. */
 	function runsPerItem(all: Execution[]): Map<string, string[]> {
 		const runs = new Map<string, string[]>();
@@ -118,7 +131,7 @@ describe('When a Run Fails (Poll Trigger, Durable Schedule Trigger) and Alert Wh
 			(executions) => {
 				const runs = runsPerItem(executions);
 				return (
-					deadLetters(executions).length === 1 &&
+					reportedDeadLetters(id, executions).length === 1 &&
 					ids.every((item) => (runs.get(item) ?? []).length === 3)
 				);
 			},
@@ -132,8 +145,7 @@ describe('When a Run Fails (Poll Trigger, Durable Schedule Trigger) and Alert Wh
 		// The partner's view: three calls per item, attempts 1, 2, 3 in order.
 		const perItem = callsPerItem(calls());
 		for (const item of ids) expect([item, perItem.get(item)]).toEqual([item, ['1', '2', '3']]);
-		const [letter] = deadLetters(all);
-		expect(letter.data?.resultData.error?.message).toMatch(
+		expect(reportedDeadLetters(id, all)[0]).toMatch(
 			/^Dead letter: all 3 runs of item "poison" failed \(key poll:[^)]+:poison\); last error: /,
 		);
 
@@ -144,10 +156,13 @@ describe('When a Run Fails (Poll Trigger, Durable Schedule Trigger) and Alert Wh
 			const { name, nodes, connections, settings } = definition;
 			await n8n.api('PUT', `/workflows/${id}`, { name, nodes, connections, settings });
 		};
+		// (n8n 1.123 runs a trigger's Execute step without the saved static data: it lists none there.)
 		await update({ executeStepShows: 'deadLetters' });
 		const shown = nodeOutput(await n8n.executeStep(id, 'Poll'), 'Poll');
 		expect(shown).toEqual([
-			expect.objectContaining({ deadLetter: true, itemKeys: ['poison'], attempts: 3 }),
+			isN8n1
+				? expect.objectContaining({ deadLetters: 0 })
+				: expect.objectContaining({ deadLetter: true, itemKeys: ['poison'], attempts: 3 }),
 		]);
 
 		// Start Again takes it back: the next poll starts it once more (and it fails 3 times again).
@@ -161,7 +176,7 @@ describe('When a Run Fails (Poll Trigger, Durable Schedule Trigger) and Alert Wh
 		);
 		expect(callsPerItem(calls()).get('poison')).toEqual(['1', '2', '3', '1', '2', '3']);
 		await waitFor('its second dead letter', async () =>
-			deadLetters(await n8n.executions(id)).length === 2 ? true : undefined,
+			reportedDeadLetters(id, await n8n.executions(id)).length === 2 ? true : undefined,
 		);
 		// The others ran no more: three runs each, the last a success.
 		const after = runsPerItem(again);
@@ -271,7 +286,6 @@ describe('When a Run Fails (Poll Trigger, Durable Schedule Trigger) and Alert Wh
 			'the first window to succeed',
 			180_000,
 		);
-		await n8n.unpublish(id);
 		const window = windowOf(all.find((e) => e.status === 'success')!)!;
 		const runs = all.filter((e) => windowOf(e) === window);
 		expect(runs.map((e) => [e.status, nodeOutput(e, 'Schedule')[0]?.runAttempt])).toEqual([
@@ -285,10 +299,15 @@ describe('When a Run Fails (Poll Trigger, Durable Schedule Trigger) and Alert Wh
 				.map((call) => call.attempt),
 		).toEqual(['1', '2', '3']);
 		type FireEntry = { runKey: string; outcome: string; runAttempt?: number };
-		const { staticData } = await n8n.getWorkflow(id);
-		const history = (staticData as Record<string, { schedule: { history: FireEntry[] } }>)[
-			'node:Schedule'
-		].schedule.history.filter((record) => record.runKey === window);
+		// Stored with the settlement write (n8n 2.x), or with the next window's emit (n8n 1.x).
+		const history = await waitFor('the window recorded recovered, stored', async () => {
+			const { staticData } = await n8n.getWorkflow(id);
+			const records = (
+				staticData as Record<string, { schedule: { history: FireEntry[] } }> | undefined
+			)?.['node:Schedule']?.schedule.history.filter((record) => record.runKey === window);
+			return records?.some((record) => record.outcome === 'recovered') ? records : undefined;
+		});
+		await n8n.unpublish(id);
 		expect(history.map((record) => [record.outcome, record.runAttempt])).toEqual([
 			['fired', undefined],
 			['failed', undefined],
