@@ -773,6 +773,27 @@ describe('ScheduleEngine', () => {
 				]);
 			});
 
+			it('a backoff longer than Max Run Duration does not release the waiting window: its next run goes when due, its slot held till it ends', async () => {
+				const { clock, engineWith, started, stored } = setup();
+				const long = { ...retry, firstDelayMs: 3 * HOUR_MS, maxDelayMs: 3 * HOUR_MS };
+				const engine = engineWith({ retry: long, maxRunMs: HOUR_MS });
+				await engine.activate();
+				await clock.advance(HOUR_MS);
+				await engine.fireEnded(started[0].runKey, failed);
+				await clock.advance(3 * HOUR_MS);
+				expect(started.map((fire) => [fire.declaredAt, fire.runAttempt])).toEqual([
+					[T0 + HOUR_MS, undefined],
+					[T0 + HOUR_MS, 2],
+				]);
+				expect(stored().history.map((record) => record.outcome)).not.toContain('released');
+				// Its run holds the slot from its start (04:00): 05:00 is skipped, not run beside it.
+				await clock.advance(HOUR_MS);
+				expect(stored().history.at(-1)).toMatchObject({
+					outcome: 'skipped',
+					declaredAt: T0 + 5 * HOUR_MS,
+				});
+			});
+
 			it('on an n8n without deduplication keys (1.x: a run leaves the outbox once n8n created it), a failed run is still retried', async () => {
 				const { clock, engineWith, started, stored } = setup();
 				const engine = engineWith({ retry });

@@ -509,7 +509,10 @@ export class ScheduleEngine {
 				if (this.retrying.get(key) !== timer) return;
 				this.retrying.delete(key);
 				const waiting = this.outbox.settle(key);
-				if (this.active && waiting) await this.startAll([unstarted(waiting)]);
+				if (!this.active || !waiting) return;
+				// Its run holds the slot from its start, as for Max Run Duration.
+				this.overlap.adopt(key, this.options.clock.now());
+				await this.startAll([unstarted(waiting)]);
 			}).catch((error: Error) => this.options.onError(error));
 		}, delay);
 		this.retrying.set(key, timer);
@@ -557,8 +560,10 @@ export class ScheduleEngine {
 		const plan = this.planCatchUp(state.lastDeclaredFire, now);
 		const records = [...plan.records];
 		const toStart: Fire[] = [];
-		// A run whose end n8n never reported frees its slot after the maximum run duration.
-		for (const key of this.overlap.heldSince(now - this.maxRunMs)) {
+		// A run whose end n8n never reported frees its slot after the maximum run duration; a window
+		// waiting out its backoff has no run.
+		const held = this.overlap.heldSince(now - this.maxRunMs);
+		for (const key of held.filter((key) => !this.retrying.has(key))) {
 			const fire = this.settle(key) ?? { runKey: key, declaredAt: now, kind: 'scheduled' as const };
 			records.push(
 				notStartedRecord(
