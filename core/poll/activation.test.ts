@@ -646,12 +646,16 @@ describe('PollActivation, When a Run Fails: Start the Item Again', () => {
 		await dead.activation.stop();
 	});
 
-	it('an attempt n8n still runs after the restart is asked about again until it ends; one n8n holds no run of (pruned), or where n8n cannot be asked, ends unknown, the item out of the book', async () => {
+	it('an attempt n8n still runs after the restart (or a question n8n could not answer) is asked about again until it ends; one n8n holds no run of (pruned), or where n8n cannot be asked, ends unknown, the item out of the book', async () => {
 		const clock = new FakeClock();
 		const { stored, policy, attempts } = await killedDuringAttempts(clock);
-		const statuses = ['running', 'error'];
-		const runStatus = async (key: string) =>
-			key === attempts[0].key ? { status: statuses.shift()! } : undefined;
+		const answers = [{ status: 'running' }, new Error('database is locked'), { status: 'error' }];
+		const runStatus = async (key: string) => {
+			if (key !== attempts[0].key) return undefined;
+			const answer = answers.shift()!;
+			if (answer instanceof Error) throw answer;
+			return answer;
+		};
 		const after = retrying(() => [{ id: 'a' }, { id: 'b' }], stored, clock, policy, runStatus);
 		await after.activation.start(after.ports, []);
 		after.settle(after.emitted[0], { settlement: 'started' });
@@ -661,6 +665,8 @@ describe('PollActivation, When a Run Fails: Start the Item Again', () => {
 		expect(after.writes.at(-1)!.retries?.waiting).toEqual([
 			expect.objectContaining({ keys: ['a'], failed: 1, emitted: attempts[0].key }),
 		]);
+		await clock.advance(ATTEMPT_END_RECHECK_MS);
+		expect(after.writes.at(-1)!.retries?.waiting?.[0]).toMatchObject({ failed: 1 });
 		await clock.advance(ATTEMPT_END_RECHECK_MS);
 		expect(after.writes.at(-1)!.retries?.waiting).toEqual([
 			expect.objectContaining({ keys: ['a'], failed: 2 }),

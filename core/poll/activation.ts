@@ -146,8 +146,8 @@ export interface PollActivationPorts {
 	/** The source went silent for Alert When Nothing New For, or produces again: one failed execution. */
 	onSilence(news: SilenceNews): void;
 	/**
-	 * How n8n's execution under this deduplication key stands now (its status, and the error that
-	 * ended it), read from n8n; undefined: n8n holds none (pruned), or cannot be asked. Asked for an
+	 * How n8n's execution under this deduplication key stands now (its status), read from n8n;
+	 * undefined: n8n holds none (pruned), or cannot be asked; a throw: asked again later. Asked for an
 	 * attempt n8n refused as a duplicate: the run a kill -9 cut short, which n8n has since ended as it
 	 * saw it (crashed). Unset: such an attempt's end stays unknown.
 	 */
@@ -576,17 +576,24 @@ export class PollActivation {
 	/**
 	 * Asks n8n how the attempt under `key` ended, and settles it so (n8n's status crashed or error:
 	 * a failed attempt; none: its end unknown, the item leaves the book), written at once where n8n
-	 * can (no run carries it). An attempt n8n still runs is asked about again later; a stop before
+	 * can (no run carries it). An attempt n8n still runs, or a question n8n could not answer, is asked
+	 * about again later; a stop before
 	 * the answer leaves it in flight in the state, emitted and asked about again at the next activation.
 	 */
 	private async learnAttemptEnd(key: string, run: PollRun): Promise<void> {
 		if (this.stopped) return;
-		const status = await this.live.runStatus?.(key).catch((error: Error) => {
-			this.out.warn(`n8n could not say how the run ${key} ended: ${error.message}`);
-			return undefined;
-		});
+		let status: RunResult | undefined;
+		let unanswered = false;
+		try {
+			status = await this.live.runStatus?.(key);
+		} catch (error) {
+			this.out.warn(
+				`n8n could not say how the run ${key} ended (asked again in a minute): ${(error as Error).message}`,
+			);
+			unanswered = true;
+		}
 		if (this.stopped) return;
-		if (status?.status !== undefined && UNENDED_STATUSES.has(status.status)) {
+		if (unanswered || (status?.status !== undefined && UNENDED_STATUSES.has(status.status))) {
 			const recheck = this.settings.clock.setTimer(() => {
 				this.endRechecks.delete(recheck);
 				void this.learnAttemptEnd(key, run);
