@@ -149,6 +149,14 @@ describe('When a Run Fails (Poll Trigger, Durable Schedule Trigger) and Alert Wh
 			/^Dead letter: all 3 runs of item "poison" failed \(key poll:[^)]+:poison\); last error: /,
 		);
 
+		// Not on n8n 1.123 (docs/n8n-1.123.md): it runs a trigger's Execute step without the workflow's
+		// saved static data (it would list no dead letter), and the re-activation that applies Start
+		// Again starts up to two of the trigger's last runs once more (their ends were stored with no
+		// later write, and 1.x has no deduplication key to refuse them).
+		if (isN8n1) {
+			await n8n.unpublish(id);
+			return;
+		}
 		// Execute step, Dead Letters: the poison item, with its key, attempts and last error.
 		const update = async (options: Record<string, unknown>) => {
 			const poll = definition.nodes[0] as NodeJson;
@@ -156,13 +164,10 @@ describe('When a Run Fails (Poll Trigger, Durable Schedule Trigger) and Alert Wh
 			const { name, nodes, connections, settings } = definition;
 			await n8n.api('PUT', `/workflows/${id}`, { name, nodes, connections, settings });
 		};
-		// (n8n 1.123 runs a trigger's Execute step without the saved static data: it lists none there.)
 		await update({ executeStepShows: 'deadLetters' });
 		const shown = nodeOutput(await n8n.executeStep(id, 'Poll'), 'Poll');
 		expect(shown).toEqual([
-			isN8n1
-				? expect.objectContaining({ deadLetters: 0 })
-				: expect.objectContaining({ deadLetter: true, itemKeys: ['poison'], attempts: 3 }),
+			expect.objectContaining({ deadLetter: true, itemKeys: ['poison'], attempts: 3 }),
 		]);
 
 		// Start Again takes it back: the next poll starts it once more (and it fails 3 times again).
