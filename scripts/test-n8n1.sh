@@ -23,6 +23,13 @@
 # 7 minutes beside other runs, for CI's time): the sftp.list file it once counted lost on 1.123.81 had
 # run, and n8n, killed between its two updates, kept its status without its data; the harness reads
 # such a run as saved since (docs/n8n-1.123.md, "An ended execution can be read before its data").
+# retryPolicy runs when named (its 100 items start one run at a time on 1.x: minutes); left out of it
+# on 1.x: "kill -9 between attempts, and during one", whose attempt in flight at the kill n8n 1.x runs
+# again (no deduplication key refuses it); "a trigger that refuses activation", whose subject is the
+# failed execution n8n 1.x gives triggers no way to save (there the refusal is an error in n8n's log);
+# and "Alert When Nothing New For", which checks that the report is stored before a restart: a silent
+# source emits nothing, and n8n 1.x saves static data only on emit and after activation
+# (docs/n8n-1.123.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export N8N_VERSION="${N8N1_VERSION:-1.123.81}"
@@ -30,7 +37,7 @@ suites=("$@")
 [ "${#suites[@]}" -gt 0 ] || suites=(test/e2e/pollTrigger.test.ts test/e2e/durableScheduleTrigger.test.ts
   test/e2e/roundTripWait.test.ts test/e2e/examples.test.ts test/e2e/n8nContract.test.ts
   test/e2e/owedItems.test.ts)
-left_out='re-publishing never runs a window twice|a run crashed by SIGKILL mid-run|a quick restart while a run is going|static data written by others|kill -9 while paging'
+left_out='re-publishing never runs a window twice|a run crashed by SIGKILL mid-run|a quick restart while a run is going|static data written by others|kill -9 while paging|kill -9 between attempts|a trigger that refuses activation|Alert When Nothing New For 1 minute'
 # owedItems' cases but its kill, when the default list runs.
 [ "$#" -gt 0 ] || left_out="$left_out|the workflows unpublished and published again|Start Again of an item on page 3"
 exec jest --selectProjects e2e --runInBand --testNamePattern "^(?!.*($left_out)).*\$" "${suites[@]}"

@@ -2,6 +2,7 @@ import type { OpMemory } from '../connectors/types';
 import { FakeClock, flushPromises } from '../../test/support/fakeClock';
 import { quietOutlet, quietPorts, recordingPorts } from '../../test/support/pollPorts';
 import {
+	ATTEMPT_END_RECHECK_MS,
 	PollActivation,
 	type PollActivationPorts,
 	type PollActivationSettings,
@@ -424,6 +425,7 @@ describe('PollActivation, When a Run Fails: Start the Item Again', () => {
 		saved: PollTriggerState = { v: 1 },
 		clock = new FakeClock(),
 		policy: PollActivationSettings['retry'] | 'leave it failed' = retry,
+		runStatus?: PollActivationPorts['runStatus'],
 	) {
 		const writes: PollTriggerState[] = [];
 		const emitted: PollRunToEmit[] = [];
@@ -439,6 +441,7 @@ describe('PollActivation, When a Run Fails: Start the Item Again', () => {
 		const ports: PollActivationPorts = {
 			...recordingPorts(emitted, (state) => writes.push(structuredClone(state))),
 			onDeadLetter: (letter) => dead.push(letter),
+			...(runStatus && { runStatus }),
 		};
 		const settle = (run: PollRunToEmit, end: RunEnd) => activation.settled(run.key!, run.run, end);
 		return { activation, ports, clock, writes, emitted, dead, settle };
@@ -567,25 +570,117 @@ describe('PollActivation, When a Run Fails: Start the Item Again', () => {
 			[['a'], 2],
 			[['b'], 2],
 		]);
-		after.activation.write();
-		const inFlight = structuredClone(after.writes.at(-1)!);
+		await after.activation.stop();
+	});
+
+	/** Two items, each with its second attempt in flight when n8n is killed: the state stored then. */
+	async function killedDuringAttempts(clock: FakeClock, maxAttempts = 3) {
+		const policy = { ...retry, maxAttempts };
+		const t = retrying(() => [{ id: 'a' }, { id: 'b' }], { v: 1 }, clock, policy);
+		await t.activation.start(t.ports, []);
+		t.settle(t.emitted[0], failed());
+		t.settle(t.emitted[1], failed());
+		await clock.advance(60_000);
+		expect(t.emitted.slice(2).map((run) => run.run.attempt)).toEqual([2, 2]);
+		const stored = structuredClone(t.writes.at(-1)!);
+		await t.activation.stop();
+		return { stored, policy, attempts: t.emitted.slice(2) };
+	}
+
+	it('an attempt in flight at a kill -9 is emitted again; n8n refuses it, and its status of that run (crashed) makes it a failed attempt: retried after its backoff, or a dead letter at Max Attempts, never forgotten', async () => {
+		const clock = new FakeClock();
+		const { stored, policy, attempts } = await killedDuringAttempts(clock);
+		const asked: string[] = [];
+		const runStatus = async (key: string) => {
+			asked.push(key);
+			return key === attempts[0].key ? { status: 'crashed' } : { status: 'success' };
+		};
+		const after = retrying(() => [{ id: 'a' }, { id: 'b' }], stored, clock, policy, runStatus);
+		await after.activation.start(after.ports, []);
+		expect(after.emitted.map((run) => run.key)).toEqual(attempts.map((run) => run.key));
+		// Both refused as duplicates: they existed.
+		after.settle(after.emitted[0], { settlement: 'started' });
+		after.settle(after.emitted[1], { settlement: 'started' });
+		await flushPromises();
+		expect(asked).toEqual(attempts.map((run) => run.key));
+		expect(after.writes.at(-1)!.retries?.waiting).toEqual([
+			expect.objectContaining({
+				keys: ['a'],
+				failed: 2,
+				lastError: 'the run ended with status crashed',
+			}),
+		]);
+		expect(
+			after.activation
+				.recentStarts()
+				.slice(0, 2)
+				.map((entry) => entry.outcome),
+		).toEqual(['ended: success', 'ended: crashed']);
+		await clock.advance(120_000 - 1);
+		expect(after.emitted).toHaveLength(2);
+		await clock.advance(1);
+		expect(after.emitted.slice(2).map((run) => [run.run.keys, run.run.attempt])).toEqual([
+			[['a'], 3],
+		]);
 		await after.activation.stop();
 
-		// Killed with both attempts in flight: emitted again under their keys (n8n refuses those it
-		// created); a refused one's end is unknown, and the item leaves the book (Recent Starts lists it).
-		const third = retrying(() => [{ id: 'a' }, { id: 'b' }], inFlight, clock);
-		await third.activation.start(third.ports, []);
-		expect(third.emitted.map((run) => run.key)).toEqual(after.emitted.map((run) => run.key));
-		third.settle(third.emitted[0], { settlement: 'started' });
-		third.settle(third.emitted[1], failed());
-		await clock.advance(120_000);
-		expect(third.emitted.slice(2).map((run) => [run.run.keys, run.run.attempt])).toEqual([
-			[['b'], 3],
+		// Max Attempts 2: the crashed second run was the last, a dead letter.
+		const last = await killedDuringAttempts(clock, 2);
+		const dead = retrying(
+			() => [],
+			last.stored,
+			clock,
+			last.policy,
+			async () => ({
+				status: 'crashed',
+			}),
+		);
+		await dead.activation.start(dead.ports, []);
+		for (const run of dead.emitted) dead.settle(run, { settlement: 'started' });
+		await flushPromises();
+		expect(dead.dead.map((letter) => [letter.keys, letter.attempts])).toEqual([
+			[['a'], 2],
+			[['b'], 2],
 		]);
-		third.settle(third.emitted[2], failed());
-		expect(third.dead.map((letter) => [letter.keys, letter.attempts])).toEqual([[['b'], 3]]);
-		expect(third.activation.endUnknown()?.endUnknown).toBe(1);
-		await third.activation.stop();
+		expect(dead.writes.at(-1)!.retries?.waiting).toBeUndefined();
+		await dead.activation.stop();
+	});
+
+	it('an attempt n8n still runs after the restart (or a question n8n could not answer) is asked about again until it ends; one n8n holds no run of (pruned), or where n8n cannot be asked, ends unknown, the item out of the book', async () => {
+		const clock = new FakeClock();
+		const { stored, policy, attempts } = await killedDuringAttempts(clock);
+		const answers = [{ status: 'running' }, new Error('database is locked'), { status: 'error' }];
+		const runStatus = async (key: string) => {
+			if (key !== attempts[0].key) return undefined;
+			const answer = answers.shift()!;
+			if (answer instanceof Error) throw answer;
+			return answer;
+		};
+		const after = retrying(() => [{ id: 'a' }, { id: 'b' }], stored, clock, policy, runStatus);
+		await after.activation.start(after.ports, []);
+		after.settle(after.emitted[0], { settlement: 'started' });
+		after.settle(after.emitted[1], { settlement: 'started' });
+		await flushPromises();
+		// b: no run under its key; a: still running, in flight in the book.
+		expect(after.writes.at(-1)!.retries?.waiting).toEqual([
+			expect.objectContaining({ keys: ['a'], failed: 1, emitted: attempts[0].key }),
+		]);
+		await clock.advance(ATTEMPT_END_RECHECK_MS);
+		expect(after.writes.at(-1)!.retries?.waiting?.[0]).toMatchObject({ failed: 1 });
+		await clock.advance(ATTEMPT_END_RECHECK_MS);
+		expect(after.writes.at(-1)!.retries?.waiting).toEqual([
+			expect.objectContaining({ keys: ['a'], failed: 2 }),
+		]);
+		expect(after.activation.endUnknown()?.endUnknown).toBe(1);
+		await after.activation.stop();
+
+		const unasked = retrying(() => [], stored, clock, policy);
+		await unasked.activation.start(unasked.ports, []);
+		for (const run of unasked.emitted) unasked.settle(run, { settlement: 'started' });
+		unasked.activation.write();
+		expect(unasked.writes.at(-1)!.retries).toBeUndefined();
+		expect(unasked.activation.endUnknown()?.endUnknown).toBe(2);
+		await unasked.activation.stop();
 	});
 
 	it('an attempt n8n could not create goes out again after its backoff, under a key of its own', async () => {

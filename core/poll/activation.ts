@@ -145,7 +145,19 @@ export interface PollActivationPorts {
 	onDeadLetter(letter: DeadLetter): void;
 	/** The source went silent for Alert When Nothing New For, or produces again: one failed execution. */
 	onSilence(news: SilenceNews): void;
+	/**
+	 * How n8n's execution under this deduplication key stands now (its status), read from n8n;
+	 * undefined: n8n holds none (pruned), or cannot be asked; a throw: asked again later. Asked for an
+	 * attempt n8n refused as a duplicate: the run a kill -9 cut short, which n8n has since ended as it
+	 * saw it (crashed). Unset: such an attempt's end stays unknown.
+	 */
+	runStatus?(key: string): Promise<RunResult | undefined>;
 }
+
+/** n8n's statuses of a run that has not ended yet: its end is asked again (ATTEMPT_END_RECHECK_MS). */
+const UNENDED_STATUSES: ReadonlySet<string> = new Set(['new', 'running']);
+/** How long before n8n is asked again how an attempt it holds unended has ended. */
+export const ATTEMPT_END_RECHECK_MS = 60_000;
 
 type RunnerSettings = Omit<
 	PollRunnerOptions,
@@ -173,6 +185,8 @@ export class PollActivation {
 	private readonly retries: RetryBook<RunItem>;
 	/** Set while an attempt is due later (live only). */
 	private attemptTimer: TimerHandle | undefined;
+	/** Attempts n8n still runs, asked about again later (learnAttemptEnd). */
+	private readonly endRechecks = new Set<TimerHandle>();
 	private readonly maxRunsInFlight: number;
 	/** Alert When Nothing New For, when set. */
 	private readonly silence: SilenceWatch | undefined;
@@ -238,8 +252,13 @@ export class PollActivation {
 			saved.outbox,
 			(items) => JSON.stringify(items).length,
 			// The static data without the outbox's items, as every run n8n creates loads it (runStage.ts);
-			// the op's memory counts too (sftp.list keeps an entry per file of the folder).
-			() => this.store.historyBytes + LEDGER_MAX_BYTES + JSON.stringify(this.opMemory ?? {}).length,
+			// the op's memory counts too (sftp.list keeps an entry per file of the folder), and the retry
+			// book (its waiting items and dead letters, bounded: retries.ts).
+			() =>
+				this.store.historyBytes +
+				LEDGER_MAX_BYTES +
+				JSON.stringify(this.opMemory ?? {}).length +
+				this.retries.bytes,
 			this.maxRunsInFlight,
 		);
 		if (saved.pending)
@@ -438,6 +457,7 @@ export class PollActivation {
 		this.stopped = true;
 		this.runner?.stop();
 		this.attemptTimer?.cancel();
+		for (const recheck of this.endRechecks) recheck.cancel();
 		await this.checkpoints;
 	}
 
@@ -538,8 +558,56 @@ export class PollActivation {
 		if (outcome.kind === 'dead') this.live.onDeadLetter(outcome.letter);
 	}
 
-	/** An attempt's run settled: it failed again, ended, or n8n could not create it. */
+	/**
+	 * An attempt's run settled: it failed again, ended, or n8n could not create it. Refused as a
+	 * duplicate, it exists (emitted again after a kill -9 cut it short): how it ended is n8n's status
+	 * of it, asked for (learnAttemptEnd); the item stays in flight in the book until then.
+	 */
 	private attemptSettled(key: string, run: PollRun, end: RunEnd): void {
+		const refused = end.settlement === 'started' && !end.result && !end.error;
+		if (refused && this.live.runStatus) {
+			this.ledger.settled(key, ledgerOutcome(end, this.reEmitted.has(key)));
+			void this.learnAttemptEnd(key, run);
+			return;
+		}
+		this.attemptEnded(key, run, end);
+	}
+
+	/**
+	 * Asks n8n how the attempt under `key` ended, and settles it so (n8n's status crashed or error:
+	 * a failed attempt; none: its end unknown, the item leaves the book), written at once where n8n
+	 * can (no run carries it). An attempt n8n still runs, or a question n8n could not answer, is asked
+	 * about again later; a stop before
+	 * the answer leaves it in flight in the state, emitted and asked about again at the next activation.
+	 */
+	private async learnAttemptEnd(key: string, run: PollRun): Promise<void> {
+		if (this.stopped) return;
+		let status: RunResult | undefined;
+		let unanswered = false;
+		try {
+			status = await this.live.runStatus?.(key);
+		} catch (error) {
+			this.out.warn(
+				`n8n could not say how the run ${key} ended (asked again in a minute): ${(error as Error).message}`,
+			);
+			unanswered = true;
+		}
+		if (this.stopped) return;
+		if (unanswered || (status?.status !== undefined && UNENDED_STATUSES.has(status.status))) {
+			const recheck = this.settings.clock.setTimer(() => {
+				this.endRechecks.delete(recheck);
+				void this.learnAttemptEnd(key, run);
+			}, ATTEMPT_END_RECHECK_MS);
+			this.endRechecks.add(recheck);
+			return;
+		}
+		this.attemptEnded(key, run, { settlement: 'started', ...(status && { result: status }) });
+		this.write();
+		this.out.storeNow();
+	}
+
+	/** An attempt's run ended as `end` says, or n8n could not create it. */
+	private attemptEnded(key: string, run: PollRun, end: RunEnd): void {
 		this.ledger.settled(
 			key,
 			end.settlement === 'not_created'

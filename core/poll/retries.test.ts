@@ -2,10 +2,12 @@ import type { RetryPolicy } from '../retryPolicy';
 import { MAX_DEDUPLICATION_KEY_CHARS } from './dedupe';
 import {
 	attemptKey,
+	DEAD_LETTER_MAX_KEYS,
 	DEAD_LETTERS_MAX,
+	DEAD_LETTERS_MAX_BYTES,
 	deadLetterMessage,
-	RETRY_ITEMS_MAX_BYTES,
 	RETRY_MAX_WAITING,
+	RETRY_WAITING_MAX_BYTES,
 	RetryBook,
 } from './retries';
 
@@ -147,12 +149,48 @@ describe('RetryBook', () => {
 		);
 	});
 
-	it(`holds at most ${RETRY_ITEMS_MAX_BYTES} bytes of items`, () => {
+	it(`holds at most ${RETRY_WAITING_MAX_BYTES} bytes of waiting entries, their keys and errors counted with their items`, () => {
 		const book = bookOf();
-		const big = { id: 'x'.repeat(RETRY_ITEMS_MAX_BYTES / 2) };
+		const big = { id: 'x'.repeat(RETRY_WAITING_MAX_BYTES / 2) };
 		expect(book.failed('a', { keys: ['A'], items: [big] }, 'x', T0).kind).toBe('retry');
 		const outcome = book.failed('b', { keys: ['B'], items: [big] }, 'x', T0);
 		expect(outcome.kind === 'dead' && outcome.letter.note).toMatch(/more than 1048576 bytes/);
+		// Small items, many keys: a batch run's keys weigh as much as items.
+		const keys = Array.from({ length: 50_000 }, (_, i) => `key-${i}`);
+		const batch = book.failed('c', { keys, items: [{ id: 'c' }] }, 'x', T0);
+		expect(batch.kind === 'dead' && batch.letter.note).toMatch(/more than 1048576 bytes/);
+	});
+
+	it('says what it adds to the static data (`bytes`): at least its JSON, within its declared bounds, back to 0 when empty', () => {
+		const book = bookOf({ ...policy, maxAttempts: 2 });
+		const item = { id: 'y'.repeat(4_000) };
+		for (let i = 0; i < RETRY_MAX_WAITING + DEAD_LETTERS_MAX + 50; i++)
+			book.failed(`k${i}`, { keys: [`K${i}`], items: [item] }, 'e'.repeat(600), T0);
+		const due = book.takeDue(T0 + policy.maxDelayMs, RETRY_MAX_WAITING);
+		for (const run of due.slice(0, DEAD_LETTERS_MAX + 50)) book.failed(run.key, run, 'e', T0);
+		const json = JSON.stringify(book.saved()).length;
+		// Loaded from the state, it counts the same way.
+		for (const counted of [book, new RetryBook(book.saved(), policy)]) {
+			expect(counted.bytes).toBeGreaterThanOrEqual(json);
+			expect(counted.bytes).toBeLessThanOrEqual(RETRY_WAITING_MAX_BYTES + DEAD_LETTERS_MAX_BYTES);
+		}
+		for (const run of due.slice(DEAD_LETTERS_MAX + 50)) book.ended(run.key);
+		book.takeBack(book.deadLetters().flatMap((letter) => letter.keys));
+		expect(book.saved()).toBeUndefined();
+		expect(book.bytes).toBe(0);
+	});
+
+	it(`keeps a dead letter's first ${DEAD_LETTER_MAX_KEYS} item keys and the count, and at most ${DEAD_LETTERS_MAX_BYTES} bytes of dead letters, the oldest dropped`, () => {
+		const book = bookOf({ ...policy, maxAttempts: 1 });
+		const keys = Array.from({ length: 500 }, (_, i) => `${'k'.repeat(100)}-${i}`);
+		for (let i = 0; i < 30; i++) book.failed(`b${i}`, { keys, items: [] }, 'x', T0 + i);
+		const letters = book.deadLetters();
+		expect(letters[0]).toMatchObject({ key: 'b29', itemCount: 500 });
+		expect(letters[0].keys).toEqual(keys.slice(0, DEAD_LETTER_MAX_KEYS));
+		expect(JSON.stringify(letters).length).toBeLessThanOrEqual(DEAD_LETTERS_MAX_BYTES);
+		expect(letters.length).toBeLessThan(30);
+		expect(book.bytes).toBe(JSON.stringify(letters).length - (letters.length - 1) - 2);
+		expect(deadLetterMessage(letters[0])).toMatch(/^Dead letter: its run of 500 items \(/);
 	});
 
 	it(`lists the newest ${DEAD_LETTERS_MAX} dead letters, and cuts long errors`, () => {

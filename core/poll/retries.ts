@@ -8,16 +8,27 @@ import type { ItemKey } from './expressions';
  * (items whose runs failed Max Attempts times). The book lives in the trigger's state and is
  * written with the writes the trigger already makes: a failure with the settlement write of its
  * run, an attempt with the emit of its run. It holds the items of a waiting run, since the source
- * may not list them again; it is bounded (RETRY_MAX_WAITING, RETRY_ITEMS_MAX_BYTES,
- * DEAD_LETTERS_MAX), and an item that does not fit is dead-lettered at once, saying why.
+ * may not list them again; it is bounded (RETRY_MAX_WAITING, RETRY_WAITING_MAX_BYTES for the waiting
+ * items; DEAD_LETTERS_MAX, DEAD_LETTERS_MAX_BYTES, DEAD_LETTER_MAX_KEYS for the dead letters), and an
+ * item that does not fit is dead-lettered at once, saying why. Its size (`bytes`) counts in the
+ * static data every run n8n creates loads (runStage.ts ARMED_COPIES_MAX_BYTES).
  */
 
 /** Items waiting for an attempt or in flight, at most (the oldest failure is dead-lettered first). */
 export const RETRY_MAX_WAITING = 1_000;
-/** What the items of the waiting runs may add up to in static data (JSON). */
-export const RETRY_ITEMS_MAX_BYTES = 1024 * 1024;
+/** What the waiting entries (their items, keys and last errors) may add up to in static data (JSON). */
+export const RETRY_WAITING_MAX_BYTES = 1024 * 1024;
 /** Dead letters listed at most (newest kept); each was reported by a failed execution of its own. */
 export const DEAD_LETTERS_MAX = 100;
+/** What the dead letters may add up to in static data (JSON): the oldest go first, the newest stays. */
+export const DEAD_LETTERS_MAX_BYTES = 256 * 1024;
+/** Item keys a dead letter keeps (a batch run's first ones; `itemCount` says how many it had). */
+export const DEAD_LETTER_MAX_KEYS = 100;
+/**
+ * What a waiting entry may grow by after it is measured: the key of its attempt in flight
+ * (`emitted`) and the count of attempts n8n could not create.
+ */
+const ENTRY_GROWTH_BYTES = MAX_DEDUPLICATION_KEY_CHARS + 40;
 /** An error message is kept this long at most. */
 export const ERROR_MAX_CHARS = 500;
 
@@ -41,7 +52,10 @@ export interface RetryEntry<I> {
 /** An item whose runs all failed: reported once, listed until Start Again takes it back. */
 export interface DeadLetter {
 	key: string;
+	/** The item keys (the first DEAD_LETTER_MAX_KEYS). */
 	keys: ItemKey[];
+	/** How many items the run carried, when more than `keys` shows. */
+	itemCount?: number;
 	/** Runs made (each failed). */
 	attempts: number;
 	lastError: string;
@@ -85,8 +99,12 @@ export class RetryBook<I> {
 	private readonly inFlight = new Map<string, string>();
 	private dead: DeadLetter[] = [];
 	private readonly policy: RetryPolicy;
-	/** The JSON size of the waiting items (RETRY_ITEMS_MAX_BYTES). */
-	private itemBytes = 0;
+	/** The JSON size of each waiting entry, by first key, as counted in `waitingBytes`. */
+	private readonly entryBytes = new Map<string, number>();
+	/** The JSON size of the waiting entries, at most (RETRY_WAITING_MAX_BYTES). */
+	private waitingBytes = 0;
+	/** The JSON size of the dead letters (DEAD_LETTERS_MAX_BYTES). */
+	private deadBytes = 0;
 
 	/**
 	 * `policy` unset (Leave It Failed): attempts still waiting (the policy was changed) go out when
@@ -100,12 +118,17 @@ export class RetryBook<I> {
 		for (const entry of saved?.waiting ?? []) {
 			if (typeof entry?.key !== 'string' || !Array.isArray(entry.items))
 				throw new Error(`a retry entry must have a key and items, not ${JSON.stringify(entry)}`);
-			this.waiting.set(entry.key, entry);
-			this.itemBytes += this.sizeOf(entry.items);
+			this.wait(entry);
 			if (entry.emitted !== undefined) this.inFlight.set(entry.emitted, entry.key);
 		}
 		this.dead = Array.isArray(saved?.dead) ? saved.dead : [];
+		this.deadBytes = this.dead.reduce((sum, letter) => sum + JSON.stringify(letter).length, 0);
 		this.policy = policy ?? NO_RETRIES;
+	}
+
+	/** What the book adds to the trigger's static data (JSON), at most: the waiting entries and the dead letters. */
+	get bytes(): number {
+		return this.waitingBytes + this.deadBytes;
 	}
 
 	/** Whether `key` is an attempt's run this book emitted (its settlement is the book's). */
@@ -142,15 +165,15 @@ export class RetryBook<I> {
 				kind: 'dead',
 				letter: this.deadLetter(firstKey, keys, failed, lastError, now, NO_ITEMS),
 			};
-		const full = this.fullFor(items);
+		const dueAt = now + retryDelay(this.policy, failed);
+		const entry: RetryEntry<I> = { key: firstKey, keys, items, failed, dueAt, lastError };
+		const full = this.fullFor(entry);
 		if (full)
 			return {
 				kind: 'dead',
 				letter: this.deadLetter(firstKey, keys, failed, lastError, now, full),
 			};
-		const dueAt = now + retryDelay(this.policy, failed);
-		this.waiting.set(firstKey, { key: firstKey, keys, items, failed, dueAt, lastError });
-		this.itemBytes += this.sizeOf(items);
+		this.wait(entry);
 		return { kind: 'retry', attempt: failed + 1, dueAt };
 	}
 
@@ -224,6 +247,8 @@ export class RetryBook<I> {
 		const all = (keys: readonly ItemKey[]) =>
 			keys.length > 0 && keys.every((key) => named.has(canonicalKey(key)));
 		const before = this.dead.length + this.waiting.size;
+		for (const letter of this.dead.filter((letter) => all(letter.keys)))
+			this.deadBytes -= JSON.stringify(letter).length;
 		this.dead = this.dead.filter((letter) => !all(letter.keys));
 		for (const entry of [...this.waiting.values()])
 			if (entry.emitted === undefined && all(entry.keys)) this.forget(entry.key);
@@ -254,15 +279,29 @@ export class RetryBook<I> {
 		if (!entry) return;
 		if (entry.emitted !== undefined) this.inFlight.delete(entry.emitted);
 		this.waiting.delete(firstKey);
-		this.itemBytes -= this.sizeOf(entry.items);
+		this.waitingBytes -= this.entryBytes.get(firstKey) ?? 0;
+		this.entryBytes.delete(firstKey);
 	}
 
-	/** Why these items do not fit the book (RETRY_MAX_WAITING, RETRY_ITEMS_MAX_BYTES), if so. */
-	private fullFor(items: I[]): string | undefined {
+	private wait(entry: RetryEntry<I>): void {
+		const bytes = this.sizeOfEntry(entry);
+		this.waiting.set(entry.key, entry);
+		this.entryBytes.set(entry.key, bytes);
+		this.waitingBytes += bytes;
+	}
+
+	/** An entry's JSON size with what it may still grow by (ENTRY_GROWTH_BYTES). */
+	private sizeOfEntry(entry: RetryEntry<I>): number {
+		const { items, ...rest } = entry;
+		return this.sizeOf(items) + JSON.stringify(rest).length + ENTRY_GROWTH_BYTES;
+	}
+
+	/** Why this entry does not fit the book (RETRY_MAX_WAITING, RETRY_WAITING_MAX_BYTES), if so. */
+	private fullFor(entry: RetryEntry<I>): string | undefined {
 		if (this.waiting.size >= RETRY_MAX_WAITING)
 			return `not retried: ${RETRY_MAX_WAITING} items already wait for an attempt`;
-		if (this.itemBytes + this.sizeOf(items) > RETRY_ITEMS_MAX_BYTES)
-			return `not retried: the items waiting for an attempt would take more than ${RETRY_ITEMS_MAX_BYTES} bytes of static data`;
+		if (this.waitingBytes + this.sizeOfEntry(entry) > RETRY_WAITING_MAX_BYTES)
+			return `not retried: the items waiting for an attempt would take more than ${RETRY_WAITING_MAX_BYTES} bytes of static data`;
 		return undefined;
 	}
 
@@ -274,10 +313,22 @@ export class RetryBook<I> {
 		at: number,
 		note?: string,
 	): DeadLetter {
-		const letter: DeadLetter = { key, keys, attempts, lastError, at, ...(note && { note }) };
+		const letter: DeadLetter = {
+			key,
+			keys: keys.slice(0, DEAD_LETTER_MAX_KEYS),
+			...(keys.length > DEAD_LETTER_MAX_KEYS && { itemCount: keys.length }),
+			attempts,
+			lastError,
+			at,
+			...(note && { note }),
+		};
 		this.dead.push(letter);
-		if (this.dead.length > DEAD_LETTERS_MAX)
-			this.dead.splice(0, this.dead.length - DEAD_LETTERS_MAX);
+		this.deadBytes += JSON.stringify(letter).length;
+		while (
+			this.dead.length > 1 &&
+			(this.dead.length > DEAD_LETTERS_MAX || this.deadBytes > DEAD_LETTERS_MAX_BYTES)
+		)
+			this.deadBytes -= JSON.stringify(this.dead.shift()).length;
 		return letter;
 	}
 }
@@ -294,13 +345,14 @@ const NO_ITEMS =
 
 /** How a dead letter is told in its failed execution. */
 export function deadLetterMessage(letter: DeadLetter): string {
+	const count = letter.itemCount ?? letter.keys.length;
 	const items =
-		letter.keys.length === 1
+		count === 1
 			? `item ${JSON.stringify(letter.keys[0])}`
-			: `${letter.keys.length} items (${letter.keys
+			: `${count} items (${letter.keys
 					.slice(0, 5)
 					.map((key) => JSON.stringify(key))
-					.join(', ')}${letter.keys.length > 5 ? ', …' : ''})`;
+					.join(', ')}${count > 5 ? ', …' : ''})`;
 	const runs = letter.attempts === 1 ? 'its run' : `all ${letter.attempts} runs`;
 	return `Dead letter: ${runs} of ${items} failed (key ${letter.key}); last error: ${letter.lastError}`;
 }

@@ -718,19 +718,105 @@ describe('ScheduleEngine', () => {
 				]);
 			});
 
-			it('a restart during the backoff emits the next run at activation (n8n refuses it if it was created)', async () => {
-				const { clock, engineWith, started } = setup();
+			it('a restart during the backoff (a kill -9 alike: only the stored state goes on) waits out what is left of it, holding the slot; a restart after it emits the run at once', async () => {
+				const { clock, engineWith, started, stored } = setup();
 				const first = engineWith({ retry });
 				await first.activate();
 				await clock.advance(HOUR_MS);
 				await first.fireEnded(started[0].runKey, failed);
+				const failedAt = clock.now();
 				first.deactivate();
-				clock.jumpTo(T0 + HOUR_MS + 10_000);
+				clock.jumpTo(failedAt + 10_000);
+				const restarted = engineWith({ retry });
+				expect(await restarted.activate()).toMatchObject({ settling: 0, startedCount: 0 });
+				expect(started).toHaveLength(1);
+				await clock.advance(50_000 - 1);
+				expect(started).toHaveLength(1);
+				await clock.advance(1);
+				expect(started.map((fire) => [fire.declaredAt, fire.runAttempt, fire.actualAt])).toEqual([
+					[T0 + HOUR_MS, undefined, T0 + HOUR_MS],
+					[T0 + HOUR_MS, 2, failedAt + 60_000],
+				]);
+				expect(stored().outbox.map((entry) => entry.run.dueAt)).toEqual([undefined]);
+				// Its second failure waits 2 min; n8n is down past that: the run goes out at activation.
+				await restarted.fireEnded(started[1].runKey, failed);
+				restarted.deactivate();
+				clock.jumpTo(clock.now() + 3 * 60_000);
 				await engineWith({ retry }).activate();
+				expect(started.map((fire) => fire.runAttempt)).toEqual([undefined, 2, 3]);
+			});
+
+			it('the window waiting out its backoff after a restart keeps its slot: the next window is skipped, not run beside it', async () => {
+				const { clock, engineWith, started, stored } = setup();
+				const longer = {
+					...retry,
+					firstDelayMs: HOUR_MS + 30 * MINUTE_MS,
+					maxDelayMs: 2 * HOUR_MS,
+				};
+				const first = engineWith({ retry: longer });
+				await first.activate();
+				await clock.advance(HOUR_MS);
+				await first.fireEnded(started[0].runKey, failed);
+				first.deactivate();
+				clock.jumpTo(T0 + HOUR_MS + 10 * MINUTE_MS);
+				await engineWith({ retry: longer }).activate();
+				await clock.advance(50 * MINUTE_MS); // 02:00: the 01:00 window still holds the slot
+				expect(started.map((fire) => fire.declaredAt)).toEqual([T0 + HOUR_MS]);
+				expect(stored().history.at(-1)).toMatchObject({
+					outcome: 'skipped',
+					declaredAt: T0 + 2 * HOUR_MS,
+				});
+				await clock.advance(30 * MINUTE_MS);
 				expect(started.map((fire) => [fire.declaredAt, fire.runAttempt])).toEqual([
 					[T0 + HOUR_MS, undefined],
 					[T0 + HOUR_MS, 2],
 				]);
+			});
+
+			it('a backoff longer than Max Run Duration does not release the waiting window: its next run goes when due, its slot held till it ends', async () => {
+				const { clock, engineWith, started, stored } = setup();
+				const long = { ...retry, firstDelayMs: 3 * HOUR_MS, maxDelayMs: 3 * HOUR_MS };
+				const engine = engineWith({ retry: long, maxRunMs: HOUR_MS });
+				await engine.activate();
+				await clock.advance(HOUR_MS);
+				await engine.fireEnded(started[0].runKey, failed);
+				await clock.advance(3 * HOUR_MS);
+				expect(started.map((fire) => [fire.declaredAt, fire.runAttempt])).toEqual([
+					[T0 + HOUR_MS, undefined],
+					[T0 + HOUR_MS, 2],
+				]);
+				expect(stored().history.map((record) => record.outcome)).not.toContain('released');
+				// Its run holds the slot from its start (04:00): 05:00 is skipped, not run beside it.
+				await clock.advance(HOUR_MS);
+				expect(stored().history.at(-1)).toMatchObject({
+					outcome: 'skipped',
+					declaredAt: T0 + 5 * HOUR_MS,
+				});
+			});
+
+			it('on an n8n without deduplication keys (1.x: a run leaves the outbox once n8n created it), a failed run is still retried', async () => {
+				const { clock, engineWith, started, stored } = setup();
+				const engine = engineWith({ retry });
+				await engine.activate();
+				await clock.advance(HOUR_MS);
+				engine.fireCreated(started[0].runKey);
+				engine.rewrite();
+				expect(stored().outbox).toEqual([]);
+				await engine.fireEnded(started[0].runKey, failed);
+				await clock.advance(60_000);
+				engine.fireCreated(started[1].runKey);
+				await engine.fireEnded(started[1].runKey, { status: 'success' });
+				expect(started.map((fire) => [fire.declaredAt, fire.runAttempt])).toEqual([
+					[T0 + HOUR_MS, undefined],
+					[T0 + HOUR_MS, 2],
+				]);
+				expect(stored().history.map((record) => record.outcome)).toEqual([
+					'fired',
+					'failed',
+					'fired',
+					'recovered',
+				]);
+				expect(stored().outbox).toEqual([]);
 			});
 
 			it('a run refused as a duplicate (its end unknown) is neither retried nor recorded recovered', async () => {

@@ -207,6 +207,11 @@ export class ScheduleEngine {
 	private outbox = new Outbox<StartedFire>();
 	/** Outbox entries this activation emitted and n8n has not settled yet (the others are emitted). */
 	private readonly emitted = new Set<string>();
+	/**
+	 * Runs n8n created that left the outbox at once (n8n 1.x, `fireCreated`), until n8n reports their
+	 * end: what When a Run Fails starts again. In memory: at most a slot's worth of runs.
+	 */
+	private readonly created = new Map<string, StartedFire>();
 	private overlap: OverlapController;
 	/**
 	 * Set while an activation waits for n8n to settle the outbox runs it re-emitted: the windows
@@ -273,12 +278,17 @@ export class ScheduleEngine {
 			this.overlap = new OverlapController(this.overlapPolicy);
 			this.outbox = new Outbox(this.state.outbox);
 			this.emitted.clear();
+			this.created.clear();
 			this.cancelRetries();
 			// Runs written before the stop or crash may still be going (or may never have been
-			// created): they hold their slots until n8n settles them.
+			// created): they hold their slots until n8n settles them. A window waiting out its backoff
+			// holds its slot too, and waits for what is left of it.
 			const now = this.options.clock.now();
-			const pending = this.outbox.pending();
-			for (const { run } of pending) this.overlap.adopt(run.runKey, now);
+			const written = this.outbox.pending();
+			for (const { run } of written) this.overlap.adopt(run.runKey, now);
+			for (const { key, run } of written)
+				if (run.dueAt !== undefined && run.dueAt > now) this.startWhenDue(key, run.dueAt - now);
+			const pending = written.filter(({ key }) => !this.retrying.has(key));
 			this.active = true;
 			const carriedOver = this.state.queued;
 			const report = { notice: loaded.notice, reset: loaded.reset };
@@ -387,11 +397,13 @@ export class ScheduleEngine {
 	/**
 	 * For an n8n without deduplication keys (1.x), which would start a re-emitted window again: n8n
 	 * has created the run with this key, so it leaves the outbox now (it keeps its overlap slot until
-	 * `fireEnded`). Synchronous and in memory only, so it may be called while a start is emitting;
+	 * `fireEnded`, and its fire is kept in memory till then for When a Run Fails). Synchronous and in
+	 * memory only, so it may be called while a start is emitting;
 	 * `rewrite()` hands the state to n8n.
 	 */
 	fireCreated(key: string): void {
-		if (this.active) this.outbox.settle(key);
+		const fire = this.active ? this.outbox.settle(key) : undefined;
+		if (fire) this.created.set(key, fire);
 	}
 
 	/** Hands the current state to n8n again (see `fireCreated`). */
@@ -479,19 +491,28 @@ export class ScheduleEngine {
 
 	/**
 	 * The window starts again (`next`) after `delay`, keeping its slot: written at once in the
-	 * outbox, so that a restart meanwhile emits it at activation.
+	 * outbox with the time it is due, so that a restart meanwhile waits out the rest of the delay.
 	 */
 	private startLater(next: Fire, delay: number, record: FireRecord): void {
+		const now = this.options.clock.now();
 		const key = next.runKey;
-		this.outbox.add([{ key, run: startFire(next, this.options.clock.now()) }]);
+		this.outbox.add([{ key, run: startFire({ ...next, dueAt: now + delay }, now) }]);
 		this.record([record]);
 		this.write();
+		this.startWhenDue(key, delay);
+	}
+
+	/** The outbox entry under `key` is emitted after `delay`, unless it is settled before. */
+	private startWhenDue(key: string, delay: number): void {
 		const timer = this.options.clock.setTimer(() => {
 			this.exclusive(async () => {
 				if (this.retrying.get(key) !== timer) return;
 				this.retrying.delete(key);
 				const waiting = this.outbox.settle(key);
-				if (this.active && waiting) await this.startAll([unstarted(waiting)]);
+				if (!this.active || !waiting) return;
+				// Its run holds the slot from its start, as for Max Run Duration.
+				this.overlap.adopt(key, this.options.clock.now());
+				await this.startAll([unstarted(waiting)]);
 			}).catch((error: Error) => this.options.onError(error));
 		}, delay);
 		this.retrying.set(key, timer);
@@ -539,8 +560,10 @@ export class ScheduleEngine {
 		const plan = this.planCatchUp(state.lastDeclaredFire, now);
 		const records = [...plan.records];
 		const toStart: Fire[] = [];
-		// A run whose end n8n never reported frees its slot after the maximum run duration.
-		for (const key of this.overlap.heldSince(now - this.maxRunMs)) {
+		// A run whose end n8n never reported frees its slot after the maximum run duration; a window
+		// waiting out its backoff has no run.
+		const held = this.overlap.heldSince(now - this.maxRunMs);
+		for (const key of held.filter((key) => !this.retrying.has(key))) {
 			const fire = this.settle(key) ?? { runKey: key, declaredAt: now, kind: 'scheduled' as const };
 			records.push(
 				notStartedRecord(
@@ -677,7 +700,9 @@ export class ScheduleEngine {
 		this.retrying.get(key)?.cancel();
 		this.retrying.delete(key);
 		this.settling?.keys.delete(key);
-		return this.outbox.settle(key);
+		const created = this.created.get(key);
+		this.created.delete(key);
+		return this.outbox.settle(key) ?? created;
 	}
 
 	private write(): void {

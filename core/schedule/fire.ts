@@ -65,6 +65,11 @@ export interface Fire {
 	attempt?: number;
 	/** The window's run after this many failed ones, plus one (When a Run Fails; absent: the first). */
 	runAttempt?: number;
+	/**
+	 * When it may start (ms since the epoch): a window waiting out its backoff, stored so that a
+	 * restart waits out what is left of it. Absent: at once.
+	 */
+	dueAt?: number;
 }
 
 /** A fire at the moment it is handed to the node to emit. */
@@ -77,9 +82,10 @@ export interface StartedFire extends Fire {
 	reprocessing: boolean;
 }
 
-/** The fire as decided, without the fields of one start (to start it again). */
+/** The fire as decided, without the fields of one start or its wait (to start it again). */
 export function unstarted(fire: StartedFire): Fire {
 	const plain: Fire & Partial<StartedFire> = { ...fire };
+	delete plain.dueAt;
 	delete plain.actualAt;
 	delete plain.latenessMs;
 	delete plain.reprocessing;

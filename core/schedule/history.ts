@@ -289,6 +289,7 @@ function isFire(value: unknown): value is Fire {
 		['scheduled', 'catch-up', 'coalesced'].includes(value.kind as string) &&
 		(value.attempt === undefined ||
 			(Number.isInteger(value.attempt) && (value.attempt as number) >= 1)) &&
+		(value.dueAt === undefined || isTime(value.dueAt)) &&
 		(value.coalesced === undefined ||
 			(isObject(value.coalesced) &&
 				isTime(value.coalesced.count) &&

@@ -22,6 +22,7 @@ import {
 import { DurableTrigger, type TriggerEngine } from '../shared/durableTrigger';
 import { BUSY_WRITE_INTERVAL_MS } from '../shared/emitRuns';
 import { inEditorWords } from '../shared/errors';
+import { executionStatusByKey } from '../shared/n8nDoor';
 import { imapCredentialTest } from '../shared/imapCredentialTest';
 import { opContext } from '../shared/opContext';
 import { sftpCredentialTest } from '../shared/sftpCredential';
@@ -198,6 +199,7 @@ function pollEngine(
 							}),
 						),
 					onDeadLetter: (letter) => trigger.fail(deadLetterError(node, letter)),
+					runStatus: executionStatusByKey,
 					onSilence: (news) => trigger.fail(silenceError(node, news)),
 					onPageLimit: (message) =>
 						trigger.fail(

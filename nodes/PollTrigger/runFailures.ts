@@ -77,6 +77,7 @@ function deadLetterRow(letter: DeadLetter): IDataObject {
 	return {
 		deadLetter: true,
 		itemKeys: letter.keys,
+		...(letter.itemCount !== undefined && { itemCount: letter.itemCount }),
 		deduplicationKey: letter.key,
 		attempts: letter.attempts,
 		lastError: letter.lastError,

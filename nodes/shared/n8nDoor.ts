@@ -456,7 +456,7 @@ type MetadataRepository = {
  * node_modules above the nodes folder) would be another container: only a repository with the
  * methods `methods` on an initialized DataSource is taken. Undefined where none is found.
  */
-function n8nRepository<T>(className: string, methods: string[]): T | undefined {
+function n8nRepository<T>(className: string, methods: readonly string[]): T | undefined {
 	const anchors = [require.main?.filename, __filename].filter((file) => file !== undefined);
 	for (const anchor of anchors) {
 		try {
@@ -600,6 +600,30 @@ export function keptCallbackPlace(): KeepingPlace | undefined {
 			if (keys.length > 0) await repository.delete(keys);
 		},
 	};
+}
+
+/**
+ * n8n's status now of the execution it holds under a trigger's deduplication key (n8n 2.x keeps the
+ * key in a unique column of its executions table, `ExecutionEntity.deduplicationKey`), read from
+ * n8n's `ExecutionRepository`: for a run n8n refused as a duplicate, whose done-promise says nothing
+ * of it (`trigger-execution-context.factory.js`). After a kill -9, n8n's startup recovery has ended
+ * the runs the kill cut short (`crashed`, or as its event log says) before it activates the
+ * triggers. Undefined: no execution has the key (pruned), or this n8n cannot be asked
+ * (capability `executionLookup`).
+ */
+export async function executionStatusByKey(
+	deduplicationKey: string,
+): Promise<{ status: string } | undefined> {
+	type ExecutionRepository = {
+		findOne(options: object): Promise<{ status?: string } | null>;
+	};
+	const repository = n8nRepository<ExecutionRepository>('ExecutionRepository', ['findOne']);
+	if (!repository) return undefined;
+	const execution = await repository.findOne({
+		where: { deduplicationKey },
+		select: { id: true, status: true },
+	});
+	return execution ? { status: String(execution.status ?? 'unknown') } : undefined;
 }
 
 /** For tests: forget what was announced and logged in this process. */
