@@ -241,8 +241,18 @@ describe('When a Run Fails (Poll Trigger, Durable Schedule Trigger) and Alert Wh
 			240_000,
 		);
 		const runs = runsPerItem(all);
-		for (const item of ids)
-			expect([item, runs.get(item)]).toEqual([item, ['error', 'error', 'success']]);
+		// A second run that had called the partner can still be going at the kill on a busy machine
+		// (local .ci/run, 2026-12-03: k-3): cut short, it is saved crashed and counts as its failed
+		// attempt, as the held one's does.
+		for (const item of ids) {
+			const [first, second, ...rest] = runs.get(item) ?? [];
+			expect([item, first, ['error', 'crashed'].includes(second), rest]).toEqual([
+				item,
+				'error',
+				true,
+				['success'],
+			]);
+		}
 		// Single process: n8n's startup recovery saved the run the kill cut short crashed. Queue mode: the
 		// kill took the main only; the worker ended that run when the partner answered (error), and the
 		// trigger, finding it running or ended, learnt that end from n8n.
