@@ -274,7 +274,7 @@ export interface BurstRuns {
  * (execution-persistence.js `reclaimTombstone`).
  */
 const readOnce = new WeakMap<N8nInstance, Map<number, string | null>>();
-const executionsReadOnce = (n8n: N8nInstance) => {
+const executionWorkflows = (n8n: N8nInstance) => {
 	let known = readOnce.get(n8n);
 	if (!known) readOnce.set(n8n, (known = new Map()));
 	return known;
@@ -305,7 +305,7 @@ export async function burstRuns(
 	/** An item's id in a run's trigger output (sftp.list's files: their name). */
 	identity: (item: Record<string, unknown>) => string = (item) => String(item.id),
 ): Promise<BurstRuns> {
-	const known = executionsReadOnce(n8n);
+	const known = executionWorkflows(n8n);
 	const statuses = async () => {
 		const listed = await n8n.executionSummaries(workflowId);
 		const ids = new Set(listed.map((e) => Number(e.id)));
@@ -360,7 +360,6 @@ export async function burstRuns(
 	}
 }
 
-/** The items that ran exactly once (successfully), sorted. */
 /**
  * The items a crashed run of a burst names: on n8n 2.x the last part of its deduplication key
  * (`…:<key>`, `…:<key>#<n>`), on n8n 1.x (no keys) its Poll node's output, each item by `identity`;
@@ -369,7 +368,8 @@ export async function burstRuns(
  * `new` with no data, which its startup marks `crashed` (`LegacySqliteExecutionRecoveryService`) and
  * its API answers 400 for. The trigger had no confirmation of such a run (n8n reads the
  * done-promise's `resolve` only once both inserts are done), so its item is still owed: the next
- * activation starts it again (nodes/shared/emitRuns.ts emitOneByOne); or when n8n has deleted it.
+ * activation starts it again (nodes/shared/emitRuns.ts emitOneByOne). None either when n8n has
+ * deleted it (404).
  */
 export async function crashedRunNames(
 	n8n: N8nInstance,
@@ -389,6 +389,7 @@ export async function crashedRunNames(
 	return key === undefined ? [] : [key];
 }
 
+/** The items that ran exactly once (successfully), sorted. */
 export function ranOnce({ succeeded }: BurstRuns): string[] {
 	return [...succeeded]
 		.filter(([, times]) => times === 1)
