@@ -35,6 +35,25 @@ function partnerCallback(clock: FakeClock, body = BODY, headers: Record<string, 
 	};
 }
 
+/** How the run waiting as wait-41 for order-7 (HMAC) judges a callback with these headers and BODY. */
+async function judgedByWait41(clock: FakeClock, headers: Record<string, string>) {
+	return await judgeCallback(
+		{
+			auth: HMAC,
+			correlationPath: PATH,
+			expectedCorrelationId: 'order-7',
+			wait: {
+				waitId: 'wait-41',
+				startedAtMs: clock.now() - 1_000,
+				deadlineMs: clock.now() + 60_000,
+			},
+			replay: new ReplayMemory(),
+		},
+		{ headers, rawBody: BODY, body: JSON.parse(BODY), query: { rtw: 'wait-41' } },
+		clock.now(),
+	);
+}
+
 describe('fixedMatchValue', () => {
 	test('names the partner (its credential) and its id, so two partners with one id never meet', () => {
 		expect(fixedMatchValue('cred1', 'order-7')).toBe('cred1:order-7');
@@ -135,42 +154,10 @@ describe('forwardHeaders', () => {
 		const partner = partnerCallback(clock, BODY, { 'x-partner-event': 'envelope-signed' });
 		const headers = forwardHeaders(HMAC, partner.headers, CALLBACK_URL, BODY, clock.now() / 1000);
 		expect(headers['x-partner-event']).toBe('envelope-signed');
-		const judged = await judgeCallback(
-			{
-				auth: HMAC,
-				correlationPath: PATH,
-				expectedCorrelationId: 'order-7',
-				wait: {
-					waitId: 'wait-41',
-					startedAtMs: clock.now() - 1_000,
-					deadlineMs: clock.now() + 60_000,
-				},
-				replay: new ReplayMemory(),
-			},
-			{ headers, rawBody: BODY, body: JSON.parse(BODY), query: { rtw: 'wait-41' } },
-			clock.now(),
-		);
+		const judged = await judgedByWait41(clock, headers);
 		expect(judged.ok).toBe(true);
 		// The partner's own signature (no wait id) would not: the run's checks are not bypassed.
-		expect(
-			(
-				await judgeCallback(
-					{
-						auth: HMAC,
-						correlationPath: PATH,
-						expectedCorrelationId: 'order-7',
-						wait: {
-							waitId: 'wait-41',
-							startedAtMs: clock.now() - 1_000,
-							deadlineMs: clock.now() + 60_000,
-						},
-						replay: new ReplayMemory(),
-					},
-					{ ...partner, query: { rtw: 'wait-41' } },
-					clock.now(),
-				)
-			).ok,
-		).toBe(false);
+		expect((await judgedByWait41(clock, partner.headers)).ok).toBe(false);
 	});
 
 	test('Standard Webhooks: the partner message id is kept, its signature replaced; hop headers dropped', () => {
@@ -214,26 +201,7 @@ describe('headersToKeep and forwardRequest (a kept callback)', () => {
 		expect(url).toBe(`${CALLBACK_URL}&account=acme`);
 		const request = forwardRequest(HMAC, url, { headers: kept, rawBody: BODY }, clock.now() / 1000);
 		expect(request).toMatchObject({ method: 'POST', url, body: BODY });
-		const judged = await judgeCallback(
-			{
-				auth: HMAC,
-				correlationPath: PATH,
-				expectedCorrelationId: 'order-7',
-				wait: {
-					waitId: 'wait-41',
-					startedAtMs: clock.now() - 1_000,
-					deadlineMs: clock.now() + 60_000,
-				},
-				replay: new ReplayMemory(),
-			},
-			{
-				headers: request.headers!,
-				rawBody: BODY,
-				body: JSON.parse(BODY),
-				query: { rtw: 'wait-41' },
-			},
-			clock.now(),
-		);
+		const judged = await judgedByWait41(clock, request.headers!);
 		expect(judged.ok).toBe(true);
 	});
 });
