@@ -134,6 +134,33 @@ describe('RunEmitter without deduplication keys (n8n 1.x)', () => {
 		}
 	});
 
+	test("a run n8n has not confirmed 30 s after its emit: the next goes out, and n8n's log says a crash may now repeat more", async () => {
+		jest.useFakeTimers({ doNotFake: ['setImmediate', 'nextTick', 'queueMicrotask'] });
+		try {
+			const { context, log } = n8n1Context({ createMs: 45_000 });
+			const warn = jest.spyOn(context.logger, 'warn').mockImplementation(() => undefined);
+			const emitting = new RunEmitter<string>(context, {
+				toItems: (name) => [{ json: { name } }],
+				settled: () => undefined,
+				created: () => undefined,
+				rewrite: () => undefined,
+			}).emit(['a', 'b'].map((name) => ({ key: `k-${name}`, run: name })));
+			await jest.advanceTimersByTimeAsync(29_000);
+			expect(log).toEqual(['emit a']);
+			expect(warn).not.toHaveBeenCalled();
+			await jest.advanceTimersByTimeAsync(1_000);
+			expect(log).toEqual(['emit a', 'emit b']);
+			expect(warn.mock.calls.map(([message]) => message)).toEqual([
+				expect.stringMatching(/^Poll Trigger: n8n has not confirmed a run 30 s after its emit/),
+			]);
+			await jest.advanceTimersByTimeAsync(60_000);
+			await emitting;
+			expect(warn).toHaveBeenCalledTimes(2);
+		} finally {
+			jest.useRealTimers();
+		}
+	});
+
 	test('a run n8n ends later is reported started once; an error after creation is still a run that happened', async () => {
 		const { context } = n8n1Context();
 		const settlements: string[] = [];

@@ -350,7 +350,11 @@ function executed(result: IRun): boolean {
 	return result.data?.resultData?.lastNodeExecuted !== undefined;
 }
 
-/** Resolves once n8n has written the workflow's static data changes (see emitRuns). */
+/**
+ * Resolves once n8n has written the workflow's static data changes (see emitRuns), or after
+ * STATIC_DATA_WRITE_WAIT_MS, which is logged: on n8n 1.x a crash after that can start more than
+ * the two runs again that docs/n8n-1.123.md declares.
+ */
 async function staticDataWritten(
 	context: ITriggerFunctions,
 	stopped: () => boolean = () => false,
@@ -358,7 +362,8 @@ async function staticDataWritten(
 	const root = workflowStaticData(context);
 	// No write-ended signal (capability writeEndedSignal): nothing to wait for.
 	if (!root || staticDataWriteState(root) === 'unknown') return;
-	const deadline = systemClock.now() + STATIC_DATA_WRITE_WAIT_MS;
+	const started = systemClock.now();
+	const deadline = started + STATIC_DATA_WRITE_WAIT_MS;
 	let ended = false;
 	const cancel = onWriteEnded(root, () => (ended = true));
 	while (
@@ -370,6 +375,11 @@ async function staticDataWritten(
 		await new Promise<void>((resolve) => systemClock.setTimer(resolve, STATIC_DATA_CHECK_MS));
 	}
 	cancel();
+	if (!ended && !stopped() && staticDataWriteState(root) === 'changed') {
+		context.logger.warn(
+			`${context.getNode().name}: n8n has not written the trigger's state ${Math.round((systemClock.now() - started) / 1000)} s after the emit; runs go on without waiting for it`,
+		);
+	}
 }
 
 /** How long the emitter waits for n8n 1.x to confirm one run was created before emitting the next. */
@@ -425,11 +435,23 @@ async function emitOneByOne<R>(
 		// trigger makes after that (a poll's write) waits for the next emit, not this one's write.
 		const written = staticDataWritten(context, stopped);
 		let timer: ReturnType<typeof systemClock.setTimer> | undefined;
+		let ended = false;
 		await Promise.race([
 			confirmed,
+			// Refused before it existed (settled not_created): nothing to wait for.
+			done.promise.then(
+				() => (ended = true),
+				() => (ended = true),
+			),
 			new Promise<void>((resolve) => (timer = systemClock.setTimer(resolve, CREATION_WAIT_MS))),
 		]);
 		timer?.cancel();
+		if (!exists && !ended && !stopped()) {
+			// A crash from here on can start this run again: more than the two docs/n8n-1.123.md declares.
+			context.logger.warn(
+				`${context.getNode().name}: n8n has not confirmed a run ${CREATION_WAIT_MS / 1000} s after its emit; the next run goes out without that confirmation`,
+			);
+		}
 		await written;
 	}
 	// The last settlement: written with the next write n8n makes (the next emit, or activation).
