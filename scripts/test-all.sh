@@ -13,12 +13,16 @@
 #                 mid-burst of 500 past jest's 15 minutes; 150 since), the 1.123 lane 31, each after the
 #                 wait for its n8n install. Three 2.41 workers instead (five lanes' worth of n8n on two
 #                 cores) made the schedule suite's 10-second windows miss (a local run, 2026-12-02);
-#   lane "1.x":   the n8n 1.123 subset, then the 2.41 suites named in $after_n8n1. A local .ci/run of
+#   lane "1.x":   the 2.41 suites named in $after_n8n1, then the n8n 1.123 subset (in that order since
+#                 stop 43's CI, where the lane waited 5 minutes for CI's second n8n install, 1.123, which
+#                 ends about 10 minutes after CI's start; 2.41's ends at about 4). A local .ci/run of
 #                 2026-12-02 08:16 (a22c1dd: sqlSource and credentials after the queue lane, imapTriage
 #                 in the 2.41 lane, the browser test on 1.123 too): 2.41 lane 34 min, queue 35, 1.123 28;
 #                 CI 39 min, this machine's suites 1.0 to 1.6 times as long as in stop 32's CI.
 #                 Stop 42's CI (47 min, red on 1.123): the 2.41 lane 43 min, the queue lane 39 (with
 #                 pollRunSettlement, now after the 1.123 lane's suites), the 1.123 lane red at 14.
+#                 Stop 43's CI (43.5 min, red in retryPolicy): the 2.41 lane 36 min, queue 28, 1.123 32;
+#                 retryPolicy and pagination moved out of the 2.41 lane since.
 # Each lane's lines are prefixed with its name. A failed phase fails the run; the other lanes still end,
 # so their figures are printed too.
 set -uo pipefail
@@ -76,18 +80,18 @@ for spec in \
 done
 
 if [ "$status" -eq 0 ]; then
-  # Single-process 2.41 suites without schedule windows of their own fill the ends of the queue and
-  # 1.123 lanes.
-  after_queue='owedItems'
-  after_n8n1='pollRunSettlement|sqlSource|credentials|imapTriage'
+  # Single-process 2.41 suites fill the end of the queue lane and the start of the 1.123 lane (while
+  # CI still installs n8n 1.123).
+  after_queue='owedItems|retryPolicy'
+  after_n8n1='pollRunSettlement|sqlSource|pagination|credentials|imapTriage'
   # Not in npm test, for CI's time: `npm start -- --queue` after a crash (670 s in stop 31's CI, beside
   # the other lanes; `npm run test:queue` runs it).
   outside='startScriptQueue'
   lane "2.41" "e2e n8n 2.41|E2E_IN_OTHER_LANE='$after_queue|$after_n8n1|$outside' jest --selectProjects e2e --maxWorkers=2"
   lane "queue" "queue mode|npm run test:queue-ci" \
     "e2e n8n 2.41 (2)|jest --selectProjects e2e --runInBand 'test/e2e/($after_queue)\\.test\\.ts'"
-  lane "1.x" "n8n 1.123|bash scripts/test-n8n1.sh" \
-    "e2e n8n 2.41 (3)|jest --selectProjects e2e --runInBand 'test/e2e/($after_n8n1)\\.test\\.ts'"
+  lane "1.x" "e2e n8n 2.41 (3)|jest --selectProjects e2e --runInBand 'test/e2e/($after_n8n1)\\.test\\.ts'" \
+    "n8n 1.123|bash scripts/test-n8n1.sh"
   wait
   for name in "2.41" "queue" "1.x"; do
     lane_status="$(cat "$work/$name.status" 2>/dev/null || echo 1)"

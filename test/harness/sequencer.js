@@ -5,33 +5,33 @@ const Sequencer = require('@jest/test-sequencer').default;
 const { basename } = require('node:path');
 
 /**
- * Seconds each suite took in stop 42's CI (2026-12-03, on CI's 2-core machine, the three lanes side by
- * side; historyStore before its second kill round went, sftpSource before its kill case went: both
- * covered by owedSources and the first round), longest first. The queue-mode start script's suite from
- * stop 31's. Suites not named here run last.
+ * Seconds each suite took in stop 43's CI (2026-12-03, on CI's 2-core machine, the three lanes side by
+ * side; owedItems as the queue lane's 2.41 suite, pollRunSettlement, sqlSource, credentials and
+ * imapTriage as the 1.123 lane's). The queue-mode start script's suite from stop 31's. Suites not named
+ * here run last.
  */
 const SECONDS = {
-	'historyStore.test.ts': 1040,
-	'chaos.test.ts': 785,
-	'owedItems.test.ts': 805,
-	'owedSources.test.ts': 720,
+	'chaos.test.ts': 883,
 	'startScriptQueue.test.ts': 670,
-	'pollRunSettlement.test.ts': 394,
-	'durableScheduleTrigger.test.ts': 390,
-	'pollTrigger.test.ts': 362,
-	'retryPolicy.test.ts': 259,
-	'startScript.test.ts': 255,
-	'pagination.test.ts': 216,
-	'sqlSource.test.ts': 185,
-	'roundTripWait.test.ts': 173,
-	'sftpSource.test.ts': 167,
-	'imapTriage.test.ts': 135,
-	'examples.test.ts': 110,
-	'editor.test.ts': 79,
-	'roundTripFixedUrl.test.ts': 77,
-	'credentials.test.ts': 61,
-	'imapConnector.test.ts': 8,
-	'foundation.test.ts': 6,
+	'historyStore.test.ts': 619,
+	'owedSources.test.ts': 585,
+	'owedItems.test.ts': 446,
+	'durableScheduleTrigger.test.ts': 442,
+	'pollTrigger.test.ts': 387,
+	'pollRunSettlement.test.ts': 362,
+	'retryPolicy.test.ts': 272,
+	'pagination.test.ts': 220,
+	'startScript.test.ts': 217,
+	'sqlSource.test.ts': 161,
+	'roundTripWait.test.ts': 158,
+	'examples.test.ts': 133,
+	'sftpSource.test.ts': 126,
+	'credentials.test.ts': 97,
+	'imapTriage.test.ts': 77,
+	'roundTripFixedUrl.test.ts': 75,
+	'editor.test.ts': 72,
+	'foundation.test.ts': 9,
+	'imapConnector.test.ts': 7,
 };
 
 class LongestFirstSequencer extends Sequencer {
