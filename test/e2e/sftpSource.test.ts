@@ -2,7 +2,7 @@ import { readFileSync, utimesSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { resolveOp } from '../../core/connectors/registry';
-import type { SftpFile } from '../../core/connectors/sftpFiles';
+import type { RemoteFile } from '../../core/connectors/remoteFiles';
 import type { OpMemory, OpResult, SftpConnection } from '../../core/connectors/types';
 import { type Execution, N8nInstance, nodeOutput, type WorkflowJson } from '../harness/n8nInstance';
 import { waitFor } from '../harness/net';
@@ -85,7 +85,7 @@ describe('SFTP source', () => {
 			// unchangedForSec 0: the calls follow each other at once.
 			const args = { folder, pattern: '*.csv', recursive: true, unchangedForSec: 0 };
 			const first = await call('sftp.list', args);
-			const firstData = first.data as { files: SftpFile[]; uploading: SftpFile[] };
+			const firstData = first.data as { files: RemoteFile[]; uploading: RemoteFile[] };
 			expect(firstData.files).toEqual([]);
 			expect(firstData.uploading.map((f) => f.path).sort()).toEqual([
 				join(folder, 'a.csv'),
@@ -94,7 +94,7 @@ describe('SFTP source', () => {
 
 			sshd.write('list/a.csv', 'a, and more');
 			const second = await call('sftp.list', args, first.memory);
-			const secondData = second.data as { files: SftpFile[]; uploading: SftpFile[] };
+			const secondData = second.data as { files: RemoteFile[]; uploading: RemoteFile[] };
 			expect(secondData.files.map((f) => [f.path, f.size])).toEqual([
 				[join(folder, 'sub/b.csv'), 2],
 			]);
@@ -105,7 +105,7 @@ describe('SFTP source', () => {
 				{ folder, pattern: '*.csv', unchangedForSec: 0 },
 				{ memory: second.memory ?? {}, sftp: sshd.connection('key'), timeoutMs: 10_000 },
 			);
-			expect(flat.kind === 'data' && (flat.data as { files: SftpFile[] }).files).toEqual([
+			expect(flat.kind === 'data' && (flat.data as { files: RemoteFile[] }).files).toEqual([
 				expect.objectContaining({ path: join(folder, 'a.csv'), name: 'a.csv', size: 11 }),
 			]);
 		});
