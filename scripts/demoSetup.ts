@@ -1,7 +1,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-import type { ImapConnection, SftpConnection } from '../core/connectors/types';
+import type { FtpConnection, ImapConnection, SftpConnection } from '../core/connectors/types';
 import type { FakeSystem } from '../test/harness/fakeSystem';
 import type { N8nInstance, WorkflowJson } from '../test/harness/n8nInstance';
 import { repoRoot } from '../test/harness/paths';
@@ -23,12 +23,14 @@ export function exampleFiles(): string[] {
 		: [];
 }
 
-/** What the examples talk to: the demo source and, when there are, a mailbox and an SFTP server. */
+/** What the examples talk to: the demo source and, when there are, a mailbox, an SFTP and an FTP server. */
 export interface DemoSystems {
 	source: FakeSystem;
 	imap?: ImapConnection;
 	/** The SFTP example's server, and the folder standing for its `/upload`. */
 	sftp?: { connection: SftpConnection; root: string };
+	/** The FTP example's server (its user sees the example's `/inbox` at the root of its home). */
+	ftp?: FtpConnection;
 }
 
 /**
@@ -37,7 +39,7 @@ export interface DemoSystems {
  */
 export async function installExamples(
 	n8n: N8nInstance,
-	{ source, imap, sftp }: DemoSystems,
+	{ source, imap, sftp, ftp }: DemoSystems,
 	setup: DemoSetup = { credentials: {}, workflows: {} },
 ): Promise<DemoSetup> {
 	if (sftp)
@@ -47,6 +49,7 @@ export async function installExamples(
 			password: '',
 			...sftp.connection,
 		});
+	if (ftp) setup.credentials.ftp ??= await n8n.createCredential('Demo FTP', 'ftp', { ...ftp });
 	if (imap)
 		setup.credentials.durableImapApi ??= await n8n.createCredential('Demo IMAP', 'durableImapApi', {
 			...imap,

@@ -8,7 +8,7 @@
 # schedule window, an n8n start), not computing:
 #   lane "2.41":  the n8n 2.41 e2e suites on two jest workers, longest first (test/harness/sequencer.js),
 #                 but those the other lanes run after their own;
-#   lane "queue": the queue-mode subset, then the 2.41 suite named in $after_queue (single-process n8n).
+#   lane "queue": the queue-mode subset, then the 2.41 suites named in $after_queue (single-process n8n).
 #                 Stop 32's CI (41.6 min, red): the 2.41 lane 34 min, the queue lane 36 (its main killed
 #                 mid-burst of 500 past jest's 15 minutes; 150 since), the 1.123 lane 31, each after the
 #                 wait for its n8n install. Three 2.41 workers instead (five lanes' worth of n8n on two
@@ -82,7 +82,7 @@ done
 if [ "$status" -eq 0 ]; then
   # Single-process 2.41 suites fill the end of the queue lane and the start of the 1.123 lane (while
   # CI still installs n8n 1.123).
-  after_queue='owedItems|retryPolicy'
+  after_queue='owedItems|retryPolicy|ftpSource'
   after_n8n1='pollRunSettlement|sqlSource|pagination|credentials|imapTriage'
   # Not in npm test, for CI's time: `npm start -- --queue` after a crash (670 s in stop 31's CI, beside
   # the other lanes; `npm run test:queue` runs it).

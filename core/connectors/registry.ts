@@ -1,3 +1,4 @@
+import { ftpOps } from './ftp';
 import { httpRequestOp } from './http';
 import { imapOps } from './imap';
 import { s3Ops } from './s3';
@@ -8,7 +9,7 @@ import { type ConnectorOp } from './types';
 
 /** Every op the Poll Trigger and the Connector node can call. A new op is one entry here. */
 const ops = new Map<string, ConnectorOp>(
-	[httpRequestOp, ...imapOps, ...sftpOps, ...sqlOps].map((op) => [op.name, op]),
+	[httpRequestOp, ...imapOps, ...sftpOps, ...ftpOps, ...sqlOps].map((op) => [op.name, op]),
 );
 
 export function resolveOp(name: string): ConnectorOp {

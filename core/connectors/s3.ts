@@ -17,7 +17,7 @@ import {
 	unquote,
 } from './s3Objects';
 import { canonicalQuery, signS3Request, uriEncode } from './s3Signature';
-import { baseName, joinPath } from './sftpFiles';
+import { baseName, joinPath } from './remoteFiles';
 import {
 	ConnectorError,
 	type ConnectorOp,

@@ -1,5 +1,5 @@
 import { argumentError, booleanArg, numberArg } from './args';
-import { baseName, type SftpFile, maxBytesArg, patternArg } from './sftpFiles';
+import { baseName, type RemoteFile, maxBytesArg, patternArg } from './remoteFiles';
 import { type OpMemory } from './types';
 
 /**
@@ -24,7 +24,7 @@ export interface ListedObject {
  * An object as `s3.list` returns it, one item per object: `sftp.list`'s item shape (`path` is the key,
  * `version` the ETag), so a workflow can switch source, plus S3's own fields.
  */
-export interface S3File extends SftpFile {
+export interface S3File extends RemoteFile {
 	key: string;
 	etag: string;
 	lastModified: string;

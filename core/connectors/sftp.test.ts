@@ -1,7 +1,7 @@
 import SftpClient from 'ssh2-sftp-client';
 
 import { sftpOps } from './sftp';
-import type { SftpFile } from './sftpFiles';
+import type { RemoteFile } from './remoteFiles';
 import type { OpMemory } from './types';
 
 /*
@@ -64,7 +64,7 @@ describe('sftp.list: when a file counts as finished', () => {
 		jest.spyOn(Date, 'now').mockReturnValue(at);
 		const result = await list.run({ folder: '/in', ...args }, { memory, sftp });
 		if (result.kind !== 'data') throw new Error(result.kind);
-		const data = result.data as { files: SftpFile[]; uploading: SftpFile[] };
+		const data = result.data as { files: RemoteFile[]; uploading: RemoteFile[] };
 		return {
 			finished: data.files.map((file) => file.name),
 			uploading: data.uploading.map((file) => file.name),

@@ -1,25 +1,13 @@
-import { Writable } from 'node:stream';
-
 import SftpClient from 'ssh2-sftp-client';
 
-import {
-	baseName,
-	deleteArgs,
-	downloadArgs,
-	joinPath,
-	type ListArgs,
-	listArgs,
-	type ListedFile,
-	moveArgs,
-	settle,
-	toSftpFile,
-} from './sftpFiles';
+import { type FileSession, fileOps } from './fileOps';
 import { ConnectorError, type ConnectorOp, type OpContext, type SftpConnection } from './types';
 
 /**
  * The SFTP ops: `sftp.list` (finished files of a folder), `sftp.download`, `sftp.move` and
  * `sftp.delete`. Each call is one short SSH session, as the IMAP ops' are: a poll holds no
- * connection between polls. The semantics (pattern, stability check, versions) are in sftpFiles.ts.
+ * connection between polls. The ops are fileOps.ts's; the semantics (pattern, stability check,
+ * versions) are in remoteFiles.ts.
  */
 
 /** Connect and per-call timeout when the caller sets none: a poll must not hang on a silent server. */
@@ -37,166 +25,46 @@ function openSession(): SftpSession {
 	return new SftpClient('durable-triggers', { error: quiet, end: quiet, close: quiet });
 }
 
-const list: ConnectorOp = {
-	name: 'sftp.list',
-	description:
-		'Finished files of a folder (optionally recursive, by name pattern), oldest first: a file counts once listings at least "unchangedForSec" (60) apart saw the same size and time',
+export const sftpOps: ConnectorOp[] = fileOps({
 	transport: 'sftp',
-	previewsWithMemory: true,
-	check: (args) => listArgs(args),
-	async run(args, context) {
-		const parsed = listArgs(args);
-		const listedAt = Date.now();
-		return await withSession(context, async (session, where) => {
-			const files = await listFiles(session, parsed, where);
-			const { finished, uploading, memory } = settle(files, context.memory, listedAt, parsed);
-			return {
-				kind: 'data',
-				data: {
-					folder: parsed.folder,
-					files: finished.map(toSftpFile),
-					uploading: uploading.map(toSftpFile),
-				},
-				memory,
-			};
-		});
-	},
-};
+	withSession: (_args, context, work) =>
+		withSession(context, (session, where) => work(fileSession(session, where))),
+});
 
-const download: ConnectorOp = {
-	name: 'sftp.download',
-	description: 'Reads a file as binary data (at most "maxBytes", 10 MiB unless set)',
-	transport: 'sftp',
-	givesFile: true,
-	check: (args) => downloadArgs(args),
-	async run(args, context) {
-		const { path, maxBytes } = downloadArgs(args);
-		return await withSession(context, async (session, where) => {
-			const stats = await session.stat(path).catch((error: unknown) => {
-				throw describeFailure(error, where, path);
-			});
+/** The SFTP session as the file ops use it, each failure naming the server and the path. */
+function fileSession(session: SftpSession, where: string): FileSession {
+	const fail = (path: string) => (error: unknown) => {
+		throw describeFailure(error, where, path);
+	};
+	return {
+		where,
+		list: async (folder) =>
+			(await session.list(folder).catch(fail(folder))).map((entry) => ({
+				name: entry.name,
+				type: entry.type === 'd' ? 'folder' : entry.type === '-' ? 'file' : 'other',
+				size: entry.size,
+				mtimeMs: entry.modifyTime,
+			})),
+		async stat(path) {
+			const stats = await session.stat(path).catch(fail(path));
 			if (!stats.isFile)
 				throw new ConnectorError(`SFTP path ${JSON.stringify(path)} at ${where} is not a file`);
-			const overLimit = (size: number) =>
-				new ConnectorError(
-					`SFTP file ${JSON.stringify(path)} at ${where} is ${size} bytes, over the download limit "maxBytes" of ${maxBytes}`,
-				);
-			if (stats.size > maxBytes) throw overLimit(stats.size);
-			// Counted while reading as well: the file may have grown since the stat.
-			const chunks: Buffer[] = [];
-			let read = 0;
-			const sink = new Writable({
-				write(chunk: Buffer, _encoding, done) {
-					read += chunk.length;
-					if (read > maxBytes) return done(overLimit(read));
-					chunks.push(chunk);
-					done();
-				},
-			});
-			await session.get(path, sink).catch((error: unknown) => {
-				throw describeFailure(error, where, path);
-			});
-			const file = { path, size: read, modifiedAt: new Date(stats.modifyTime).toISOString() };
-			return {
-				kind: 'data',
-				data: file,
-				file: { data: Buffer.concat(chunks), fileName: baseName(path) },
-			};
-		});
-	},
-};
-
-const move: ConnectorOp = {
-	name: 'sftp.move',
-	description:
-		'Moves files into another folder (e.g. "processed/"), keeping their names; creates the folder unless "create" is false',
-	transport: 'sftp',
-	check: (args) => moveArgs(args),
-	async run(args, context) {
-		const { paths, toFolder, create } = moveArgs(args);
-		return await withSession(context, async (session, where) => {
-			if (!(await session.exists(toFolder))) {
-				if (!create)
-					throw new ConnectorError(
-						`SFTP folder ${JSON.stringify(toFolder)} does not exist at ${where}; create it, or set "create" to true`,
-					);
-				await session.mkdir(toFolder, true).catch((error: unknown) => {
-					throw describeFailure(error, where, toFolder);
-				});
-			}
-			const moved: Array<{ from: string; to: string }> = [];
-			const missing: string[] = [];
-			for (const from of paths) {
-				const to = joinPath(toFolder, baseName(from));
-				// A file already moved (a retried step) is reported, not an error.
-				if (!(await session.exists(from))) {
-					missing.push(from);
-					continue;
-				}
-				// OpenSSH's rename refuses an existing target, so an older file of that name is never overwritten.
-				if (await session.exists(to))
-					throw new ConnectorError(
-						`SFTP cannot move ${JSON.stringify(from)} at ${where}: ${JSON.stringify(to)} already exists`,
-					);
-				await session.rename(from, to).catch((error: unknown) => {
-					throw describeFailure(error, where, from);
-				});
-				moved.push({ from, to });
-			}
-			return { kind: 'data', data: { toFolder, moved, missing } };
-		});
-	},
-};
-
-const remove: ConnectorOp = {
-	name: 'sftp.delete',
-	description: 'Deletes files; files already gone are reported, not an error',
-	transport: 'sftp',
-	check: (args) => deleteArgs(args),
-	async run(args, context) {
-		const { paths } = deleteArgs(args);
-		return await withSession(context, async (session, where) => {
-			const deleted: string[] = [];
-			const missing: string[] = [];
-			for (const path of paths) {
-				if (!(await session.exists(path))) {
-					missing.push(path);
-					continue;
-				}
-				await session.delete(path).catch((error: unknown) => {
-					throw describeFailure(error, where, path);
-				});
-				deleted.push(path);
-			}
-			return { kind: 'data', data: { deleted, missing } };
-		});
-	},
-};
-
-export const sftpOps: ConnectorOp[] = [list, download, move, remove];
-
-/** Regular files under the folder whose names match; symbolic links and special files are skipped. */
-async function listFiles(
-	session: SftpSession,
-	{ folder, recursive, pattern }: ListArgs,
-	where: string,
-): Promise<ListedFile[]> {
-	const files: ListedFile[] = [];
-	const folders = [folder];
-	for (let current = folders.shift(); current !== undefined; current = folders.shift()) {
-		const entries = await session.list(current).catch((error: unknown) => {
-			throw describeFailure(error, where, current);
-		});
-		for (const entry of entries) {
-			const path = joinPath(current, entry.name);
-			if (entry.type === 'd') {
-				if (recursive) folders.push(path);
-			} else if (entry.type === '-' && pattern.test(entry.name)) {
-				files.push({ path, size: entry.size, mtimeMs: entry.modifyTime });
-			}
-		}
-	}
-	return files;
+			return { size: stats.size, mtimeMs: stats.modifyTime };
+		},
+		read: async (path, sink) => {
+			await session.get(path, sink).catch(fail(path));
+		},
+		exists: async (path) => Boolean(await session.exists(path)),
+		makeFolder: async (path) => {
+			await session.mkdir(path, true).catch(fail(path));
+		},
+		rename: async (from, to) => {
+			await session.rename(from, to).catch(fail(from));
+		},
+		delete: async (path) => {
+			await session.delete(path).catch(fail(path));
+		},
+	};
 }
 
 /**

@@ -62,6 +62,17 @@ export interface SftpConnection {
 }
 
 /**
+ * Where and as whom the FTP ops connect; the node builds it from n8n's `ftp` credential, which has no
+ * TLS field: TLS is the ops' own argument (`tls` in With).
+ */
+export interface FtpConnection {
+	host: string;
+	port: number;
+	username: string;
+	password: string;
+}
+
+/**
  * Where and as whom the S3 ops send their requests (AWS S3 and S3-compatible stores: MinIO, Ceph, R2, ...);
  * the node will build it from n8n's `s3` or `aws` credential (docs/design/s3-ftp.md).
  */
@@ -97,6 +108,7 @@ export interface OpContext {
 	http?: HttpTransport;
 	imap?: ImapConnection;
 	sftp?: SftpConnection;
+	ftp?: FtpConnection;
 	/** The S3 ops send their requests through `http`, signed for this connection. */
 	s3?: S3Connection;
 	/** The time ops sign requests with; the system clock when unset. */
@@ -116,7 +128,7 @@ export type OpResult =
 	| { kind: 'not_modified' };
 
 /** The transports the nodes build (nodes/shared/opContext.ts) for the ops they offer. */
-export type NodeTransport = 'http' | 'imap' | 'sftp' | 'sql';
+export type NodeTransport = 'http' | 'imap' | 'sftp' | 'ftp' | 'sql';
 
 /**
  * `Transport`: which transport the op needs. The S3 ops' (`'s3'`) is not built by the nodes yet, so

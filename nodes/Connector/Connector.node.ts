@@ -12,6 +12,7 @@ import { resolveOp } from '../../core/connectors/registry';
 import { toNodeError } from '../shared/errors';
 import { imapCredentialTest } from '../shared/imapCredentialTest';
 import { opContext } from '../shared/opContext';
+import { ftpCredentialTest } from '../shared/ftpCredential';
 import { sftpCredentialTest } from '../shared/sftpCredential';
 import { connectorCredentials, connectorHttpAuth } from '../shared/parameters';
 import { connectorNodeProperties } from './ConnectorDescription';
@@ -39,7 +40,7 @@ export class Connector implements INodeType {
 		properties: connectorNodeProperties,
 	};
 
-	methods = { credentialTest: { imapCredentialTest, sftpCredentialTest } };
+	methods = { credentialTest: { imapCredentialTest, sftpCredentialTest, ftpCredentialTest } };
 
 	async execute(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
 		const items = this.getInputData();

@@ -25,6 +25,7 @@ import { inEditorWords } from '../shared/errors';
 import { executionStatusByKey } from '../shared/n8nDoor';
 import { imapCredentialTest } from '../shared/imapCredentialTest';
 import { opContext } from '../shared/opContext';
+import { ftpCredentialTest } from '../shared/ftpCredential';
 import { sftpCredentialTest } from '../shared/sftpCredential';
 import {
 	historyStoreCredential,
@@ -69,7 +70,14 @@ export class PollTrigger implements INodeType {
 		properties: pollTriggerProperties,
 	};
 
-	methods = { credentialTest: { imapCredentialTest, sftpCredentialTest, pollHistoryPostgresTest } };
+	methods = {
+		credentialTest: {
+			imapCredentialTest,
+			sftpCredentialTest,
+			ftpCredentialTest,
+			pollHistoryPostgresTest,
+		},
+	};
 
 	async trigger(this: ITriggerFunctions): Promise<ITriggerResponse> {
 		const trigger = new DurableTrigger<PollRun>(this, STATE_KEY, 'Poll Trigger');

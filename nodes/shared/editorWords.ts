@@ -45,7 +45,7 @@ const GENERIC_AUTH_FIELDS: Partial<Record<GenericAuthType, Record<string, string
 
 /**
  * The credential types messages name: this package's (from their descriptions) and n8n's own, whose
- * labels are n8n's (n8n-nodes-base 2.41.1: Imap, Sftp, Postgres, MySql, the generic HTTP types).
+ * labels are n8n's (n8n-nodes-base 2.41.1: Imap, Sftp, Ftp, Postgres, MySql, the generic HTTP types).
  */
 export const CREDENTIALS: Record<string, CredentialWords> = {
 	durableHttpApi: ownCredential(new DurableHttpApi()),
@@ -54,6 +54,7 @@ export const CREDENTIALS: Record<string, CredentialWords> = {
 	roundTripCallbackApi: ownCredential(new RoundTripCallbackApi()),
 	imap: { displayName: 'IMAP', fields: { host: 'Host', port: 'Port' } },
 	sftp: { displayName: 'SFTP', fields: { host: 'Host', port: 'Port' } },
+	ftp: { displayName: 'FTP', fields: { host: 'Host', port: 'Port' } },
 	postgres: {
 		displayName: 'Postgres',
 		fields: { host: 'Host', port: 'Port', sshTunnel: 'SSH Tunnel' },

@@ -2,6 +2,7 @@ import type { HttpAuthSettings } from '../../core/connectors/httpAuth';
 import type { ConnectorOp, OpContext } from '../../core/connectors/types';
 import { type HttpHelpers, n8nHttpTransport } from './httpTransport';
 import { IMAP_CREDENTIAL, imapConnection, N8N_IMAP_CREDENTIAL } from './imapCredential';
+import { ftpConnection, N8N_FTP_CREDENTIAL } from './ftpCredential';
 import { CONNECTOR_CREDENTIALS_VERSION } from './parameters';
 import { N8N_SFTP_CREDENTIAL, sftpConnection } from './sftpCredential';
 import { dialectOf, SQL_CREDENTIALS, sqlSessionFactory } from './sqlSession';
@@ -27,6 +28,8 @@ export async function opContext(
 		}
 		case 'sftp':
 			return { sftp: sftpConnection(await context.getCredentials(N8N_SFTP_CREDENTIAL)) };
+		case 'ftp':
+			return { ftp: ftpConnection(await context.getCredentials(N8N_FTP_CREDENTIAL)) };
 		case 'sql': {
 			const dialect = dialectOf(context.getNode().parameters.database);
 			return {

@@ -55,7 +55,7 @@ describe('connector credential descriptions', () => {
 		}
 	});
 
-	it("every op has a credential in version 1.1: n8n's IMAP for IMAP ops, n8n's SFTP for SFTP ops, n8n's generic types for HTTP", () => {
+	it("every op has a credential in version 1.1: n8n's IMAP for IMAP ops, n8n's SFTP for SFTP ops, n8n's FTP for FTP ops, n8n's generic types for HTTP", () => {
 		const imapOps = allOps()
 			.filter((op) => op.transport === 'imap')
 			.map((op) => op.name);
@@ -69,6 +69,10 @@ describe('connector credential descriptions', () => {
 			.map((op) => op.name);
 		const sftp = connectorCredentials.find((c) => c.name === 'sftp');
 		expect(sftp?.displayOptions?.show).toEqual({ op: sftpOps });
+		const ftp = connectorCredentials.find((c) => c.name === 'ftp');
+		expect(ftp?.displayOptions?.show).toEqual({
+			op: ['ftp.list', 'ftp.download', 'ftp.move', 'ftp.delete'],
+		});
 		const oauth2 = connectorCredentials.find((c) => c.name === 'oAuth2Api');
 		expect(oauth2?.displayOptions).toEqual({
 			show: { '@version': [1.1], authentication: ['oAuth2Api'] },

@@ -44,6 +44,7 @@ const opsOf = (transport: string) =>
 		.map((op) => op.name);
 const IMAP_OPS = opsOf('imap');
 const SFTP_OPS = opsOf('sftp');
+const FTP_OPS = opsOf('ftp');
 const SQL_OPS = opsOf('sql');
 /** The ops that take no HTTP settings: HTTP credentials, Authentication and Base URL are hidden for them. */
 const NOT_HTTP_OPS = allOps()
@@ -106,6 +107,13 @@ export const connectorCredentials: INodeCredentialDescription[] = [
 		required: true,
 		testedBy: 'sftpCredentialTest',
 		displayOptions: { show: { op: SFTP_OPS } },
+	},
+	// n8n's FTP credential (its FTP node's), likewise; TLS is set in With, as the credential has no field for it.
+	{
+		name: 'ftp',
+		required: true,
+		testedBy: 'ftpCredentialTest',
+		displayOptions: { show: { op: FTP_OPS } },
 	},
 	// n8n's own database credentials (its Postgres and MySQL nodes'), in every version. MySQL's is
 	// keyed with `hide`: were both keyed with `show`, they would cover every value of "Database",

@@ -7,6 +7,7 @@ import { N8nInstance } from '../harness/n8nInstance';
 import { sharedN8n } from '../harness/shared';
 import { freePort } from '../harness/net';
 import { Sshd } from '../harness/sshd';
+import { Vsftpd } from '../harness/vsftpd';
 
 /** Every example imports cleanly, keeps its parameters through n8n, and runs against the demo source (or the demo mailbox). */
 describe('examples/', () => {
@@ -14,21 +15,25 @@ describe('examples/', () => {
 	let source: FakeSystem;
 	let mailbox: Dovecot;
 	let sshd: Sshd;
+	let vsftpd: Vsftpd;
 	let workflows: Record<string, string>;
 
 	beforeAll(async () => {
-		[source, mailbox, sshd] = await Promise.all([
+		[source, mailbox, sshd, vsftpd] = await Promise.all([
 			startDemoSource(await freePort()),
 			startDemoMailbox(),
 			Sshd.start(),
+			Vsftpd.start(),
 		]);
-		// A partner's file for the SFTP example.
+		// A partner's file for the SFTP example, and one for the FTP example.
 		sshd.write('upload/inbox/orders.csv', 'id,name\n1,apples\n');
+		vsftpd.write('inbox/orders.csv', 'id,name\n1,apples\n');
 		n8n = await sharedN8n('examples');
 		({ workflows } = await installExamples(n8n, {
 			source,
 			imap: mailbox.account.connection,
 			sftp: { connection: sshd.connection(), root: sshd.path('upload') },
+			ftp: vsftpd.connection(),
 		}));
 	});
 
@@ -37,6 +42,7 @@ describe('examples/', () => {
 		await source?.close();
 		await mailbox?.stop();
 		await sshd?.stop();
+		await vsftpd?.stop();
 	});
 
 	test.each(exampleFiles())('%s round-trips through n8n with the same parameters', async (file) => {

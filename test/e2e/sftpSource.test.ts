@@ -1,12 +1,13 @@
-import { readFileSync, utimesSync } from 'node:fs';
+import { utimesSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { resolveOp } from '../../core/connectors/registry';
-import type { SftpFile } from '../../core/connectors/sftpFiles';
+import type { RemoteFile } from '../../core/connectors/remoteFiles';
 import type { OpMemory, OpResult, SftpConnection } from '../../core/connectors/types';
-import { type Execution, N8nInstance, nodeOutput, type WorkflowJson } from '../harness/n8nInstance';
+import { type Execution, N8nInstance, nodeOutput } from '../harness/n8nInstance';
 import { waitFor } from '../harness/net';
 import { Sshd } from '../harness/sshd';
+import { partnerDropExample, slowUploadStartsOnce } from './partnerDrop';
 import { node, PACKAGE, webhookTrigger, workflow } from './workflowBuilder';
 
 type Credential = { id: string; name: string };
@@ -85,7 +86,7 @@ describe('SFTP source', () => {
 			// unchangedForSec 0: the calls follow each other at once.
 			const args = { folder, pattern: '*.csv', recursive: true, unchangedForSec: 0 };
 			const first = await call('sftp.list', args);
-			const firstData = first.data as { files: SftpFile[]; uploading: SftpFile[] };
+			const firstData = first.data as { files: RemoteFile[]; uploading: RemoteFile[] };
 			expect(firstData.files).toEqual([]);
 			expect(firstData.uploading.map((f) => f.path).sort()).toEqual([
 				join(folder, 'a.csv'),
@@ -94,7 +95,7 @@ describe('SFTP source', () => {
 
 			sshd.write('list/a.csv', 'a, and more');
 			const second = await call('sftp.list', args, first.memory);
-			const secondData = second.data as { files: SftpFile[]; uploading: SftpFile[] };
+			const secondData = second.data as { files: RemoteFile[]; uploading: RemoteFile[] };
 			expect(secondData.files.map((f) => [f.path, f.size])).toEqual([
 				[join(folder, 'sub/b.csv'), 2],
 			]);
@@ -105,7 +106,7 @@ describe('SFTP source', () => {
 				{ folder, pattern: '*.csv', unchangedForSec: 0 },
 				{ memory: second.memory ?? {}, sftp: sshd.connection('key'), timeoutMs: 10_000 },
 			);
-			expect(flat.kind === 'data' && (flat.data as { files: SftpFile[] }).files).toEqual([
+			expect(flat.kind === 'data' && (flat.data as { files: RemoteFile[] }).files).toEqual([
 				expect.objectContaining({ path: join(folder, 'a.csv'), name: 'a.csv', size: 11 }),
 			]);
 		});
@@ -186,68 +187,19 @@ describe('SFTP source', () => {
 	});
 
 	describe('in a real n8n', () => {
-		/**
-		 * The example workflow, pointed at the test server's folders and credential, polling every 5 s
-		 * (a file counts as finished once unchanged for as long).
-		 */
-		function example(): WorkflowJson {
-			const text = readFileSync(join(__dirname, '../../examples/sftp-partner-drop.json'), 'utf8')
-				.replaceAll('/upload/', `${sshd.path('upload')}/`)
-				.replaceAll('demo-sftp', credential.id)
-				.replaceAll('Demo SFTP', credential.name);
-			const parsed = JSON.parse(text) as WorkflowJson;
-			const trigger = (
-				parsed.nodes as Array<{ name: string; parameters: Record<string, unknown> }>
-			).find((n) => n.name === 'New Finished File');
-			if (trigger)
-				trigger.parameters = {
-					...trigger.parameters,
-					with: JSON.stringify({
-						...JSON.parse(String(trigger.parameters.with)),
-						unchangedForSec: 5,
-					}),
-					interval: 5,
-					intervalUnit: 'seconds',
-				};
-			return parsed;
-		}
-
 		test('the example: a file written slowly over three polls starts once, after it is complete; downloaded, read and moved to processed/', async () => {
-			sshd.mkdir('upload/inbox');
-			const id = await n8n.importWorkflow(example());
-			const header = 'id,name\n';
-			sshd.write('upload/inbox/orders.csv', header);
-			await n8n.publish(id);
-			// Each part lands between two polls' listings (a poll's session ends after it listed).
-			for (const row of ['1,apples\n', '2,pears\n', '3,plums\n']) {
-				await sessionsEnd(1);
-				sshd.write('upload/inbox/orders.csv', row, { append: true });
-			}
-			const [run] = await n8n.waitForFinishedExecutions(id, 1);
-			expect(run.status).toBe('success');
-			expect(nodeOutput(run, 'New Finished File')).toEqual([
-				expect.objectContaining({
-					path: sshd.path('upload/inbox/orders.csv'),
-					size: Buffer.byteLength(`${header}1,apples\n2,pears\n3,plums\n`),
-				}),
-			]);
-			expect(nodeOutput(run, 'Read CSV')).toEqual([
-				{ id: '1', name: 'apples' },
-				{ id: '2', name: 'pears' },
-				{ id: '3', name: 'plums' },
-			]);
-			const binary = run.data?.resultData.runData.Download?.[0]?.data?.main[0]?.[0] as
-				| { binary?: { data?: { fileName?: string; fileSize?: string } } }
-				| undefined;
-			expect(binary?.binary?.data?.fileName).toBe('orders.csv');
-			expect(sshd.exists('upload/inbox/orders.csv')).toBe(false);
-			expect(readFileSync(sshd.path('upload/processed/orders.csv'), 'utf8')).toBe(
-				`${header}1,apples\n2,pears\n3,plums\n`,
-			);
-			// Two more polls: nothing else starts.
-			await sessionsEnd(2);
-			expect(await n8n.executions(id)).toHaveLength(1);
-			await n8n.unpublish(id);
+			const example = partnerDropExample('sftp-partner-drop.json', {
+				'/upload/': `${sshd.path('upload')}/`,
+				'demo-sftp': credential.id,
+				'Demo SFTP': credential.name,
+			});
+			// A poll's session ends after it listed.
+			await slowUploadStartsOnce(n8n, example, {
+				server: sshd,
+				folder: 'upload',
+				listedPath: sshd.path('upload/inbox/orders.csv'),
+				polled: sessionsEnd,
+			});
 		});
 
 		test('dedupe changed on the path: a file replaced with new content starts again, an unchanged one does not', async () => {

@@ -9,16 +9,23 @@ import { createServer } from 'node:net';
 const PORT_RANGE = { from: 20_000, to: 32_767 };
 const handedOut = new Set<number>();
 
-/** A free TCP port from PORT_RANGE, never the same twice in this process. */
-export async function freePort(): Promise<number> {
+/**
+ * A free TCP port from PORT_RANGE, never the same twice in this process; with `count`, the first of
+ * that many free ports in a row (an FTP server's passive range).
+ */
+export async function freePort(count = 1): Promise<number> {
 	for (let attempt = 0; attempt < 200; attempt++) {
 		const port =
-			PORT_RANGE.from + Math.floor(Math.random() * (PORT_RANGE.to - PORT_RANGE.from + 1));
-		if (handedOut.has(port) || !(await canListen(port))) continue;
-		handedOut.add(port);
+			PORT_RANGE.from + Math.floor(Math.random() * (PORT_RANGE.to - PORT_RANGE.from + 2 - count));
+		const ports = Array.from({ length: count }, (_, index) => port + index);
+		if (ports.some((candidate) => handedOut.has(candidate))) continue;
+		if (!(await Promise.all(ports.map(canListen))).every(Boolean)) continue;
+		for (const candidate of ports) handedOut.add(candidate);
 		return port;
 	}
-	throw new Error(`no free port between ${PORT_RANGE.from} and ${PORT_RANGE.to} after 200 tries`);
+	throw new Error(
+		`no ${count} free port(s) in a row between ${PORT_RANGE.from} and ${PORT_RANGE.to} after 200 tries`,
+	);
 }
 
 /** Whether a server could listen on `port` on every interface now (n8n listens on all of them). */

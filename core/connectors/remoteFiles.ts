@@ -2,9 +2,10 @@ import { argumentError, booleanArg, numberArg } from './args';
 import { type OpMemory } from './types';
 
 /**
- * The pure semantics of the SFTP ops: which names a folder listing keeps (the pattern), when a file
- * counts as finished uploading (the stability check), and each file's identity (path and version).
- * No I/O here; core/connectors/sftp.ts does the SFTP calls.
+ * The protocol-free semantics of the file-server ops (SFTP, FTP): the walk through a folder (over a
+ * `FolderReader`), which names it keeps (the pattern), when a file counts as finished uploading (the
+ * stability check), and each file's identity (path and version). No I/O here; core/connectors/sftp.ts
+ * and ftp.ts do the protocol's calls.
  */
 
 /** One regular file as a listing found it. `mtimeMs` has the server's resolution (SFTP v3: whole seconds). */
@@ -12,10 +13,52 @@ export interface ListedFile {
 	path: string;
 	size: number;
 	mtimeMs: number;
+	/**
+	 * How coarse `mtimeMs` is when the server gave less than seconds (an FTP `LIST`: a minute or a day):
+	 * the time lies in [mtimeMs, mtimeMs + mtimeSpanMs), and the age rule judges by its end. Unset: exact.
+	 */
+	mtimeSpanMs?: number;
 }
 
-/** A finished file as `sftp.list` returns it, one item per file. */
-export interface SftpFile {
+/** One entry of a folder as a protocol lists it; `name` without the folder. */
+export interface FolderEntry {
+	name: string;
+	type: 'file' | 'folder' | 'other';
+	size: number;
+	mtimeMs: number;
+	mtimeSpanMs?: number;
+}
+
+/** A protocol's session as the walk needs it: one folder's entries, failing with the folder named. */
+export interface FolderReader {
+	list(folder: string): Promise<FolderEntry[]>;
+}
+
+/**
+ * Regular files under the folder (and its subfolders when recursive) whose names match; symbolic
+ * links and special files are skipped.
+ */
+export async function walkFiles(
+	reader: FolderReader,
+	{ folder, recursive, pattern }: Pick<ListArgs, 'folder' | 'recursive' | 'pattern'>,
+): Promise<ListedFile[]> {
+	const files: ListedFile[] = [];
+	const folders = [folder];
+	for (let current = folders.shift(); current !== undefined; current = folders.shift()) {
+		for (const { name, type, size, mtimeMs, mtimeSpanMs } of await reader.list(current)) {
+			const path = joinPath(current, name);
+			if (type === 'folder') {
+				if (recursive) folders.push(path);
+			} else if (type === 'file' && pattern.test(name)) {
+				files.push({ path, size, mtimeMs, ...(mtimeSpanMs !== undefined && { mtimeSpanMs }) });
+			}
+		}
+	}
+	return files;
+}
+
+/** A finished file as `sftp.list` and `ftp.list` return it, one item per file. */
+export interface RemoteFile {
 	/** Absolute (or as the folder was given) path on the server, with `/` separators. */
 	path: string;
 	name: string;
@@ -31,7 +74,7 @@ export function fileVersion(file: Pick<ListedFile, 'size' | 'mtimeMs'>): string 
 	return `${file.size}:${file.mtimeMs}`;
 }
 
-export function toSftpFile(file: ListedFile): SftpFile {
+export function toRemoteFile(file: ListedFile): RemoteFile {
 	return {
 		path: file.path,
 		name: baseName(file.path),
@@ -106,7 +149,7 @@ const LISTING_TIME_SLACK_MS = 1000;
  * The stability check. A file counts as finished when an earlier listing (`seen`) saw it with the same
  * size and modification time at least `unchangedForMs` before `now`, and every listing since did too
  * (a change starts the wait again); or, with `finishedAfterMs` > 0, when its modification time is at
- * least that long before `now`. Not merely the previous listing: one seconds before (a re-publish,
+ * least that long before `now` (a coarse time: its end). Not merely the previous listing: one seconds before (a re-publish,
  * a restart) would make a stalled upload look finished. The memory holds, for every file younger than
  * the age (all of them when the age is off), its version and when it was first seen so, so an
  * unchanged file stays finished at every later poll and a replaced one waits again.
@@ -122,7 +165,8 @@ export function settle(
 	const memory: OpMemory = {};
 	for (const file of files) {
 		const version = fileVersion(file);
-		const oldEnough = finishedAfterMs > 0 && now - file.mtimeMs >= finishedAfterMs;
+		const oldEnough =
+			finishedAfterMs > 0 && now - (file.mtimeMs + (file.mtimeSpanMs ?? 0)) >= finishedAfterMs;
 		const since = seenSince(seen[file.path], version);
 		if (!oldEnough) memory[file.path] = `${version}@${since ?? now}`;
 		const unchanged =

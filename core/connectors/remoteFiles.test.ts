@@ -7,8 +7,8 @@ import {
 	type ListedFile,
 	moveArgs,
 	settle,
-	toSftpFile,
-} from './sftpFiles';
+	toRemoteFile,
+} from './remoteFiles';
 
 const file = (path: string, size: number, mtimeMs: number): ListedFile => ({ path, size, mtimeMs });
 
@@ -128,7 +128,7 @@ describe('settle: the stability check', () => {
 
 describe('file identity', () => {
 	it('an item has path, name, size, time and a version of size and time', () => {
-		expect(toSftpFile(file('/in/sub/a.csv', 42, Date.UTC(2026, 0, 2, 3, 4, 5)))).toEqual({
+		expect(toRemoteFile(file('/in/sub/a.csv', 42, Date.UTC(2026, 0, 2, 3, 4, 5)))).toEqual({
 			path: '/in/sub/a.csv',
 			name: 'a.csv',
 			size: 42,
