@@ -79,7 +79,7 @@ if [ "$status" -eq 0 ]; then
   # Single-process 2.41 suites without schedule windows of their own fill the ends of the queue and
   # 1.123 lanes.
   after_queue='owedItems'
-  after_n8n1='pollRunSettlement|sqlSource|credentials|imapTriage'
+  after_n8n1='pollRunSettlement|sqlSource|credentials|imapTriage|s3Source'
   # Not in npm test, for CI's time: `npm start -- --queue` after a crash (670 s in stop 31's CI, beside
   # the other lanes; `npm run test:queue` runs it).
   outside='startScriptQueue'

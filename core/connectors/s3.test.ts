@@ -3,10 +3,11 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 
 import { FakeClock } from '../../test/support/fakeClock';
+import { fetchTransport } from '../../test/support/fetchTransport';
 import { allOps, resolveOp } from './registry';
 import { requestTarget } from './s3';
 import type { S3File } from './s3Objects';
-import type { HttpTransport, OpContext, OpMemory, S3Connection } from './types';
+import type { OpContext, OpMemory, S3Connection } from './types';
 
 /*
  * The S3 ops against an in-process fake S3 (path-style, one bucket "drop"): ListObjectsV2 pages,
@@ -159,23 +160,6 @@ const md5 = (body: Buffer) => createHash('md5').update(body).digest('hex');
 const escape = (text: string) =>
 	text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/'/g, '&apos;');
 const byBytes = (a: string, b: string) => Buffer.compare(Buffer.from(a), Buffer.from(b));
-
-/** The core's HTTP transport as the nodes' is used: the URL sent as given, the body as text or bytes. */
-const fetchTransport: HttpTransport = async (request) => {
-	const response = await fetch(request.url, {
-		method: request.method,
-		headers: request.headers,
-		signal: request.signal,
-	});
-	const bytes = Buffer.from(await response.arrayBuffer());
-	return {
-		url: request.url,
-		status: response.status,
-		headers: Object.fromEntries(response.headers),
-		body: bytes.toString('utf8'),
-		bytes: request.responseType === 'bytes' ? bytes : undefined,
-	};
-};
 
 let s3: FakeS3;
 let clock: FakeClock;

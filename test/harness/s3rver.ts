@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, renameSync, writeFileSync } from 'node:fs';
+import { setImmediate } from 'node:timers/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -9,6 +10,9 @@ import { canonicalQuery, signS3Request, uriEncode } from '../../core/connectors/
 import type { S3Connection } from '../../core/connectors/types';
 import { freePort } from './net';
 import { ServerProcess } from './serverProcess';
+
+/** The metadata s3rver keeps beside each object it stores. */
+const METADATA = JSON.stringify({ 'content-type': 'text/csv' });
 
 /** One request as the store received it. */
 export interface S3rverRequest {
@@ -31,7 +35,10 @@ export class S3rver extends ServerProcess {
 	readonly accessKeyId = 'S3RVER';
 	readonly secretAccessKey = 'S3RVER';
 	readonly region = 'us-east-1';
-	private filled = 0;
+	/** Objects written aside so far, each under its own name. */
+	private staged = 0;
+	/** How many objects `fill` wrote under each prefix. */
+	private readonly filledUnder = new Map<string, number>();
 
 	private constructor(
 		process: ChildProcess,
@@ -104,7 +111,7 @@ export class S3rver extends ServerProcess {
 	}
 
 	/** PutObject through the store's API (signed), as an uploader would: a new object or a rewrite. */
-	async put(key: string, body: string): Promise<void> {
+	async put(key: string, body: string | Buffer): Promise<void> {
 		const path = `/${this.bucket}/${key}`;
 		const headers = signS3Request({
 			method: 'PUT',
@@ -142,26 +149,48 @@ export class S3rver extends ServerProcess {
 
 	/**
 	 * Writes `count` objects under `prefix` straight into s3rver's layout (`<bucket>/<key's folders>/
-	 * <name>._S3rver_object`; it computes each ETag at its first listing), date-prefixed as
+	 * <name>._S3rver_object`, beside it `….md5`, the ETag, and `._S3rver_metadata.json`), date-prefixed as
 	 * `<prefix>2026-MM-DD/NNNNNN.csv`, 1,000 a day from 2026-01-01 on: s3rver skips whole day folders
 	 * before a listing's start-after, as a flat folder it could not. Each is written aside and renamed
-	 * into place, so a listing meanwhile never sees half an object. Returns the keys, in key order.
+	 * into place, so a listing meanwhile never sees half an object. A later call under the same prefix
+	 * goes on after the last key (new objects of a date-prefixed layout). Returns the keys, in key order.
 	 */
-	fill(prefix: string, count: number, content = (key: string) => `${key}\n`): string[] {
+	async fill(prefix: string, count: number): Promise<string[]> {
 		const staging = join(this.dir, 'staging');
 		mkdirSync(staging, { recursive: true });
-		const keys: string[] = [];
-		for (let n = 0; n < count; n++) {
+		const first = this.filledUnder.get(prefix) ?? 0;
+		this.filledUnder.set(prefix, first + count);
+		const keys = Array.from({ length: count }, (_, i) => {
+			const n = first + i;
 			const day = new Date(Date.UTC(2026, 0, 1) + Math.floor(n / 1000) * 86_400_000);
-			const key = `${prefix}${day.toISOString().slice(0, 10)}/${String(n).padStart(6, '0')}.csv`;
-			const target = join(this.dir, 'data', this.bucket, `${key}._S3rver_object`);
-			if (n % 1000 === 0) mkdirSync(dirname(target), { recursive: true });
-			const aside = join(staging, String(this.filled++));
-			writeFileSync(aside, content(key));
-			renameSync(aside, target);
-			keys.push(key);
+			return `${prefix}${day.toISOString().slice(0, 10)}/${String(n).padStart(6, '0')}.csv`;
+		});
+		// Synchronous writes (the thread pool's are three times slower on a busy machine), a day's
+		// folder at a time, the event loop let through between them: the test's idle connections to
+		// n8n must see n8n closing them.
+		for (let start = 0; start < count; start += 1000) {
+			const day = keys.slice(start, start + 1000);
+			mkdirSync(dirname(this.objectPath(day[0])), { recursive: true });
+			for (const key of day) this.writeObject(key, staging);
+			await setImmediate();
 		}
 		return keys;
+	}
+
+	private objectPath(key: string): string {
+		return join(this.dir, 'data', this.bucket, `${key}._S3rver_object`);
+	}
+
+	/** One object and its side files; the object written aside and renamed into place last. */
+	private writeObject(key: string, staging: string): void {
+		const target = this.objectPath(key);
+		const content = `${key}\n`;
+		// s3rver's CopyObject copies both side files, and fails without them.
+		writeFileSync(`${target}.md5`, createHash('md5').update(content).digest('hex'));
+		writeFileSync(target.replace(/object$/, 'metadata.json'), METADATA);
+		const aside = join(staging, String(this.staged++));
+		writeFileSync(aside, content);
+		renameSync(aside, target);
 	}
 
 	private record({ method, url }: { method: string; url: string }): void {
