@@ -23,12 +23,14 @@ export function exampleFiles(): string[] {
 		: [];
 }
 
-/** What the examples talk to: the demo source and, when there are, a mailbox and an SFTP server. */
+/** What the examples talk to: the demo source and, when there are, a mailbox, an SFTP server and an S3 store. */
 export interface DemoSystems {
 	source: FakeSystem;
 	imap?: ImapConnection;
 	/** The SFTP example's server, and the folder standing for its `/upload`. */
 	sftp?: { connection: SftpConnection; root: string };
+	/** The S3 example's store with its bucket `drop`: n8n's `s3` credential for it. */
+	s3?: Record<string, unknown>;
 }
 
 /**
@@ -37,7 +39,7 @@ export interface DemoSystems {
  */
 export async function installExamples(
 	n8n: N8nInstance,
-	{ source, imap, sftp }: DemoSystems,
+	{ source, imap, sftp, s3 }: DemoSystems,
 	setup: DemoSetup = { credentials: {}, workflows: {} },
 ): Promise<DemoSetup> {
 	if (sftp)
@@ -47,6 +49,7 @@ export async function installExamples(
 			password: '',
 			...sftp.connection,
 		});
+	if (s3) setup.credentials.s3 ??= await n8n.createCredential('Demo S3', 's3', s3);
 	if (imap)
 		setup.credentials.durableImapApi ??= await n8n.createCredential('Demo IMAP', 'durableImapApi', {
 			...imap,
