@@ -231,7 +231,7 @@ describe('S3 source', () => {
 			await store.put('changed/stock.csv', 'v1');
 			await Promise.all([n8n.publish(burstId), n8n.publish(changedId)]);
 			await polls('burst/', 1);
-			const keys = await store.fill('burst/', 1_000);
+			const keys = await store.fill('burst/', 1_000, { movable: true });
 
 			await runsEnded(changedId, 1);
 			await store.put('changed/stock.csv', 'version 2');

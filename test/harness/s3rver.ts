@@ -62,7 +62,8 @@ export class S3rver extends ServerProcess {
 				String(port),
 				bucket,
 			],
-			{ stdio: ['ignore', 'pipe', 'pipe'] },
+			// stdin: the child ends when the test process does, however it ends.
+			{ stdio: ['pipe', 'pipe', 'pipe'] },
 		);
 		const store = new S3rver(child, dir, port, bucket);
 		let ready = false;
@@ -149,13 +150,15 @@ export class S3rver extends ServerProcess {
 
 	/**
 	 * Writes `count` objects under `prefix` straight into s3rver's layout (`<bucket>/<key's folders>/
-	 * <name>._S3rver_object`, beside it `….md5`, the ETag, and `._S3rver_metadata.json`), date-prefixed as
+	 * <name>._S3rver_object`; s3rver computes each ETag at its first listing), date-prefixed as
 	 * `<prefix>2026-MM-DD/NNNNNN.csv`, 1,000 a day from 2026-01-01 on: s3rver skips whole day folders
 	 * before a listing's start-after, as a flat folder it could not. Each is written aside and renamed
-	 * into place, so a listing meanwhile never sees half an object. A later call under the same prefix
-	 * goes on after the last key (new objects of a date-prefixed layout). Returns the keys, in key order.
+	 * into place, so a listing meanwhile never sees half an object. `movable`: also the side files
+	 * s3rver's CopyObject copies (`….md5`, `._S3rver_metadata.json`), without which it answers 500 (tmpfs
+	 * gives each file a page: three times the memory). A later call under the same prefix goes on after
+	 * the last key (new objects of a date-prefixed layout). Returns the keys, in key order.
 	 */
-	async fill(prefix: string, count: number): Promise<string[]> {
+	async fill(prefix: string, count: number, { movable = false } = {}): Promise<string[]> {
 		const staging = join(this.dir, 'staging');
 		mkdirSync(staging, { recursive: true });
 		const first = this.filledUnder.get(prefix) ?? 0;
@@ -171,7 +174,7 @@ export class S3rver extends ServerProcess {
 		for (let start = 0; start < count; start += 1000) {
 			const day = keys.slice(start, start + 1000);
 			mkdirSync(dirname(this.objectPath(day[0])), { recursive: true });
-			for (const key of day) this.writeObject(key, staging);
+			for (const key of day) this.writeObject(key, staging, movable);
 			await setImmediate();
 		}
 		return keys;
@@ -181,13 +184,14 @@ export class S3rver extends ServerProcess {
 		return join(this.dir, 'data', this.bucket, `${key}._S3rver_object`);
 	}
 
-	/** One object and its side files; the object written aside and renamed into place last. */
-	private writeObject(key: string, staging: string): void {
+	/** One object (and its side files), the object written aside and renamed into place last. */
+	private writeObject(key: string, staging: string, movable: boolean): void {
 		const target = this.objectPath(key);
 		const content = `${key}\n`;
-		// s3rver's CopyObject copies both side files, and fails without them.
-		writeFileSync(`${target}.md5`, createHash('md5').update(content).digest('hex'));
-		writeFileSync(target.replace(/object$/, 'metadata.json'), METADATA);
+		if (movable) {
+			writeFileSync(`${target}.md5`, createHash('md5').update(content).digest('hex'));
+			writeFileSync(target.replace(/object$/, 'metadata.json'), METADATA);
+		}
 		const aside = join(staging, String(this.staged++));
 		writeFileSync(aside, content);
 		renameSync(aside, target);

@@ -16,7 +16,10 @@ const server = createServer((req, res) => {
 	answer(req, res);
 });
 server.listen(Number(port), '127.0.0.1', () => process.stdout.write('ready\n'));
-process.on('SIGTERM', () => {
+const stop = () => {
 	server.closeAllConnections();
 	server.close(() => process.exit(0));
-});
+};
+process.on('SIGTERM', stop);
+// The harness holds this pipe open: a test process that dies takes the store with it.
+process.stdin.on('end', stop).resume();
