@@ -8,7 +8,7 @@ const { basename } = require('node:path');
  * Seconds each suite took in stop 42's CI (2026-12-03, on CI's 2-core machine, the three lanes side by
  * side; historyStore before its second kill round went, sftpSource before its kill case went: both
  * covered by owedSources and the first round), longest first. The queue-mode start script's suite from
- * stop 31's; s3Source's from a local run (2026-12-03, load average 9). Suites not named here run last.
+ * stop 31's; s3Source's from a local run (2026-12-03, load average falling from 16 to 1). Suites not named here run last.
  */
 const SECONDS = {
 	'historyStore.test.ts': 1040,
@@ -19,10 +19,10 @@ const SECONDS = {
 	'pollRunSettlement.test.ts': 394,
 	'durableScheduleTrigger.test.ts': 390,
 	'pollTrigger.test.ts': 362,
-	's3Source.test.ts': 268,
 	'retryPolicy.test.ts': 259,
 	'startScript.test.ts': 255,
 	'pagination.test.ts': 216,
+	's3Source.test.ts': 186,
 	'sqlSource.test.ts': 185,
 	'roundTripWait.test.ts': 173,
 	'sftpSource.test.ts': 167,
