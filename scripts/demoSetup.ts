@@ -23,7 +23,7 @@ export function exampleFiles(): string[] {
 		: [];
 }
 
-/** What the examples talk to: the demo source and, when there are, a mailbox, an SFTP and an FTP server. */
+/** What the examples talk to: the demo source and, when there are, a mailbox, an SFTP and an FTP server, and an S3 store. */
 export interface DemoSystems {
 	source: FakeSystem;
 	imap?: ImapConnection;
@@ -31,6 +31,8 @@ export interface DemoSystems {
 	sftp?: { connection: SftpConnection; root: string };
 	/** The FTP example's server (its user sees the example's `/inbox` at the root of its home). */
 	ftp?: FtpConnection;
+	/** The S3 example's store with its bucket `drop`: n8n's `s3` credential for it. */
+	s3?: Record<string, unknown>;
 }
 
 /**
@@ -39,7 +41,7 @@ export interface DemoSystems {
  */
 export async function installExamples(
 	n8n: N8nInstance,
-	{ source, imap, sftp, ftp }: DemoSystems,
+	{ source, imap, sftp, ftp, s3 }: DemoSystems,
 	setup: DemoSetup = { credentials: {}, workflows: {} },
 ): Promise<DemoSetup> {
 	if (sftp)
@@ -50,6 +52,7 @@ export async function installExamples(
 			...sftp.connection,
 		});
 	if (ftp) setup.credentials.ftp ??= await n8n.createCredential('Demo FTP', 'ftp', { ...ftp });
+	if (s3) setup.credentials.s3 ??= await n8n.createCredential('Demo S3', 's3', s3);
 	if (imap)
 		setup.credentials.durableImapApi ??= await n8n.createCredential('Demo IMAP', 'durableImapApi', {
 			...imap,

@@ -82,8 +82,8 @@ done
 if [ "$status" -eq 0 ]; then
   # Single-process 2.41 suites fill the end of the queue lane and the start of the 1.123 lane (while
   # CI still installs n8n 1.123).
-  after_queue='owedItems|retryPolicy|ftpSource'
-  after_n8n1='pollRunSettlement|sqlSource|pagination|credentials|imapTriage'
+  after_queue='owedItems|retryPolicy'
+  after_n8n1='pollRunSettlement|sqlSource|pagination|credentials|imapTriage|s3Source'
   # Not in npm test, for CI's time: `npm start -- --queue` after a crash (670 s in stop 31's CI, beside
   # the other lanes; `npm run test:queue` runs it).
   outside='startScriptQueue'

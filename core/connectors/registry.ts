@@ -9,7 +9,7 @@ import { type ConnectorOp } from './types';
 
 /** Every op the Poll Trigger and the Connector node can call. A new op is one entry here. */
 const ops = new Map<string, ConnectorOp>(
-	[httpRequestOp, ...imapOps, ...sftpOps, ...ftpOps, ...sqlOps].map((op) => [op.name, op]),
+	[httpRequestOp, ...imapOps, ...sftpOps, ...ftpOps, ...sqlOps, ...s3Ops].map((op) => [op.name, op]),
 );
 
 export function resolveOp(name: string): ConnectorOp {
@@ -22,24 +22,6 @@ export function resolveOp(name: string): ConnectorOp {
 
 export function allOps(): ConnectorOp[] {
 	return [...ops.values()];
-}
-
-/**
- * Ops built in the core whose node side (credential mapping, transport) is not built yet: the S3 ops
- * (issue 40). Kept out of `resolveOp` and `allOps`, so no node offers them before it can run them.
- */
-const coreOnlyOps = new Map<string, ConnectorOp<'s3'>>(s3Ops.map((op) => [op.name, op]));
-
-export function resolveCoreOnlyOp(name: string): ConnectorOp<'s3'> {
-	const op = coreOnlyOps.get(name);
-	if (!op) {
-		throw new ConfigError(
-			'op',
-			name,
-			`unknown op; known core-only ops are ${[...coreOnlyOps.keys()].join(', ')}`,
-		);
-	}
-	return op;
 }
 
 /**

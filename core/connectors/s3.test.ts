@@ -3,10 +3,11 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 
 import { FakeClock } from '../../test/support/fakeClock';
-import { allOps, resolveCoreOnlyOp } from './registry';
+import { fetchTransport } from '../../test/support/fetchTransport';
+import { allOps, resolveOp } from './registry';
 import { requestTarget } from './s3';
 import type { S3File } from './s3Objects';
-import type { HttpTransport, OpContext, OpMemory, S3Connection } from './types';
+import type { OpContext, OpMemory, S3Connection } from './types';
 
 /*
  * The S3 ops against an in-process fake S3 (path-style, one bucket "drop"): ListObjectsV2 pages,
@@ -160,23 +161,6 @@ const escape = (text: string) =>
 	text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/'/g, '&apos;');
 const byBytes = (a: string, b: string) => Buffer.compare(Buffer.from(a), Buffer.from(b));
 
-/** The core's HTTP transport as the nodes' is used: the URL sent as given, the body as text or bytes. */
-const fetchTransport: HttpTransport = async (request) => {
-	const response = await fetch(request.url, {
-		method: request.method,
-		headers: request.headers,
-		signal: request.signal,
-	});
-	const bytes = Buffer.from(await response.arrayBuffer());
-	return {
-		url: request.url,
-		status: response.status,
-		headers: Object.fromEntries(response.headers),
-		body: bytes.toString('utf8'),
-		bytes: request.responseType === 'bytes' ? bytes : undefined,
-	};
-};
-
 let s3: FakeS3;
 let clock: FakeClock;
 let connection: S3Connection;
@@ -200,7 +184,7 @@ function context(memory: OpMemory = {}): OpContext {
 }
 
 async function run(op: string, args: Record<string, unknown>, memory: OpMemory = {}) {
-	const result = await resolveCoreOnlyOp(op).run(args, context(memory));
+	const result = await resolveOp(op).run(args, context(memory));
 	if (result.kind !== 'data') throw new Error(`${op} answered ${result.kind}`);
 	return result;
 }
@@ -468,6 +452,14 @@ describe('requestTarget: path-style and virtual-hosted URLs', () => {
 		expect(requestTarget(minio, 'drop', undefined).path).toBe('/drop');
 	});
 
+	it('a bucket with a dot goes path-style, where its host would fail the wildcard certificate', () => {
+		expect(requestTarget(aws, 'logs.example.com', 'in/a.csv')).toEqual({
+			origin: 'https://s3.eu-west-1.amazonaws.com',
+			host: 's3.eu-west-1.amazonaws.com',
+			path: '/logs.example.com/in/a.csv',
+		});
+	});
+
 	function connectionOf(endpoint: string) {
 		return { endpoint, region: 'eu-west-1', accessKeyId: 'a', secretAccessKey: 's' };
 	}
@@ -517,14 +509,14 @@ describe('arguments: a ConfigError naming the argument and its value', () => {
 			'Invalid value [] for "«with»": "path" must be an object key',
 		],
 	])('%s %j', (op, args, message) => {
-		expect(() => resolveCoreOnlyOp(op).check(args)).toThrow(message);
+		expect(() => resolveOp(op).check(args)).toThrow(message);
 	});
 
-	it('the S3 ops are core-only: no node offers them yet', () => {
-		expect(allOps().map((op) => op.name)).not.toContain('s3.list');
-		expect(resolveCoreOnlyOp('s3.list').transport).toBe('s3');
-		expect(() => resolveCoreOnlyOp('s3.copy')).toThrow(
-			'Invalid value "s3.copy" for "«op»": unknown op; known core-only ops are s3.list, s3.download, s3.move, s3.delete',
-		);
+	it('the S3 ops are offered with the others, on the s3 transport', () => {
+		expect(
+			allOps()
+				.filter((op) => op.transport === 's3')
+				.map((op) => op.name),
+		).toEqual(['s3.list', 's3.download', 's3.move', 's3.delete']);
 	});
 });

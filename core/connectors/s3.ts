@@ -304,7 +304,9 @@ async function s3Request(context: OpContext, call: S3Call): Promise<HttpResponse
 
 /**
  * Where a request goes: path-style `endpoint/bucket/key`, or virtual-hosted `bucket.endpoint/key`.
- * `path` is decoded (the signer and the URL encode it alike).
+ * A bucket with a dot goes path-style: as a host (`a.b.s3.….com`) it fails the store's wildcard
+ * certificate (`*.s3.….com`), which covers one label. `path` is decoded (the signer and the URL
+ * encode it alike).
  */
 export function requestTarget(
 	connection: S3Connection,
@@ -321,13 +323,14 @@ export function requestTarget(
 	}
 	const base = decodeURIComponent(endpoint.pathname).replace(/\/+$/, '');
 	const objectPath = key === undefined ? '' : key;
-	const host = connection.pathStyle ? endpoint.host : `${bucket}.${endpoint.host}`;
-	const path = connection.pathStyle ? `${base}/${bucket}/${objectPath}` : `${base}/${objectPath}`;
+	const pathStyle = connection.pathStyle || bucket.includes('.');
+	const host = pathStyle ? endpoint.host : `${bucket}.${endpoint.host}`;
+	const path = pathStyle ? `${base}/${bucket}/${objectPath}` : `${base}/${objectPath}`;
 	return {
 		origin: `${endpoint.protocol}//${host}`,
 		host,
 		// Path-style ListObjectsV2 goes to `/bucket`, as n8n's S3 node and the SDKs send it.
-		path: connection.pathStyle && key === undefined ? path.slice(0, -1) : path,
+		path: pathStyle && key === undefined ? path.slice(0, -1) : path,
 	};
 }
 

@@ -74,7 +74,7 @@ export interface FtpConnection {
 
 /**
  * Where and as whom the S3 ops send their requests (AWS S3 and S3-compatible stores: MinIO, Ceph, R2, ...);
- * the node will build it from n8n's `s3` or `aws` credential (docs/design/s3-ftp.md).
+ * the node builds it from n8n's `s3` or `aws` credential (nodes/shared/s3Credential.ts).
  */
 export interface S3Connection {
 	/** `https://s3.eu-west-1.amazonaws.com`, `http://127.0.0.1:9000`: scheme, host, port. */
@@ -128,12 +128,9 @@ export type OpResult =
 	| { kind: 'not_modified' };
 
 /** The transports the nodes build (nodes/shared/opContext.ts) for the ops they offer. */
-export type NodeTransport = 'http' | 'imap' | 'sftp' | 'ftp' | 'sql';
+export type NodeTransport = 'http' | 'imap' | 'sftp' | 'ftp' | 'sql' | 's3';
 
-/**
- * `Transport`: which transport the op needs. The S3 ops' (`'s3'`) is not built by the nodes yet, so
- * they are registered apart (core/connectors/registry.ts) and offered by no node.
- */
+/** `Transport`: which transport the op needs. */
 export interface ConnectorOp<Transport extends string = NodeTransport> {
 	name: string;
 	description: string;

@@ -31,7 +31,7 @@ export class Connector implements INodeType {
 		defaultVersion: 1.1,
 		subtitle: '={{$parameter["op"]}}',
 		description:
-			'Runs a connector op (HTTP, IMAP, SQL, SFTP) of the Durable Triggers package as an action',
+			'Runs a connector op (HTTP, IMAP, SQL, SFTP, S3) of the Durable Triggers package as an action',
 		defaults: { name: 'Connector' },
 		usableAsTool: true,
 		inputs: [NodeConnectionTypes.Main],

@@ -45,7 +45,7 @@ const GENERIC_AUTH_FIELDS: Partial<Record<GenericAuthType, Record<string, string
 
 /**
  * The credential types messages name: this package's (from their descriptions) and n8n's own, whose
- * labels are n8n's (n8n-nodes-base 2.41.1: Imap, Sftp, Ftp, Postgres, MySql, the generic HTTP types).
+ * labels are n8n's (n8n-nodes-base 2.41.1: Imap, Sftp, Ftp, Postgres, MySql, S3, Aws, the generic HTTP types).
  */
 export const CREDENTIALS: Record<string, CredentialWords> = {
 	durableHttpApi: ownCredential(new DurableHttpApi()),
@@ -60,6 +60,24 @@ export const CREDENTIALS: Record<string, CredentialWords> = {
 		fields: { host: 'Host', port: 'Port', sshTunnel: 'SSH Tunnel' },
 	},
 	mySql: { displayName: 'MySQL', fields: { host: 'Host', port: 'Port', sshTunnel: 'SSH Tunnel' } },
+	s3: {
+		displayName: 'S3',
+		fields: {
+			endpoint: 'S3 Endpoint',
+			accessKeyId: 'Access Key ID',
+			secretAccessKey: 'Secret Access Key',
+		},
+	},
+	aws: {
+		displayName: 'AWS (IAM)',
+		fields: {
+			region: 'Region',
+			accessKeyId: 'Access Key ID',
+			secretAccessKey: 'Secret Access Key',
+			sessionToken: 'Session Token',
+			s3Endpoint: 'S3 Endpoint',
+		},
+	},
 	...Object.fromEntries(
 		Object.entries(GENERIC_AUTH_NAMES).map(([type, displayName]) => [
 			type,

@@ -4,6 +4,7 @@ import { type HttpHelpers, n8nHttpTransport } from './httpTransport';
 import { IMAP_CREDENTIAL, imapConnection, N8N_IMAP_CREDENTIAL } from './imapCredential';
 import { ftpConnection, N8N_FTP_CREDENTIAL } from './ftpCredential';
 import { CONNECTOR_CREDENTIALS_VERSION } from './parameters';
+import { s3Connection, s3CredentialType } from './s3Credential';
 import { N8N_SFTP_CREDENTIAL, sftpConnection } from './sftpCredential';
 import { dialectOf, SQL_CREDENTIALS, sqlSessionFactory } from './sqlSession';
 
@@ -34,6 +35,14 @@ export async function opContext(
 			const dialect = dialectOf(context.getNode().parameters.database);
 			return {
 				sql: sqlSessionFactory(dialect, await context.getCredentials(SQL_CREDENTIALS[dialect])),
+			};
+		}
+		case 's3': {
+			// Signed by the op (core/connectors/s3Signature.ts): n8n sends the request as it is.
+			const type = s3CredentialType(context.getNode().parameters.service);
+			return {
+				http: n8nHttpTransport(context, { auth: { kind: 'none' } }),
+				s3: s3Connection(type, await context.getCredentials(type)),
 			};
 		}
 	}

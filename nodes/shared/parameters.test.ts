@@ -91,4 +91,12 @@ describe('connector credential descriptions', () => {
 			hide: { database: ['postgres'] },
 		});
 	});
+
+	it("the S3 ops ask for n8n's S3 or AWS credential, by the Service chosen", () => {
+		const s3Ops = ['s3.list', 's3.download', 's3.move', 's3.delete'];
+		const s3 = connectorCredentials.find((c) => c.name === 's3');
+		const aws = connectorCredentials.find((c) => c.name === 'aws');
+		expect(s3?.displayOptions).toEqual({ show: { op: s3Ops, service: ['s3'] } });
+		expect(aws?.displayOptions).toEqual({ show: { op: s3Ops }, hide: { service: ['s3'] } });
+	});
 });

@@ -46,6 +46,7 @@ const IMAP_OPS = opsOf('imap');
 const SFTP_OPS = opsOf('sftp');
 const FTP_OPS = opsOf('ftp');
 const SQL_OPS = opsOf('sql');
+const S3_OPS = opsOf('s3');
 /** The ops that take no HTTP settings: HTTP credentials, Authentication and Base URL are hidden for them. */
 const NOT_HTTP_OPS = allOps()
 	.filter((op) => op.transport !== 'http')
@@ -128,6 +129,17 @@ export const connectorCredentials: INodeCredentialDescription[] = [
 		required: true,
 		displayOptions: { show: { op: SQL_OPS }, hide: { database: ['postgres'] } },
 	},
+	// n8n's S3 and AWS credentials, by the Service chosen; AWS's keyed with `hide`, as MySQL's.
+	{
+		name: 's3',
+		required: true,
+		displayOptions: { show: { op: S3_OPS, service: ['s3'] } },
+	},
+	{
+		name: 'aws',
+		required: true,
+		displayOptions: { show: { op: S3_OPS }, hide: { service: ['s3'] } },
+	},
 ];
 
 /**
@@ -205,6 +217,23 @@ export function connectorProperties(withDescription: string): INodeProperties[] 
 				},
 			],
 			description: "The database sql.query reads, and so which of n8n's credentials it uses",
+		},
+		{
+			displayName: 'Service',
+			name: 'service',
+			type: 'options',
+			noDataExpression: true,
+			default: 's3',
+			displayOptions: { show: { op: S3_OPS } },
+			options: [
+				{
+					name: 'S3-Compatible',
+					value: 's3',
+					description: "MinIO, Ceph, Wasabi, Cloudflare R2, Backblaze...: with n8n's S3 credential",
+				},
+				{ name: 'AWS', value: 'aws', description: "Amazon S3: with n8n's AWS credential" },
+			],
+			description: "The object store the S3 ops call, and so which of n8n's credentials they use",
 		},
 		{
 			displayName: 'Base URL',

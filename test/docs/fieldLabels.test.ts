@@ -44,6 +44,8 @@ const FIELD_TAKERS = [
 	'credentialError',
 	'requireNonEmpty',
 	'requireHeaderName',
+	'requiredField',
+	'endpointField',
 ];
 
 /**
@@ -58,6 +60,7 @@ const FORWARDING_FILES = [
 	'core/roundtrip/settings.ts',
 	'core/roundtrip/signature.ts',
 	'nodes/shared/pagination.ts',
+	'nodes/shared/s3Credential.ts',
 ];
 
 /**

@@ -6,34 +6,39 @@ import type { FakeSystem } from '../harness/fakeSystem';
 import { N8nInstance } from '../harness/n8nInstance';
 import { sharedN8n } from '../harness/shared';
 import { freePort } from '../harness/net';
+import { S3rver } from '../harness/s3rver';
 import { Sshd } from '../harness/sshd';
 import { Vsftpd } from '../harness/vsftpd';
 
-/** Every example imports cleanly, keeps its parameters through n8n, and runs against the demo source (or the demo mailbox). */
+/** Every example imports cleanly, keeps its parameters through n8n, and runs against the demo source (or the demo mailbox, sshd, s3rver). */
 describe('examples/', () => {
 	let n8n: N8nInstance;
 	let source: FakeSystem;
 	let mailbox: Dovecot;
 	let sshd: Sshd;
 	let vsftpd: Vsftpd;
+	let store: S3rver;
 	let workflows: Record<string, string>;
 
 	beforeAll(async () => {
-		[source, mailbox, sshd, vsftpd] = await Promise.all([
+		[source, mailbox, sshd, vsftpd, store] = await Promise.all([
 			startDemoSource(await freePort()),
 			startDemoMailbox(),
 			Sshd.start(),
 			Vsftpd.start(),
+			S3rver.start({ bucket: 'drop' }),
 		]);
-		// A partner's file for the SFTP example, and one for the FTP example.
+		// A partner's file for the SFTP and the FTP example, an object for the S3 example.
 		sshd.write('upload/inbox/orders.csv', 'id,name\n1,apples\n');
 		vsftpd.write('inbox/orders.csv', 'id,name\n1,apples\n');
+		await store.put('in/orders.csv', 'id,name\n1,apples\n');
 		n8n = await sharedN8n('examples');
 		({ workflows } = await installExamples(n8n, {
 			source,
 			imap: mailbox.account.connection,
 			sftp: { connection: sshd.connection(), root: sshd.path('upload') },
 			ftp: vsftpd.connection(),
+			s3: store.credential(),
 		}));
 	});
 
@@ -43,6 +48,7 @@ describe('examples/', () => {
 		await mailbox?.stop();
 		await sshd?.stop();
 		await vsftpd?.stop();
+		await store?.stop();
 	});
 
 	test.each(exampleFiles())('%s round-trips through n8n with the same parameters', async (file) => {

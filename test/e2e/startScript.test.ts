@@ -31,7 +31,7 @@ import { PACK_DIR_ENV } from '../harness/paths';
  */
 
 const CONNECTOR_DESCRIPTION =
-	'Runs a connector op (HTTP, IMAP, SQL, SFTP) of the Durable Triggers package as an action';
+	'Runs a connector op (HTTP, IMAP, SQL, SFTP, S3) of the Durable Triggers package as an action';
 const CHANGED_DESCRIPTION = 'Runs a connector op, as changed by the npm start test';
 
 describe('npm start on a fresh clone', () => {

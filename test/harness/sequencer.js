@@ -7,7 +7,8 @@ const { basename } = require('node:path');
 /**
  * Seconds each suite took in stop 43's CI (2026-12-03, on CI's 2-core machine, the three lanes side by
  * side; owedItems as the queue lane's 2.41 suite, pollRunSettlement, sqlSource, credentials and
- * imapTriage as the 1.123 lane's). The queue-mode start script's suite from stop 31's. Suites not named
+ * imapTriage as the 1.123 lane's). The queue-mode start script's suite from stop 31's; s3Source's and
+ * ftpSource's from local runs (2026-12-03, busy machine). Suites not named
  * here run last.
  */
 const SECONDS = {
@@ -22,6 +23,8 @@ const SECONDS = {
 	'retryPolicy.test.ts': 272,
 	'pagination.test.ts': 220,
 	'startScript.test.ts': 217,
+	'ftpSource.test.ts': 190,
+	's3Source.test.ts': 186,
 	'sqlSource.test.ts': 161,
 	'roundTripWait.test.ts': 158,
 	'examples.test.ts': 133,
