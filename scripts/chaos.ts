@@ -15,8 +15,9 @@
  * Again list or ran again by itself), Start Again applied once, then lost and repeated counted. Fails
  * if one crashed run is untraceable. `CHAOS_CASES=burst1000` runs it alone. Not in queue mode
  * (`npm run test:burst` kills a queue-mode main mid-burst) nor on n8n 1.x (no deduplication keys).
- * The `sql`, `sql_history` (History Store PostgreSQL) and `sftp` cases poll real servers the harness starts (PostgreSQL 15, OpenSSH's sshd:
- * root and Debian's packages, test/harness/sourceChaos.ts), over at most 1,000 remembered rows or files.
+ * The `sql`, `sql_history` (History Store PostgreSQL), `sftp`, `ftp` and `s3` cases poll real servers the harness starts
+ * (PostgreSQL 15, OpenSSH's sshd, vsftpd over explicit TLS: root and Debian's packages; @20minutes/s3rver from npm;
+ * test/harness/sourceChaos.ts), over at most 1,000 remembered rows, files or objects.
  *
  * `npm run chaos:queue` (E2E_TOPOLOGY=queue): the same against a queue-mode stack (Postgres and Redis
  * started here, a main, two workers, a webhook processor), the kills hitting the main while the

@@ -10,7 +10,7 @@ import { FakeSystem } from '../harness/fakeSystem';
 import { N8nInstance } from '../harness/n8nInstance';
 import { isN8n1 } from '../harness/paths';
 import { refusingHook } from '../harness/refusingHook';
-import { sftpSource, sqlSource } from '../harness/sourceChaos';
+import { filesSource, sqlSource } from '../harness/sourceChaos';
 import { SqlServers } from '../harness/sqlServers';
 import { Sshd } from '../harness/sshd';
 
@@ -75,7 +75,7 @@ describe('never lose one from sql.query and sftp.list (issue 36), in a real n8n'
 		},
 		{
 			name: 'sftp.list',
-			make: (n) => sftpSource(n8n, sshd, `owed${n}`),
+			make: (n) => filesSource(n8n, sshd, 'sftp', `owed${n}`),
 			identity: (item) => String(item.name),
 		},
 	];

@@ -113,9 +113,23 @@ export class S3rver extends ServerProcess {
 
 	/** PutObject through the store's API (signed), as an uploader would: a new object or a rewrite. */
 	async put(key: string, body: string | Buffer): Promise<void> {
+		await this.objectRequest('PUT', key, 200, body);
+	}
+
+	/** DeleteObject through the store's API (signed), as a partner taking a file back would. */
+	async delete(key: string): Promise<void> {
+		await this.objectRequest('DELETE', key, 204);
+	}
+
+	private async objectRequest(
+		method: 'PUT' | 'DELETE',
+		key: string,
+		expected: number,
+		body: string | Buffer = '',
+	): Promise<void> {
 		const path = `/${this.bucket}/${key}`;
 		const headers = signS3Request({
-			method: 'PUT',
+			method,
 			host: `127.0.0.1:${this.port}`,
 			path,
 			payloadSha256: createHash('sha256').update(body).digest('hex'),
@@ -124,12 +138,12 @@ export class S3rver extends ServerProcess {
 			now: Date.now(),
 		});
 		const response = await fetch(`${this.endpoint}${uriEncode(path, true)}`, {
-			method: 'PUT',
+			method,
 			headers,
-			body,
+			...(method === 'PUT' && { body }),
 		});
-		if (response.status !== 200)
-			throw new Error(`s3rver PUT ${key}: HTTP ${response.status} ${await response.text()}`);
+		if (response.status !== expected)
+			throw new Error(`s3rver ${method} ${key}: HTTP ${response.status} ${await response.text()}`);
 	}
 
 	/** A signed GET of the bucket's listing, as a plain client would send it. */

@@ -3,7 +3,10 @@ import { utimesSync } from 'node:fs';
 import { type ChaosCase, unorderedCase } from './chaos';
 import type { N8nInstance } from './n8nInstance';
 import { SqlServers } from './sqlServers';
+import { S3rver } from './s3rver';
 import { Sshd } from './sshd';
+import type { UserFilesServer } from './userFilesServer';
+import { Vsftpd } from './vsftpd';
 
 type Item = Record<string, unknown>;
 
@@ -14,7 +17,9 @@ const SQL_QUERY =
 /**
  * The chaos cases whose source is a real server (`npm run chaos`, not CI): `sql`, a PostgreSQL 15
  * table polled with sql.query (`sql_history`: the same, its history kept in a table of that
- * PostgreSQL, History Store), and `sftp`, an OpenSSH sshd folder polled with sftp.list. Each is an
+ * PostgreSQL, History Store), `sftp`, an OpenSSH sshd folder polled with sftp.list, `ftp`, a
+ * vsftpd folder polled with ftp.list over explicit TLS, and `s3`, a prefix of an s3rver bucket
+ * polled with s3.list. Each is an
  * unordered `unique` case (test/harness/chaos.ts): its list is held as rows or files, a burst is
  * inserted or written, and while n8n is down some rows or files are deleted. Each row or file is
  * named by its id, which the trigger's ID reads, so the harness names a crashed run by its key as for
@@ -78,7 +83,25 @@ export async function sourceChaosCases(
 				...unorderedCase('sftp', { dedupe: 'unique' }, history, burst),
 				// sftp.list's items are files: the file's name is the item's id.
 				identity: (item) => String(item.name ?? item.id),
-				source: await sftpSource(n8n, sshd),
+				source: await filesSource(n8n, sshd, 'sftp'),
+			});
+		}
+		if (wanted('ftp')) {
+			const vsftpd = await Vsftpd.start();
+			stops.push(() => vsftpd.stop());
+			cases.push({
+				...unorderedCase('ftp', { dedupe: 'unique' }, history, burst),
+				identity: (item) => String(item.name ?? item.id),
+				source: await filesSource(n8n, vsftpd, 'ftp'),
+			});
+		}
+		if (wanted('s3')) {
+			const store = await S3rver.start({ bucket: 'chaos' });
+			stops.push(() => store.stop());
+			cases.push({
+				...unorderedCase('s3', { dedupe: 'unique' }, history, burst),
+				identity: (item) => String(item.name ?? item.id),
+				source: await objectsSource(n8n, store),
 			});
 		}
 	} catch (error) {
@@ -198,56 +221,111 @@ export async function sqlSource(
 }
 
 /**
- * A `folder` of its own of the sshd polled with sftp.list: what `hold` lists, it holds as files, named
- * by their id (the trigger's ID reads the name). The history's files (round 0) and every other file
- * of a burst are an hour old; the others new.
+ * Each file protocol's op, its credential type and its With: sshd's folders by their path on disk;
+ * vsftpd's by their path in the user's home (its root for the session), over explicit TLS.
  */
-export async function sftpSource(
+const FILE_PROTOCOLS = {
+	sftp: { folder: (server: UserFilesServer, folder: string) => server.path(folder), with: {} },
+	ftp: {
+		folder: (_server: UserFilesServer, folder: string) => `/${folder}`,
+		with: { tls: 'explicit', allowSelfSigned: true },
+	},
+};
+
+/**
+ * A `folder` of its own of the sshd (sftp.list) or vsftpd (ftp.list): what `hold` lists, it holds as
+ * files, named by their id (the trigger's ID reads the name). The history's files (round 0) and every
+ * other file of a burst are an hour old; the others new.
+ */
+export async function filesSource(
 	n8n: N8nInstance,
-	sshd: Sshd,
+	server: Sshd | Vsftpd,
+	protocol: keyof typeof FILE_PROTOCOLS,
 	folder = 'chaos',
 ): Promise<NonNullable<ChaosCase['source']>> {
-	sshd.mkdir(folder);
-	const name = `${folder} sftp`;
-	const id = await n8n.createCredential(name, 'sftp', sshd.credential());
+	server.mkdir(folder);
+	const name = `${folder} ${protocol}`;
+	const id = await n8n.createCredential(name, protocol, server.credential());
 	const held = new Set<string>();
 	return {
 		parameters: {
-			op: 'sftp.list',
+			op: `${protocol}.list`,
 			// History files are an hour old: finished at once, so the first poll remembers them. Of a
 			// burst, every other file is as old (it starts at the first poll that lists it); the others
 			// are new: each counts as finished at the poll after the one that first listed it unchanged
 			// (unchangedForSec: the 5 s interval; the op's memory, kept through the kills in the
 			// trigger's state).
 			with: JSON.stringify({
-				folder: sshd.path(folder),
+				...FILE_PROTOCOLS[protocol].with,
+				folder: FILE_PROTOCOLS[protocol].folder(server, folder),
 				finishedAfterSec: 600,
 				unchangedForSec: 5,
 			}),
 			items: 'files',
 			id: 'name',
 		},
-		credentials: { sftp: { id, name } },
+		credentials: { [protocol]: { id, name } },
 		reportId: '$json.name',
 		async hold(list: Item[], round: number) {
 			const names = new Set(list.map((item) => String(item.id)));
 			for (const file of names) {
 				if (held.has(file)) continue;
-				sshd.write(`${folder}/${file}`, `${file}\n`);
+				server.write(`${folder}/${file}`, `${file}\n`);
 				if (round === 0 || Number(file.split('-').at(-1)) % 2 === 0) {
 					const anHourAgo = new Date(Date.now() - 3_600_000);
-					utimesSync(sshd.path(`${folder}/${file}`), anHourAgo, anHourAgo);
+					utimesSync(server.path(`${folder}/${file}`), anHourAgo, anHourAgo);
 				}
 				held.add(file);
 			}
 			for (const file of [...held].filter((file) => !names.has(file))) {
-				sshd.remove(`${folder}/${file}`);
+				server.remove(`${folder}/${file}`);
 				held.delete(file);
 			}
 		},
 		// Each poll logs in once; nothing else logs in to this server.
 		async polls() {
-			return sshd.logins();
+			return server.logins();
+		},
+	};
+}
+
+/**
+ * The prefix `chaos/` of an s3rver bucket polled with s3.list (n8n's `s3` credential, path-style):
+ * what `hold` lists, it holds as objects put and deleted through the store's API, named by their id
+ * (the trigger's ID reads the name). An object is listed once its upload has completed, so there is
+ * no finished-upload rule to meet.
+ */
+export async function objectsSource(
+	n8n: N8nInstance,
+	store: S3rver,
+): Promise<NonNullable<ChaosCase['source']>> {
+	const name = `${store.bucket} s3`;
+	const id = await n8n.createCredential(name, 's3', store.credential());
+	const held = new Set<string>();
+	return {
+		parameters: {
+			op: 's3.list',
+			with: JSON.stringify({ bucket: store.bucket, prefix: 'chaos/' }),
+			items: 'files',
+			id: 'name',
+		},
+		credentials: { s3: { id, name } },
+		reportId: '$json.name',
+		async hold(list: Item[]) {
+			const names = new Set(list.map((item) => String(item.id)));
+			for (const object of names) {
+				if (held.has(object)) continue;
+				await store.put(`chaos/${object}`, `${object}\n`);
+				held.add(object);
+			}
+			for (const object of [...held].filter((object) => !names.has(object))) {
+				await store.delete(`chaos/${object}`);
+				held.delete(object);
+			}
+		},
+		// Each poll lists the prefix (one request per 1,000 objects); nothing else lists this bucket.
+		async polls() {
+			return store.listings().length;
 		},
 	};
 }
