@@ -78,7 +78,7 @@ async function main(): Promise<void> {
 	const settings = [
 		...(long
 			? [
-					`${KILLS} SIGKILLs per case, poll bursts of ${BURST} new items over ${HISTORY.toLocaleString('en')} remembered keys (sql, sftp: ${SOURCE_HISTORY.toLocaleString('en')})`,
+					`${KILLS} SIGKILLs per case, poll bursts of ${BURST} new items over ${HISTORY.toLocaleString('en')} remembered keys (sql, sftp, ftp, s3: ${SOURCE_HISTORY.toLocaleString('en')})`,
 				]
 			: []),
 		...(burst
