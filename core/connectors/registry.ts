@@ -9,7 +9,10 @@ import { type ConnectorOp } from './types';
 
 /** Every op the Poll Trigger and the Connector node can call. A new op is one entry here. */
 const ops = new Map<string, ConnectorOp>(
-	[httpRequestOp, ...imapOps, ...sftpOps, ...ftpOps, ...sqlOps, ...s3Ops].map((op) => [op.name, op]),
+	[httpRequestOp, ...imapOps, ...sftpOps, ...ftpOps, ...sqlOps, ...s3Ops].map((op) => [
+		op.name,
+		op,
+	]),
 );
 
 export function resolveOp(name: string): ConnectorOp {
