@@ -26,7 +26,6 @@
  * Figures and ratios against the n8n-only way measured in the same run; no thresholds.
  *   npx tsx bench/sqlPoll.bench.ts
  */
-import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 
@@ -35,11 +34,11 @@ import type { SqlSessionFactory } from '../core/connectors/sql';
 import { sqlSessionFactory } from '../nodes/shared/sqlSession';
 import { node, workflow } from '../test/e2e/workflowBuilder';
 import { ensureN8nInstalled, packAndPrepareNodesFolder } from '../test/harness/install';
-import { type Execution, N8nInstance } from '../test/harness/n8nInstance';
-import { waitFor } from '../test/harness/net';
+import { N8nInstance } from '../test/harness/n8nInstance';
 import { n8nVersion } from '../test/harness/paths';
 import { type Exec, SqlServers } from '../test/harness/sqlServers';
-import { peakRss, percentile } from './stats';
+import { printTable, runDurationMs, runScheduledOnce, type ScheduledRun } from './n8nOnly';
+import { percentile } from './stats';
 
 const ROWS = Number(process.env.BENCH_SQL_ROWS ?? 1_000_000);
 const NEW_ROWS = 1_000;
@@ -332,43 +331,10 @@ async function runN8nOnly(n8n: N8nInstance, servers: SqlServers, exec: Exec) {
 			db.close();
 		}
 	};
-	/** Publishes, lets the Schedule Trigger start one run, unpublishes, and waits for that run's end. */
-	const runOnce = async (workflowId: string) => {
-		const pid = n8n.pid as number;
-		// The peak from here on (VmHWM reset).
-		writeFileSync(`/proc/${pid}/clear_refs`, '5');
-		await n8n.publish(workflowId);
-		// n8n's execution list leaves out running ones unless asked for them.
-		const first = await waitFor(
-			'the Schedule Trigger to start a run',
-			async () =>
-				(await n8n.executions(workflowId, { status: 'running' }))[0] ??
-				(await n8n.executions(workflowId, { status: 'new' }))[0] ??
-				(await n8n.executionSummaries(workflowId))[0],
-			{ timeoutMs: 120_000, intervalMs: 100 },
-		);
-		await n8n.unpublish(workflowId);
-		let peak = peakRss(pid) ?? 0;
-		const ended = await waitFor(
-			'the run to end',
-			async () => {
-				peak = Math.max(peak, peakRss(pid) ?? 0);
-				const [execution] = (await n8n.executionSummaries(workflowId)).filter(
-					(e) => e.id === first.id,
-				);
-				return execution && !['running', 'new'].includes(execution.status) ? execution : undefined;
-			},
-			{ timeoutMs: RUN_TIMEOUT_MS, intervalMs: 1_000 },
-		);
-		const all = await n8n.executionSummaries(workflowId);
-		if (all.length !== 1) throw new Error(`expected one run, found ${all.length}`);
-		return { execution: ended, peakRssBytes: peak };
-	};
-	const durationMs = (execution: Execution) =>
-		Date.parse(execution.stoppedAt ?? '') - Date.parse(execution.startedAt);
+	const runOnce = (workflowId: string) => runScheduledOnce(n8n, workflowId, RUN_TIMEOUT_MS);
 	const mb = (bytes: number) => `${(bytes / 1e6).toFixed(0)} MB`;
-	const describe = (run: Awaited<ReturnType<typeof runOnce>>, extra: string) =>
-		`${run.execution.status} in ${(durationMs(run.execution) / 1000).toFixed(1)} s, n8n peak RSS ${mb(run.peakRssBytes)}${extra}`;
+	const describe = (run: ScheduledRun, extra: string) =>
+		`${run.execution.status} in ${(runDurationMs(run.execution) / 1000).toFixed(1)} s, n8n peak RSS ${mb(run.peakRssBytes)}${extra}`;
 
 	const seedRun = await runOnce(id);
 	const afterSeed = remembered(id);
@@ -383,15 +349,7 @@ async function runN8nOnly(n8n: N8nInstance, servers: SqlServers, exec: Exec) {
 		run,
 		`, kept ${(afterRun.entries - afterSeed.entries).toLocaleString('en')} (new ids remembered), ${mb(afterRun.bytes)} remembered`,
 	);
-	return { seed, measured, durationMs: durationMs(run.execution) };
-}
-
-function printTable(rows: string[][]): void {
-	const widths = rows[0].map((_, column) => Math.max(...rows.map((row) => row[column].length)));
-	for (const row of rows)
-		process.stdout.write(
-			`${row.map((cell, column) => (column === 0 ? cell.padEnd(widths[column]) : cell.padStart(widths[column]))).join('  ')}\n`,
-		);
+	return { seed, measured, durationMs: runDurationMs(run.execution) };
 }
 
 void main().catch((error: unknown) => {
