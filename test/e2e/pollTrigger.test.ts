@@ -423,6 +423,7 @@ describe('Poll Trigger in a real n8n', () => {
 			expect(await n8n.executions(id)).toHaveLength(1);
 			await n8n.unpublish(id);
 		},
+		600_000,
 	);
 
 	test('a failing API backs off, records a failed execution, and recovers', async () => {

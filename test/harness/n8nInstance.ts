@@ -952,12 +952,17 @@ export class N8nInstance {
 		});
 	}
 
-	/** Waits until the workflow has executions satisfying `done`, polling n8n's API. */
+	/**
+	 * Waits until the workflow has executions satisfying `done`, polling n8n's API. The default bound
+	 * is n8n's, not the run's: after a SIGKILL a busy n8n (CI's 2 cores, three lanes) took 2 minutes
+	 * to re-activate a workflow and poll (stop 44's local .ci/run: pollTrigger's "First Poll Starts
+	 * nothing" run came 1 s after a 90 s wait gave up).
+	 */
 	async waitForExecutions(
 		workflowId: string,
 		done: (executions: Execution[]) => boolean,
 		description: string,
-		timeoutMs = 90_000,
+		timeoutMs = 300_000,
 	): Promise<Execution[]> {
 		// The executions with their data are read again only when the list without data (cheap for n8n)
 		// differs from what that read showed, and at most every 2 s: a read with data has n8n load and
