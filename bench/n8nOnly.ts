@@ -1,9 +1,19 @@
 /** Running an n8n-only workflow (Schedule Trigger first) once in a real n8n, for the benches beside it. */
 import { writeFileSync } from 'node:fs';
 
+import { node } from '../test/e2e/workflowBuilder';
 import { type Execution, N8nInstance } from '../test/harness/n8nInstance';
 import { waitFor } from '../test/harness/net';
 import { peakRss } from './stats';
+
+/** The first node of a workflow runScheduledOnce runs: n8n's Schedule Trigger, every 10 s. */
+export const scheduleTriggerNode = () =>
+	node(
+		'Schedule Trigger',
+		'n8n-nodes-base.scheduleTrigger',
+		{ rule: { interval: [{ field: 'seconds', secondsInterval: 10 }] } },
+		{ typeVersion: 1.2 },
+	);
 
 export interface ScheduledRun {
 	execution: Execution;

@@ -35,7 +35,13 @@ import { N8nInstance, nodeOutput } from '../test/harness/n8nInstance';
 import { n8nVersion } from '../test/harness/paths';
 import { S3rver } from '../test/harness/s3rver';
 import { fetchTransport } from '../test/support/fetchTransport';
-import { printTable, runDurationMs, runScheduledOnce, type ScheduledRun } from './n8nOnly';
+import {
+	printTable,
+	runDurationMs,
+	runScheduledOnce,
+	scheduleTriggerNode,
+	type ScheduledRun,
+} from './n8nOnly';
 import { percentile } from './stats';
 
 const PREFIX = 'big/';
@@ -177,12 +183,7 @@ async function runN8nOnly(n8n: N8nInstance, store: S3rver): Promise<N8nOnly> {
 		workflow(
 			'n8n-only',
 			[
-				node(
-					'Schedule Trigger',
-					'n8n-nodes-base.scheduleTrigger',
-					{ rule: { interval: [{ field: 'seconds', secondsInterval: 10 }] } },
-					{ typeVersion: 1.2 },
-				),
+				scheduleTriggerNode(),
 				node(
 					'S3',
 					'n8n-nodes-base.s3',

@@ -37,7 +37,13 @@ import { ensureN8nInstalled, packAndPrepareNodesFolder } from '../test/harness/i
 import { N8nInstance } from '../test/harness/n8nInstance';
 import { n8nVersion } from '../test/harness/paths';
 import { type Exec, SqlServers } from '../test/harness/sqlServers';
-import { printTable, runDurationMs, runScheduledOnce, type ScheduledRun } from './n8nOnly';
+import {
+	printTable,
+	runDurationMs,
+	runScheduledOnce,
+	scheduleTriggerNode,
+	type ScheduledRun,
+} from './n8nOnly';
 import { percentile } from './stats';
 
 const ROWS = Number(process.env.BENCH_SQL_ROWS ?? 1_000_000);
@@ -284,12 +290,7 @@ async function runN8nOnly(n8n: N8nInstance, servers: SqlServers, exec: Exec) {
 		workflow(
 			'n8n-only',
 			[
-				node(
-					'Schedule Trigger',
-					'n8n-nodes-base.scheduleTrigger',
-					{ rule: { interval: [{ field: 'seconds', secondsInterval: 10 }] } },
-					{ typeVersion: 1.2 },
-				),
+				scheduleTriggerNode(),
 				node(
 					'Postgres',
 					'n8n-nodes-base.postgres',
