@@ -2,6 +2,7 @@ import type { Clock } from '../clock';
 import { ConfigError, fieldRef } from '../configError';
 import { fillPlaceholders, placeholdersIn } from '../connectors/args';
 import { httpExchange } from '../connectors/http';
+import { ConnectorError } from '../connectors/types';
 import type { PagedResult, Pagination } from '../connectors/pagination';
 import type { OpContext, OpMemory } from '../connectors/types';
 import { type DedupeStore, itemHash, type Verdict } from './dedupe';
@@ -147,6 +148,13 @@ export class PagedSource {
 		| undefined;
 	/** Counts owe() calls: one during a poll is not paid by that poll. */
 	private owedCalls = 0;
+	/** The poll being fetched read from the first page, its request to go on from having expired. */
+	private fellBack: string | undefined;
+	/**
+	 * The last poll committed read to the end of the list (or of what a poll reads: Max Pages with
+	 * nothing to go on from), so that it ends a pass over the source (owed.ts).
+	 */
+	private endedList = false;
 
 	constructor(
 		private readonly settings: PagingSettings,
@@ -199,20 +207,97 @@ export class PagedSource {
 		delete this.state.askFrom;
 	}
 
-	/** The pages of one poll, with the cursor filled into With. Changes nothing until commit(). */
+	/** Whether the next poll reads the list from its first page (not going on from a poll Max Pages cut short). */
+	get readsFromHead(): boolean {
+		return this.state?.resumeFrom === undefined;
+	}
+
+	/**
+	 * The pages of one poll, with the cursor filled into With. Changes nothing until commit(). A
+	 * request to go on from that the source no longer answers (a 4xx other than 429: an expired
+	 * link or token) is dropped: the poll reads from the first page instead, past known ground until
+	 * it lists the last item the cut poll listed, and `fellBack` says so (once: commit drops it).
+	 */
 	async fetch(request: PageRequestContext): Promise<PagedResult> {
 		const startedAt = this.clock.now();
 		const fresh = this.store.isFresh;
-		const { settings, store, expressions, clock } = this;
-		const values = cursorValues(store, this.state, settings.firstCursor);
+		const { store, expressions } = this;
 		const owed = this.state?.owed ? store.owedHashes() : undefined;
 		const owedCalls = this.owedCalls;
 		const resumeFrom = this.state?.resumeFrom;
+		this.fellBack = undefined;
+		let result: PagedResult;
+		let resumed = resumeFrom !== undefined;
+		try {
+			result = await this.pages(request, startedAt, owed, resumeFrom && { resumeFrom });
+		} catch (error) {
+			const status = error instanceof ConnectorError ? error.details.status : undefined;
+			if (!resumeFrom || status === undefined || status < 400 || status >= 500 || status === 429)
+				throw error;
+			resumed = false;
+			result = await this.pages(request, startedAt, owed, { searchFor: resumeFrom.after });
+			this.fellBack = `The request for the page after the last poll's (${String(resumeFrom.request.url)}) was answered HTTP ${status}: the source no longer knows it (an expired link or token). This poll read from the first page instead, past known ground until it listed the last item that poll had listed`;
+		}
+		const last = result.kind === 'pages' && result.stop === 'page_limit' && result.items.at(-1);
+		this.pending = {
+			startedAt,
+			fresh,
+			result,
+			askedSince: askedSince(this.state),
+			owedCalls,
+			resumed,
+			...(last !== undefined &&
+				last !== false && {
+					lastItem: unitsToHex(
+						itemHash(
+							(await expressions.keyList([last], { withVersion: store.needsVersion }))[0].key,
+						),
+					),
+				}),
+		};
+		return result;
+	}
+
+	/**
+	 * One poll's pages: from the first page, or going on from `resumeFrom`, or from the first page
+	 * past known ground until a page lists the item `searchFor` (hash, hex), judging what follows it.
+	 * While items are owed, no page is known ground before every owed item was listed (`owed`).
+	 */
+	private async pages(
+		request: PageRequestContext,
+		startedAt: number,
+		owed: Set<string> | undefined,
+		from?: { resumeFrom: NonNullable<SavedPagingState['resumeFrom']> } | { searchFor: string },
+	): Promise<PagedResult> {
+		const { settings, store, expressions, clock } = this;
+		const values = cursorValues(store, this.state, settings.firstCursor);
+		const resumeFrom = from && 'resumeFrom' in from ? from.resumeFrom : undefined;
 		const first = resumeFrom?.request ?? fillPlaceholders(this.args, values);
 		const knownGround = async (items: unknown[]) =>
 			await reachesKnownGround(store, expressions, items, startedAt, owed);
+		// Listed on the page: owed items are taken out, whichever of its items are judged.
+		const judged = async (page: unknown[], judgedItems: unknown[]) => {
+			if (owed && judgedItems !== page)
+				await reachesKnownGround(store, expressions, page, startedAt, owed);
+			return await knownGround(judgedItems);
+		};
+		// Searching for where an expired continuation stopped: known ground only after its last item.
+		let searchFor = from && 'searchFor' in from ? from.searchFor : undefined;
 		let firstPage = true;
-		const result = await settings.pagination.fetch(
+		const judge = async (items: unknown[]) => {
+			if (resumeFrom && firstPage) {
+				firstPage = false;
+				const page = await resumedPage(store, expressions, items, resumeFrom.after, startedAt);
+				if (page !== 'known') return await judged(items, page);
+				// Its first item is known: the rest of the list is history, unless items are owed.
+				return owed === undefined || owed.size === 0 || (await knownGround(items));
+			}
+			if (searchFor === undefined) return await knownGround(items);
+			const at = await indexOfItem(store, expressions, items, searchFor);
+			if (at >= 0) searchFor = undefined;
+			return await judged(items, at >= 0 ? items.slice(at + 1) : []);
+		};
+		return await settings.pagination.fetch(
 			first,
 			{
 				request: (args, first, endStatuses) =>
@@ -228,44 +313,25 @@ export class PagedSource {
 					),
 				selectItems: (body) => expressions.selectItems(body),
 				knownGround:
-					settings.listOrder === 'newestFirst' && settings.stopAtKnownGround
-						? async (items) => {
-								if (!resumeFrom || !firstPage) return await knownGround(items);
-								firstPage = false;
-								const page = await resumedPage(
-									store,
-									expressions,
-									items,
-									resumeFrom.after,
-									startedAt,
-								);
-								return page === 'known' || (await knownGround(page));
-							}
-						: undefined,
+					settings.listOrder === 'newestFirst' && settings.stopAtKnownGround ? judge : undefined,
 				clock,
 				signal: request.signal,
 				cursor: values.cursor,
 			},
 			resumeFrom?.pages,
 		);
-		const last = result.kind === 'pages' && result.stop === 'page_limit' && result.items.at(-1);
-		this.pending = {
-			startedAt,
-			fresh,
-			result,
-			askedSince: askedSince(this.state),
-			owedCalls,
-			resumed: resumeFrom !== undefined,
-			...(last !== undefined &&
-				last !== false && {
-					lastItem: unitsToHex(
-						itemHash(
-							(await expressions.keyList([last], { withVersion: store.needsVersion }))[0].key,
-						),
-					),
-				}),
-		};
-		return result;
+	}
+
+	/** After commit(): whether that poll read to the end of the list (see `endedList`). */
+	get endedListing(): boolean {
+		return this.endedList;
+	}
+
+	/** After fetch(): why that poll read from the first page though it was to go on (said once), if so. */
+	takeFallBack(): string | undefined {
+		const said = this.fellBack;
+		this.fellBack = undefined;
+		return said;
 	}
 
 	/**
@@ -326,6 +392,15 @@ export class PagedSource {
 			resumed ? (this.state?.lastPollStartedAt ?? startedAt) : startedAt,
 		);
 		const stillOwed = this.state?.owed && (cutShort || resumed || owedCalls !== this.owedCalls);
+		// Nothing to go on from: an oldest-first poll with $cursor goes on from the cursor.
+		this.endedList =
+			!cutShort ||
+			(resumeFrom === undefined &&
+				!(
+					this.settings.listOrder === 'oldestFirst' &&
+					this.store.kind === 'greatest' &&
+					placeholdersIn(this.args).has('cursor')
+				));
 		const askFrom =
 			runsUnsettled || stillOwed ? Math.min(this.state?.askFrom ?? asked, asked) : undefined;
 		this.state = {
@@ -362,6 +437,17 @@ export async function resumedPage(
 	)
 		return 'known';
 	return items;
+}
+
+/** Where on a page the item whose key hash (hex) is `hash` is; -1: not there. */
+async function indexOfItem(
+	store: DedupeStore,
+	expressions: PollExpressions,
+	items: unknown[],
+	hash: string,
+): Promise<number> {
+	const keyed = await expressions.keyList(items, { withVersion: store.needsVersion });
+	return keyed.findIndex(({ key }) => unitsToHex(itemHash(key)) === hash);
 }
 
 /**
