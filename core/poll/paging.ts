@@ -228,6 +228,7 @@ export class PagedSource {
 		this.fellBack = undefined;
 		let result: PagedResult;
 		let resumed = resumeFrom !== undefined;
+		let search: { searchFor: string; found: boolean } | undefined;
 		try {
 			result = await this.pages(request, startedAt, owed, resumeFrom && { resumeFrom });
 		} catch (error) {
@@ -235,10 +236,23 @@ export class PagedSource {
 			if (!resumeFrom || status === undefined || status < 400 || status >= 500 || status === 429)
 				throw error;
 			resumed = false;
-			result = await this.pages(request, startedAt, owed, { searchFor: resumeFrom.after });
+			search = { searchFor: resumeFrom.after, found: false };
+			result = await this.pages(request, startedAt, owed, search);
 			this.fellBack = `The request for the page after the last poll's (${String(resumeFrom.request.url)}) was answered HTTP ${status}: the source no longer knows it (an expired link or token). This poll read from the first page instead, past known ground until it listed the last item that poll had listed`;
 		}
 		const last = result.kind === 'pages' && result.stop === 'page_limit' && result.items.at(-1);
+		// Cut short before it found where the expired continuation stopped: the next poll goes on
+		// searching for that item, so that what lies after it is not taken for history.
+		const lastItem =
+			search && !search.found
+				? search.searchFor
+				: last !== undefined && last !== false
+					? unitsToHex(
+							itemHash(
+								(await expressions.keyList([last], { withVersion: store.needsVersion }))[0].key,
+							),
+						)
+					: undefined;
 		this.pending = {
 			startedAt,
 			fresh,
@@ -246,14 +260,7 @@ export class PagedSource {
 			askedSince: askedSince(this.state),
 			owedCalls,
 			resumed,
-			...(last !== undefined &&
-				last !== false && {
-					lastItem: unitsToHex(
-						itemHash(
-							(await expressions.keyList([last], { withVersion: store.needsVersion }))[0].key,
-						),
-					),
-				}),
+			...(lastItem !== undefined && { lastItem }),
 		};
 		return result;
 	}
@@ -267,7 +274,9 @@ export class PagedSource {
 		request: PageRequestContext,
 		startedAt: number,
 		owed: Set<string> | undefined,
-		from?: { resumeFrom: NonNullable<SavedPagingState['resumeFrom']> } | { searchFor: string },
+		from?:
+			| { resumeFrom: NonNullable<SavedPagingState['resumeFrom']> }
+			| { searchFor: string; found: boolean },
 	): Promise<PagedResult> {
 		const { settings, store, expressions, clock } = this;
 		const values = cursorValues(store, this.state, settings.firstCursor);
@@ -282,7 +291,7 @@ export class PagedSource {
 			return await knownGround(judgedItems);
 		};
 		// Searching for where an expired continuation stopped: known ground only after its last item.
-		let searchFor = from && 'searchFor' in from ? from.searchFor : undefined;
+		const search = from && 'searchFor' in from ? from : undefined;
 		let firstPage = true;
 		const judge = async (items: unknown[]) => {
 			if (resumeFrom && firstPage) {
@@ -292,9 +301,9 @@ export class PagedSource {
 				// Its first item is known: the rest of the list is history, unless items are owed.
 				return owed === undefined || owed.size === 0 || (await knownGround(items));
 			}
-			if (searchFor === undefined) return await knownGround(items);
-			const at = await indexOfItem(store, expressions, items, searchFor);
-			if (at >= 0) searchFor = undefined;
+			if (!search || search.found) return await knownGround(items);
+			const at = await indexOfItem(store, expressions, items, search.searchFor);
+			search.found = at >= 0;
 			return await judged(items, at >= 0 ? items.slice(at + 1) : []);
 		};
 		return await settings.pagination.fetch(
