@@ -142,6 +142,8 @@ export class PagedSource {
 				owedCalls: number;
 				/** It went on from where the poll before stopped (resumeFrom), not from the first page. */
 				resumed: boolean;
+				/** It paged past known ground for the items owed (owedHashes) until each was listed. */
+				pagedForOwed: boolean;
 				/** Max Pages cut it short: the hash (hex) of the last item listed. */
 				lastItem?: string;
 		  }
@@ -260,6 +262,7 @@ export class PagedSource {
 			askedSince: askedSince(this.state),
 			owedCalls,
 			resumed,
+			pagedForOwed: owed !== undefined,
 			...(lastItem !== undefined && { lastItem }),
 		};
 		return result;
@@ -359,6 +362,7 @@ export class PagedSource {
 			askedSince: asked,
 			owedCalls,
 			resumed,
+			pagedForOwed,
 			lastItem,
 		} = this.pending;
 		this.pending = undefined;
@@ -401,9 +405,10 @@ export class PagedSource {
 			resumed ? (this.state?.lastPollStartedAt ?? startedAt) : startedAt,
 		);
 		const stillOwed = this.state?.owed && (cutShort || resumed || owedCalls !== this.owedCalls);
-		// Nothing to go on from: an oldest-first poll with $cursor goes on from the cursor.
+		// Nothing to go on from: an oldest-first poll with $cursor goes on from the cursor. Known
+		// ground ends the list only for a poll that paged on for the items owed.
 		this.endedList =
-			!cutShort ||
+			(!cutShort && (result.kind !== 'pages' || result.stop !== 'known_ground' || pagedForOwed)) ||
 			(resumeFrom === undefined &&
 				!(
 					this.settings.listOrder === 'oldestFirst' &&
