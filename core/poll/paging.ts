@@ -2,9 +2,8 @@ import type { Clock } from '../clock';
 import { ConfigError, fieldRef } from '../configError';
 import { fillPlaceholders, placeholdersIn } from '../connectors/args';
 import { httpExchange } from '../connectors/http';
-import { ConnectorError } from '../connectors/types';
 import type { PagedResult, Pagination } from '../connectors/pagination';
-import type { OpContext, OpMemory } from '../connectors/types';
+import { ConnectorError, type OpContext, type OpMemory } from '../connectors/types';
 import { type DedupeStore, itemHash, type Verdict } from './dedupe';
 import { hash64 } from './hash';
 import { unitsToHex } from './records';
@@ -239,7 +238,8 @@ export class PagedSource {
 				throw error;
 			resumed = false;
 			search = { searchFor: resumeFrom.after, found: false };
-			result = await this.pages(request, startedAt, owed, search);
+			// No validators: a 304 would end the poll without the pages below the cut.
+			result = await this.pages({ ...request, memory: {} }, startedAt, owed, search);
 			this.fellBack = `The request for the page after the last poll's (${String(resumeFrom.request.url)}) was answered HTTP ${status}: the source no longer knows it (an expired link or token). This poll read from the first page instead, past known ground until it listed the last item that poll had listed`;
 		}
 		const last = result.kind === 'pages' && result.stop === 'page_limit' && result.items.at(-1);
@@ -407,14 +407,14 @@ export class PagedSource {
 		const stillOwed = this.state?.owed && (cutShort || resumed || owedCalls !== this.owedCalls);
 		// Nothing to go on from: an oldest-first poll with $cursor goes on from the cursor. Known
 		// ground ends the list only for a poll that paged on for the items owed.
-		this.endedList =
-			(!cutShort && (result.kind !== 'pages' || result.stop !== 'known_ground' || pagedForOwed)) ||
-			(resumeFrom === undefined &&
+		this.endedList = cutShort
+			? resumeFrom === undefined &&
 				!(
 					this.settings.listOrder === 'oldestFirst' &&
 					this.store.kind === 'greatest' &&
 					placeholdersIn(this.args).has('cursor')
-				));
+				)
+			: result.kind !== 'pages' || result.stop !== 'known_ground' || pagedForOwed;
 		const askFrom =
 			runsUnsettled || stillOwed ? Math.min(this.state?.askFrom ?? asked, asked) : undefined;
 		this.state = {
