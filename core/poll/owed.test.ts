@@ -11,6 +11,8 @@ import {
 import type { FirstPollPolicy } from './dedupe';
 import { PollExpressions } from './expressions';
 import type { ListOrder } from './paging';
+import { loadDedupeStore } from './kinds';
+import { answerIsWholeList, OwedItems } from './owed';
 import { ARMED_RUNS_MAX } from './runStage';
 
 /**
@@ -468,5 +470,42 @@ describe('items owed deeper than Max Pages, or no longer listed (issue 44, findi
 		const before = t.tickets.pagesAsked.length;
 		await t.drain(2);
 		expect(t.tickets.pagesAsked.slice(before)).toEqual([1, 1]);
+	});
+});
+
+describe('a pass over the source (owed.ts)', () => {
+	const storeOwing = (keys: number[]) => {
+		const { store } = loadDedupeStore({ dedupe: { kind: 'unique' } });
+		store.startAgain(keys);
+		return store;
+	};
+
+	it('gives up what a whole pass did not list, once; an item owed during the pass waits for the next pass', () => {
+		const store = storeOwing([1, 2]);
+		const owed = new OwedItems(undefined);
+		owed.owe([1, 2]);
+		const first = owed.begin(store, true);
+		owed.owe([3]); // owed mid-pass: the pass starts again
+		store.startAgain([3]);
+		expect(owed.end(first, store)).toEqual([]);
+		const second = owed.begin(store, true);
+		expect(owed.end(second, store).map(({ name }) => name)).toEqual([1, 2, 3]);
+		expect(store.owedHashes().size).toBe(0);
+		expect(owed.end(owed.begin(store, true), store)).toEqual([]);
+	});
+
+	it('a pass begins only at a poll that reads from the head', () => {
+		const store = storeOwing([1]);
+		const owed = new OwedItems(undefined);
+		owed.owe([1]);
+		expect(owed.begin(store, false)).toBeUndefined();
+		expect(owed.end(owed.begin(store, true), store).map(({ name }) => name)).toEqual([1]);
+	});
+
+	it('an answer that says more remains, or files still uploading, is not a whole list', () => {
+		expect(answerIsWholeList({ rows: [], truncated: true })).toBe(false);
+		expect(answerIsWholeList({ files: [], uploading: [{ name: 'a' }] })).toBe(false);
+		expect(answerIsWholeList({ rows: [], truncated: false })).toBe(true);
+		expect(answerIsWholeList([{ id: 1 }])).toBe(true);
 	});
 });
