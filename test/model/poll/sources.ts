@@ -1,0 +1,270 @@
+import type { Clock } from '../../../core/clock';
+import { Pagination } from '../../../core/connectors/pagination';
+import { resolveOp } from '../../../core/connectors/registry';
+import type { SqlSession } from '../../../core/connectors/sqlTransport';
+import type { HttpRequest, HttpResponse } from '../../../core/connectors/types';
+import type { PollSource, SourceContext } from '../../../core/poll/activation';
+import type { DedupeConfig } from '../../../core/poll/dedupe';
+
+/**
+ * The model sources: one catalogue of items (`id`, version `v`, `t` when last written), told
+ * through each style's transport exactly as that style answers what it is asked. Each answer
+ * records the item versions it listed (`listed`), which the properties hold the trigger to.
+ */
+
+export interface SourceItem {
+	id: string;
+	v: number;
+	/** When the item was last written (ms, the fake clock): the order of the time-ordered styles. */
+	t: number;
+	/** Its place in a listing that has no time order (re-lists everything). */
+	rank: number;
+}
+
+/** The items, as the schedule changes them. */
+export class Catalogue {
+	readonly items = new Map<string, SourceItem>();
+	/** Every item version any answer listed to the trigger, and at which poll. */
+	readonly listed = new Map<string, number>();
+	/** Ids ever written, so a new item never reuses one (a dropped item's id can come back by `readd`). */
+	private next = 0;
+	private rank = 0;
+	/** Items dropped, for a later re-add under the same key. */
+	readonly dropped: SourceItem[] = [];
+
+	constructor(private readonly clock: Clock) {}
+
+	add(): string {
+		const id = idName(this.next++);
+		this.items.set(id, { id, v: 1, t: this.clock.now(), rank: this.rank++ });
+		return id;
+	}
+
+	change(index: number): string | undefined {
+		const item = this.pick(index);
+		if (!item) return undefined;
+		item.v++;
+		item.t = this.clock.now();
+		return item.id;
+	}
+
+	drop(index: number): string | undefined {
+		const item = this.pick(index);
+		if (!item) return undefined;
+		this.items.delete(item.id);
+		this.dropped.push(item);
+		return item.id;
+	}
+
+	/** A dropped item comes back, as a new version written now. */
+	readd(index: number): string | undefined {
+		if (this.dropped.length === 0) return undefined;
+		const [item] = this.dropped.splice(index % this.dropped.length, 1);
+		item.v++;
+		item.t = this.clock.now();
+		this.items.set(item.id, item);
+		return item.id;
+	}
+
+	/** Moves an item to the front of the listing order without writing it (re-lists everything). */
+	reorder(index: number): string | undefined {
+		const item = this.pick(index);
+		if (!item) return undefined;
+		item.rank = -this.rank++;
+		return item.id;
+	}
+
+	/** The item at `index` (mod the count), in id order. */
+	pick(index: number): SourceItem | undefined {
+		const all = [...this.items.values()];
+		return all.length === 0 ? undefined : all[index % all.length];
+	}
+
+	/** Records what an answer listed. */
+	list(items: readonly SourceItem[], poll: number): void {
+		for (const { id, v } of items)
+			if (!this.listed.has(versionKey(id, v))) this.listed.set(versionKey(id, v), poll);
+	}
+
+	/** Items by time written, oldest first (ties by id). */
+	byTime(): SourceItem[] {
+		return [...this.items.values()].sort((a, b) => a.t - b.t || compareIds(a.id, b.id));
+	}
+}
+
+export function versionKey(id: string, v: number): string {
+	return `${id}@${v}`;
+}
+
+/** Ids sort as text the way they were made: a, b, …, z, ba, bb, … */
+function idName(n: number): string {
+	let name = '';
+	do {
+		name = String.fromCharCode(97 + (n % 26)) + name;
+		n = Math.floor(n / 26);
+	} while (n > 0);
+	return name.length > 1 ? `${'z'.repeat(name.length - 1)}${name}` : name;
+}
+
+function compareIds(a: string, b: string): number {
+	return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** One style: the trigger's source settings and the transport that answers it. */
+export interface ModelSource {
+	source: PollSource;
+	context: SourceContext;
+	/** The item expressions' sources (items path, id, version). */
+	expressions: { items?: string; id: string; version?: string };
+	/** What this style says for the story, and the dedupe it polls with. */
+	dedupe: DedupeConfig;
+}
+
+/** The settings a schedule picks for its style. */
+export interface StyleSettings {
+	pageSize: number;
+	maxPages: number;
+	/** Next-page requests the source stops accepting after this long (ms); 0: never. */
+	tokenTtlMs: number;
+}
+
+/** A JSON answer. */
+function json(url: string, body: unknown, headers: Record<string, string> = {}): HttpResponse {
+	return {
+		status: 200,
+		url,
+		headers: { 'content-type': 'application/json', ...headers },
+		body: JSON.stringify(body),
+	};
+}
+
+function asItem({ id, v }: SourceItem) {
+	return { id, v };
+}
+
+function queryOf(request: HttpRequest): Record<string, string> {
+	const url = new URL(request.url);
+	return { ...Object.fromEntries(url.searchParams), ...request.query };
+}
+
+const httpRequest = resolveOp('http.request');
+
+/** Re-lists everything, in its own order, on every request (one page). */
+export function relistSource(catalogue: Catalogue, poll: () => number): ModelSource {
+	return {
+		source: { op: httpRequest, args: { url: 'http://source.test/items' }, timeoutMs: 1_000 },
+		context: {
+			http: async (request) => {
+				const items = [...catalogue.items.values()].sort((a, b) => a.rank - b.rank);
+				catalogue.list(items, poll());
+				return json(request.url, { items: items.map(asItem) });
+			},
+		},
+		expressions: { items: 'items', id: 'id' },
+		dedupe: { kind: 'unique' },
+	};
+}
+
+/**
+ * Newest first (by `t`), pages of `pageSize` behind a Link header, Stop at Known Ground and Max
+ * Pages. With `tokenTtlMs`, each next link carries a token the source refuses (410) once it is
+ * older than that: a next-page request that expires.
+ */
+export function linkPagesSource(
+	catalogue: Catalogue,
+	poll: () => number,
+	clock: Clock,
+	settings: StyleSettings,
+): ModelSource {
+	const base = 'http://source.test/items';
+	return {
+		source: {
+			op: httpRequest,
+			args: { url: base },
+			timeoutMs: 1_000,
+			paging: {
+				pagination: new Pagination({ mode: 'linkHeader', maxPages: settings.maxPages }),
+				listOrder: 'newestFirst',
+				stopAtKnownGround: true,
+				firstCursor: '0',
+			},
+		},
+		context: {
+			http: async (request) => {
+				const query = queryOf(request);
+				const page = Number(query.page ?? 1);
+				if (settings.tokenTtlMs > 0 && query.issued !== undefined)
+					if (clock.now() - Number(query.issued) > settings.tokenTtlMs)
+						return {
+							status: 410,
+							url: request.url,
+							headers: { 'content-type': 'application/json' },
+							body: JSON.stringify({ error: 'this page link has expired' }),
+						};
+				const all = catalogue.byTime().reverse();
+				const items = all.slice((page - 1) * settings.pageSize, page * settings.pageSize);
+				catalogue.list(items, poll());
+				const more = page * settings.pageSize < all.length;
+				const next = `${base}?page=${page + 1}${settings.tokenTtlMs > 0 ? `&issued=${clock.now()}` : ''}`;
+				return json(
+					request.url,
+					{ items: items.map(asItem) },
+					more ? { link: `<${next}>; rel="next"` } : {},
+				);
+			},
+		},
+		expressions: { items: 'items', id: 'id' },
+		dedupe: { kind: 'unique' },
+	};
+}
+
+const sqlQuery = resolveOp('sql.query');
+
+/**
+ * An SQL table read by keyset (`sql.query`: rows after the read position by (updated, id), a page
+ * LIMIT, at most `maxRows` a poll), no lag. The session answers the query as PostgreSQL would.
+ */
+export function sqlKeysetSource(
+	catalogue: Catalogue,
+	poll: () => number,
+	clock: Clock,
+	settings: StyleSettings,
+): ModelSource {
+	const session: SqlSession = {
+		dialect: 'postgres',
+		now: async () => {
+			const utc = new Date(clock.now()).toISOString();
+			return { utc, local: utc, zone: 'UTC' };
+		},
+		query: async (_sql, [cursor, key, limit]) => {
+			const after = Date.parse(String(cursor));
+			const rows = catalogue
+				.byTime()
+				.filter(({ t, id }) => t > after || (t === after && id > String(key)))
+				.slice(0, Number(limit));
+			catalogue.list(rows, poll());
+			return rows.map((row) => ({ ...asItem(row), updated: new Date(row.t).toISOString() }));
+		},
+		close: async () => undefined,
+	};
+	return {
+		source: {
+			op: sqlQuery,
+			args: {
+				query:
+					'SELECT id, v, updated FROM items WHERE (updated, id) > ($1, $2) ORDER BY updated, id LIMIT $3',
+				params: ['cursor', 'key', 'limit'],
+				cursor: 'updated',
+				key: 'id',
+				from: ['1970-01-01T00:00:00.000Z', '0'],
+				lagSeconds: 0,
+				pageSize: settings.pageSize,
+				maxRows: settings.pageSize * settings.maxPages,
+			},
+			timeoutMs: 1_000,
+		},
+		context: { sql: async () => session },
+		expressions: { items: 'rows', id: 'id' },
+		dedupe: { kind: 'unique' },
+	};
+}
