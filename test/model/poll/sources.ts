@@ -17,6 +17,8 @@ export interface SourceItem {
 	v: number;
 	/** When the item was last written (ms, the fake clock): the order of the time-ordered styles. */
 	t: number;
+	/** When the item was created, or added back (ms): the order of a newest-first list. */
+	created: number;
 	/** Its place in a listing that has no time order (re-lists everything). */
 	rank: number;
 }
@@ -36,7 +38,13 @@ export class Catalogue {
 
 	add(): string {
 		const id = idName(this.next++);
-		this.items.set(id, { id, v: 1, t: this.clock.now(), rank: this.rank++ });
+		this.items.set(id, {
+			id,
+			v: 1,
+			t: this.clock.now(),
+			created: this.clock.now(),
+			rank: this.rank++,
+		});
 		return id;
 	}
 
@@ -62,6 +70,7 @@ export class Catalogue {
 		const [item] = this.dropped.splice(index % this.dropped.length, 1);
 		item.v++;
 		item.t = this.clock.now();
+		item.created = item.t;
 		this.items.set(item.id, item);
 		return item.id;
 	}
@@ -89,6 +98,11 @@ export class Catalogue {
 	/** Items by time written, oldest first (ties by id). */
 	byTime(): SourceItem[] {
 		return [...this.items.values()].sort((a, b) => a.t - b.t || compareIds(a.id, b.id));
+	}
+
+	/** Items newest first by creation (ties by id, descending). */
+	newestFirst(): SourceItem[] {
+		return [...this.items.values()].sort((a, b) => b.created - a.created || compareIds(b.id, a.id));
 	}
 }
 
@@ -166,8 +180,8 @@ export function relistSource(catalogue: Catalogue, poll: () => number): ModelSou
 }
 
 /**
- * Newest first (by `t`), pages of `pageSize` behind a Link header, Stop at Known Ground and Max
- * Pages. With `tokenTtlMs`, each next link carries a token the source refuses (410) once it is
+ * Newest first (by creation), pages of `pageSize` behind a Link header whose next link names the last
+ * item listed (so a page does not shift as items arrive), Stop at Known Ground and Max Pages. With `tokenTtlMs`, each next link carries a token the source refuses (410) once it is
  * older than that: a next-page request that expires.
  */
 export function linkPagesSource(
@@ -201,11 +215,22 @@ export function linkPagesSource(
 							headers: { 'content-type': 'application/json' },
 							body: JSON.stringify({ error: 'this page link has expired' }),
 						};
-				const all = catalogue.byTime().reverse();
-				const items = all.slice((page - 1) * settings.pageSize, page * settings.pageSize);
+				// The next link names the place in the list (the last item listed), as a Link header does.
+				const all = catalogue.newestFirst();
+				const after = query.after?.split('_');
+				const from =
+					after === undefined
+						? 0
+						: all.findIndex(
+								({ created, id }) =>
+									created < Number(after[0]) || (created === Number(after[0]) && id < after[1]),
+							);
+				const rest = from < 0 ? [] : all.slice(from);
+				const items = rest.slice(0, settings.pageSize);
 				catalogue.list(items, poll());
-				const more = page * settings.pageSize < all.length;
-				const next = `${base}?page=${page + 1}${settings.tokenTtlMs > 0 ? `&issued=${clock.now()}` : ''}`;
+				const last = items.at(-1);
+				const more = last !== undefined && rest.length > items.length;
+				const next = `${base}?page=${page + 1}&after=${last?.created}_${last?.id}${settings.tokenTtlMs > 0 ? `&issued=${clock.now()}` : ''}`;
 				return json(
 					request.url,
 					{ items: items.map(asItem) },

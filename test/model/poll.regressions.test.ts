@@ -1,0 +1,141 @@
+import { failuresOf, storyOf } from './poll';
+import type { Schedule } from './poll/simulation';
+
+/**
+ * Issue 44's findings, each as the minimal schedule the model simulation shrank it to on main
+ * d3b0141 (test/model/poll, properties.ts). They fail until the findings are fixed (on the branches
+ * pagingfix: 1, 2, 4; readpos: 3, 5); run this file after merging them. A failure prints the story.
+ */
+const cases: Array<[string, Schedule]> = [
+	[
+		'finding 1: Start Again of an item deeper than Max Pages + 1 pages (newest first, Link header, Max Pages 1) starts it, or a report names it',
+		{
+			setup: {
+				style: 'linkPages',
+				pageSize: 1,
+				maxPages: 1,
+				tokenTtlMs: 0,
+				maxRemembered: 0,
+				firstPoll: 'none',
+				initialItems: 2,
+				queueMode: false,
+			},
+			steps: [
+				{ do: 'add', n: 1 },
+				{ do: 'startAgain', i: 0 },
+			],
+		},
+	],
+	[
+		'finding 1: an item owed after a re-publish, deeper than Max Pages + 1 pages, starts (the resumed poll does not stop at known ground while items are owed)',
+		{
+			setup: {
+				style: 'linkPages',
+				pageSize: 1,
+				maxPages: 2,
+				tokenTtlMs: 0,
+				maxRemembered: 0,
+				firstPoll: 'all',
+				initialItems: 4,
+				queueMode: false,
+			},
+			steps: [{ do: 'poll' }, { do: 'create', n: 3 }, { do: 'republish' }],
+		},
+	],
+	[
+		'finding 2: once every owed item is started or no longer listed, a poll from the head reads one page again',
+		{
+			setup: {
+				style: 'linkPages',
+				pageSize: 1,
+				maxPages: 2,
+				tokenTtlMs: 0,
+				maxRemembered: 0,
+				firstPoll: 'all',
+				initialItems: 5,
+				queueMode: false,
+			},
+			steps: [
+				{ do: 'add', n: 1 },
+				{ do: 'create', n: 2 },
+				{ do: 'finish', status: 'success' },
+				{ do: 'finish', status: 'success' },
+				{ do: 'poll' },
+				{ do: 'add', n: 2 },
+				{ do: 'crashAfterSave' },
+				{ do: 'poll' },
+			],
+		},
+	],
+	[
+		'finding 3: sql.query with Remember at Most: a crash with runs held does not reset the read position to `from` (a row started once does not start again)',
+		{
+			setup: {
+				style: 'sqlKeyset',
+				pageSize: 1,
+				maxPages: 1,
+				tokenTtlMs: 0,
+				maxRemembered: 2,
+				firstPoll: 'all',
+				initialItems: 2,
+				queueMode: false,
+			},
+			steps: [{ do: 'create', n: 1 }, { do: 'poll' }, { do: 'crashAfterSave' }, { do: 'prune' }],
+		},
+	],
+	[
+		'finding 4: a saved next-page request the source has since expired does not fail every poll',
+		{
+			setup: {
+				style: 'linkPages',
+				pageSize: 1,
+				maxPages: 1,
+				tokenTtlMs: 30000,
+				maxRemembered: 0,
+				firstPoll: 'all',
+				initialItems: 0,
+				queueMode: false,
+			},
+			steps: [{ do: 'add', n: 2 }],
+		},
+	],
+	[
+		"finding 5 (sql.query's maxRows, the mechanism of s3.list's maxObjects): First Poll Starts Nothing starts nothing the source held at the first poll, however many polls the first listing takes",
+		{
+			setup: {
+				style: 'sqlKeyset',
+				pageSize: 1,
+				maxPages: 1,
+				tokenTtlMs: 0,
+				maxRemembered: 0,
+				firstPoll: 'none',
+				initialItems: 2,
+				queueMode: false,
+			},
+			steps: [],
+		},
+	],
+	[
+		'new: Start Again, then n8n killed between saving static data and creating the run: the item starts, or a report names it',
+		{
+			setup: {
+				style: 'relist',
+				pageSize: 1,
+				maxPages: 1,
+				tokenTtlMs: 0,
+				maxRemembered: 0,
+				firstPoll: 'none',
+				initialItems: 1,
+				queueMode: false,
+			},
+			steps: [{ do: 'startAgain', i: 0 }, { do: 'poll' }, { do: 'crashAfterSave' }],
+		},
+	],
+];
+
+describe("issue 44's findings, as the model simulation found them on main", () => {
+	it.each(cases)('%s', async (_name, schedule) => {
+		const failures = await failuresOf(schedule);
+		if (failures.length > 0) throw new Error(await storyOf(schedule));
+	});
+});
