@@ -82,14 +82,26 @@ export class ModelN8n {
 	outlet(): RunOutlet<PollTriggerState, PollRun> {
 		return {
 			write: (state) => (this.live = state),
-			emit: async (runs) => void this.queue.push(...runs),
-			emitTaken: async (take) => void this.queue.push(...take()),
+			emit: async (runs) => this.handOver(runs),
+			emitTaken: async (take) => this.handOver(take()),
 			inFlight: (key) => this.running.some((run) => run.key === key),
 			writeNow: () => this.persist(),
 			storeNow: () => this.persist(),
 			info: () => undefined,
 			warn: () => undefined,
 		};
+	}
+
+	/**
+	 * The emitter takes runs in order; one emitted by an earlier activation in this process that n8n
+	 * has not settled is not emitted again but settled with that run (emitRuns.ts `inFlight`).
+	 */
+	private handOver(runs: ReadonlyArray<RunToEmit<PollRun>>): void {
+		for (const entry of runs) {
+			const pending = this.running.find((run) => run.key === entry.key);
+			if (pending) pending.listeners.push({ activation: this.activation!, run: entry.run });
+			else this.queue.push(entry);
+		}
 	}
 
 	/** n8n saves the static data. */
@@ -121,12 +133,6 @@ export class ModelN8n {
 		if (entry.key === undefined) {
 			this.events.said(`n8n creates an unkeyed run of ${names}`);
 			this.events.started(undefined, items);
-			return true;
-		}
-		const pending = this.running.find((run) => run.key === entry.key);
-		if (pending) {
-			// Emitted by an earlier activation in this process: settled with that run, not emitted again.
-			pending.listeners.push({ activation: this.activation!, run: entry.run });
 			return true;
 		}
 		if (this.executions.has(entry.key)) {

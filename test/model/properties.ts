@@ -12,9 +12,11 @@ import type { PollSetup } from './poll/simulation';
  * 3. Never repeated, per the kind's meaning (`unique`: a key starts once): more starts than 1 (0
  *    for what First Poll Starts Nothing found) plus its Start Agains are a failure, except the
  *    declared repeats, each counted: Remember at Most forgot a key the source dropped and brought
- *    back, and n8n had pruned its execution ("Remember at Most (Keys) set, and a key it forgot");
- *    runs still going at an unpublish, pruned before the next activation ("runs still going at
- *    unpublish, then pruned"); queue mode's run n8n reported not created that a worker ran.
+ *    back (new again; under `unique` n8n refuses its first run's key while it keeps that execution:
+ *    "Remember at Most (Keys) set, and a key it forgot");
+ *    a run still going at an unpublish or a kill, started again under its own key because n8n
+ *    pruned its execution before the next activation's emit of that key ("runs still going at
+ *    unpublish, then pruned": n8n refuses a key only while it keeps the execution); queue mode's run n8n reported not created that a worker ran.
  * 4. First Poll Starts Nothing: nothing the source held at the first poll starts (but by Start
  *    Again, or a declared repeat).
  * 5. State stays within its bounds (simulation.ts checkBounds: the history cap, the outbox).
@@ -39,7 +41,7 @@ export interface PollTrace {
 	readded: Set<string>;
 	/** Items one of whose runs' executions n8n pruned. */
 	prunedAfterStart: Set<string>;
-	/** Keys of runs still going at an unpublish. */
+	/** Keys of runs still going at an unpublish or a kill, or whose settlement was not stored then. */
 	unpublishedRunning: Set<string>;
 	/** Items of runs n8n reported not created that a worker ran (queue mode). */
 	rejectedButRan: Set<string>;
@@ -88,14 +90,14 @@ export function checkPollTrace(trace: PollTrace): Verdict {
 		if (starts <= allowed) continue;
 		const repeats = starts - allowed;
 		const keys = trace.starts.filter((start) => start.id === id).map(({ key }) => key);
-		if (setup.maxRemembered > 0 && trace.readded.has(id) && trace.prunedAfterStart.has(id))
+		if (setup.maxRemembered > 0 && trace.readded.has(id))
 			declared['Remember at Most forgot a dropped key, brought back'] =
 				(declared['Remember at Most forgot a dropped key, brought back'] ?? 0) + repeats;
 		else if (
 			trace.prunedAfterStart.has(id) &&
-			keys.some((key) => trace.unpublishedRunning.has(key))
+			keys.some((key, n) => trace.unpublishedRunning.has(key) && keys.indexOf(key) < n)
 		)
-			count('running at an unpublish, pruned before the next activation');
+			count('cut by a kill or unpublish, pruned before n8n refused its key again');
 		else if (trace.rejectedButRan.has(id) && repeats === 1)
 			count('queue mode: reported not created, run by a worker');
 		else if (baselineIds.has(id))
