@@ -54,9 +54,12 @@ export interface ModelEvents {
 	said(line: string): void;
 }
 
-/** The item of a run as the model source gave it: `{ id, v }`. */
+/** The items of a run as the model source gave them: `{ id, v }` (an S3 object: its `key`). */
 export function itemsOf(run: PollRun): StartedItem[] {
-	return (run.items ?? []).map((item) => ({ id: String(item.id), v: Number(item.v ?? 0) }));
+	return (run.items ?? []).map((item) => ({
+		id: String(item.id ?? item.key),
+		v: Number(item.v ?? 0),
+	}));
 }
 
 export class ModelN8n {

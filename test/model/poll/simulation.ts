@@ -10,13 +10,14 @@ import {
 	linkPagesSource,
 	type ModelSource,
 	relistSource,
+	s3AfterLastKeySource,
 	sqlKeysetSource,
 	type StyleSettings,
 	versionKey,
 } from './sources';
 
 /** The styles of source the simulation polls (sources.ts). */
-export const STYLES = ['relist', 'linkPages', 'sqlKeyset'] as const;
+export const STYLES = ['relist', 'linkPages', 'sqlKeyset', 's3AfterLastKey'] as const;
 export type Style = (typeof STYLES)[number];
 
 /** What one schedule is polled with. */
@@ -100,7 +101,9 @@ export async function simulate(schedule: Schedule): Promise<PollTrace> {
 			? relistSource(catalogue, poll)
 			: setup.style === 'linkPages'
 				? linkPagesSource(catalogue, poll, clock, settings)
-				: sqlKeysetSource(catalogue, poll, clock, settings);
+				: setup.style === 'sqlKeyset'
+					? sqlKeysetSource(catalogue, poll, clock, settings)
+					: s3AfterLastKeySource(catalogue, poll, clock, settings);
 	let requests = 0;
 	const tellListing = (what: string) => tell(`  poll ${pollNumber} ${what}`);
 	const context = wrapContext(model, () => requests++, tellListing);
@@ -194,6 +197,8 @@ export async function simulate(schedule: Schedule): Promise<PollTrace> {
 			case 'reorder':
 			case 'drop':
 			case 'readd': {
+				// afterLastKey never lists a key it has passed: nothing comes back under an old key.
+				if (step.do === 'readd' && setup.style === 's3AfterLastKey') return;
 				const id = catalogue[step.do](step.i);
 				if (id === undefined) return;
 				if (step.do === 'drop') trace.dropped.add(id);
@@ -302,11 +307,19 @@ function wrapContext(
 ): ModelSource['context'] {
 	const { http, sql } = model.context;
 	return {
+		...model.context,
 		...(http && {
 			http: async (request) => {
 				counted();
 				const response = await http(request);
-				const page = new URL(request.url).searchParams.get('page');
+				const params = new URL(request.url).searchParams;
+				const page = params.get('page');
+				const after = params.get('continuation-token') ?? params.get('start-after');
+				if (params.has('list-type')) {
+					const keys = [...response.body.matchAll(/<Key>([^<]*)<\/Key>/g)].map(([, key]) => key);
+					tell(`lists after "${after ?? ''}": ${keys.join(',') || 'nothing'}`);
+					return response;
+				}
 				tell(
 					`asks ${page ? `page ${page}` : 'the list'}: ${response.status === 200 ? `lists ${listedIds(response.body)}` : `answers ${response.status}`}`,
 				);

@@ -293,3 +293,65 @@ export function sqlKeysetSource(
 		dedupe: { kind: 'unique' },
 	};
 }
+
+const s3List = resolveOp('s3.list');
+
+/**
+ * An S3 bucket listed with `s3.list`'s `afterLastKey` (ListObjectsV2 from the last key listed, at
+ * most `maxObjects` a poll; no lag). Object keys are the item ids, which sort in the order items
+ * are written, as timestamped keys do; an answer holds at most `pageSize` keys. A key the listing
+ * has passed is not listed again (afterLastKey's meaning), so the schedule adds nothing back here.
+ */
+export function s3AfterLastKeySource(
+	catalogue: Catalogue,
+	poll: () => number,
+	clock: Clock,
+	settings: StyleSettings,
+): ModelSource {
+	return {
+		source: {
+			op: s3List,
+			args: {
+				bucket: 'drop',
+				afterLastKey: true,
+				lagSeconds: 0,
+				maxObjects: settings.pageSize * settings.maxPages,
+			},
+			timeoutMs: 1_000,
+		},
+		context: {
+			s3: {
+				endpoint: 'http://s3.test',
+				region: 'us-east-1',
+				accessKeyId: 'model',
+				secretAccessKey: 'model',
+				pathStyle: true,
+			},
+			clock,
+			http: async (request) => {
+				const query = queryOf(request);
+				const after = query['continuation-token'] ?? query['start-after'] ?? '';
+				const all = [...catalogue.items.values()]
+					.filter(({ id }) => id > after)
+					.sort((a, b) => compareIds(a.id, b.id));
+				const items = all.slice(0, Math.min(Number(query['max-keys']), settings.pageSize));
+				catalogue.list(items, poll());
+				const truncated = all.length > items.length;
+				const contents = items
+					.map(
+						({ id, v, t }) =>
+							`<Contents><Key>${id}</Key><LastModified>${new Date(t).toISOString()}</LastModified><Size>1</Size><ETag>"${v}"</ETag></Contents>`,
+					)
+					.join('');
+				return {
+					status: 200,
+					url: request.url,
+					headers: { 'content-type': 'application/xml', date: new Date(clock.now()).toUTCString() },
+					body: `<ListBucketResult><IsTruncated>${truncated}</IsTruncated>${truncated ? `<NextContinuationToken>${items.at(-1)!.id}</NextContinuationToken>` : ''}${contents}</ListBucketResult>`,
+				};
+			},
+		},
+		expressions: { items: 'files', id: 'key' },
+		dedupe: { kind: 'unique' },
+	};
+}
