@@ -4,8 +4,9 @@ import type { Schedule } from './poll/simulation';
 /**
  * Issue 44's findings, each as the minimal schedule the model simulation shrank it to on main
  * d3b0141 (test/model/poll, properties.ts). They fail until the findings are fixed (on the branches
- * pagingfix: 1, 2, 4; readpos: 3, 5); run this file after merging them. The two marked
- * "new" were found by the simulation beyond the issue's list (no branch fixes them yet). A failure prints the story.
+ * pagingfix: 1, 2, 4; readpos: 3, 5); run this file after merging them. The two marked "new" were
+ * found by the simulation beyond the issue's list (no branch fixes them yet). A failure prints the
+ * schedule's story.
  */
 const cases: Array<[string, Schedule]> = [
 	[
@@ -69,7 +70,7 @@ const cases: Array<[string, Schedule]> = [
 		},
 	],
 	[
-		'finding 3: sql.query with Remember at Most: a crash with runs held does not reset the read position to `from` (a row started once does not start again)',
+		'finding 3: sql.query with Remember at Most: a crash with runs held does not reset the read position to `from`; a row the cap forgot does not start again',
 		{
 			setup: {
 				style: 'sqlKeyset',
@@ -78,10 +79,40 @@ const cases: Array<[string, Schedule]> = [
 				tokenTtlMs: 0,
 				maxRemembered: 2,
 				firstPoll: 'all',
-				initialItems: 2,
+				initialItems: 3,
 				queueMode: false,
 			},
-			steps: [{ do: 'create', n: 1 }, { do: 'poll' }, { do: 'crashAfterSave' }, { do: 'prune' }],
+			steps: [
+				{ do: 'poll' },
+				{ do: 'create', n: 1 },
+				{ do: 'finish', status: 'success' },
+				{ do: 'prune' },
+				{ do: 'poll' },
+				{ do: 'crashAfterSave' },
+			],
+		},
+	],
+	[
+		'finding 3: s3.list afterLastKey with Remember at Most: a crash with runs held does not reset the listing to Start After; an object the cap forgot does not start again',
+		{
+			setup: {
+				style: 's3AfterLastKey',
+				pageSize: 1,
+				maxPages: 1,
+				tokenTtlMs: 0,
+				maxRemembered: 2,
+				firstPoll: 'all',
+				initialItems: 3,
+				queueMode: false,
+			},
+			steps: [
+				{ do: 'poll' },
+				{ do: 'create', n: 1 },
+				{ do: 'finish', status: 'success' },
+				{ do: 'prune' },
+				{ do: 'poll' },
+				{ do: 'crashAfterSave' },
+			],
 		},
 	],
 	[
