@@ -4,7 +4,7 @@ import type { Schedule } from './poll/simulation';
 /**
  * Issue 44's findings, each as the minimal schedule the model simulation shrank it to on main
  * d3b0141 (test/model/poll, properties.ts). They fail until the findings are fixed (on the branches
- * pagingfix: 1, 2, 4; readpos: 3, 5); run this file after merging them. The two marked "new" were
+ * pagingfix: 1, 2, 4; readpos: 3, 5); run this file after merging them. The three marked "new" were
  * found by the simulation beyond the issue's list (no branch fixes them yet). A failure prints the
  * schedule's story.
  */
@@ -45,7 +45,7 @@ const cases: Array<[string, Schedule]> = [
 		},
 	],
 	[
-		'finding 2: once every owed item is started or no longer listed, a poll from the head reads one page again',
+		'finding 1: a run n8n did not create, on a page deeper than Max Pages + 1, does not make polls read pages 1, 2, 3, 1, 2, 3 for ever',
 		{
 			setup: {
 				style: 'linkPages',
@@ -54,18 +54,32 @@ const cases: Array<[string, Schedule]> = [
 				tokenTtlMs: 0,
 				maxRemembered: 0,
 				firstPoll: 'all',
-				initialItems: 5,
+				initialItems: 2,
+				queueMode: false,
+			},
+			steps: [{ do: 'add', n: 2 }, { do: 'create', n: 1 }, { do: 'poll' }, { do: 'refuse' }],
+		},
+	],
+	[
+		'finding 2: an owed item the source no longer lists (Start Again, dropped, a kill) is given up: a poll from the head reads one page again',
+		{
+			setup: {
+				style: 'linkPages',
+				pageSize: 1,
+				maxPages: 2,
+				tokenTtlMs: 0,
+				maxRemembered: 0,
+				firstPoll: 'all',
+				initialItems: 4,
 				queueMode: false,
 			},
 			steps: [
+				{ do: 'startAgain', i: 0 },
 				{ do: 'add', n: 1 },
-				{ do: 'create', n: 2 },
-				{ do: 'finish', status: 'success' },
-				{ do: 'finish', status: 'success' },
 				{ do: 'poll' },
-				{ do: 'add', n: 2 },
+				{ do: 'drop', i: 0 },
+				{ do: 'poll' },
 				{ do: 'crashAfterSave' },
-				{ do: 'poll' },
 			],
 		},
 	],
@@ -177,6 +191,26 @@ const cases: Array<[string, Schedule]> = [
 				queueMode: false,
 			},
 			steps: [{ do: 'startAgain', i: 0 }],
+		},
+	],
+	[
+		'new: Remember at Most below the length of a newest-first list does not make every poll page the whole list and emit every item again',
+		{
+			setup: {
+				style: 'linkPages',
+				pageSize: 1,
+				maxPages: 2,
+				tokenTtlMs: 0,
+				maxRemembered: 8,
+				firstPoll: 'all',
+				initialItems: 3,
+				queueMode: false,
+			},
+			steps: [
+				{ do: 'add', n: 2 },
+				{ do: 'add', n: 3 },
+				{ do: 'add', n: 2 },
+			],
 		},
 	],
 	[
