@@ -2,7 +2,7 @@ import { PollActivation } from '../../../core/poll/activation';
 import type { FirstPollPolicy } from '../../../core/poll/dedupe';
 import { PollExpressions } from '../../../core/poll/expressions';
 import { ARMED_RUNS_MAX } from '../../../core/poll/runStage';
-import { ModelClock } from '../clock';
+import { ModelClock, settle } from '../clock';
 import { ModelN8n } from '../n8n';
 import type { PollTrace } from '../properties';
 import {
@@ -151,6 +151,9 @@ export async function simulate(schedule: Schedule): Promise<PollTrace> {
 		);
 		// n8n saves static data at the end of an activation.
 		n8n.persist();
+		// The activation's first poll (not awaited by start() on a known store) ends before the next
+		// step: the model's transports answer in promises alone.
+		await settle();
 	};
 	/** First Poll Starts Nothing: what the source holds when the first poll of a fresh store runs. */
 	const markBaseline = () => {
