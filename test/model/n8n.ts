@@ -153,10 +153,15 @@ export class ModelN8n {
 		return true;
 	}
 
-	/** n8n saves static data for the next run, then cannot create it. */
+	/**
+	 * n8n saves static data for the next run, then cannot create it. Only a run under a key n8n does
+	 * not hold: n8n refuses a duplicate key before anything else can fail (a refusal of the next run
+	 * whose key exists is a `create`).
+	 */
 	refuse(): boolean {
-		const entry = this.queue.shift();
-		if (!entry) return false;
+		const next = this.queue[0];
+		if (!next || (next.key !== undefined && this.executions.has(next.key))) return this.create();
+		const entry = this.queue.shift()!;
 		this.persist();
 		const names = itemsOf(entry.run)
 			.map(({ id }) => id)

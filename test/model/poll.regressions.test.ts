@@ -130,6 +130,28 @@ const cases: Array<[string, Schedule]> = [
 		},
 	],
 	[
+		'finding 3 ({{ $lastPollStartedAt }} alike): a crash with runs held asks from the earlier poll; an item Remember at Most forgot does not start again',
+		{
+			setup: {
+				style: 'sinceLastPoll',
+				pageSize: 1,
+				maxPages: 1,
+				tokenTtlMs: 0,
+				maxRemembered: 2,
+				firstPoll: 'all',
+				initialItems: 3,
+				queueMode: false,
+			},
+			steps: [
+				{ do: 'create', n: 1 },
+				{ do: 'finish', status: 'success' },
+				{ do: 'prune' },
+				{ do: 'poll' },
+				{ do: 'crashAfterSave' },
+			],
+		},
+	],
+	[
 		'finding 4: a saved next-page request the source has since expired does not fail every poll',
 		{
 			setup: {

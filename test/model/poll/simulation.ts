@@ -11,13 +11,20 @@ import {
 	type ModelSource,
 	relistSource,
 	s3AfterLastKeySource,
+	sinceLastPollSource,
 	sqlKeysetSource,
 	type StyleSettings,
 	versionKey,
 } from './sources';
 
 /** The styles of source the simulation polls (sources.ts). */
-export const STYLES = ['relist', 'linkPages', 'sqlKeyset', 's3AfterLastKey'] as const;
+export const STYLES = [
+	'relist',
+	'sinceLastPoll',
+	'linkPages',
+	'sqlKeyset',
+	's3AfterLastKey',
+] as const;
 export type Style = (typeof STYLES)[number];
 
 /** What one schedule is polled with. */
@@ -99,11 +106,13 @@ export async function simulate(schedule: Schedule): Promise<PollTrace> {
 	const model: ModelSource =
 		setup.style === 'relist'
 			? relistSource(catalogue, poll)
-			: setup.style === 'linkPages'
-				? linkPagesSource(catalogue, poll, clock, settings)
-				: setup.style === 'sqlKeyset'
-					? sqlKeysetSource(catalogue, poll, clock, settings)
-					: s3AfterLastKeySource(catalogue, poll, clock, settings);
+			: setup.style === 'sinceLastPoll'
+				? sinceLastPollSource(catalogue, poll)
+				: setup.style === 'linkPages'
+					? linkPagesSource(catalogue, poll, clock, settings)
+					: setup.style === 'sqlKeyset'
+						? sqlKeysetSource(catalogue, poll, clock, settings)
+						: s3AfterLastKeySource(catalogue, poll, clock, settings);
 	let requests = 0;
 	const tellListing = (what: string) => tell(`  poll ${pollNumber} ${what}`);
 	const context = wrapContext(model, () => requests++, tellListing);
@@ -192,6 +201,7 @@ export async function simulate(schedule: Schedule): Promise<PollTrace> {
 	const apply = async (step: Step) => {
 		switch (step.do) {
 			case 'add': {
+				await clock.advance(1);
 				const ids = Array.from({ length: step.n }, () => catalogue.add());
 				tell(`the source gets ${ids.join(',')}`);
 				return;
@@ -202,6 +212,8 @@ export async function simulate(schedule: Schedule): Promise<PollTrace> {
 			case 'readd': {
 				// afterLastKey never lists a key it has passed: nothing comes back under an old key.
 				if (step.do === 'readd' && setup.style === 's3AfterLastKey') return;
+				// A write comes after the poll before it began, never in its millisecond.
+				await clock.advance(1);
 				const id = catalogue[step.do](step.i);
 				if (id === undefined) return;
 				if (step.do === 'drop') trace.dropped.add(id);

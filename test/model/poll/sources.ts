@@ -355,3 +355,39 @@ export function s3AfterLastKeySource(
 		dedupe: { kind: 'unique' },
 	};
 }
+
+/**
+ * `updated_after={{ $lastPollStartedAt }}`: one answer of every item written after that time, newest
+ * first (no paging), as a source filtering on its update time answers.
+ */
+export function sinceLastPollSource(catalogue: Catalogue, poll: () => number): ModelSource {
+	return {
+		source: {
+			op: httpRequest,
+			args: {
+				url: 'http://source.test/items',
+				query: { updated_after: '{{ $lastPollStartedAt }}' },
+			},
+			timeoutMs: 1_000,
+			paging: {
+				pagination: new Pagination({ mode: 'off' }),
+				listOrder: 'newestFirst',
+				stopAtKnownGround: true,
+				firstCursor: '0',
+			},
+		},
+		context: {
+			http: async (request) => {
+				const after = Date.parse(queryOf(request).updated_after);
+				const items = catalogue
+					.byTime()
+					.filter(({ t }) => t > after)
+					.reverse();
+				catalogue.list(items, poll());
+				return json(request.url, { items: items.map(asItem) });
+			},
+		},
+		expressions: { items: 'items', id: 'id' },
+		dedupe: { kind: 'unique' },
+	};
+}
