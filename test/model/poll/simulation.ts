@@ -114,7 +114,10 @@ export async function simulate(schedule: Schedule): Promise<PollTrace> {
 						? sqlKeysetSource(catalogue, poll, clock, settings)
 						: s3AfterLastKeySource(catalogue, poll, clock, settings);
 	let requests = 0;
-	const tellListing = (what: string) => tell(`  poll ${pollNumber} ${what}`);
+	/** Set while an activation starts: its own first poll. */
+	let activating = false;
+	const tellListing = (what: string) =>
+		tell(`  ${activating ? "the activation's poll" : `poll ${pollNumber}`} ${what}`);
 	const context = wrapContext(model, () => requests++, tellListing);
 	for (let n = 0; n < setup.initialItems; n++) catalogue.add();
 	await clock.advance(1_000);
@@ -142,6 +145,7 @@ export async function simulate(schedule: Schedule): Promise<PollTrace> {
 		);
 		n8n.activated(activation);
 		if (!baselineTaken && activation.store.isFresh) markBaseline();
+		activating = true;
 		await activation.start(
 			{
 				outlet: n8n.outlet(),
@@ -163,6 +167,7 @@ export async function simulate(schedule: Schedule): Promise<PollTrace> {
 		// The activation's first poll (not awaited by start() on a known store) ends before the next
 		// step: the model's transports answer in promises alone.
 		await settle();
+		activating = false;
 	};
 	/** First Poll Starts Nothing: what the source holds when the first poll of a fresh store runs. */
 	const markBaseline = () => {
@@ -195,8 +200,8 @@ export async function simulate(schedule: Schedule): Promise<PollTrace> {
 		trace.polls.push({ requests: requests - before, failed, quiet });
 		if (!fresh) baselineTaken = true;
 	};
+	tell(`the workflow is published (${describe(setup)})`);
 	await activate();
-	tell(`activation 1 (${describe(setup)})`);
 
 	const apply = async (step: Step) => {
 		switch (step.do) {
