@@ -4,7 +4,7 @@ import type { Schedule } from './poll/simulation';
 /**
  * Issue 44's findings, each as the minimal schedule the model simulation shrank it to on main
  * d3b0141 (test/model/poll, properties.ts). They fail until the findings are fixed (on the branches
- * pagingfix: 1, 2, 4; readpos: 3, 5); run this file after merging them. The three marked "new" were
+ * pagingfix: 1, 2, 4; readpos: 3, 5); run this file after merging them. The four marked "new" were
  * found by the simulation beyond the issue's list (no branch fixes them yet). A failure prints the
  * schedule's story.
  */
@@ -197,6 +197,44 @@ const cases: Array<[string, Schedule]> = [
 				queueMode: false,
 			},
 			steps: [],
+		},
+	],
+	[
+		'finding 5 ({{ $cursor }} oldest first, Max Pages 1): First Poll Starts Nothing starts nothing the source held at the first poll',
+		{
+			setup: {
+				style: 'cursorOldestFirst',
+				pageSize: 1,
+				maxPages: 1,
+				tokenTtlMs: 0,
+				maxRemembered: 0,
+				firstPoll: 'none',
+				initialItems: 2,
+				queueMode: false,
+			},
+			steps: [],
+		},
+	],
+	[
+		'new ({{ $cursor }}, Dedupe Greatest): a refused run takes the mark back; a later item whose execution n8n pruned meanwhile does not start again',
+		{
+			setup: {
+				style: 'cursorOldestFirst',
+				pageSize: 1,
+				maxPages: 1,
+				tokenTtlMs: 0,
+				maxRemembered: 0,
+				firstPoll: 'all',
+				initialItems: 2,
+				queueMode: false,
+			},
+			steps: [
+				{ do: 'poll' },
+				{ do: 'refuse' },
+				{ do: 'create', n: 1 },
+				{ do: 'finish', status: 'success' },
+				{ do: 'prune' },
+			],
 		},
 	],
 	[

@@ -9,7 +9,8 @@ import type { PollSetup } from './poll/simulation';
  *    Declared (docs/guarantees.md, "n8n killed … and the source dropping those items"): an item
  *    listed once, never started, that the source no longer holds.
  * 2. Start Again of an item the source still holds starts it once more.
- * 3. Never repeated, per the kind's meaning (`unique`: a key starts once): more starts than 1 (0
+ * 3. Never repeated, per the kind's meaning (`unique`: a key starts once; `greatest`, $cursor: each
+ *    version, which has its own cursor value, starts once): more starts than 1 (0
  *    for what First Poll Starts Nothing found) plus its Start Agains are a failure, except the
  *    declared repeats, each counted: Remember at Most forgot a key the source dropped and brought
  *    back (new again; under `unique` n8n refuses its first run's key while it keeps that execution:
@@ -64,18 +65,25 @@ export function checkPollTrace(trace: PollTrace): Verdict {
 	const count = (name: string) => (declared[name] = (declared[name] ?? 0) + 1);
 	const { setup } = trace;
 	const idOf = (version: string) => version.slice(0, version.lastIndexOf('@'));
-	const baselineIds = new Set([...trace.baseline].map(idOf));
+	// What starts once: the key (`unique`), or each version (`greatest`: a version has its own
+	// cursor value). `plain` is the item's id, which reports and the schedule's events name.
+	const byVersion = setup.style === 'cursorOldestFirst';
+	const identity = (id: string, v: number) => (byVersion ? `${id}@${v}` : id);
+	const plain = (name: string) => (byVersion ? idOf(name) : name);
+	const fromVersion = (version: string) => (byVersion ? version : idOf(version));
+	const baselineIds = new Set([...trace.baseline].map(fromVersion));
 	const startsOf = new Map<string, number>();
-	for (const { id } of trace.starts) startsOf.set(id, (startsOf.get(id) ?? 0) + 1);
+	for (const { id, v } of trace.starts)
+		startsOf.set(identity(id, v), (startsOf.get(identity(id, v)) ?? 0) + 1);
 	const startAgains = new Map<string, number>();
 	for (const { id } of trace.startAgain) startAgains.set(id, (startAgains.get(id) ?? 0) + 1);
+	const final = new Set([...trace.final].map(([id, v]) => identity(id, v)));
 
 	// 1. Never lost.
-	const ids = new Set([...[...trace.listed.keys()].map(idOf), ...trace.final.keys()]);
+	const ids = new Set([...[...trace.listed.keys()].map(fromVersion), ...final]);
 	for (const id of ids) {
-		if (baselineIds.has(id) || startsOf.has(id) || trace.reported.has(id)) continue;
-		if (trace.final.has(id))
-			failures.push(`${id} was listed and never started, and no report names it`);
+		if (baselineIds.has(id) || startsOf.has(id) || trace.reported.has(plain(id))) continue;
+		if (final.has(id)) failures.push(`${id} was listed and never started, and no report names it`);
 		else count('listed once, never started, no longer listed');
 	}
 	// 2. Start Again.
@@ -89,16 +97,18 @@ export function checkPollTrace(trace: PollTrace): Verdict {
 		const allowed = (baselineIds.has(id) ? 0 : 1) + (startAgains.get(id) ?? 0);
 		if (starts <= allowed) continue;
 		const repeats = starts - allowed;
-		const keys = trace.starts.filter((start) => start.id === id).map(({ key }) => key);
-		if (setup.maxRemembered > 0 && trace.readded.has(id))
+		const keys = trace.starts
+			.filter((start) => identity(start.id, start.v) === id)
+			.map(({ key }) => key);
+		if (setup.maxRemembered > 0 && trace.readded.has(plain(id)))
 			declared['Remember at Most forgot a dropped key, brought back'] =
 				(declared['Remember at Most forgot a dropped key, brought back'] ?? 0) + repeats;
 		else if (
-			trace.prunedAfterStart.has(id) &&
+			trace.prunedAfterStart.has(plain(id)) &&
 			keys.some((key, n) => trace.unpublishedRunning.has(key) && keys.indexOf(key) < n)
 		)
 			count('cut by a kill or unpublish, pruned before n8n refused its key again');
-		else if (trace.rejectedButRan.has(id) && repeats === 1)
+		else if (trace.rejectedButRan.has(plain(id)) && repeats === 1)
 			count('queue mode: reported not created, run by a worker');
 		else if (baselineIds.has(id))
 			failures.push(

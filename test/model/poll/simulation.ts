@@ -9,6 +9,7 @@ import {
 	Catalogue,
 	linkPagesSource,
 	type ModelSource,
+	cursorOldestFirstSource,
 	relistSource,
 	s3AfterLastKeySource,
 	sinceLastPollSource,
@@ -21,6 +22,7 @@ import {
 export const STYLES = [
 	'relist',
 	'sinceLastPoll',
+	'cursorOldestFirst',
 	'linkPages',
 	'sqlKeyset',
 	's3AfterLastKey',
@@ -108,11 +110,13 @@ export async function simulate(schedule: Schedule): Promise<PollTrace> {
 			? relistSource(catalogue, poll)
 			: setup.style === 'sinceLastPoll'
 				? sinceLastPollSource(catalogue, poll)
-				: setup.style === 'linkPages'
-					? linkPagesSource(catalogue, poll, clock, settings)
-					: setup.style === 'sqlKeyset'
-						? sqlKeysetSource(catalogue, poll, clock, settings)
-						: s3AfterLastKeySource(catalogue, poll, clock, settings);
+				: setup.style === 'cursorOldestFirst'
+					? cursorOldestFirstSource(catalogue, poll, settings)
+					: setup.style === 'linkPages'
+						? linkPagesSource(catalogue, poll, clock, settings)
+						: setup.style === 'sqlKeyset'
+							? sqlKeysetSource(catalogue, poll, clock, settings)
+							: s3AfterLastKeySource(catalogue, poll, clock, settings);
 	let requests = 0;
 	/** Set while an activation starts: its own first poll. */
 	let activating = false;
@@ -265,7 +269,8 @@ export async function simulate(schedule: Schedule): Promise<PollTrace> {
 			case 'startAgain': {
 				if (step.do === 'startAgain') {
 					const item = catalogue.pick(step.i);
-					if (!item) return;
+					// Not covered for $cursor: its Start Again names cursor values, which it never lists again.
+					if (!item || setup.style === 'cursorOldestFirst') return;
 					startAgainList = [item.id];
 					trace.startAgain.push({ id: item.id, atStart: trace.starts.length });
 					tell(`the user sets Start Again to ${item.id} and publishes`);

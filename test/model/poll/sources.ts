@@ -21,6 +21,8 @@ export interface SourceItem {
 	created: number;
 	/** Its place in a listing that has no time order (re-lists everything). */
 	rank: number;
+	/** Bumped at every write, across items: a `$cursor` source's cursor (Dedupe Greatest). */
+	seq: number;
 }
 
 /** The items, as the schedule changes them. */
@@ -31,6 +33,7 @@ export class Catalogue {
 	/** Ids ever written, so a new item never reuses one (a dropped item's id can come back by `readd`). */
 	private next = 0;
 	private rank = 0;
+	private seq = 0;
 	/** Items dropped, for a later re-add under the same key. */
 	readonly dropped: SourceItem[] = [];
 
@@ -44,6 +47,7 @@ export class Catalogue {
 			t: this.clock.now(),
 			created: this.clock.now(),
 			rank: this.rank++,
+			seq: ++this.seq,
 		});
 		return id;
 	}
@@ -53,6 +57,7 @@ export class Catalogue {
 		if (!item) return undefined;
 		item.v++;
 		item.t = this.clock.now();
+		item.seq = ++this.seq;
 		return item.id;
 	}
 
@@ -71,6 +76,7 @@ export class Catalogue {
 		item.v++;
 		item.t = this.clock.now();
 		item.created = item.t;
+		item.seq = ++this.seq;
 		this.items.set(item.id, item);
 		return item.id;
 	}
@@ -389,5 +395,47 @@ export function sinceLastPollSource(catalogue: Catalogue, poll: () => number): M
 		},
 		expressions: { items: 'items', id: 'id' },
 		dedupe: { kind: 'unique' },
+	};
+}
+
+/**
+ * Oldest first after `{{ $cursor }}` (Dedupe Greatest over `seq`, bumped at every write), pages by
+ * number (`page`, pageCount + 1) until an empty page, at most Max Pages a poll.
+ */
+export function cursorOldestFirstSource(
+	catalogue: Catalogue,
+	poll: () => number,
+	settings: StyleSettings,
+): ModelSource {
+	return {
+		source: {
+			op: httpRequest,
+			args: { url: 'http://source.test/items', query: { since: '{{ $cursor }}' } },
+			timeoutMs: 1_000,
+			paging: {
+				pagination: new Pagination({
+					mode: 'parameter',
+					parameters: [{ in: 'query', name: 'page', value: 'pageCount + 1' }],
+					maxPages: settings.maxPages,
+				}),
+				listOrder: 'oldestFirst',
+				stopAtKnownGround: true,
+				firstCursor: '0',
+			},
+		},
+		context: {
+			http: async (request) => {
+				const query = queryOf(request);
+				const page = Number(query.page ?? 1);
+				const all = [...catalogue.items.values()]
+					.filter(({ seq }) => seq > Number(query.since))
+					.sort((a, b) => a.seq - b.seq);
+				const items = all.slice((page - 1) * settings.pageSize, page * settings.pageSize);
+				catalogue.list(items, poll());
+				return json(request.url, { items: items.map(({ id, v, seq }) => ({ id, v, seq })) });
+			},
+		},
+		expressions: { items: 'items', id: 'seq' },
+		dedupe: { kind: 'greatest' },
 	};
 }
