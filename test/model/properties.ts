@@ -12,8 +12,8 @@ import type { PollSetup } from './poll/simulation';
  * 3. Never repeated, per the kind's meaning (`unique`: a key starts once; `greatest`, $cursor: each
  *    version, which has its own cursor value, starts once): more starts than 1 (0
  *    for what First Poll Starts Nothing found) plus its Start Agains are a failure, except the
- *    declared repeats, each counted: Remember at Most forgot a key the source dropped and brought
- *    back (new again; under `unique` n8n refuses its first run's key while it keeps that execution:
+ *    declared repeats, each counted: Remember at Most forgot a key the source then listed again on
+ *    its own, added back or changed (new again; under `unique` n8n refuses its first run's key while it keeps that execution:
  *    "Remember at Most (Keys) set, and a key it forgot");
  *    a run still going at an unpublish or a kill, started again under its own key because n8n
  *    pruned its execution before the next activation's emit of that key ("runs still going at
@@ -39,6 +39,7 @@ export interface PollTrace {
 	/** Each Start Again: the item, and how many starts there were before it. */
 	startAgain: Array<{ id: string; atStart: number }>;
 	dropped: Set<string>;
+	/** Items the source listed again on its own: added back after a drop, or changed. */
 	readded: Set<string>;
 	/** Items one of whose runs' executions n8n pruned. */
 	prunedAfterStart: Set<string>;
@@ -101,8 +102,8 @@ export function checkPollTrace(trace: PollTrace): Verdict {
 			.filter((start) => identity(start.id, start.v) === id)
 			.map(({ key }) => key);
 		if (setup.maxRemembered > 0 && trace.readded.has(plain(id)))
-			declared['Remember at Most forgot a dropped key, brought back'] =
-				(declared['Remember at Most forgot a dropped key, brought back'] ?? 0) + repeats;
+			declared['Remember at Most forgot a key the source listed again'] =
+				(declared['Remember at Most forgot a key the source listed again'] ?? 0) + repeats;
 		else if (
 			trace.prunedAfterStart.has(plain(id)) &&
 			keys.some((key, n) => trace.unpublishedRunning.has(key) && keys.indexOf(key) < n)

@@ -226,7 +226,7 @@ export async function simulate(schedule: Schedule): Promise<PollTrace> {
 				const id = catalogue[step.do](step.i);
 				if (id === undefined) return;
 				if (step.do === 'drop') trace.dropped.add(id);
-				if (step.do === 'readd') trace.readded.add(id);
+				if (step.do === 'readd' || step.do === 'change') trace.readded.add(id);
 				tell(`the source ${pastTense[step.do]} ${id}`);
 				return;
 			}
