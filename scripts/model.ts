@@ -15,12 +15,15 @@ interface ModelRun {
 	onProgress?: (done: number) => void;
 }
 
-/** The models, by name: each throws an Error whose message is the shrunk story. */
-const models: Record<string, (options: ModelRun) => Promise<void>> = {
+/**
+ * The models, by name: each throws an Error whose message is the shrunk story, and may return how
+ * often each declared case came up.
+ */
+const models: Record<string, (options: ModelRun) => Promise<Record<string, number> | void>> = {
 	poll: async (options) => {
 		if (options.style !== undefined && !(STYLES as readonly string[]).includes(options.style))
 			throw new Error(`--style must be one of ${STYLES.join(', ')}, not "${options.style}"`);
-		await checkPollModel({ ...options, style: options.style as Style | undefined });
+		return await checkPollModel({ ...options, style: options.style as Style | undefined });
 	},
 };
 
@@ -50,7 +53,7 @@ async function main(): Promise<void> {
 		const started = Date.now();
 		let last = started;
 		console.log(`${name}: ${runs} schedules from seed ${seed}${style ? `, style ${style}` : ''}`);
-		await model({
+		const declared = await model({
 			runs,
 			seed,
 			path,
@@ -64,6 +67,8 @@ async function main(): Promise<void> {
 		console.log(
 			`${name}: ${runs} schedules, nothing found, ${((Date.now() - started) / 1000).toFixed(1)} s`,
 		);
+		for (const [what, count] of Object.entries(declared ?? {}))
+			console.log(`${name}: declared, counted: ${what}: ${count}`);
 	}
 }
 

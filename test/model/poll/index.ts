@@ -89,20 +89,26 @@ export async function storyOf(schedule: Schedule): Promise<string> {
 	return [...trace.story, '', 'found:', ...failures.map((failure) => `- ${failure}`)].join('\n');
 }
 
-/** Runs `runs` schedules from `seed`; throws an Error whose message is the shrunk story. */
-export async function checkPollModel(options: ModelCheckOptions): Promise<void> {
+/**
+ * Runs `runs` schedules from `seed`; throws an Error whose message is the shrunk story. Returns how
+ * often each declared case came up (properties.ts), summed over the schedules.
+ */
+export async function checkPollModel(options: ModelCheckOptions): Promise<Record<string, number>> {
 	let done = 0;
+	const declared: Record<string, number> = {};
 	const property = fc.asyncProperty(scheduleOf(options.style), async (schedule) => {
-		const failures = await failuresOf(schedule);
+		const verdict = checkPollTrace(await simulate(schedule));
 		options.onProgress?.(++done);
-		return failures.length === 0;
+		for (const [name, count] of Object.entries(verdict.declared))
+			declared[name] = (declared[name] ?? 0) + count;
+		return verdict.failures.length === 0;
 	});
 	const details = await fc.check(property, {
 		numRuns: options.runs,
 		seed: options.seed,
 		...(options.path !== undefined && { path: options.path }),
 	});
-	if (!details.failed) return;
+	if (!details.failed) return declared;
 	const [schedule] = details.counterexample ?? [];
 	if (!schedule) throw details.errorInstance ?? new Error('the poll model failed');
 	throw new Error(
