@@ -66,6 +66,7 @@ function setupOf(style?: Style): fc.Arbitrary<PollSetup> {
 		pageSize: fc.integer({ min: 1, max: 3 }),
 		maxPages: fc.integer({ min: 1, max: 3 }),
 		tokenTtlMs: fc.constantFrom(0, 0, 30_000),
+		nextPage: fc.constantFrom('linkHeader' as const, 'nextUrl' as const, 'cursorToken' as const),
 		maxRemembered: fc.constantFrom(0, 0, 2, 4, 8),
 		firstPoll: fc.constantFrom('all' as const, 'none' as const),
 		initialItems: fc.integer({ min: 0, max: 6 }),

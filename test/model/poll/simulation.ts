@@ -7,8 +7,8 @@ import { ModelN8n } from '../n8n';
 import type { PollTrace } from '../properties';
 import {
 	Catalogue,
-	linkPagesSource,
 	type ModelSource,
+	newestFirstSource,
 	cursorOldestFirstSource,
 	relistSource,
 	s3AfterLastKeySource,
@@ -23,7 +23,7 @@ export const STYLES = [
 	'relist',
 	'sinceLastPoll',
 	'cursorOldestFirst',
-	'linkPages',
+	'newestFirstPages',
 	'sqlKeyset',
 	's3AfterLastKey',
 ] as const;
@@ -112,8 +112,8 @@ export async function simulate(schedule: Schedule): Promise<PollTrace> {
 				? sinceLastPollSource(catalogue, poll)
 				: setup.style === 'cursorOldestFirst'
 					? cursorOldestFirstSource(catalogue, poll, settings)
-					: setup.style === 'linkPages'
-						? linkPagesSource(catalogue, poll, clock, settings)
+					: setup.style === 'newestFirstPages'
+						? newestFirstSource(catalogue, poll, clock, settings)
 						: setup.style === 'sqlKeyset'
 							? sqlKeysetSource(catalogue, poll, clock, settings)
 							: s3AfterLastKeySource(catalogue, poll, clock, settings);
@@ -337,8 +337,11 @@ function wrapContext(
 			http: async (request) => {
 				counted();
 				const response = await http(request);
-				const params = new URL(request.url).searchParams;
-				const page = params.get('page');
+				const params = new URLSearchParams({
+					...Object.fromEntries(new URL(request.url).searchParams),
+					...request.query,
+				});
+				const page = params.get('page') ?? params.get('cursor')?.split('~')[0];
 				const after = params.get('continuation-token') ?? params.get('start-after');
 				if (params.has('list-type')) {
 					const keys = [...response.body.matchAll(/<Key>([^<]*)<\/Key>/g)].map(([, key]) => key);
@@ -382,7 +385,10 @@ function describe(setup: PollSetup): string {
 		`Max Pages ${setup.maxPages}`,
 		`Remember at Most ${setup.maxRemembered || 'off'}`,
 		`First Poll Starts ${setup.firstPoll === 'all' ? 'All' : 'Nothing'}`,
-		...(setup.tokenTtlMs > 0 ? [`next-page links expire after ${setup.tokenTtlMs / 1000} s`] : []),
+		...(setup.style === 'newestFirstPages' ? [`next page by ${setup.nextPage}`] : []),
+		...(setup.tokenTtlMs > 0
+			? [`next-page requests expire after ${setup.tokenTtlMs / 1000} s`]
+			: []),
 		...(setup.queueMode ? ['queue mode'] : []),
 	].join(', ');
 }

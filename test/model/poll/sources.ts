@@ -146,6 +146,8 @@ export interface StyleSettings {
 	maxPages: number;
 	/** Next-page requests the source stops accepting after this long (ms); 0: never. */
 	tokenTtlMs: number;
+	/** How a newest-first source names its next page. */
+	nextPage: NextPage;
 }
 
 /** A JSON answer. */
@@ -185,25 +187,44 @@ export function relistSource(catalogue: Catalogue, poll: () => number): ModelSou
 	};
 }
 
+/** How a newest-first source says where its next page is. */
+export type NextPage = 'linkHeader' | 'nextUrl' | 'cursorToken';
+
+const NEXT_PAGE_PAGINATION: Record<NextPage, (maxPages: number) => Pagination> = {
+	linkHeader: (maxPages) => new Pagination({ mode: 'linkHeader', maxPages }),
+	nextUrl: (maxPages) =>
+		new Pagination({ mode: 'nextUrl', nextUrl: 'response.body.next', maxPages }),
+	cursorToken: (maxPages) =>
+		new Pagination({
+			mode: 'parameter',
+			parameters: [{ in: 'query', name: 'cursor', value: 'response.body.next_cursor' }],
+			endWhen: 'expression',
+			endExpression: 'response.body.next_cursor = null',
+			maxPages,
+		}),
+};
+
 /**
- * Newest first (by creation), pages of `pageSize` behind a Link header whose next link names the last
- * item listed (so a page does not shift as items arrive), Stop at Known Ground and Max Pages. With `tokenTtlMs`, each next link carries a token the source refuses (410) once it is
- * older than that: a next-page request that expires.
+ * Newest first (by creation), pages of `pageSize`, Stop at Known Ground and Max Pages; the next
+ * page named by a Link header, a next URL in the body, or a cursor token, each naming the last item
+ * listed (so a page does not shift as items arrive). With `tokenTtlMs`, the source refuses (410) a
+ * next-page request older than that: a next-page request that expires.
  */
-export function linkPagesSource(
+export function newestFirstSource(
 	catalogue: Catalogue,
 	poll: () => number,
 	clock: Clock,
 	settings: StyleSettings,
 ): ModelSource {
 	const base = 'http://source.test/items';
+	const { nextPage } = settings;
 	return {
 		source: {
 			op: httpRequest,
 			args: { url: base },
 			timeoutMs: 1_000,
 			paging: {
-				pagination: new Pagination({ mode: 'linkHeader', maxPages: settings.maxPages }),
+				pagination: NEXT_PAGE_PAGINATION[nextPage](settings.maxPages),
 				listOrder: 'newestFirst',
 				stopAtKnownGround: true,
 				firstCursor: '0',
@@ -212,36 +233,48 @@ export function linkPagesSource(
 		context: {
 			http: async (request) => {
 				const query = queryOf(request);
-				const page = Number(query.page ?? 1);
-				if (settings.tokenTtlMs > 0 && query.issued !== undefined)
-					if (clock.now() - Number(query.issued) > settings.tokenTtlMs)
+				// The place: in the next URL's query, or in the cursor token ("page~created_id~issued").
+				const [page = '1', after, issued] =
+					query.cursor !== undefined
+						? query.cursor.split('~')
+						: [query.page, query.after, query.issued];
+				if (settings.tokenTtlMs > 0 && issued !== undefined && issued !== '')
+					if (clock.now() - Number(issued) > settings.tokenTtlMs)
 						return {
 							status: 410,
 							url: request.url,
 							headers: { 'content-type': 'application/json' },
 							body: JSON.stringify({ error: 'this page link has expired' }),
 						};
-				// The next link names the place in the list (the last item listed), as a Link header does.
 				const all = catalogue.newestFirst();
-				const after = query.after?.split('_');
+				const place = after?.split('_');
 				const from =
-					after === undefined
+					place === undefined
 						? 0
 						: all.findIndex(
 								({ created, id }) =>
-									created < Number(after[0]) || (created === Number(after[0]) && id < after[1]),
+									created < Number(place[0]) || (created === Number(place[0]) && id < place[1]),
 							);
 				const rest = from < 0 ? [] : all.slice(from);
 				const items = rest.slice(0, settings.pageSize);
 				catalogue.list(items, poll());
 				const last = items.at(-1);
 				const more = last !== undefined && rest.length > items.length;
-				const next = `${base}?page=${page + 1}&after=${last?.created}_${last?.id}${settings.tokenTtlMs > 0 ? `&issued=${clock.now()}` : ''}`;
-				return json(
-					request.url,
-					{ items: items.map(asItem) },
-					more ? { link: `<${next}>; rel="next"` } : {},
-				);
+				const nextPlace = {
+					page: String(Number(page) + 1),
+					after: `${last?.created}_${last?.id}`,
+					issued: settings.tokenTtlMs > 0 ? String(clock.now()) : '',
+				};
+				const nextUrl = `${base}?page=${nextPlace.page}&after=${nextPlace.after}${nextPlace.issued ? `&issued=${nextPlace.issued}` : ''}`;
+				const body = { items: items.map(asItem) };
+				if (nextPage === 'nextUrl')
+					return json(request.url, { ...body, next: more ? nextUrl : null });
+				if (nextPage === 'cursorToken')
+					return json(request.url, {
+						...body,
+						next_cursor: more ? `${nextPlace.page}~${nextPlace.after}~${nextPlace.issued}` : null,
+					});
+				return json(request.url, body, more ? { link: `<${nextUrl}>; rel="next"` } : {});
 			},
 		},
 		expressions: { items: 'items', id: 'id' },
