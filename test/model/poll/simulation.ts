@@ -294,7 +294,7 @@ export async function simulate(schedule: Schedule): Promise<PollTrace> {
 
 	for (const step of schedule.steps) {
 		await apply(step);
-		checkBounds(n8n, setup, trace);
+		checkBounds(n8n, setup, trace, catalogue);
 	}
 	// The quiet end: enough polls for every item owed to be paged to (Max Pages a poll), each
 	// followed by every run created and ended.
@@ -304,7 +304,7 @@ export async function simulate(schedule: Schedule): Promise<PollTrace> {
 	for (let n = 0; n < quietPolls; n++) {
 		await pollOnce(true);
 		await drain(n8n);
-		checkBounds(n8n, setup, trace);
+		checkBounds(n8n, setup, trace, catalogue);
 	}
 	await stopActivation();
 	for (const { id, v } of catalogue.items.values()) trace.final.set(id, v);
@@ -393,18 +393,31 @@ function describe(setup: PollSetup): string {
 	].join(', ');
 }
 
-/** The state's bounds, after every step (properties.ts says which). */
-function checkBounds(n8n: ModelN8n, setup: PollSetup, trace: PollTrace): void {
+/**
+ * The state's bounds, after every step (properties.ts, 5): Remember at Most keeps at most its cap,
+ * and beyond it only keys the latest poll listed ("the cap keeps every listed key"); the stored
+ * outbox holds at most one run per item version listed and per Start Again.
+ */
+function checkBounds(
+	n8n: ModelN8n,
+	setup: PollSetup,
+	trace: PollTrace,
+	catalogue: Catalogue,
+): void {
 	const activation = n8n.activation;
 	if (!activation) return;
 	if (setup.maxRemembered > 0) {
 		const size = activation.store.size;
-		const bound = setup.maxRemembered + (setup.initialItems + trace.listed.size);
-		if (size > bound) trace.boundViolations.push(`the history holds ${size} keys, over ${bound}`);
+		const bound = setup.maxRemembered + catalogue.lastListing.ids.size;
+		if (size > bound)
+			trace.boundViolations.push(
+				`the history holds ${size} keys, over Remember at Most ${setup.maxRemembered} and the ${catalogue.lastListing.ids.size} the latest poll listed`,
+			);
 	}
 	for (const state of n8n.states()) {
 		const outbox = state.outbox?.length ?? 0;
-		if (outbox > ARMED_RUNS_MAX + trace.listed.size)
-			trace.boundViolations.push(`the stored outbox holds ${outbox} runs`);
+		const bound = trace.listed.size + trace.startAgain.length;
+		if (outbox > bound)
+			trace.boundViolations.push(`the stored outbox holds ${outbox} runs, over ${bound}`);
 	}
 }

@@ -97,9 +97,15 @@ export class Catalogue {
 
 	/** Records what an answer listed. */
 	list(items: readonly SourceItem[], poll: number): void {
-		for (const { id, v } of items)
+		if (this.lastListing.poll !== poll) this.lastListing = { poll, ids: new Set() };
+		for (const { id, v } of items) {
+			this.lastListing.ids.add(id);
 			if (!this.listed.has(versionKey(id, v))) this.listed.set(versionKey(id, v), poll);
+		}
 	}
+
+	/** The items the latest poll listed (an activation's poll counts with the poll before it). */
+	lastListing: { poll: number; ids: Set<string> } = { poll: -1, ids: new Set() };
 
 	/** Items by time written, oldest first (ties by id). */
 	byTime(): SourceItem[] {
