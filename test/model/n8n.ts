@@ -54,11 +54,11 @@ export interface ModelEvents {
 	said(line: string): void;
 }
 
-/** The items of a run as the model source gave them: `{ id, v }` (an S3 object: its `key`). */
+/** The items of a run as the model source gave them: `{ id, v }` (an S3 object: its `key`; a file: its `name`). */
 export function itemsOf(run: PollRun): StartedItem[] {
 	return (run.items ?? []).map((item) => ({
-		id: String(item.id ?? item.key),
-		v: Number(item.v ?? 0),
+		id: String(item.id ?? item.key ?? item.name),
+		v: typeof item.v === 'number' ? item.v : 0,
 	}));
 }
 

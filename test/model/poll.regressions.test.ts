@@ -250,6 +250,23 @@ const cases: Array<[string, Schedule]> = [
 		},
 	],
 	[
+		'finding 5 (sftp.list with its defaults: no file is finished at a first listing): First Poll Starts Nothing starts no file the folder held at the first poll',
+		{
+			setup: {
+				style: 'filesFolder',
+				pageSize: 1,
+				maxPages: 1,
+				tokenTtlMs: 0,
+				nextPage: 'linkHeader',
+				maxRemembered: 0,
+				firstPoll: 'none',
+				initialItems: 1,
+				queueMode: false,
+			},
+			steps: [],
+		},
+	],
+	[
 		'new (s3.list afterLastKey; sql.query alike): Start Again of an object the listing has passed starts it, or a report names it',
 		{
 			setup: {

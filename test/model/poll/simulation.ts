@@ -10,6 +10,7 @@ import {
 	type ModelSource,
 	newestFirstSource,
 	cursorOldestFirstSource,
+	filesFolderSource,
 	relistSource,
 	s3AfterLastKeySource,
 	sinceLastPollSource,
@@ -26,6 +27,7 @@ export const STYLES = [
 	'newestFirstPages',
 	'sqlKeyset',
 	's3AfterLastKey',
+	'filesFolder',
 ] as const;
 export type Style = (typeof STYLES)[number];
 
@@ -105,6 +107,11 @@ export async function simulate(schedule: Schedule): Promise<PollTrace> {
 	});
 	const settings: StyleSettings = setup;
 	const poll = () => pollNumber;
+	let requests = 0;
+	/** Set while an activation starts: its own first poll. */
+	let activating = false;
+	const tellListing = (what: string) =>
+		tell(`  ${activating ? "the activation's poll" : `poll ${pollNumber}`} ${what}`);
 	const model: ModelSource =
 		setup.style === 'relist'
 			? relistSource(catalogue, poll)
@@ -116,15 +123,16 @@ export async function simulate(schedule: Schedule): Promise<PollTrace> {
 						? newestFirstSource(catalogue, poll, clock, settings)
 						: setup.style === 'sqlKeyset'
 							? sqlKeysetSource(catalogue, poll, clock, settings)
-							: s3AfterLastKeySource(catalogue, poll, clock, settings);
-	let requests = 0;
-	/** Set while an activation starts: its own first poll. */
-	let activating = false;
-	const tellListing = (what: string) =>
-		tell(`  ${activating ? "the activation's poll" : `poll ${pollNumber}`} ${what}`);
+							: setup.style === 's3AfterLastKey'
+								? s3AfterLastKeySource(catalogue, poll, clock, settings)
+								: filesFolderSource(catalogue, poll, clock, (files) => {
+										requests++;
+										tellListing(`lists the folder: ${files.join(',') || 'nothing'}`);
+									});
 	const context = wrapContext(model, () => requests++, tellListing);
 	for (let n = 0; n < setup.initialItems; n++) catalogue.add();
-	await clock.advance(1_000);
+	// Files written an hour before are finished uploading at the first poll.
+	await clock.advance(setup.style === 'filesFolder' ? 3_600_000 : 1_000);
 	if (setup.initialItems > 0)
 		tell(`the source holds ${[...catalogue.items.keys()].join(',')} before the first activation`);
 

@@ -1,4 +1,5 @@
 import type { Clock } from '../../../core/clock';
+import { type FileSession, fileOps } from '../../../core/connectors/fileOps';
 import { Pagination } from '../../../core/connectors/pagination';
 import { resolveOp } from '../../../core/connectors/registry';
 import type { SqlSession } from '../../../core/connectors/sqlTransport';
@@ -476,5 +477,50 @@ export function cursorOldestFirstSource(
 		},
 		expressions: { items: 'items', id: 'seq' },
 		dedupe: { kind: 'greatest' },
+	};
+}
+
+/**
+ * A files folder listed with `sftp.list` (fileOps.ts's list op over a model session): a file counts
+ * once two listings at least `unchangedForSec` (60) apart saw the same size and time (the
+ * finished-upload rule). A new file is being written (size 1, written now); a change rewrites it.
+ * Every file the folder holds counts as listed, finished or not: the quiet end finishes them all,
+ * and one dropped while still uploading is only counted as "no longer listed".
+ */
+export function filesFolderSource(
+	catalogue: Catalogue,
+	poll: () => number,
+	clock: Clock,
+	listed: (files: string[]) => void,
+): ModelSource {
+	const session: FileSession = {
+		where: 'files.test:22',
+		list: async () => {
+			const files = [...catalogue.items.values()];
+			catalogue.list(files, poll());
+			listed(files.map(({ id, v }) => `${id}@${v}`));
+			return files.map(({ id, v, t }) => ({
+				name: id,
+				type: 'file' as const,
+				size: v,
+				mtimeMs: t,
+			}));
+		},
+		stat: async () => ({ size: 0 }),
+		read: async () => undefined,
+		exists: async () => false,
+		makeFolder: async () => undefined,
+		rename: async () => undefined,
+		delete: async () => undefined,
+	};
+	const [list] = fileOps({
+		transport: 'sftp',
+		withSession: async (_args, _context, work) => await work(session),
+	});
+	return {
+		source: { op: list, args: { folder: '/in' }, timeoutMs: 1_000 },
+		context: { clock },
+		expressions: { items: 'files', id: 'name' },
+		dedupe: { kind: 'unique' },
 	};
 }
