@@ -185,6 +185,22 @@ describe('ScheduleEngine', () => {
 		});
 	});
 
+	it('a write while re-emitted runs settle keeps the queue carried over (model seed 1: a kill then lost a run-all window)', async () => {
+		// test/model/schedule: run-all, skip-if-running; a missed window queued behind another's run,
+		// n8n killed; the next activation re-emits that run and writes while waiting for it to settle.
+		const { clock, engineWith, stored } = setup();
+		const catchUp = { catchUp: 'run-all' as const, lateGraceMs: 0 };
+		await engineWith(catchUp).activate();
+		clock.jumpTo(T0 + 2 * HOUR_MS + 1); // down across 01:00 and 02:00: 01:00 runs, 02:00 waits
+		await engineWith(catchUp).activate();
+		expect(stored().outbox.map((entry) => entry.run.declaredAt)).toEqual([T0 + HOUR_MS]);
+		expect(stored().queued.map((fire) => fire.declaredAt)).toEqual([T0 + 2 * HOUR_MS]);
+		clock.jumpTo(T0 + 2 * HOUR_MS + 2); // killed; back at once: 01:00 is re-emitted
+		expect(await engineWith(catchUp).activate()).toMatchObject({ settling: 1 });
+		// That write is what n8n stores with the re-emit: a kill now must not lose 02:00.
+		expect(stored().queued.map((fire) => fire.declaredAt)).toEqual([T0 + 2 * HOUR_MS]);
+	});
+
 	it('a window whose run is still in the outbox is not planned again from stale state: the outbox re-emits it', async () => {
 		const { clock, engineWith, emit } = setup();
 		await engineWith().activate();
