@@ -895,6 +895,27 @@ describe('ScheduleEngine', () => {
 			expect(started.at(-1)?.declaredAt).toBe(T0 + 2 * HOUR_MS); // the slot was freed
 		});
 
+		it('coalesce: a coalesced run n8n could not create is recorded missed for every window it stood for (model seed 1)', async () => {
+			const { clock, engineWith, started, stored } = setup();
+			const first = engineWith({ catchUp: 'coalesce' });
+			await first.activate();
+			first.deactivate();
+			clock.jumpTo(T0 + 2 * HOUR_MS + 30 * MINUTE_MS); // down across 01:00 and 02:00
+			const engine = engineWith({ catchUp: 'coalesce' });
+			await engine.activate();
+			for (let attempt = 1; attempt <= CREATE_ATTEMPTS; attempt++) {
+				await engine.fireNotCreated(started.at(-1)!.runKey, new Error('database is locked'));
+				if (attempt < CREATE_ATTEMPTS) await clock.advance(CREATE_RETRY_DELAYS_MS[attempt - 1]);
+			}
+			expect(started.map((fire) => fire.kind)).toEqual(['coalesced', 'coalesced', 'coalesced']);
+			expect(stored().history.at(-1)).toMatchObject({
+				outcome: 'missed',
+				declaredAt: T0 + 2 * HOUR_MS,
+				count: 2,
+				firstDeclaredAt: T0 + HOUR_MS,
+			});
+		});
+
 		it('run-all: a catch-up run n8n could not create is retried as a catch-up, also after a restart during the retry wait', async () => {
 			const { clock, engineWith, emit, started, stored } = setup();
 			const first = engineWith();
