@@ -24,6 +24,7 @@ module.exports = {
 				'<rootDir>/credentials/**/*.test.ts',
 				// README's and docs/'s links (no n8n either).
 				'<rootDir>/test/docs/**/*.test.ts',
+				'<rootDir>/test/model/**/*.test.ts',
 			],
 			transform: { '^.+\\.ts$': tsJest },
 			testEnvironment: 'node',
