@@ -31,7 +31,9 @@ import { at, type Execution, type Observation } from './n8n';
 export function violations(observation: Observation): string[] {
 	const found = [...observation.violations];
 	const history = storedHistory(observation.stored);
-	found.push(...atMostOnce(observation), ...accounted(observation, history));
+	// Cron windows cost time-zone arithmetic: listed once.
+	const judged = windows(observation);
+	found.push(...atMostOnce(observation, judged), ...accounted(observation, history, judged));
 	found.push(...retries(observation, history), ...outboxKept(observation, history));
 	return found;
 }
@@ -67,7 +69,7 @@ function windows(observation: Observation): number[] {
 	return found;
 }
 
-function atMostOnce(observation: Observation): string[] {
+function atMostOnce(observation: Observation, judged: number[]): string[] {
 	const found: string[] = [];
 	const repeated = (runs: Execution[], what: string) => {
 		for (let i = 1; i < runs.length; i++) {
@@ -85,7 +87,7 @@ function atMostOnce(observation: Observation): string[] {
 	for (const execution of observation.created.filter(firstRun)) {
 		const { fire } = execution;
 		const covered = fire.coalesced
-			? windows(observation).filter((window) => covers(execution, window))
+			? judged.filter((window) => covers(execution, window))
 			: [fire.declaredAt];
 		for (const window of covered)
 			byWindow.set(window, [...(byWindow.get(window) ?? []), execution]);
@@ -100,16 +102,21 @@ function atMostOnce(observation: Observation): string[] {
 	return found;
 }
 
-function accounted(observation: Observation, history: FireRecord[]): string[] {
+function accounted(observation: Observation, history: FireRecord[], judged: number[]): string[] {
 	const coveredBy = (record: FireRecord, window: number) =>
 		(record.firstDeclaredAt ?? record.declaredAt) <= window && window <= record.declaredAt;
 	const coalescedKeys = new Set(
 		observation.created.filter((run) => run.fire.coalesced).map((run) => run.fire.runKey),
 	);
 	const found: string[] = [];
-	for (const window of windows(observation)) {
-		const ran = observation.created.some((run) => covers(run, window));
-		const reported = history.some(
+	const reports = history.filter((record) =>
+		['skipped', 'missed', 'coalesced'].includes(record.outcome),
+	);
+	const ownRuns = new Set(observation.created.map((run) => run.fire.declaredAt));
+	const coalescedRuns = observation.created.filter((run) => run.fire.coalesced);
+	for (const window of judged) {
+		const ran = ownRuns.has(window) || coalescedRuns.some((run) => covers(run, window));
+		const reported = reports.some(
 			(record) =>
 				coveredBy(record, window) &&
 				(record.outcome === 'skipped' ||
