@@ -48,7 +48,7 @@ export async function checkScheduleModel(opts: {
 		await replayScheduleScenario(scenario);
 	} catch (error) {
 		throw new Error(
-			`${(error as Error).message}\n\nseed ${opts.seed}, path ${result.counterexamplePath} (npm run model -- --model schedule --seed ${opts.seed}); scenario ${JSON.stringify(scenario)}`,
+			`${(error as Error).message}\n\nseed ${opts.seed}, path ${result.counterexamplePath} (npm run model -- --model schedule --runs ${opts.runs} --seed ${opts.seed}); scenario ${JSON.stringify(scenario)}`,
 		);
 	}
 	throw new Error(
