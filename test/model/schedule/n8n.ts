@@ -126,6 +126,10 @@ class ModelN8n {
 		this.tell(() => 'from here on n8n stays up');
 		await this.clock.advance(this.quietEndMs());
 		await this.checkIdle();
+		// What the trigger wrote since n8n last stored it (a change that started no run: a window given
+		// up after n8n could not create its run) is stored with n8n's next emit: with no kill to come,
+		// it is what the user reads then.
+		if (this.alive && this.changed && this.memory) this.observation.stored.push(this.memory);
 	}
 
 	private async segment(segment: Segment): Promise<void> {
