@@ -185,6 +185,22 @@ describe('ScheduleEngine', () => {
 		});
 	});
 
+	it('a write while re-emitted runs settle keeps the queue carried over (model seed 1: a kill then lost a run-all window)', async () => {
+		// test/model/schedule: run-all, skip-if-running; a missed window queued behind another's run,
+		// n8n killed; the next activation re-emits that run and writes while waiting for it to settle.
+		const { clock, engineWith, stored } = setup();
+		const catchUp = { catchUp: 'run-all' as const, lateGraceMs: 0 };
+		await engineWith(catchUp).activate();
+		clock.jumpTo(T0 + 2 * HOUR_MS + 1); // down across 01:00 and 02:00: 01:00 runs, 02:00 waits
+		await engineWith(catchUp).activate();
+		expect(stored().outbox.map((entry) => entry.run.declaredAt)).toEqual([T0 + HOUR_MS]);
+		expect(stored().queued.map((fire) => fire.declaredAt)).toEqual([T0 + 2 * HOUR_MS]);
+		clock.jumpTo(T0 + 2 * HOUR_MS + 2); // killed; back at once: 01:00 is re-emitted
+		expect(await engineWith(catchUp).activate()).toMatchObject({ settling: 1 });
+		// That write is what n8n stores with the re-emit: a kill now must not lose 02:00.
+		expect(stored().queued.map((fire) => fire.declaredAt)).toEqual([T0 + 2 * HOUR_MS]);
+	});
+
 	it('a window whose run is still in the outbox is not planned again from stale state: the outbox re-emits it', async () => {
 		const { clock, engineWith, emit } = setup();
 		await engineWith().activate();
@@ -877,6 +893,27 @@ describe('ScheduleEngine', () => {
 			expect(stored().outbox).toEqual([]);
 			await clock.advance(HOUR_MS);
 			expect(started.at(-1)?.declaredAt).toBe(T0 + 2 * HOUR_MS); // the slot was freed
+		});
+
+		it('coalesce: a coalesced run n8n could not create is recorded missed for every window it stood for (model seed 1)', async () => {
+			const { clock, engineWith, started, stored } = setup();
+			const first = engineWith({ catchUp: 'coalesce' });
+			await first.activate();
+			first.deactivate();
+			clock.jumpTo(T0 + 2 * HOUR_MS + 30 * MINUTE_MS); // down across 01:00 and 02:00
+			const engine = engineWith({ catchUp: 'coalesce' });
+			await engine.activate();
+			for (let attempt = 1; attempt <= CREATE_ATTEMPTS; attempt++) {
+				await engine.fireNotCreated(started.at(-1)!.runKey, new Error('database is locked'));
+				if (attempt < CREATE_ATTEMPTS) await clock.advance(CREATE_RETRY_DELAYS_MS[attempt - 1]);
+			}
+			expect(started.map((fire) => fire.kind)).toEqual(['coalesced', 'coalesced', 'coalesced']);
+			expect(stored().history.at(-1)).toMatchObject({
+				outcome: 'missed',
+				declaredAt: T0 + 2 * HOUR_MS,
+				count: 2,
+				firstDeclaredAt: T0 + HOUR_MS,
+			});
 		});
 
 		it('run-all: a catch-up run n8n could not create is retried as a catch-up, also after a restart during the retry wait', async () => {

@@ -710,7 +710,8 @@ export class ScheduleEngine {
 		state.seq = (state.seq ?? 0) + 1;
 		this.options.write({
 			...state,
-			queued: this.overlap.queued,
+			// While re-emitted runs settle, the queue carried over waits in `settling`: still owed.
+			queued: [...(this.settling?.backlog ?? []), ...this.overlap.queued],
 			outbox: this.outbox.saved(),
 			history: [...state.history],
 		});

@@ -101,6 +101,11 @@ export function notStartedRecord(
 		outcome,
 		...(reason !== undefined && { reason }),
 		...(fire.runAttempt !== undefined && { runAttempt: fire.runAttempt }),
+		// A coalesced run stands for its stretch of windows: so does what became of it.
+		...(fire.coalesced && {
+			count: fire.coalesced.count,
+			firstDeclaredAt: fire.coalesced.firstDeclaredAt,
+		}),
 	};
 }
 

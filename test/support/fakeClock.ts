@@ -12,7 +12,15 @@ export class FakeClock implements Clock {
 	private timers: PendingTimer[] = [];
 	private seq = 0;
 
-	constructor(private current: number = Date.UTC(2026, 0, 1)) {}
+	/**
+	 * `turns`: how many macrotask turns `advance` lets pass after each timer. Code that waits only on
+	 * promises and this clock needs one (the microtask queue drains before the next turn); the
+	 * default leaves room for a test's own setImmediate hops.
+	 */
+	constructor(
+		private current: number = Date.UTC(2026, 0, 1),
+		private readonly turns = 10,
+	) {}
 
 	now(): number {
 		return this.current;
@@ -46,10 +54,10 @@ export class FakeClock implements Clock {
 			this.current = next.at;
 			next.cancelled = true;
 			next.fn();
-			await flushPromises();
+			await flushPromises(this.turns);
 		}
 		this.current = target;
-		await flushPromises();
+		await flushPromises(this.turns);
 	}
 
 	/** Sets the time without firing timers (a process that was down). */
@@ -64,6 +72,6 @@ export class FakeClock implements Clock {
 }
 
 /** Lets queued promise callbacks run (several microtask and macrotask turns). */
-export async function flushPromises(): Promise<void> {
-	for (let i = 0; i < 10; i++) await new Promise<void>((resolve) => setImmediate(resolve));
+export async function flushPromises(turns = 10): Promise<void> {
+	for (let i = 0; i < turns; i++) await new Promise<void>((resolve) => setImmediate(resolve));
 }
