@@ -16,7 +16,7 @@ export function checkedSilenceAfter(ms: number): number {
 		'silenceAfterMin',
 		ms,
 		{ min: SILENCE_MIN_MS, max: SILENCE_MAX_MS },
-		{ duration: true },
+		{ duration: 'minutes' },
 	);
 }
 
