@@ -45,7 +45,7 @@ export interface PollConfig {
 	intervalMs: number;
 	jitterMs: number;
 	timeoutMs: number;
-	/** Unset: an hour, or the interval when that is longer. */
+	/** Unset: two intervals (core/poll/runner.ts DEFAULT_BACKOFF_INTERVALS). */
 	backoffMaxMs: number | undefined;
 	failureLimit: number;
 	executeStepShows: 'nextPoll' | 'recentStarts' | 'deadLetters';
