@@ -94,7 +94,45 @@ describe('checkRange', () => {
 			15_000.5,
 			{ min: 10_000, max: 60_000, whole: true },
 			{ duration: true },
-			'Invalid value 15.0005s for "«f»": must be a whole number of milliseconds from 10s to 1min',
+			'Invalid value 15.0005s for "«f»": must be from 10s to 1min, to the millisecond',
+		],
+		// A field in seconds is answered in seconds, its bounds too (issue 47).
+		[
+			0,
+			{ min: 1_000, max: 7 * 86_400_000, whole: true },
+			{ duration: 'seconds' },
+			'Invalid value 0 for "«f»": must be from 1 to 604800 seconds (7d)',
+		],
+		[
+			1_500.5,
+			{ min: 1_000, max: 7 * 86_400_000, whole: true },
+			{ duration: 'seconds' },
+			'Invalid value 1.5005 for "«f»": must be from 1 to 604800 seconds (7d), to the millisecond',
+		],
+		[
+			300_000,
+			{ min: 0, max: 299_999 },
+			{ duration: 'seconds' },
+			'Invalid value 300 for "«f»": must be from 0 to 299.999 seconds',
+		],
+		[
+			1_000,
+			{ min: 60_000, max: 30 * 86_400_000 },
+			{ duration: 'minutes' },
+			'Invalid value 0.0166666666667 for "«f»": must be from 1 to 43200 minutes (30d)',
+		],
+		[
+			0,
+			{ min: 1_000 },
+			{ duration: 'seconds' },
+			'Invalid value 0 for "«f»": must be at least 1 second',
+		],
+		// A cap below the delay it caps names that delay as its bound, not a bare duration.
+		[
+			30_000,
+			{ min: 60_000, max: 7 * 86_400_000, minIs: 'delay' },
+			{ duration: 'seconds' },
+			'Invalid value 30 for "«f»": must be at least "«delay»" (60 seconds) and at most 604800 seconds (7d)',
 		],
 		[
 			0,

@@ -1,3 +1,5 @@
+import { type TimeUnit, UNIT_MS } from './units';
+
 /**
  * The one error for a setting the user can fix, thrown by every part of the core (schedule, poll,
  * round trip, connectors) and translated by one function in nodes/shared/errors.ts. It carries the
@@ -27,8 +29,13 @@ export function credentialRef(credential: string): string {
 
 /** How the value and its place are shown in the message. */
 export interface ConfigErrorOptions {
-	/** The value is milliseconds, shown as a duration (`5s`, `7d`). */
-	duration?: boolean;
+	/**
+	 * The value is milliseconds, of a field the user fills in `duration` (`seconds`: "Retry Delay
+	 * (Seconds)"): the value and the bounds are said in that unit (`from 1 to 604800 seconds (7d)`).
+	 * `true`: a field whose unit the user picks beside it (Interval and its unit), said as a duration
+	 * (`5s`, `7d`).
+	 */
+	duration?: true | TimeUnit;
 	/** The value is a secret: shown only when it is empty. */
 	secret?: boolean;
 	/** The key inside the parameter that is wrong (an argument in "With": `url`), named before the problem. */
@@ -67,16 +74,22 @@ export class ConfigError extends Error {
 	}
 }
 
-/** The numbers a setting accepts: from `min` to `max` (unset: no upper bound), whole numbers only if `whole`. */
+/**
+ * The numbers a setting accepts: from `min` to `max` (unset: no upper bound), whole numbers only if
+ * `whole` (of a duration: whole milliseconds). `minIs`: the field whose value `min` is (a cap is at
+ * least the delay it caps), said as the lower bound.
+ */
 export interface Range {
 	min: number;
 	max?: number;
 	whole?: boolean;
+	minIs?: string;
 }
 
 /**
- * Returns `value` if it is a number in `range`; otherwise throws a ConfigError saying the range
- * (as durations when `options.duration`: the value and the bounds are milliseconds).
+ * The one range check: returns `value` if it is a number in `range`; otherwise throws a ConfigError
+ * saying the range, in the field's unit when it is a duration (`options.duration`: the value and
+ * the bounds are milliseconds).
  */
 export function checkRange(
 	field: string,
@@ -84,21 +97,52 @@ export function checkRange(
 	range: Range,
 	options: ConfigErrorOptions = {},
 ): number {
-	const { min, max = Infinity, whole = false } = range;
-	if (
-		typeof value === 'number' &&
-		Number.isFinite(value) &&
-		(!whole || Number.isInteger(value)) &&
-		value >= min &&
-		value <= max
-	)
-		return value;
-	const bound = (limit: number) => (options.duration ? showDuration(limit) : String(limit));
+	const { min, max = Infinity, whole = false, minIs } = range;
+	const inRange =
+		typeof value === 'number' && Number.isFinite(value) && value >= min && value <= max;
+	if (inRange && (!whole || Number.isInteger(value))) return value;
+	const { duration } = options;
+	const unit = duration === true ? undefined : duration;
+	const said = (limit: number) =>
+		unit === undefined
+			? duration
+				? pickedUnit(limit)
+				: String(limit)
+			: `${inUnit(limit, unit)} ${limit === UNIT_MS[unit] ? unit.slice(0, -1) : unit}`;
+	// In the field's unit, a bound of a larger unit also as a duration: 604800 seconds (7d).
+	const bound = (limit: number) =>
+		unit !== undefined && !showDuration(limit).endsWith(UNIT_SYMBOLS[unit])
+			? `${said(limit)} (${showDuration(limit)})`
+			: said(limit);
+	const lower = minIs === undefined ? bound(min) : `"${fieldRef(minIs)}" (${said(min)})`;
 	const bounds =
-		max === Infinity ? `at least ${bound(min)}` : `from ${bound(min)} to ${bound(max)}`;
-	const kind = options.duration ? 'a whole number of milliseconds' : 'a whole number';
-	const wanted = !whole ? bounds : `${kind} ${max === Infinity ? 'of ' : ''}${bounds}`;
-	throw new ConfigError(field, value, `must be ${wanted}`, options);
+		max === Infinity
+			? `at least ${lower}`
+			: minIs === undefined
+				? `from ${unit === undefined ? bound(min) : inUnit(min, unit)} to ${bound(max)}`
+				: `at least ${lower} and at most ${bound(max)}`;
+	const problem = duration
+		? `must be ${bounds}${inRange ? ', to the millisecond' : ''}`
+		: `must be ${whole ? `a whole number ${max === Infinity ? 'of ' : ''}` : ''}${bounds}`;
+	throw new ConfigError(field, value, problem, options);
+}
+
+/** What showDuration ends a duration of each unit with. */
+const UNIT_SYMBOLS: Record<TimeUnit, string> = {
+	seconds: 's',
+	minutes: 'min',
+	hours: 'h',
+	days: 'd',
+};
+
+/** A duration of a field whose unit the user picks: 0 in no unit (not "0ms"), else showDuration's. */
+function pickedUnit(ms: number): string {
+	return ms === 0 ? '0' : showDuration(ms);
+}
+
+/** Milliseconds in `unit`, without binary fractions' noise (1000 ms in minutes: 0.0166666666667). */
+function inUnit(ms: number, unit: TimeUnit): number {
+	return Number((ms / UNIT_MS[unit]).toPrecision(12));
 }
 
 const MAX_SHOWN_CHARS = 100;
@@ -131,6 +175,7 @@ export function showDuration(ms: number): string {
 
 function shown(value: unknown, { duration, secret }: ConfigErrorOptions): string {
 	if (secret && value !== '' && value !== undefined && value !== null) return '(hidden)';
-	if (duration && typeof value === 'number' && Number.isFinite(value)) return showDuration(value);
+	if (duration && typeof value === 'number' && Number.isFinite(value))
+		return duration === true ? pickedUnit(value) : String(inUnit(value, duration));
 	return showValue(value);
 }

@@ -22,9 +22,15 @@ describe('the retry policy', () => {
 			/^Invalid value 0 for "«maxAttempts»": must be a whole number from 1 to 20$/,
 		],
 		[{ maxAttempts: 2.5 }, /"«maxAttempts»": must be a whole number from 1 to 20/],
-		[{ firstDelayMs: 500 }, /^Invalid value 500ms for "«retryDelaySec»": .* from 1s to 7d$/],
+		[
+			{ firstDelayMs: 500 },
+			/^Invalid value 0.5 for "«retryDelaySec»": must be from 1 to 604800 seconds \(7d\)$/,
+		],
 		[{ factor: 0.5 }, /^Invalid value 0.5 for "«retryFactor»": must be from 1 to 10$/],
-		[{ maxDelayMs: 30_000 }, /^Invalid value 30s for "«retryDelayCapSec»": .* from 1min to 7d$/],
+		[
+			{ maxDelayMs: 30_000 },
+			/^Invalid value 30 for "«retryDelayCapSec»": must be at least "«retryDelaySec»" \(60 seconds\) and at most 604800 seconds \(7d\)$/,
+		],
 	])('refuses %j with the one ConfigError naming the field', (change, message) => {
 		let thrown: unknown;
 		try {

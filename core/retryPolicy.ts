@@ -45,11 +45,12 @@ export function checkedRetryPolicy(policy: RetryPolicy): RetryPolicy {
 		whole: true,
 	});
 	const delay = { max: RETRY_DELAY_MAX_MS, whole: true };
+	const seconds = { duration: 'seconds' } as const;
 	const firstDelayMs = checkRange(
 		'retryDelaySec',
 		policy.firstDelayMs,
 		{ min: RETRY_DELAY_MIN_MS, ...delay },
-		{ duration: true },
+		seconds,
 	);
 	const factor = checkRange('retryFactor', policy.factor, {
 		min: 1,
@@ -58,8 +59,8 @@ export function checkedRetryPolicy(policy: RetryPolicy): RetryPolicy {
 	const maxDelayMs = checkRange(
 		'retryDelayCapSec',
 		policy.maxDelayMs,
-		{ min: firstDelayMs, ...delay },
-		{ duration: true },
+		{ min: firstDelayMs, minIs: 'retryDelaySec', ...delay },
+		seconds,
 	);
 	return { maxAttempts, firstDelayMs, factor, maxDelayMs };
 }

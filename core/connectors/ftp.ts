@@ -5,6 +5,7 @@ import { Client, type FileInfo, FileType } from 'basic-ftp';
 import { type Clock, systemClock } from '../clock';
 import { type FileSession, fileOps } from './fileOps';
 import { type FtpSecurity, type FtpTls, listTime, securityArgs } from './ftpListing';
+import { unreachable } from './network';
 import { type FolderEntry, joinPath } from './remoteFiles';
 import { ConnectorError, type ConnectorOp, type FtpConnection, type OpContext } from './types';
 
@@ -64,6 +65,8 @@ class FtpSession implements FileSession {
 	private failure(action: string, path: string) {
 		return (error: unknown): never => {
 			const { code, message } = replyOf(error);
+			const network = unreachable(`FTP ${action} ${JSON.stringify(path)}`, this.where, error);
+			if (network) throw network;
 			throw new ConnectorError(
 				`FTP ${action} ${JSON.stringify(path)} at ${this.where} failed: ${message ?? 'unknown error'}`,
 				{ status: typeof code === 'number' ? code : undefined },
@@ -220,7 +223,10 @@ async function withSession<T>(
 		if (stopped) throw new ConnectorError(`FTP call to ${where} ${stopped}`);
 		throw error instanceof ConnectorError
 			? error
-			: new ConnectorError(`FTP error at ${where}: ${replyOf(error).message ?? 'unknown error'}`);
+			: (unreachable('FTP session', where, error) ??
+					new ConnectorError(
+						`FTP error at ${where}: ${replyOf(error).message ?? 'unknown error'}`,
+					));
 	} finally {
 		timer.cancel();
 		context.signal?.removeEventListener('abort', abort);
@@ -274,12 +280,8 @@ function describeLoginFailure(
 			`FTP login failed for user ${JSON.stringify(settings.username)} at ${where}: ${message} (check the username and password)`,
 			{ status },
 		);
-	if (code === 'ECONNREFUSED')
-		return new ConnectorError(
-			`FTP server at ${where} refused the connection: is the host and port right?`,
-		);
-	if (code === 'ENOTFOUND' || code === 'EAI_AGAIN')
-		return new ConnectorError(`FTP host ${JSON.stringify(settings.host)} could not be resolved`);
+	const network = unreachable('FTP connection', where, error);
+	if (network) return network;
 	if (typeof code === 'string' && UNTRUSTED_CERTIFICATE.test(code))
 		return new ConnectorError(
 			`FTP server at ${where} has a certificate that does not verify (${message}): set "allowSelfSigned" to true in With if you trust this server`,

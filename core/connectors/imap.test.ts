@@ -130,7 +130,7 @@ describe('IMAP ops without a server', () => {
 		});
 		await expect(
 			opsWith(refused.client).op('imap.listUnseen').run({}, { memory: {}, imap: settings }),
-		).rejects.toThrow('IMAP server at imap.example.com:993 refused the connection');
+		).rejects.toThrow('IMAP connection at imap.example.com:993 failed: connection refused');
 		expect(refused.calls).toEqual(['connect', 'close']);
 	});
 

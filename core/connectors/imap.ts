@@ -3,6 +3,7 @@ import { type AddressObject, simpleParser } from 'mailparser';
 
 import { checkRange } from '../configError';
 import { argumentError, booleanArg } from './args';
+import { unreachable } from './network';
 import { ConnectorError, type ConnectorOp, type ImapConnection, type OpContext } from './types';
 
 /**
@@ -299,7 +300,6 @@ const TIMEOUT_CODES = new Set([
 	'GREETING_TIMEOUT',
 	'UPGRADE_TIMEOUT',
 	'ETIMEOUT',
-	'ETIMEDOUT',
 ]);
 const CERTIFICATE_CODES = new Set([
 	'DEPTH_ZERO_SELF_SIGNED_CERT',
@@ -337,12 +337,8 @@ export function describeFailure(
 			{ description },
 		);
 	}
-	if (code === 'ECONNREFUSED')
-		return new ConnectorError(
-			`IMAP server at ${where} refused the connection: is the host and port right?`,
-		);
-	if (code === 'ENOTFOUND' || code === 'EAI_AGAIN')
-		return new ConnectorError(`IMAP host ${JSON.stringify(settings.host)} could not be resolved`);
+	const network = unreachable('IMAP connection', where, error);
+	if (network) return network;
 	if (TIMEOUT_CODES.has(code)) {
 		const hint =
 			code === 'GREETING_TIMEOUT' && !settings.secure

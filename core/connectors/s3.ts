@@ -298,7 +298,13 @@ async function s3Request(context: OpContext, call: S3Call): Promise<HttpResponse
 			responseType: call.bytes ? 'bytes' : 'text',
 		});
 	} catch (error) {
-		throw new ConnectorError(`S3 ${call.what} at ${host} failed: ${(error as Error).message}`);
+		// The transport words a network failure (network.ts): said here as the S3 call that failed.
+		const network = error instanceof ConnectorError ? error.details.unreachable : undefined;
+		throw network
+			? new ConnectorError(`S3 ${call.what} at ${network.at} failed: ${network.words}`, {
+					...(error as ConnectorError).details,
+				})
+			: new ConnectorError(`S3 ${call.what} at ${host} failed: ${(error as Error).message}`);
 	}
 }
 

@@ -1,6 +1,7 @@
 import SftpClient from 'ssh2-sftp-client';
 
 import { type FileSession, fileOps } from './fileOps';
+import { unreachable } from './network';
 import { ConnectorError, type ConnectorOp, type OpContext, type SftpConnection } from './types';
 
 /**
@@ -156,12 +157,8 @@ function describeConnectFailure(
 			`SFTP login failed for user ${JSON.stringify(settings.username)} at ${where}: check the password or private key`,
 			{ description: message },
 		);
-	if (failure.code === 'ECONNREFUSED')
-		return new ConnectorError(
-			`SFTP server at ${where} refused the connection: is the host and port right?`,
-		);
-	if (failure.code === 'ENOTFOUND' || failure.code === 'EAI_AGAIN')
-		return new ConnectorError(`SFTP host ${JSON.stringify(settings.host)} could not be resolved`);
+	const network = unreachable('SFTP connection', where, error);
+	if (network) return network;
 	if (/timed out/i.test(message))
 		return new ConnectorError(`SFTP server at ${where} did not answer in time`, {
 			description: message,
@@ -178,6 +175,8 @@ function describeFailure(error: unknown, where: string, path: string | undefined
 	if (error instanceof ConnectorError) return error;
 	const failure = failureOf(error);
 	const on = path === undefined ? '' : ` on ${JSON.stringify(path)}`;
+	const network = unreachable(`SFTP session${on}`, where, error);
+	if (network) return network;
 	if (failure.code === 'ENOENT' || failure.code === 2)
 		return new ConnectorError(`SFTP path ${JSON.stringify(path)} does not exist at ${where}`, {
 			description: failure.message,

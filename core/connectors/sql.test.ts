@@ -313,7 +313,7 @@ describe('sql.query planning', () => {
 				'mysql',
 				'SELECT 1',
 			).message,
-		).toBe('MySQL/MariaDB error in query "SELECT 1": the server closed the connection');
+		).toBe('MySQL/MariaDB error in query "SELECT 1": connection reset by the server');
 	});
 });
 

@@ -1,5 +1,6 @@
 import { checkRange, ConfigError } from '../configError';
 import { argumentError } from './args';
+import { networkFailure } from './network';
 import type { SqlClock, SqlDialect, SqlSession } from './sqlTransport';
 import { ConnectorError, type ConnectorOp, type OpContext } from './types';
 
@@ -419,21 +420,6 @@ export function describeSqlFailure(
 	});
 }
 
-/**
- * Socket failures in words: n8n replaces an error message that contains a code such as
- * ECONNREFUSED with a generic one of its own ("The service refused the connection"), which would
- * hide which database and query failed.
- */
-const SOCKET_FAILURES: Record<string, string> = {
-	ECONNREFUSED: 'the server refused the connection (is it running, and are host and port right?)',
-	ECONNRESET: 'the server closed the connection',
-	ETIMEDOUT: 'the server did not answer in time',
-	ENOTFOUND: 'the host name could not be resolved',
-	EAI_AGAIN: 'the host name could not be resolved',
-	EHOSTUNREACH: 'the host cannot be reached',
-	EPIPE: 'the server closed the connection',
-};
-
 function failureMessage(error: unknown): string {
 	const failure = (typeof error === 'object' && error !== null ? error : {}) as {
 		message?: string;
@@ -442,13 +428,16 @@ function failureMessage(error: unknown): string {
 	return failure.sqlMessage ?? failure.message ?? String(error);
 }
 
-/** The database's code (" (42P01)") and message; for a socket failure, no code and the words above. */
+/**
+ * The database's code (" (42P01)") and message; for a socket failure, no code and its words
+ * (network.ts: n8n would replace a message with the code in it).
+ */
 export function describeCause(error: unknown): { code: string; text: string } {
+	const network = networkFailure(error);
+	if (network) return { code: '', text: network.words };
 	// mysql2 names only MySQL's error numbers; a MariaDB-only one (1969, statement timeout) has its errno.
 	const failure = error as { code?: unknown; errno?: unknown } | null;
 	const code = failure?.code ?? failure?.errno;
-	if (typeof code === 'string' && code in SOCKET_FAILURES)
-		return { code: '', text: SOCKET_FAILURES[code] };
 	const shown = typeof code === 'string' || typeof code === 'number' ? ` (${code})` : '';
 	return { code: shown, text: failureMessage(error) };
 }

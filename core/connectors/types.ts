@@ -159,7 +159,13 @@ export interface ConnectorOp<Transport extends string = NodeTransport> {
 export class ConnectorError extends Error {
 	constructor(
 		message: string,
-		readonly details: { status?: number; retryAfterMs?: number; description?: string } = {},
+		readonly details: {
+			status?: number;
+			retryAfterMs?: number;
+			description?: string;
+			/** A network failure (core/connectors/network.ts): where (host:port) and what failed, in words. */
+			unreachable?: { at: string; words: string };
+		} = {},
 	) {
 		super(message);
 		this.name = 'ConnectorError';

@@ -1,5 +1,6 @@
 import type { Clock, TimerHandle } from '../clock';
 import type { PagedResult } from '../connectors/pagination';
+import { inOp } from '../connectors/network';
 import type { ConnectorOp, OpContext, OpMemory, OpResult } from '../connectors/types';
 import type { RunOutlet, RunToEmit, Settlement } from '../outbox';
 import {
@@ -772,8 +773,12 @@ export class PollActivation {
 		signal?: AbortSignal,
 	): Promise<OpResult | PagedResult> {
 		const { op, args, timeoutMs } = this.settings.source;
-		if (this.paged) return await this.paged.fetch({ context, memory, signal, timeoutMs });
-		return await op.run(args, { ...context, memory, signal, timeoutMs });
+		try {
+			if (this.paged) return await this.paged.fetch({ context, memory, signal, timeoutMs });
+			return await op.run(args, { ...context, memory, signal, timeoutMs });
+		} catch (error) {
+			throw inOp(op.name, error);
+		}
 	}
 
 	private async poll(signal: AbortSignal) {

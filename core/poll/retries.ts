@@ -343,6 +343,12 @@ const NO_RETRIES: RetryPolicy = {
 const NO_ITEMS =
 	'not retried: its items were not at hand (its run was emitted by an earlier activation in this process)';
 
+/**
+ * How every dead letter's failed execution begins, and nothing else the package reports: an error
+ * workflow tells a dead letter by it (docs/poll-trigger.md#paging-only-on-dead-letters). Stable.
+ */
+export const DEAD_LETTER_PREFIX = 'Dead letter: ';
+
 /** How a dead letter is told in its failed execution. */
 export function deadLetterMessage(letter: DeadLetter): string {
 	const count = letter.itemCount ?? letter.keys.length;
@@ -354,5 +360,5 @@ export function deadLetterMessage(letter: DeadLetter): string {
 					.map((key) => JSON.stringify(key))
 					.join(', ')}${count > 5 ? ', …' : ''})`;
 	const runs = letter.attempts === 1 ? 'its run' : `all ${letter.attempts} runs`;
-	return `Dead letter: ${runs} of ${items} failed (key ${letter.key}); last error: ${letter.lastError}`;
+	return `${DEAD_LETTER_PREFIX}${runs} of ${items} failed (key ${letter.key}); last error: ${letter.lastError}`;
 }

@@ -69,7 +69,7 @@ describe('configuration', () => {
 		expect(() => new PollRunner({ clock, poll, intervalMs: INTERVAL, jitterMs: INTERVAL })).toThrow(
 			expect.objectContaining({
 				field: 'jitterSec',
-				message: 'Invalid value 5min for "«jitterSec»": must be from 0ms to 299.999s',
+				message: 'Invalid value 300 for "«jitterSec»": must be from 0 to 299.999 seconds',
 			}),
 		);
 		expect(
@@ -114,7 +114,9 @@ describe('defaults', () => {
 					intervalMs: 2 * 60 * MINUTE,
 					backoff: { maxMs: 60 * MINUTE },
 				}),
-		).toThrow('Invalid value 1h for "«backoffMaxSec»": must be from 2h to 7d');
+		).toThrow(
+			'Invalid value 3600 for "«backoffMaxSec»": must be at least "«interval»" (7200 seconds) and at most 604800 seconds (7d)',
+		);
 	});
 });
 
@@ -247,7 +249,7 @@ describe('timeout', () => {
 			consecutiveFailures: 1,
 		});
 		expect(failures).toEqual([
-			{ message: 'Poll timed out after 30s', consecutiveFailures: 1, reason: 'first_failure' },
+			{ message: 'Poll timed out after 30s', consecutiveFailures: 1, reason: 'first_poll' },
 		]);
 	});
 });
@@ -306,16 +308,52 @@ describe('backoff', () => {
 		expect(pollTimes).toEqual([0, INTERVAL, 2 * INTERVAL, 3 * INTERVAL]);
 	});
 
-	it('keeps polling at the capped backoff after reaching the failure limit', async () => {
-		const { clock, runner, pollTimes } = harness(
-			{ backoff: { initialMs: INTERVAL, factor: 1.1, maxMs: 10 * INTERVAL }, failureLimit: 2 },
+	it('the failure limit does not jump the backoff to its cap: it keeps growing exponentially', async () => {
+		const { clock, runner, pollTimes, failures } = harness(
+			{ backoff: { initialMs: INTERVAL, factor: 2, maxMs: 10 * INTERVAL }, failureLimit: 2 },
 			failWith(new Error('down')),
 		);
 		runner.start();
 		await flushPromises(); // the first poll settles; a real interval is minutes long
 		await clock.advance(40 * INTERVAL);
-		// 1st failure → 1 interval; 2nd reaches the limit → the cap from then on.
-		expect(pollTimes).toEqual([0, 1, 11, 21, 31].map((n) => n * INTERVAL));
+		// Gaps 1, 2, 4, 8 intervals, then the cap (10); the 2nd failure is reported, nothing more.
+		expect(pollTimes).toEqual([0, 1, 3, 7, 15, 25, 35].map((n) => n * INTERVAL));
+		expect(failures.map((failure) => failure.reason)).toEqual(['first_poll', 'limit_reached']);
+	});
+
+	it('by default waits one interval, then two, and never more than two intervals', async () => {
+		const { clock, runner, pollTimes } = harness({}, failWith(new Error('down')));
+		runner.start();
+		await flushPromises(); // the first poll settles; a real interval is minutes long
+		await clock.advance(20 * INTERVAL);
+		expect(pollTimes).toEqual([0, 1, 3, 5, 7, 9, 11, 13, 15, 17, 19].map((n) => n * INTERVAL));
+	});
+
+	it('by default, a source down 80 s (10 s interval) is polled within two intervals of its return, and its new item starts then', async () => {
+		const interval = 10_000;
+		const { clock, runner, pollTimes, start } = harness({ intervalMs: interval }, async () => {
+			if (clock.now() - start < 80_000) throw new Error('down');
+			return { kind: 'new_items', started: 1 };
+		});
+		runner.start();
+		await flushPromises(); // the first poll settles
+		await clock.advance(200_000);
+		// The failed polls at 0, 10, 30, 50 and 70 s (the 5th reaches the failure limit), then 90 s.
+		expect(pollTimes.slice(0, 7)).toEqual([0, 10, 30, 50, 70, 90, 100].map((s) => s * 1_000));
+		const back = pollTimes.find((time) => time >= 80_000) as number;
+		expect(back - 80_000).toBeLessThanOrEqual(2 * interval);
+		expect(runner.observed).toMatchObject({ consecutiveFailures: 0, lastOutcome: 'new_items' });
+	});
+
+	it('the default cap is at most the longest interval, so a week-long interval starts', async () => {
+		const { clock, runner, pollTimes } = harness(
+			{ intervalMs: MAX_INTERVAL_MS, timeoutMs: 60_000 },
+			failWith(new Error('down')),
+		);
+		runner.start();
+		await flushPromises();
+		await clock.advance(3 * MAX_INTERVAL_MS);
+		expect(pollTimes).toEqual([0, MAX_INTERVAL_MS, 2 * MAX_INTERVAL_MS, 3 * MAX_INTERVAL_MS]);
 	});
 });
 
@@ -344,7 +382,7 @@ describe('Retry-After', () => {
 });
 
 describe('failure reporting', () => {
-	it('reports the first failure after a success and the failure limit, not every retry', async () => {
+	it('reports the first failure (of the first poll, then after a success) and the failure limit, not every retry', async () => {
 		let failing = true;
 		const { clock, runner, failures } = harness(
 			{ failureLimit: 3, backoff: { initialMs: INTERVAL, factor: 1, maxMs: INTERVAL } },
@@ -357,7 +395,8 @@ describe('failure reporting', () => {
 		await flushPromises(); // the first poll settles; a real interval is minutes long
 		await clock.advance(5 * INTERVAL);
 		expect(failures).toEqual([
-			{ message: 'down 1', consecutiveFailures: 1, reason: 'first_failure' },
+			// A brand-new trigger: its first poll failed, no poll had succeeded before it.
+			{ message: 'down 1', consecutiveFailures: 1, reason: 'first_poll' },
 			{ message: 'down 3', consecutiveFailures: 3, reason: 'limit_reached' },
 		]);
 		failing = false;

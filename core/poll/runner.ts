@@ -13,8 +13,14 @@ export const MAX_RETRY_AFTER_MS = 3_600_000;
 export const DEFAULT_FAILURE_LIMIT = 5;
 /** Default per-poll timeout when the interval is longer. */
 export const DEFAULT_TIMEOUT_MS = 5 * 60_000;
-/** Default backoff cap: an hour, or the interval (backoff starts there) when that is longer. */
-export const DEFAULT_BACKOFF_MAX_MS = 3_600_000;
+/**
+ * Default backoff cap, in intervals: failed polls wait one interval, then two, and stay at two. A
+ * source back from an outage is polled within two intervals of its return (its new items start as
+ * late as that at most), while a source that stays down is asked half as often. A longer cap (an
+ * hour, say) spares a source that is down for long, and costs that long after it is back: the
+ * user's choice, by Backoff Cap (docs/poll-trigger.md#when-polls-fail).
+ */
+export const DEFAULT_BACKOFF_INTERVALS = 2;
 
 export type PollOutcome =
 	| { kind: 'new_items'; started: number }
@@ -41,7 +47,11 @@ export interface BackoffOptions {
 	factor: number;
 }
 
-export type FailureReason = 'first_failure' | 'limit_reached' | 'persist_failed';
+/**
+ * Why a failure is reported: the trigger's very first poll failed (no poll has succeeded yet), the
+ * first failure after a success, the failure limit reached, or the state not saved.
+ */
+export type FailureReason = 'first_poll' | 'first_failure' | 'limit_reached' | 'persist_failed';
 
 export interface FailureReport {
 	consecutiveFailures: number;
@@ -59,14 +69,14 @@ export interface PollRunnerOptions {
 	jitterSeed?: string;
 	/** Default the interval, at most DEFAULT_TIMEOUT_MS. */
 	timeoutMs?: number;
-	/** Default initial = interval, factor 2, max = the larger of the interval and an hour. */
+	/** Default initial = interval, factor 2, max = DEFAULT_BACKOFF_INTERVALS intervals (at most MAX_INTERVAL_MS). */
 	backoff?: Partial<BackoffOptions>;
-	/** Consecutive failures that count as "failing"; default DEFAULT_FAILURE_LIMIT. */
+	/** Consecutive failures after which the failure is reported again; default DEFAULT_FAILURE_LIMIT. */
 	failureLimit?: number;
 	/** Observed state from a previous process, so a restart honours its backoff. */
 	restored?: ObservedPollState;
 	persist?: (observed: ObservedPollState) => void;
-	/** Called for the first failure after a success and when the failure limit is reached, not for every retry. */
+	/** Called for the first failure (of the first poll, or after a success) and when the failure limit is reached, not for every retry. */
 	onFailure?: (error: Error, report: FailureReport) => void;
 	/** The failure as `lastError` keeps it: the node says the fields it names as its editor does; unset: the message. */
 	describe?: (error: Error) => string;
@@ -102,7 +112,8 @@ export function initialObservedState(): ObservedPollState {
  * Drives polls on a Clock (ADR-0050, ADR-0097): the first poll at start(), then one per tick at
  * start + n·interval + jitter(n). The overlap lock covers the poll only: a tick that comes while a
  * poll runs is skipped and counted. A failure pushes the next poll out by an exponential, capped
- * backoff, or further if the error carries a Retry-After; a poll never runs sooner than its tick.
+ * backoff (by default one interval, then two), or further if the error carries a Retry-After; a
+ * poll never runs sooner than its tick.
  */
 export class PollRunner {
 	private readonly intervalMs: number;
@@ -118,8 +129,9 @@ export class PollRunner {
 
 	constructor(private readonly options: PollRunnerOptions) {
 		const { intervalMs } = options;
-		// Durations are milliseconds here, whatever unit the editor shows.
-		const duration = { duration: true };
+		// Durations are milliseconds here, said in the unit the editor shows (Interval has its own).
+		const duration = { duration: true } as const;
+		const seconds = { duration: 'seconds' } as const;
 		this.intervalMs = checkRange(
 			'interval',
 			intervalMs,
@@ -130,13 +142,13 @@ export class PollRunner {
 			'jitterSec',
 			options.jitterMs ?? 0,
 			{ min: 0, max: intervalMs - 1 },
-			duration,
+			seconds,
 		);
 		this.timeoutMs = checkRange(
 			'timeoutSec',
 			options.timeoutMs ?? Math.min(intervalMs, DEFAULT_TIMEOUT_MS),
 			{ min: 1_000, max: MAX_INTERVAL_MS },
-			duration,
+			seconds,
 		);
 		// The initial backoff and the factor are not parameters: the node leaves them at their defaults.
 		const initialMs = checkRange(
@@ -149,9 +161,15 @@ export class PollRunner {
 			initialMs,
 			maxMs: checkRange(
 				'backoffMaxSec',
-				options.backoff?.maxMs ?? Math.max(DEFAULT_BACKOFF_MAX_MS, initialMs),
-				{ min: initialMs, max: MAX_INTERVAL_MS },
-				duration,
+				options.backoff?.maxMs ??
+					Math.max(initialMs, Math.min(DEFAULT_BACKOFF_INTERVALS * intervalMs, MAX_INTERVAL_MS)),
+				{
+					min: initialMs,
+					max: MAX_INTERVAL_MS,
+					// Backoff starts at the interval (unless a caller sets it): the cap is at least that.
+					...(options.backoff?.initialMs === undefined && { minIs: 'interval' }),
+				},
+				seconds,
 			),
 			factor: checkRange('backoff.factor', options.backoff?.factor ?? 2, {
 				min: 1,
@@ -286,6 +304,8 @@ export class PollRunner {
 			});
 		} else {
 			const error = failure ?? new Error('The poll returned no outcome');
+			// Failures in a row are counted from the last success, so the first of them follows one, or no poll at all.
+			const firstPoll = state.lastOutcome === null;
 			state.consecutiveFailures++;
 			Object.assign(state, {
 				lastOutcome: 'failed',
@@ -293,7 +313,7 @@ export class PollRunner {
 				backoffUntil: now + this.failureDelay(error),
 			});
 			this.armNext();
-			const reason = this.reportableReason();
+			const reason = this.reportableReason(firstPoll);
 			if (reason) this.report(error, reason);
 		}
 		try {
@@ -303,20 +323,23 @@ export class PollRunner {
 		}
 	}
 
-	/** Exponential from the initial delay, capped; once the failure limit is reached, the cap. */
+	/**
+	 * Exponential from the initial delay, capped; the failure limit changes nothing here (it says
+	 * when the failure is reported again). A Retry-After longer than that wins, up to MAX_RETRY_AFTER_MS.
+	 */
 	private failureDelay(error: Error): number {
 		const { initialMs, maxMs, factor } = this.backoff;
 		const failures = this.observedState.consecutiveFailures;
-		const backoff =
-			failures >= this.failureLimit ? maxMs : Math.min(maxMs, initialMs * factor ** (failures - 1));
+		const backoff = Math.min(maxMs, initialMs * factor ** (failures - 1));
 		return Math.max(backoff, Math.min(retryAfterOf(error) ?? 0, MAX_RETRY_AFTER_MS));
 	}
 
 	/** With a limit of 1 the first failure is also the limit; it is reported once, as the limit. */
-	private reportableReason(): FailureReason | undefined {
+	private reportableReason(firstPoll: boolean): FailureReason | undefined {
 		const failures = this.observedState.consecutiveFailures;
 		if (failures === this.failureLimit) return 'limit_reached';
-		return failures === 1 ? 'first_failure' : undefined;
+		if (failures !== 1) return undefined;
+		return firstPoll ? 'first_poll' : 'first_failure';
 	}
 
 	private report(error: Error, reason: FailureReason): void {

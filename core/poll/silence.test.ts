@@ -44,9 +44,11 @@ describe('SilenceWatch', () => {
 
 	it('refuses a duration under a minute or over 366 days, naming the option', () => {
 		expect(() => checkedSilenceAfter(30_000)).toThrow(
-			'Invalid value 30s for "«silenceAfterMin»": must be from 1min to 366d',
+			'Invalid value 0.5 for "«silenceAfterMin»": must be from 1 to 527040 minutes (366d)',
 		);
-		expect(() => checkedSilenceAfter(367 * 24 * HOUR)).toThrow('must be from 1min to 366d');
+		expect(() => checkedSilenceAfter(367 * 24 * HOUR)).toThrow(
+			'Invalid value 528480 for "«silenceAfterMin»": must be from 1 to 527040 minutes (366d)',
+		);
 		expect(checkedSilenceAfter(HOUR)).toBe(HOUR);
 	});
 });

@@ -5,7 +5,7 @@ import { checkRange, showDuration } from '../configError';
  * reported, once, by a failed execution, and once more when it produces again. The time of the last
  * new item and whether the silence was reported live in the trigger's state, so a restart neither
  * resets the silence nor reports it twice. Checked after every poll, so it is as precise as the
- * interval.
+ * interval (as the backoff while polls fail: two intervals by default, runner.ts).
  */
 
 export const SILENCE_MIN_MS = 60_000;
@@ -16,7 +16,7 @@ export function checkedSilenceAfter(ms: number): number {
 		'silenceAfterMin',
 		ms,
 		{ min: SILENCE_MIN_MS, max: SILENCE_MAX_MS },
-		{ duration: true },
+		{ duration: 'minutes' },
 	);
 }
 

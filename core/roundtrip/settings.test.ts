@@ -199,7 +199,7 @@ describe('validateSettings', () => {
 			'a zero Timeout',
 			{ timeoutAmount: 0 },
 			'timeoutAmount',
-			'Invalid value 0ms for "«timeoutAmount»": must be from 1s to 366d',
+			'Invalid value 0 for "«timeoutAmount»": must be from 1s to 366d',
 		],
 		[
 			'a negative Timeout',

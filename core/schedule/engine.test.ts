@@ -265,7 +265,8 @@ describe('ScheduleEngine', () => {
 		expect(() => engineWith({ maxRunMs: 1_000 })).toThrow(
 			expect.objectContaining({
 				field: 'maxRunMinutes',
-				message: 'Invalid value 1s for "«maxRunMinutes»": must be from 1min to 30d',
+				message:
+					'Invalid value 0.0166666666667 for "«maxRunMinutes»": must be from 1 to 43200 minutes (30d)',
 			}),
 		);
 	});

@@ -238,18 +238,19 @@ export class ScheduleEngine {
 		checkCatchUpOptions(this.catchUp, this.runAllLimit);
 		this.overlapPolicy = options.overlap ?? DEFAULT_OVERLAP_POLICY;
 		checkOverlapPolicy(this.overlapPolicy);
-		const duration = { duration: true };
+		// Durations are milliseconds here, said in the unit the editor shows.
+		const seconds = { duration: 'seconds' } as const;
 		this.jitterMs = checkRange(
 			'jitter',
 			options.jitterMs ?? 0,
 			{ min: 0, max: MAX_JITTER_MS, whole: true },
-			duration,
+			seconds,
 		);
 		this.lateGraceMs = checkRange(
 			'lateGrace',
 			options.lateGraceMs ?? DEFAULT_LATE_GRACE_MS,
 			{ min: 0, max: DAY_MS, whole: true },
-			duration,
+			seconds,
 		);
 		this.historyLimit = checkRange('historyLimit', options.historyLimit ?? HISTORY_LIMIT, {
 			min: 1,
@@ -260,7 +261,7 @@ export class ScheduleEngine {
 			'maxRunMinutes',
 			options.maxRunMs ?? DEFAULT_MAX_RUN_MS,
 			{ min: MINUTE_MS, max: MAX_MAX_RUN_MS },
-			duration,
+			{ duration: 'minutes' },
 		);
 		this.retry = options.retry && checkedRetryPolicy(options.retry);
 		this.overlap = new OverlapController(this.overlapPolicy);

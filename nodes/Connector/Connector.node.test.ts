@@ -53,4 +53,17 @@ describe('Connector node (n8n-core ExecuteContext)', () => {
 			[{ got: '2' }, { item: 1 }],
 		]);
 	});
+
+	it("a host that does not resolve fails the run naming the op, host and port in the package's words, not n8n's stock text (issue 47)", async () => {
+		const failure = await executeNode(Connector, {
+			parameters: {
+				op: 'http.request',
+				with: JSON.stringify({ url: 'http://nonexistent.invalid:8080/orders' }),
+			},
+		}).catch((error: unknown) => error as Error);
+		expect((failure as Error).message).toBe(
+			'http.request: HTTP GET /orders at nonexistent.invalid:8080 failed: host name does not resolve',
+		);
+		expect((failure as Error & { description?: string }).description).toContain('ENOTFOUND');
+	});
 });

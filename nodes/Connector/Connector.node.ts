@@ -8,6 +8,7 @@ import {
 } from 'n8n-workflow';
 
 import { parseWith } from '../../core/connectors/args';
+import { inOp } from '../../core/connectors/network';
 import { resolveOp } from '../../core/connectors/registry';
 import { toNodeError } from '../shared/errors';
 import { imapCredentialTest } from '../shared/imapCredentialTest';
@@ -78,14 +79,12 @@ export class Connector implements INodeType {
 					pairedItem: { item: itemIndex },
 				});
 			} catch (error) {
+				const failure = toNodeError(this.getNode(), inOp(op.name, error), itemIndex);
 				if (this.continueOnFail()) {
-					output.push({
-						json: { error: toNodeError(this.getNode(), error, itemIndex).message },
-						pairedItem: { item: itemIndex },
-					});
+					output.push({ json: { error: failure.message }, pairedItem: { item: itemIndex } });
 					continue;
 				}
-				throw toNodeError(this.getNode(), error, itemIndex);
+				throw failure;
 			}
 		}
 		return [output];

@@ -2,6 +2,7 @@ import type { IDataObject, IRun } from 'n8n-workflow';
 
 import { ARMED_RUNS_MAX, loadDedupeStore } from '../../core/poll';
 import { FakeSystem } from '../../test/harness/fakeSystem';
+import { freePort } from '../../test/harness/net';
 import { activateTrigger, endedRun, type TriggerRun } from '../../test/nodeContext';
 import { PollTrigger } from './PollTrigger.node';
 
@@ -144,6 +145,41 @@ describe('Poll Trigger node (n8n-core TriggerContext)', () => {
 		expect(runs(active)).toEqual([[{ id: 'e-1' }]]);
 		expect(active.emitted[0].deduplicationKey).toMatch(/^poll:wf-1:node-1:/);
 		expect(active.failures).toEqual([]);
+	});
+
+	it("a brand-new trigger's failing first poll says it is the first poll, then after a success the first failure says so; the op, host and port named (issue 47)", async () => {
+		let down = true;
+		source.on('GET', '/first', () =>
+			down ? { status: 500, rawBody: 'down', contentType: 'text/plain' } : { body: [] },
+		);
+		const closed = await freePort();
+		active = await activateTrigger(PollTrigger, {
+			parameters: pollParameters(source.url('/first')),
+		});
+		expect(
+			active.failures.map((failure) => (failure as Error & { description?: string }).description),
+		).toEqual([
+			'Poll failed (the first poll of this trigger; none has succeeded yet); the trigger keeps polling with backoff.',
+		]);
+		expect(active.failures[0].message).toMatch(/^http\.request: GET .*\/first answered HTTP 500$/);
+		down = false;
+		await nextPoll('/first');
+		down = true;
+		await nextPoll('/first');
+		expect(
+			active.failures
+				.map((failure) => (failure as Error & { description?: string }).description)
+				.slice(1),
+		).toEqual([
+			'Poll failed (first failure after a success); the trigger keeps polling with backoff.',
+		]);
+		await active.close();
+		active = await activateTrigger(PollTrigger, {
+			parameters: pollParameters(`http://127.0.0.1:${closed}/tickets`),
+		});
+		expect(active.failures.map((failure) => failure.message)).toEqual([
+			`http.request: HTTP GET /tickets at 127.0.0.1:${closed} failed: connection refused (is the server running, and are host and port right?)`,
+		]);
 	});
 
 	it('an "Items" path that does not exist fails the poll naming the path and the fields that are there', async () => {
@@ -412,7 +448,19 @@ describe('Poll Trigger node (n8n-core TriggerContext)', () => {
 			}),
 		}).catch((e: unknown) => e);
 		expect((error as Error).message).toBe(
-			'Invalid value 1min for "Retry Delay Cap (Seconds)": must be a whole number of milliseconds from 2min to 7d',
+			'Invalid value 60 for "Retry Delay Cap (Seconds)": must be at least "Retry Delay (Seconds)" (120 seconds) and at most 604800 seconds (7d)',
+		);
+	});
+
+	it('refuses a Retry Delay of 0 in seconds, the unit of its field (issue 47)', async () => {
+		const error = await activateTrigger(PollTrigger, {
+			parameters: pollParameters(source.url('/never'), {
+				whenRunFails: 'startAgain',
+				retryDelaySec: 0,
+			}),
+		}).catch((e: unknown) => e);
+		expect((error as Error).message).toBe(
+			'Invalid value 0 for "Retry Delay (Seconds)": must be from 1 to 604800 seconds (7d)',
 		);
 	});
 

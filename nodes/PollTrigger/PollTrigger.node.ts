@@ -5,13 +5,13 @@ import {
 	type ITriggerFunctions,
 	type ITriggerResponse,
 	NodeConnectionTypes,
-	NodeOperationError,
 } from 'n8n-workflow';
 
 import { systemClock } from '../../core/clock';
 import { checkRequestUrl } from '../../core/connectors/httpAuth';
 import { checkPollOp, resolveOp } from '../../core/connectors/registry';
 import {
+	type FailureReason,
 	type HistoryTable,
 	PollActivation,
 	type PollRun,
@@ -21,7 +21,7 @@ import {
 } from '../../core/poll';
 import { DurableTrigger, type TriggerEngine } from '../shared/durableTrigger';
 import { BUSY_WRITE_INTERVAL_MS } from '../shared/emitRuns';
-import { inEditorWords } from '../shared/errors';
+import { inEditorWords, nodeError } from '../shared/errors';
 import { executionStatusByKey } from '../shared/n8nDoor';
 import { imapCredentialTest } from '../shared/imapCredentialTest';
 import { opContext } from '../shared/opContext';
@@ -149,6 +149,14 @@ async function pollActivation(
 	);
 }
 
+/** Why a failed poll is reported, in a failed execution's description (core/poll/runner.ts). */
+const FAILURE_WORDS: Record<FailureReason, (failures: number) => string> = {
+	first_poll: () => 'the first poll of this trigger; none has succeeded yet',
+	first_failure: () => 'first failure after a success',
+	limit_reached: (failures) => `${failures} failures in a row`,
+	persist_failed: () => 'its state could not be saved',
+};
+
 /** Prefixes every deduplication key of the trigger's runs: its workflow and node. */
 function keyPrefix(node: INode, workflowId: string | undefined): string {
 	return `poll:${workflowId}:${node.id}:`;
@@ -201,9 +209,9 @@ function pollEngine(
 					context,
 					onPollFailure: (error, report) =>
 						trigger.fail(
-							new NodeOperationError(node, error, {
-								message: error.message,
-								description: `Poll failed (${report.reason === 'first_failure' ? 'first failure after a success' : `${report.consecutiveFailures} failures in a row`}); the trigger keeps polling with backoff.`,
+							nodeError(node, error.message, {
+								cause: error,
+								description: `Poll failed (${FAILURE_WORDS[report.reason](report.consecutiveFailures)}); the trigger keeps polling with backoff.`,
 							}),
 						),
 					onDeadLetter: (letter) => trigger.fail(deadLetterError(node, letter)),
@@ -211,7 +219,7 @@ function pollEngine(
 					onSilence: (news) => trigger.fail(silenceError(node, news)),
 					onPageLimit: (message) =>
 						trigger.fail(
-							new NodeOperationError(node, trigger.named(message), {
+							nodeError(node, trigger.named(message), {
 								description:
 									'The items of the pages fetched were started. This is recorded once, until a poll reaches known ground again.',
 							}),

@@ -177,9 +177,9 @@ const triggerProperties: INodeProperties[] = [
 				displayName: 'Backoff Cap (Seconds)',
 				name: 'backoffMaxSec',
 				type: 'number',
-				default: 3600,
+				default: 0,
 				description:
-					'After failures, polls back off exponentially (starting at the interval) up to this; at least the interval. Default: an hour, or the interval when that is longer.',
+					'After failures, polls back off exponentially: the interval, then twice as long each time, up to this (at least the interval). 0: two intervals, so a source back from an outage is polled within two intervals of its return.',
 			},
 			{
 				displayName: 'Execute Step Shows',
@@ -213,7 +213,7 @@ const triggerProperties: INodeProperties[] = [
 				type: 'number',
 				default: 5,
 				description:
-					'Consecutive failed polls after which a second failed execution is recorded; polling continues at the backoff cap',
+					'Consecutive failed polls after which a second failed execution is recorded (the first failure is recorded too); the backoff goes on as before',
 			},
 			{
 				displayName: 'First Poll Starts',

@@ -3,7 +3,7 @@ import {
 	type INode,
 	type INodeExecutionData,
 	type ITriggerFunctions,
-	NodeOperationError,
+	type NodeOperationError,
 } from 'n8n-workflow';
 
 import { ConfigError } from '../../core/configError';
@@ -26,7 +26,7 @@ import {
 	startsRun,
 } from '../../core/poll';
 import { type TimeUnit, UNIT_MS } from '../../core/units';
-import { inEditorWords, toNodeError } from '../shared/errors';
+import { inEditorWords, nodeError, toNodeError } from '../shared/errors';
 import { readPagingSettings } from '../shared/pagination';
 import { connectorHttpAuth } from '../shared/parameters';
 import type { RetryPolicy } from '../../core/retryPolicy';
@@ -45,7 +45,7 @@ export interface PollConfig {
 	intervalMs: number;
 	jitterMs: number;
 	timeoutMs: number;
-	/** Unset: an hour, or the interval when that is longer. */
+	/** Unset: two intervals (core/poll/runner.ts DEFAULT_BACKOFF_INTERVALS). */
 	backoffMaxMs: number | undefined;
 	failureLimit: number;
 	executeStepShows: 'nextPoll' | 'recentStarts' | 'deadLetters';
@@ -107,8 +107,11 @@ export function readConfig(context: ITriggerFunctions): PollConfig {
 				UNIT_MS[context.getNodeParameter('intervalUnit') as TimeUnit],
 			jitterMs: Number(options.jitterSec ?? 0) * 1000,
 			timeoutMs: Number(options.timeoutSec ?? 60) * 1000,
+			// 0 (the option's default) or unset: the runner's default, two intervals.
 			backoffMaxMs:
-				options.backoffMaxSec === undefined ? undefined : Number(options.backoffMaxSec) * 1000,
+				options.backoffMaxSec === undefined || Number(options.backoffMaxSec) === 0
+					? undefined
+					: Number(options.backoffMaxSec) * 1000,
 			failureLimit: Number(options.failureLimit ?? 5),
 			executeStepShows:
 				options.executeStepShows === 'recentStarts' || options.executeStepShows === 'deadLetters'
@@ -216,19 +219,15 @@ export function notRunError(
 	const keys = runs.flatMap((run) => run.keys);
 	const first = runs[0]?.error?.message ?? 'unknown error';
 	const what = runs.length === 1 ? 'a run' : `${runs.length} runs`;
-	return new NodeOperationError(
-		node,
-		`n8n could not start ${what} for ${describeKeys(keys)}: ${first}`,
-		{
-			description:
-				'Their items were not remembered: the next poll that still lists them starts them again, each under a new deduplication key.',
-		},
-	);
+	return nodeError(node, `n8n could not start ${what} for ${describeKeys(keys)}: ${first}`, {
+		description:
+			'Their items were not remembered: the next poll that still lists them starts them again, each under a new deduplication key.',
+	});
 }
 
 /** Alert When Nothing New For: the silence, or its end, as one failed execution. */
 export function silenceError(node: INode, news: SilenceNews): NodeOperationError {
-	return new NodeOperationError(node, news.message, {
+	return nodeError(node, news.message, {
 		description:
 			news.kind === 'silent'
 				? 'Reported once; the trigger keeps polling, and reports again when the source lists something new.'

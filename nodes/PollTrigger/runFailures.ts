@@ -3,7 +3,7 @@ import {
 	type INode,
 	type INodeExecutionData,
 	type IRun,
-	NodeOperationError,
+	type NodeOperationError,
 } from 'n8n-workflow';
 
 import type { Settlement } from '../../core/outbox';
@@ -17,6 +17,7 @@ import {
 	type RunItem,
 } from '../../core/poll';
 import type { RetryPolicy } from '../../core/retryPolicy';
+import { nodeError } from '../shared/errors';
 import { runResult } from '../shared/whenRunFails';
 
 /**
@@ -54,7 +55,7 @@ export function runItems(run: PollRun, policy: RetryPolicy | undefined): INodeEx
 
 /** A dead letter's one failed execution: the item, its key, the attempts and the last error. */
 export function deadLetterError(node: INode, letter: DeadLetter): NodeOperationError {
-	return new NodeOperationError(node, deadLetterMessage(letter), {
+	return nodeError(node, deadLetterMessage(letter), {
 		description: `${letter.note ? `${capitalized(letter.note)}. ` : ''}Execute step (Execute Step Shows: Dead Letters) lists the dead letters; put the item's key in Start Again and publish to start it once more.`,
 	});
 }

@@ -4,12 +4,12 @@ import {
 	type INodeExecutionData,
 	type ITriggerFunctions,
 	type ITriggerResponse,
-	NodeOperationError,
+	type NodeOperationError,
 } from 'n8n-workflow';
 
 import type { RunOutlet, RunToEmit } from '../../core/outbox';
 import { emittedInFlight, RunEmitter, type RunEmitterOptions } from './emitRuns';
-import { inEditorWords, saveTriggerFailure, toNodeError } from './errors';
+import { inEditorWords, nodeError, saveTriggerFailure, toNodeError } from './errors';
 import { type LiveCopiesWriter, writerToLiveCopies } from './liveCopies';
 import { announceMissing, type N8nCapabilities } from './n8nDoor';
 
@@ -115,7 +115,7 @@ export class DurableTrigger<R> implements RunOutlet<object, R> {
 			refusals.set(this.refusalKey, refusal.message);
 			saveTriggerFailure(
 				this.context,
-				new NodeOperationError(this.node, `Not activated: ${refusal.message}`, {
+				nodeError(this.node, `Not activated: ${refusal.message}`, {
 					description: `${refusal.description ? `${refusal.description} ` : ''}n8n keeps the workflow published and retries the activation; this is reported once, until an activation succeeds.`,
 				}),
 			);

@@ -2,7 +2,9 @@ import { type INode, NodeOperationError } from 'n8n-workflow';
 
 import { ConfigError } from '../../core/configError';
 import { ConnectorError } from '../../core/connectors/types';
-import { inEditorWords, toNodeError } from './errors';
+import { DEAD_LETTER_PREFIX } from '../../core/poll';
+import { deadLetterError } from '../PollTrigger/runFailures';
+import { inEditorWords, nodeError, toNodeError } from './errors';
 
 const NODE: INode = {
 	id: 'node-1',
@@ -47,6 +49,43 @@ describe('toNodeError', () => {
 		expect(toNodeError(NODE, 'text').message).toBe('text');
 		const nodeError = new NodeOperationError(NODE, 'as is');
 		expect(toNodeError(NODE, nodeError)).toBe(nodeError);
+	});
+});
+
+describe('nodeError', () => {
+	// n8n-workflow's NodeError turns any message holding a socket code into stock text without host
+	// or port (issue 47); a server's or a run's text can hold one (a dead letter's last error).
+	it("keeps the package's message word for word where n8n would put its stock text", () => {
+		const message =
+			'Dead letter: its run of item "a" failed (key k); last error: connect ECONNREFUSED 10.0.0.5:5432';
+		expect(new NodeOperationError(NODE, message).message).toBe(
+			'The service refused the connection - perhaps it is offline',
+		);
+		const error = nodeError(NODE, message, { description: 'Start Again takes it back.' });
+		expect(error).toBeInstanceOf(NodeOperationError);
+		expect(error.message).toBe(message);
+		expect(error.description).toBe('Start Again takes it back.');
+	});
+
+	it("keeps a dead letter's marker when its last error holds a socket code (the error workflow's test)", () => {
+		const error = deadLetterError(NODE, {
+			key: 'poll:w:n:a',
+			keys: ['a'],
+			attempts: 3,
+			lastError: 'getaddrinfo ENOTFOUND partner.example.com',
+			at: 0,
+		});
+		expect(error.message).toBe(
+			`${DEAD_LETTER_PREFIX}all 3 runs of item "a" failed (key poll:w:n:a); last error: getaddrinfo ENOTFOUND partner.example.com`,
+		);
+	});
+
+	it("keeps a core error's words through toNodeError, with its cause and item", () => {
+		const cause = new ConnectorError('sql.query: PostgreSQL error: getaddrinfo ENOTFOUND db');
+		const error = toNodeError(NODE, cause, 3);
+		expect(error.message).toBe('sql.query: PostgreSQL error: getaddrinfo ENOTFOUND db');
+		expect(error.cause).toBe(cause);
+		expect(error.context.itemIndex).toBe(3);
 	});
 });
 

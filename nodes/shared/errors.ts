@@ -58,11 +58,30 @@ export function toNodeError(node: INode, error: unknown, itemIndex?: number): No
 					node,
 				)
 			: (cause as Error & { details?: { description?: string } }).details?.description;
-	return new NodeOperationError(node, cause, {
-		message: inEditorWords(cause.message, node),
+	return nodeError(node, inEditorWords(cause.message, node), { cause, description, itemIndex });
+}
+
+/**
+ * The one way the nodes make n8n's error: a NodeOperationError whose message is `message`, word for
+ * word. n8n-workflow's NodeError replaces any message that contains a socket code (ECONNREFUSED,
+ * ENOTFOUND, ETIMEDOUT, EACCES, ... anywhere, in any case) with stock text naming no host ("The
+ * service refused the connection - perhaps it is offline"), even one given as the `message` option;
+ * the core's words avoid those codes (core/connectors/network.ts), but a server's or a run's text
+ * (a dead letter's last error) may hold one, so the message is set again after the constructor.
+ */
+export function nodeError(
+	node: INode,
+	message: string,
+	options: { cause?: Error; description?: string; itemIndex?: number } = {},
+): NodeOperationError {
+	const { cause, description, itemIndex } = options;
+	const error = new NodeOperationError(node, cause ?? message, {
+		message,
 		description,
 		itemIndex,
 	});
+	error.message = message;
+	return error;
 }
 
 /**

@@ -1,6 +1,7 @@
 import type { IHttpRequestOptions } from 'n8n-workflow';
 
 import { FakeSystem } from '../../test/harness/fakeSystem';
+import { freePort } from '../../test/harness/net';
 import { type NodeSetup, triggerContext } from '../../test/nodeContext';
 import { PollTrigger } from '../PollTrigger/PollTrigger.node';
 import { n8nHttpTransport } from './httpTransport';
@@ -135,4 +136,35 @@ describe('n8nHttpTransport (n8n-core TriggerContext)', () => {
 		expect(response).toMatchObject({ url: api.url('/api/items'), status: 200, body: '[]' });
 		expect(api.requests('/api/items')).toHaveLength(1);
 	});
+
+	// Issue 47: n8n's helpers fail with the socket's code (its NodeApiError's message is n8n's stock
+	// text, naming no host); the transport says host, port and what failed in words n8n keeps.
+	it.each([
+		['none', 'no credential (httpRequest)'],
+		['durableHttpApi', "the package's credential (httpRequestWithAuthentication)"],
+	])(
+		'a port with no listener and a host that does not resolve name host and port, with %s',
+		async (type) => {
+			const ctx = context(
+				type === 'none' ? {} : { credentials: { durableHttpApi: { baseUrl: '' } } },
+			);
+			const http = n8nHttpTransport(
+				ctx,
+				type === 'none'
+					? { auth: { kind: 'none' } }
+					: { auth: { kind: 'legacy', required: false } },
+			);
+			const closed = await freePort();
+			await expect(
+				http({ method: 'GET', url: `http://127.0.0.1:${closed}/tickets?since=1` }),
+			).rejects.toThrow(
+				`HTTP GET /tickets at 127.0.0.1:${closed} failed: connection refused (is the server running, and are host and port right?)`,
+			);
+			await expect(
+				http({ method: 'GET', url: 'https://nonexistent.invalid/tickets' }),
+			).rejects.toThrow(
+				'HTTP GET /tickets at nonexistent.invalid:443 failed: host name does not resolve',
+			);
+		},
+	);
 });

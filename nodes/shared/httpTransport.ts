@@ -15,6 +15,7 @@ import {
 	prepareHttpRequest,
 	resolveUrl,
 } from '../../core/connectors/httpAuth';
+import { endpointOf, unreachable } from '../../core/connectors/network';
 import type { HttpRequest, HttpTransport } from '../../core/connectors/types';
 import { GENERIC_AUTH_NAMES } from './parameters';
 
@@ -102,13 +103,15 @@ export function n8nHttpTransport(context: HttpHelpers, settings: HttpAuthSetting
 			// Resolved here rather than by n8n's baseURL, so the answer can say where it came from.
 			options.url = resolveUrl(prepared.url, String(credentials.baseUrl ?? ''));
 			// n8n's helper reads the node from `this`.
-			response = (await context.helpers.httpRequestWithAuthentication.call(
-				context,
-				HTTP_CREDENTIAL,
+			response = (await reached(
 				options,
+				context.helpers.httpRequestWithAuthentication.call(context, HTTP_CREDENTIAL, options),
 			)) as IN8nHttpFullResponse;
 		} else {
-			response = (await context.helpers.httpRequest(options)) as IN8nHttpFullResponse;
+			response = (await reached(
+				options,
+				context.helpers.httpRequest(options),
+			)) as IN8nHttpFullResponse;
 		}
 		const headers = lowerCased(response.headers);
 		if (request.responseType !== 'bytes')
@@ -163,7 +166,8 @@ async function oauth2Request(
 	} catch (error) {
 		throw signal?.aborted
 			? new Error(`${options.method} ${options.url} was aborted`)
-			: oauth2Failure(error, credentialName(context.getNode(), 'oAuth2Api'));
+			: (unreachableAt(options, error) ??
+					oauth2Failure(error, credentialName(context.getNode(), 'oAuth2Api')));
 	}
 	return {
 		url: options.url,
@@ -171,6 +175,30 @@ async function oauth2Request(
 		headers: lowerCased(response.headers),
 		body: bodyText(response.body),
 	};
+}
+
+/**
+ * The request's answer; a request that did not reach the server (or lost it) fails naming the host
+ * and port and what failed, in words n8n keeps (core/connectors/network.ts): n8n's helpers throw
+ * the socket's error, or their NodeApiError around it with n8n's stock text naming no host.
+ */
+async function reached<T>(request: { method?: string; url: string }, answer: Promise<T>) {
+	try {
+		return await answer;
+	} catch (error) {
+		throw unreachableAt(request, error) ?? error;
+	}
+}
+
+/** A network failure of this request, as network.ts words it; undefined for any other failure. */
+function unreachableAt(request: { method?: string; url: string }, error: unknown) {
+	const endpoint = endpointOf(request.url);
+	if (!endpoint) return undefined;
+	return unreachable(
+		`HTTP ${request.method ?? 'GET'} ${endpoint.path}`,
+		`${endpoint.host}:${endpoint.port}`,
+		error,
+	);
 }
 
 /**

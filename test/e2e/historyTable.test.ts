@@ -299,7 +299,7 @@ describe('the Poll Trigger history table in PostgreSQL', () => {
 		await expect(test({ ...credential, port: 1 })).resolves.toEqual({
 			status: 'Error',
 			message: expect.stringMatching(
-				/^Could not connect to PostgreSQL at 127\.0\.0\.1:1 as "postgres": the server refused the connection/,
+				/^Could not connect to PostgreSQL at 127\.0\.0\.1:1 as "postgres": connection refused/,
 			) as string,
 		});
 		await expect(test({ ...credential, sshTunnel: true })).resolves.toMatchObject({
@@ -315,7 +315,7 @@ describe('the Poll Trigger history table in PostgreSQL', () => {
 		await table.save('s', fullSave(1, 0, chunks));
 		servers.stopPostgres();
 		try {
-			const refused = `PostgreSQL at 127.0.0.1:${servers.postgresPort} as "postgres": the server refused the connection (is it running, and are host and port right?)`;
+			const refused = `PostgreSQL at 127.0.0.1:${servers.postgresPort} as "postgres": connection refused (is the server running, and are host and port right?)`;
 			await expect(table.load('s')).rejects.toThrow(
 				`Could not load the Poll Trigger's history from PostgreSQL table ${HISTORY_TABLE}: Could not connect to ${refused}`,
 			);

@@ -239,7 +239,7 @@ describe('IMAP connector ops against Dovecot', () => {
 		const closed = { ...imap, port: await freePort() };
 
 		await expect(listUnseen(closed)).rejects.toThrow(
-			`IMAP server at 127.0.0.1:${closed.port} refused the connection`,
+			`IMAP connection at 127.0.0.1:${closed.port} failed: connection refused`,
 		);
 	});
 

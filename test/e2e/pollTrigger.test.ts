@@ -426,6 +426,53 @@ describe('Poll Trigger in a real n8n', () => {
 		600_000,
 	);
 
+	test('a source down 80 s with default options: its new item starts within two intervals of its return (issue 47)', async () => {
+		const interval = 5_000;
+		let down = false;
+		let items = [{ id: 'before' }];
+		source.on('GET', '/outage', () =>
+			down
+				? { status: 500, rawBody: 'down for maintenance', contentType: 'text/plain' }
+				: { body: items },
+		);
+		const id = await n8n.importWorkflow(
+			pollWorkflow('poll outage', { with: JSON.stringify({ url: source.url('/outage') }) }),
+		);
+		await n8n.publish(id);
+		await n8n.waitForFinishedExecutions(id, 1);
+		down = true;
+		const downAt = Date.now();
+		// Down for 80 s: the polls keep coming (the wait is the outage, not a wait for an event).
+		await new Promise((resolve) => setTimeout(resolve, 80_000));
+		items = [{ id: 'before' }, { id: 'after' }];
+		down = false;
+		const backAt = Date.now();
+		const all = await n8n.waitForExecutions(
+			id,
+			(executions) => runs(executions.filter((e) => e.status === 'success')).length === 2,
+			'the run of the item listed after the outage',
+		);
+		expect(runs(all.filter((e) => e.status === 'success'))).toEqual([
+			[{ id: 'after' }],
+			[{ id: 'before' }],
+		]);
+		const times = source.requests('/outage').map((request) => request.receivedAt);
+		const failed = times.filter((time) => time >= downAt && time < backAt);
+		const firstBack = times.find((time) => time >= backAt) as number;
+		const lastDown = failed.at(-1) as number;
+		// In intervals observed: the polls while down came at most two intervals apart, and so did the
+		// last failed poll and the first after the return, which started the new item.
+		const gaps = [...failed, firstBack].slice(1).map((time, i) => time - failed[i]);
+		expect(gaps.map((gap) => Math.round(gap / interval))).toEqual(
+			gaps.map((_, i) => (i === 0 ? 1 : 2)),
+		);
+		expect(Math.round((firstBack - lastDown) / interval)).toBeLessThanOrEqual(2);
+		// Reported at the first failure and at the Failure Limit (5), not at every retry.
+		expect(failed.length).toBeGreaterThanOrEqual(5);
+		if (!isN8n1) expect(all.filter((e) => e.status === 'error')).toHaveLength(2);
+		await n8n.unpublish(id);
+	}, 300_000);
+
 	test('a failing API backs off, records a failed execution, and recovers', async () => {
 		let failing = true;
 		source.on('GET', '/flaky', () =>
@@ -456,7 +503,7 @@ describe('Poll Trigger in a real n8n', () => {
 		await polls('/flaky', 2);
 		const [a, b, c] = source
 			.requests('/flaky')
-			.slice(-3)
+			.slice(0, 3)
 			.map((r) => r.receivedAt);
 		expect(c - b).toBeGreaterThan((b - a) * 1.5);
 
