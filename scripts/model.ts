@@ -6,6 +6,7 @@
  */
 import { checkPollModel } from '../test/model/poll';
 import { STYLES, type Style } from '../test/model/poll/simulation';
+import { checkScheduleModel } from '../test/model/schedule';
 
 interface ModelRun {
 	runs: number;
@@ -24,6 +25,10 @@ const models: Record<string, (options: ModelRun) => Promise<Record<string, numbe
 		if (options.style !== undefined && !(STYLES as readonly string[]).includes(options.style))
 			throw new Error(`--style must be one of ${STYLES.join(', ')}, not "${options.style}"`);
 		return await checkPollModel({ ...options, style: options.style as Style | undefined });
+	},
+	schedule: async ({ runs, seed, style, onProgress }) => {
+		if (style !== undefined) throw new Error('--style applies to --model poll only');
+		await checkScheduleModel({ runs, seed, onProgress });
 	},
 };
 
