@@ -39,4 +39,7 @@ suites=("$@")
 [ "${#suites[@]}" -gt 0 ] || suites=(test/e2e/pollTrigger.test.ts test/e2e/durableScheduleTrigger.test.ts
   test/e2e/roundTripWait.test.ts test/e2e/examples.test.ts test/e2e/n8nContract.test.ts)
 left_out='re-publishing never runs a window twice|a run crashed by SIGKILL mid-run|a quick restart while a run is going|static data written by others|kill -9 while paging|kill -9 between attempts|a trigger that refuses activation|Alert When Nothing New For 1 minute'
-exec jest --selectProjects e2e --runInBand --testNamePattern "^(?!.*($left_out)).*\$" "${suites[@]}"
+# jest.config.js leaves these out (E2E_LEFT_OUT) with the cases CI leaves out (test/harness/outOfCi.js:
+# there, on n8n 1.x, the schedule suite; E2E_FULL=1 runs it).
+export E2E_LEFT_OUT="$left_out"
+exec jest --selectProjects e2e --runInBand "${suites[@]}"
