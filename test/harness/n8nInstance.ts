@@ -17,6 +17,7 @@ import { copyNodesFolderTo } from './install';
 import { freePort, waitFor } from './net';
 import { instancesDir, isN8n1, n8nBin, n8nNodeBin } from './paths';
 import { createDatabase, type QueueServices, servicesFromEnv } from './queueServices';
+import { recordProcess } from './startedServers';
 
 /**
  * `single`: one n8n process with SQLite (the default). `queue`: n8n's queue mode, a main (triggers,
@@ -128,6 +129,8 @@ export class N8nHelperProcess {
 		child.stdout?.pipe(log);
 		child.stderr?.pipe(log);
 		this.process = child;
+		// Stopped by the e2e global teardown if its suite does not stop it (test/harness/startedServers.ts).
+		child.once('exit', recordProcess(`n8n ${this.name}`, child.pid));
 		if (child.pid !== undefined) this.onSpawn?.(this.name, child.pid);
 		this.exited = new Promise((resolve) => child.once('exit', (code) => resolve(code)));
 		const startupFailed = failureOnExit(
@@ -552,6 +555,8 @@ export class N8nInstance {
 		child.stdout?.pipe(log);
 		child.stderr?.pipe(log);
 		this.process = child;
+		// Stopped by the e2e global teardown if its suite does not stop it (test/harness/startedServers.ts).
+		child.once('exit', recordProcess(`n8n ${this.name}`, child.pid));
 		if (child.pid !== undefined) this.onSpawn?.(child.pid);
 		this.exited = new Promise((resolve) =>
 			child.once('exit', (code, signal) => {
