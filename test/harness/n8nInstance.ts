@@ -628,9 +628,15 @@ export class N8nInstance {
 	/**
 	 * SIGTERM and wait: n8n shuts down gracefully (triggers closed, static data as n8n leaves it). In
 	 * queue mode the whole stack stops: the webhook processor and the main, then the workers (which
-	 * finish the runs they hold).
+	 * finish the runs they hold). On a handle made by `attach` (the shared n8n), which owns no process:
+	 * unpublishes the workflows this handle published, so the suites after it share an n8n that no
+	 * longer polls or fires for a suite that has ended (its sources stopped).
 	 */
 	async stop(): Promise<void> {
+		if (this.attached) {
+			for (const id of this.published) await this.unpublish(id).catch(() => undefined);
+			return;
+		}
 		await this.webhookProcessor?.stop();
 		await this.terminate('SIGTERM');
 		await Promise.all(this.workers.map(async (worker) => await worker.stop()));
@@ -783,8 +789,12 @@ export class N8nInstance {
 		return created.id;
 	}
 
+	/** The workflows published through this handle and not unpublished since. */
+	private readonly published = new Set<string>();
+
 	/** Publishes the workflow (n8n 2.x); n8n 1.x activates it instead (`/activate`). */
 	async publish(workflowId: string): Promise<void> {
+		this.published.add(workflowId);
 		await this.api(
 			'POST',
 			`/workflows/${workflowId}/${isN8n1 ? 'activate' : 'publish'}`,
@@ -799,6 +809,7 @@ export class N8nInstance {
 			`/workflows/${workflowId}/${isN8n1 ? 'deactivate' : 'unpublish'}`,
 			isN8n1 ? undefined : {},
 		);
+		this.published.delete(workflowId);
 	}
 
 	/**
