@@ -204,7 +204,12 @@ async function whenDatabaseReady(
 		const text = await response.text();
 		const notReady = response.status === 503 && text.includes('Database is not ready');
 		const readFailed = response.status === 500 && (init.method ?? 'GET') === 'GET';
-		if ((!notReady && !readFailed) || Date.now() > deadline) return { response, text };
+		if (!notReady && !readFailed) return { response, text };
+		if (Date.now() > deadline)
+			// Which wait ran out, and how long it was, rather than the last answer alone.
+			throw new Error(
+				`n8n answered ${response.status} to ${init.method ?? 'GET'} ${new URL(url).pathname} for ${DATABASE_NOT_READY_WAIT_MS / 1000} s: the harness's wait for n8n's database (DATABASE_NOT_READY_WAIT_MS) ran out; its last answer: ${text.slice(0, 300)}`,
+			);
 		// The monitor pings every 2 s: ask again at that cadence, not at once.
 		await new Promise((resolve) => setTimeout(resolve, 1_000));
 	}
