@@ -44,7 +44,7 @@ const BUDGET_SECONDS = {
 	},
 	queue: {
 		'queueWorkerKill.test.ts': 360,
-		'owedItems.test.ts': 300,
+		'owedItems.test.ts': 600,
 		'durableScheduleTrigger.test.ts': 240,
 		'retryPolicy.test.ts': 240,
 		'roundTripWait.test.ts': 180,
