@@ -41,7 +41,7 @@ describe('S3 source', () => {
 		const name = 'S3 test store';
 		const id = await n8n.createCredential(name, 's3', store.credential());
 		credential = { id, name };
-	}, 180_000);
+	}, 300_000); // the lane's shared n8n may still be starting for another suite (its wait: 5 minutes)
 
 	afterAll(async () => {
 		await n8n?.stop();

@@ -24,7 +24,7 @@ describe('SFTP source', () => {
 		const name = 'SFTP test server';
 		const id = await n8n.createCredential(name, 'sftp', sshd.credential());
 		credential = { id, name };
-	}, 180_000);
+	}, 300_000); // the lane's shared n8n may still be starting for another suite (its wait: 5 minutes)
 
 	afterAll(async () => {
 		await n8n?.stop();
