@@ -26,6 +26,11 @@ module.exports = {
 	// failed a 70,000-key node test on CI's 2 cores at a load average of 10. jest reads it only here,
 	// not per project; the e2e setup sets its own (test/harness/jestSetup.ts).
 	testTimeout: 60_000,
+	// A suite whose beforeAll failed midway leaves what it had started inside the test process (a fake
+	// system's HTTP server, a child's pipes): an in-band run (the queue and 1.x lanes) would then never
+	// exit, and CI would wait for its 90 minutes. Jest exits once the run and the global teardown,
+	// which stops the servers the suites started (test/harness/startedServers.ts), have ended.
+	forceExit: true,
 	...(outOfCi.testNamePattern ? { testNamePattern: outOfCi.testNamePattern } : {}),
 	// Longest e2e suites first (npm test runs them on two workers).
 	testSequencer: '<rootDir>/test/harness/sequencer.js',
