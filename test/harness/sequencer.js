@@ -22,7 +22,7 @@ const BUDGET_SECONDS = {
 		'pollTrigger.test.ts': 540,
 		'pollRunSettlement.test.ts': 540,
 		'owedItems.test.ts': 480,
-		'historyStore.test.ts': 420,
+		'historyStore.test.ts': 300,
 		'retryPolicy.test.ts': 420,
 		'startScript.test.ts': 360,
 		'owedSources.test.ts': 300,
