@@ -43,9 +43,14 @@ if [ -f "$dir/.ready" ]; then echo "$dir"; exit 0; fi
 # One install at a time, whatever the version: CI starts them in the background, 2.41.1 first, while
 # the e2e setup of a run that needs one waits here, then finds it ready. Two at once share the machine
 # and both end later (a local CI run, 2026-12-02: the 1.123 lane started its install beside 2.41.1's).
+# A wait for the lock ends as soon as this version is ready: CI's loop may take the lock for the next
+# version the moment it is free, and a lane waiting for this one must not wait for that install too.
 mkdir -p "$root/.cache"
 exec 9> "$root/.cache/n8n-install.lock"
-flock 9
+until flock -n 9; do
+  if [ -f "$dir/.ready" ]; then echo "$dir"; exit 0; fi
+  sleep 2
+done
 if [ -f "$dir/.ready" ]; then echo "$dir"; exit 0; fi
 echo "[n8n] installing n8n@$version into $dir (one time, ~5 minutes)" >&2
 mkdir -p "$dir"

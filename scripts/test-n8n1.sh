@@ -3,8 +3,8 @@
 # has run everything on n8n 2.41.1. Run through scripts/toolchain.sh (Node 24 for jest), after a build
 # (`npm run test:n8n1` builds first; `npm test` builds once for all its phases).
 # Which scenarios, and why (docs/n8n-1.123.md): the suites of the three nodes, the examples and the
-# door's contract (test/e2e/n8nContract.test.ts: what 1.123 offers the nodes); that
-# fits CI's 35 minutes beside the 2.41.1 and queue-mode lanes. The chaos run on 1.x is
+# door's contract (test/e2e/n8nContract.test.ts: what 1.123 offers the nodes); CI leaves the schedule
+# suite out on 1.x for its time (test/harness/outOfCi.js; E2E_FULL=1, `npm run test:full`, runs it). The chaos run on 1.x is
 # `N8N_VERSION=1.123.81 npm run chaos` (measured, docs/n8n-1.123.md). Left out on 1.x:
 # "re-publishing never runs a window twice, even from stale stored state", which shows n8n refusing
 # rolled-back windows by their deduplication keys: n8n 1.x has none, so there they run again (stated);
@@ -39,4 +39,7 @@ suites=("$@")
 [ "${#suites[@]}" -gt 0 ] || suites=(test/e2e/pollTrigger.test.ts test/e2e/durableScheduleTrigger.test.ts
   test/e2e/roundTripWait.test.ts test/e2e/examples.test.ts test/e2e/n8nContract.test.ts)
 left_out='re-publishing never runs a window twice|a run crashed by SIGKILL mid-run|a quick restart while a run is going|static data written by others|kill -9 while paging|kill -9 between attempts|a trigger that refuses activation|Alert When Nothing New For 1 minute'
-exec jest --selectProjects e2e --runInBand --testNamePattern "^(?!.*($left_out)).*\$" "${suites[@]}"
+# jest.config.js leaves these out (E2E_LEFT_OUT) with the cases CI leaves out (test/harness/outOfCi.js:
+# there, on n8n 1.x, the schedule suite; E2E_FULL=1 runs it).
+export E2E_LEFT_OUT="$left_out"
+exec jest --selectProjects e2e --runInBand "${suites[@]}"

@@ -4,6 +4,7 @@ import { resolveOp } from '../../core/connectors/registry';
 import type { RemoteFile } from '../../core/connectors/remoteFiles';
 import type { OpMemory, OpResult } from '../../core/connectors/types';
 import { N8nInstance, nodeOutput } from '../harness/n8nInstance';
+import { sharedN8n } from '../harness/shared';
 import { waitFor } from '../harness/net';
 import { Vsftpd } from '../harness/vsftpd';
 import { partnerDropExample, slowUploadStartsOnce } from './partnerDrop';
@@ -24,11 +25,11 @@ describe('FTP source', () => {
 	let credential: Credential;
 
 	beforeAll(async () => {
-		[vsftpd, n8n] = await Promise.all([Vsftpd.start(), N8nInstance.launch('ftp')]);
+		[vsftpd, n8n] = await Promise.all([Vsftpd.start(), sharedN8n('ftp')]);
 		const name = 'FTP test server';
 		const id = await n8n.createCredential(name, 'ftp', vsftpd.credential());
 		credential = { id, name };
-	}, 180_000);
+	}, 300_000); // the lane's shared n8n may still be starting for another suite (its wait: 5 minutes)
 
 	afterAll(async () => {
 		await n8n?.stop();

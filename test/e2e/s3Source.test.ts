@@ -3,6 +3,7 @@ import type { S3File } from '../../core/connectors/s3Objects';
 import type { OpMemory, S3Connection } from '../../core/connectors/types';
 import { fetchTransport } from '../support/fetchTransport';
 import { type Execution, isFinal, N8nInstance, nodeOutput } from '../harness/n8nInstance';
+import { sharedN8n } from '../harness/shared';
 import { waitFor } from '../harness/net';
 import { S3rver, type S3rverRequest } from '../harness/s3rver';
 import { node, PACKAGE, workflow } from './workflowBuilder';
@@ -35,12 +36,12 @@ describe('S3 source', () => {
 				bigPrefix = await started.fill('big/', 100_000);
 				return started;
 			}),
-			N8nInstance.launch('s3'),
+			sharedN8n('s3'),
 		]);
 		const name = 'S3 test store';
 		const id = await n8n.createCredential(name, 's3', store.credential());
 		credential = { id, name };
-	}, 180_000);
+	}, 300_000); // the lane's shared n8n may still be starting for another suite (its wait: 5 minutes)
 
 	afterAll(async () => {
 		await n8n?.stop();

@@ -5,6 +5,7 @@ import { resolveOp } from '../../core/connectors/registry';
 import type { RemoteFile } from '../../core/connectors/remoteFiles';
 import type { OpMemory, OpResult, SftpConnection } from '../../core/connectors/types';
 import { type Execution, N8nInstance, nodeOutput } from '../harness/n8nInstance';
+import { sharedN8n } from '../harness/shared';
 import { waitFor } from '../harness/net';
 import { Sshd } from '../harness/sshd';
 import { partnerDropExample, slowUploadStartsOnce } from './partnerDrop';
@@ -19,11 +20,11 @@ describe('SFTP source', () => {
 	let credential: Credential;
 
 	beforeAll(async () => {
-		[sshd, n8n] = await Promise.all([Sshd.start(), N8nInstance.launch('sftp')]);
+		[sshd, n8n] = await Promise.all([Sshd.start(), sharedN8n('sftp')]);
 		const name = 'SFTP test server';
 		const id = await n8n.createCredential(name, 'sftp', sshd.credential());
 		credential = { id, name };
-	}, 180_000);
+	}, 300_000); // the lane's shared n8n may still be starting for another suite (its wait: 5 minutes)
 
 	afterAll(async () => {
 		await n8n?.stop();

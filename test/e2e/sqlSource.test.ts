@@ -1,6 +1,7 @@
 import { resolveOp } from '../../core/connectors/registry';
 import { sqlSessionFactory } from '../../nodes/shared/sqlSession';
 import { type Execution, isFinal, N8nInstance, nodeOutput } from '../harness/n8nInstance';
+import { sharedN8n } from '../harness/shared';
 import { type Exec, SqlServers } from '../harness/sqlServers';
 import { node, PACKAGE, workflow } from './workflowBuilder';
 
@@ -41,7 +42,7 @@ describe('sql.query in a real n8n', () => {
 	let databaseCount = 0;
 
 	beforeAll(async () => {
-		[servers, n8n] = await Promise.all([SqlServers.start(), N8nInstance.launch('sql-source')]);
+		[servers, n8n] = await Promise.all([SqlServers.start(), sharedN8n('sql-source')]);
 	});
 
 	afterAll(async () => {

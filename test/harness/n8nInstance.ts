@@ -17,6 +17,7 @@ import { copyNodesFolderTo } from './install';
 import { freePort, waitFor } from './net';
 import { instancesDir, isN8n1, n8nBin, n8nNodeBin } from './paths';
 import { createDatabase, type QueueServices, servicesFromEnv } from './queueServices';
+import { recordProcess } from './startedServers';
 
 /**
  * `single`: one n8n process with SQLite (the default). `queue`: n8n's queue mode, a main (triggers,
@@ -128,6 +129,8 @@ export class N8nHelperProcess {
 		child.stdout?.pipe(log);
 		child.stderr?.pipe(log);
 		this.process = child;
+		// Stopped by the e2e global teardown if its suite does not stop it (test/harness/startedServers.ts).
+		child.once('exit', recordProcess(`n8n ${this.name}`, child.pid));
 		if (child.pid !== undefined) this.onSpawn?.(this.name, child.pid);
 		this.exited = new Promise((resolve) => child.once('exit', (code) => resolve(code)));
 		const startupFailed = failureOnExit(
@@ -201,7 +204,12 @@ async function whenDatabaseReady(
 		const text = await response.text();
 		const notReady = response.status === 503 && text.includes('Database is not ready');
 		const readFailed = response.status === 500 && (init.method ?? 'GET') === 'GET';
-		if ((!notReady && !readFailed) || Date.now() > deadline) return { response, text };
+		if (!notReady && !readFailed) return { response, text };
+		if (Date.now() > deadline)
+			// Which wait ran out, and how long it was, rather than the last answer alone.
+			throw new Error(
+				`n8n answered ${response.status} to ${init.method ?? 'GET'} ${new URL(url).pathname} for ${DATABASE_NOT_READY_WAIT_MS / 1000} s: the harness's wait for n8n's database (DATABASE_NOT_READY_WAIT_MS) ran out; its last answer: ${text.slice(0, 300)}`,
+			);
 		// The monitor pings every 2 s: ask again at that cadence, not at once.
 		await new Promise((resolve) => setTimeout(resolve, 1_000));
 	}
@@ -552,6 +560,8 @@ export class N8nInstance {
 		child.stdout?.pipe(log);
 		child.stderr?.pipe(log);
 		this.process = child;
+		// Stopped by the e2e global teardown if its suite does not stop it (test/harness/startedServers.ts).
+		child.once('exit', recordProcess(`n8n ${this.name}`, child.pid));
 		if (child.pid !== undefined) this.onSpawn?.(child.pid);
 		this.exited = new Promise((resolve) =>
 			child.once('exit', (code, signal) => {
@@ -623,9 +633,15 @@ export class N8nInstance {
 	/**
 	 * SIGTERM and wait: n8n shuts down gracefully (triggers closed, static data as n8n leaves it). In
 	 * queue mode the whole stack stops: the webhook processor and the main, then the workers (which
-	 * finish the runs they hold).
+	 * finish the runs they hold). On a handle made by `attach` (the shared n8n), which owns no process:
+	 * unpublishes the workflows this handle published, so the suites after it share an n8n that no
+	 * longer polls or fires for a suite that has ended (its sources stopped).
 	 */
 	async stop(): Promise<void> {
+		if (this.attached) {
+			for (const id of this.published) await this.unpublish(id).catch(() => undefined);
+			return;
+		}
 		await this.webhookProcessor?.stop();
 		await this.terminate('SIGTERM');
 		await Promise.all(this.workers.map(async (worker) => await worker.stop()));
@@ -778,8 +794,12 @@ export class N8nInstance {
 		return created.id;
 	}
 
+	/** The workflows published through this handle and not unpublished since. */
+	private readonly published = new Set<string>();
+
 	/** Publishes the workflow (n8n 2.x); n8n 1.x activates it instead (`/activate`). */
 	async publish(workflowId: string): Promise<void> {
+		this.published.add(workflowId);
 		await this.api(
 			'POST',
 			`/workflows/${workflowId}/${isN8n1 ? 'activate' : 'publish'}`,
@@ -794,6 +814,7 @@ export class N8nInstance {
 			`/workflows/${workflowId}/${isN8n1 ? 'deactivate' : 'unpublish'}`,
 			isN8n1 ? undefined : {},
 		);
+		this.published.delete(workflowId);
 	}
 
 	/**

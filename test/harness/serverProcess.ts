@@ -3,6 +3,7 @@ import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { waitFor } from './net';
+import { recordProcess } from './startedServers';
 
 /**
  * A real server the harness runs in the foreground from a temp dir of its own (Dovecot, sshd): its
@@ -13,7 +14,11 @@ export abstract class ServerProcess {
 		protected readonly process: ChildProcess,
 		protected readonly dir: string,
 		private readonly logName: string,
-	) {}
+	) {
+		// Stopped by the e2e global teardown if the suite does not stop it (test/harness/startedServers.ts).
+		const forget = recordProcess(logName.replace(/\.log$/, ''), process.pid);
+		process.once('exit', forget);
+	}
 
 	/**
 	 * Resolves once `probe` answers; if the server exits first, or does not answer in 30 s, stops it

@@ -8,6 +8,7 @@ import { Client as PgClient } from 'pg';
 
 import { freePort, waitFor } from './net';
 import { startPostgres, stopPostgres } from './queueServices';
+import { recordPostgres, recordProcess } from './startedServers';
 
 /**
  * The databases sql.query is tested against, from Debian's packages, on free loopback ports:
@@ -22,6 +23,8 @@ export type Exec = (sql: string, params?: unknown[]) => Promise<Array<Record<str
 
 export class SqlServers {
 	private mariadb: ChildProcess | undefined;
+	/** Forgets the running PostgreSQL in the run's record of started servers (test/harness/startedServers.ts). */
+	private forgetPostgres = (): void => undefined;
 
 	private constructor(
 		readonly dir: string,
@@ -40,11 +43,14 @@ export class SqlServers {
 	}
 
 	startPostgres(): void {
+		this.forgetPostgres();
+		this.forgetPostgres = recordPostgres('PostgreSQL', join(this.dir, 'postgres', 'data'));
 		startPostgres(this.dir, this.postgresPort, true);
 	}
 
 	stopPostgres(): void {
 		stopPostgres(this.dir);
+		this.forgetPostgres();
 	}
 
 	/**
@@ -126,6 +132,7 @@ export class SqlServers {
 			],
 			{ stdio: 'ignore' },
 		);
+		this.mariadb.once('exit', recordProcess('MariaDB', this.mariadb.pid));
 		await waitFor(
 			'MariaDB to accept connections',
 			async () => {
