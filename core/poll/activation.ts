@@ -155,7 +155,7 @@ export interface PollActivationPorts {
 	 * Items owed that a full pass over the source did not list (owed.ts), named once: the message of
 	 * its one failed execution.
 	 */
-	onUnlisted(message: string): void;
+	onUnlisted(message: string, keys: readonly ItemKey[]): void;
 	/** An item's runs all failed (When a Run Fails): its one failed execution. */
 	onDeadLetter(letter: DeadLetter): void;
 	/** The source went silent for Alert When Nothing New For, or produces again: one failed execution. */
@@ -657,7 +657,7 @@ export class PollActivation {
 			}
 			if (held === undefined) names.push(name);
 		}
-		if (names.length > 0 && !this.stopped) this.live.onUnlisted(unlistedMessage(names));
+		if (names.length > 0 && !this.stopped) this.live.onUnlisted(unlistedMessage(names), names);
 	}
 
 	/**

@@ -226,7 +226,7 @@ function pollEngine(
 						),
 					onUnlisted: (message) =>
 						trigger.fail(
-							new NodeOperationError(node, trigger.named(message), {
+							nodeError(node, trigger.named(message), {
 								description:
 									'The trigger expected the source to list these items again and gave them up. This is recorded once for them.',
 							}),
