@@ -789,13 +789,16 @@ export class PollActivation {
 		const items: unknown[] = [];
 		const positionOfs: Array<NonNullable<typeof fetched.positionOf>> = [];
 		let kept: OpMemory | undefined;
+		let from = this.opMemory ?? {};
 		for (let call: OpResult | PagedResult = fetched; ; ) {
 			if (call.kind !== 'data') break;
 			items.push(...(await this.settings.expressions.selectItems(call.data)));
 			if (call.positionOf) positionOfs.push(call.positionOf);
-			const more = call.more;
+			// An op whose `more` does not move on would read the same part for ever.
+			const more = call.more && !sameMemory(from, call.more) ? call.more : undefined;
 			if (kept === undefined && (!more || !sameMemory(call.memory, more))) kept = call.memory;
 			if (!more) break;
+			from = more;
 			call = await this.fetch(this.live.context, more, signal);
 		}
 		return {
