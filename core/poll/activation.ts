@@ -880,7 +880,9 @@ export class PollActivation {
 /** Whether two memories of an op hold the same. */
 function sameMemory(a: OpMemory | undefined, b: OpMemory): boolean {
 	const keys = Object.keys(b);
-	return a !== undefined && Object.keys(a).length === keys.length && keys.every((k) => a[k] === b[k]);
+	return (
+		a !== undefined && Object.keys(a).length === keys.length && keys.every((k) => a[k] === b[k])
+	);
 }
 
 /** An item as a run's item: an object as it is, anything else as `{ value }`. */
