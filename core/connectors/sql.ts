@@ -72,6 +72,8 @@ const PARAM_NAMES: readonly SqlParam[] = ['cursor', 'key', 'limit'];
 const POSITION_MEMORY = 'sqlPosition';
 /** The key of the op's memory holding the zone of rows read before (SqlZone), as JSON. */
 const ZONE_MEMORY = 'sqlZone';
+/** The key of the op's memory saying which call read the position, and where (SqlItemPosition). */
+const READ_MEMORY = 'sqlRead';
 
 /** Parses and checks the op's arguments ("With"), naming the argument at fault. */
 export function sqlQueryArgs(args: Record<string, unknown>): SqlQueryArgs {
@@ -226,6 +228,8 @@ export interface SqlReadResult {
 	startedAfter: SqlPosition;
 	/** The position the next call starts after: the last row read that is older than the lag. */
 	nextAfter: SqlPosition;
+	/** Which call read `nextAfter`, and where in its read (SqlItemPosition); unset: `after` itself. */
+	nextAfterRead?: [call: string, index: number];
 	/** True when `maxRows` stopped the paging before a short page. */
 	truncated: boolean;
 	/** The last row read (`rows` may leave it out: see `zone`), where a truncated read goes on. */
@@ -248,8 +252,9 @@ export interface SqlZone {
 }
 
 /**
- * Where a row was read: the call (`call`, a random id, and `index`, its place in the call's read),
- * the position read just before it (`from`: a call from there lists it again), the row's own
+ * Where a row was read: the call (`call`, a random id, and `index`, the place in the call's read of
+ * the position read just before it, -1 for where the call started), that position (`from`: a call
+ * from there lists the row again), the row's own
  * (`at`), and the last position the call read before `from` whose cursor is lower than `from`'s
  * (`below`): a call from there lists every row sharing `from`'s cursor.
  */
@@ -284,6 +289,7 @@ export async function readPages(
 	let boundary = boundaryOf(databaseNow);
 	const rows: Array<Record<string, unknown>> = [];
 	let nextAfter = after;
+	let nextAfterRead: [string, number] | undefined;
 	let pageAfter = after;
 	let pages = 0;
 	let previousUnits: bigint | undefined;
@@ -318,10 +324,13 @@ export async function readPages(
 			previousUnits = units;
 			if (units > boundary) lagPassed = true;
 			// Rows come in (cursor, key) order, so those older than the lag are a prefix of the read.
-			if (!lagPassed) nextAfter = position;
+			if (!lagPassed) {
+				nextAfter = position;
+				nextAfterRead = [call, read];
+			}
 			if (inZone && !withinZone(position, zone!.to)) inZone = false;
 			if (!inZone || owed.has(JSON.stringify(position))) {
-				const at: SqlItemPosition = [call, read, previous, position, belowPrevious];
+				const at: SqlItemPosition = [call, read - 1, previous, position, belowPrevious];
 				rows.push(row);
 				positions.push(JSON.stringify(at));
 			}
@@ -352,6 +361,7 @@ export async function readPages(
 		nextAfter,
 		truncated,
 		lastRead: previous,
+		...(nextAfterRead && { nextAfterRead }),
 		positions,
 		...(inZone && { zone: zone! }),
 	};
@@ -452,9 +462,14 @@ function savedZone(memory: Record<string, string>): SqlZone | undefined {
 }
 
 /** The op's memory: where the next call starts after, and the zone it has not read past. */
-function sqlMemory(position: SqlPosition, zone: SqlZone | undefined): Record<string, string> {
+function sqlMemory(
+	position: SqlPosition,
+	zone: SqlZone | undefined,
+	read?: [call: string, index: number],
+): Record<string, string> {
 	return {
 		[POSITION_MEMORY]: JSON.stringify(position),
+		...(read && { [READ_MEMORY]: JSON.stringify(read) }),
 		...(zone && { [ZONE_MEMORY]: JSON.stringify(zone) }),
 	};
 }
@@ -496,7 +511,10 @@ export function rewindSql(
 	const current = memory && savedPosition(memory);
 	if (!current) return undefined;
 	const zone = savedZone(memory!);
-	let start: SqlStart | undefined = { position: current };
+	const [readBy, readAt] = memory![READ_MEMORY]
+		? (JSON.parse(memory![READ_MEMORY]) as [string, number])
+		: [];
+	let start: SqlStart | undefined = { position: current, call: readBy, index: readAt };
 	const rows: string[] = [];
 	for (const text of owed) {
 		const [call, index, from, at, below] = JSON.parse(text) as SqlItemPosition;
@@ -508,7 +526,11 @@ export function rewindSql(
 	if (start.position === current && !zone) return memory;
 	const owedRows = [...new Set([...(zone?.owed ?? []), ...rows])];
 	if (owedRows.length > MAX_OWED_POSITIONS) return undefined;
-	return sqlMemory(start.position, { to: zone?.to ?? current, owed: owedRows });
+	return sqlMemory(
+		start.position,
+		{ to: zone?.to ?? current, owed: owedRows },
+		start.call === undefined ? undefined : [start.call, start.index!],
+	);
 }
 
 /** The first line of a query, shortened, to name it in an error. */
@@ -554,7 +576,15 @@ export function createSqlOps(): ConnectorOp[] {
 						nextAfter: read.nextAfter,
 						truncated: read.truncated,
 					},
-					memory: sqlMemory(read.nextAfter, read.zone),
+					// A position this call did not move keeps what the memory said of it.
+					memory: sqlMemory(
+						read.nextAfter,
+						read.zone,
+						read.nextAfterRead ??
+							(context.memory[READ_MEMORY] === undefined
+								? undefined
+								: (JSON.parse(context.memory[READ_MEMORY]) as [string, number])),
+					),
 					positionOf: (item) => positions.get(item as Record<string, unknown>),
 					...(read.truncated && { more: sqlMemory(read.lastRead, read.zone) }),
 				};

@@ -1,5 +1,5 @@
 import { s3Ops } from '../connectors/s3';
-import { cursorUnits, type SqlSession, sqlOps } from '../connectors/sql';
+import { cursorUnits, rewindSql, type SqlSession, sqlOps } from '../connectors/sql';
 import type { HttpRequest, HttpResponse, OpContext } from '../connectors/types';
 import { FakeClock } from '../../test/support/fakeClock';
 import { recordingPorts } from '../../test/support/pollPorts';
@@ -195,6 +195,41 @@ describe('sql.query with Remember at Most: a run n8n does not start (issue 44, f
 	});
 });
 
+describe('sql.query read positions (rewindSql)', () => {
+	const at = (
+		call: string,
+		index: number,
+		from: [string, string],
+		row: [string, string],
+		below: [string, string] | null,
+	) => JSON.stringify([call, index, from, row, below]);
+	const memory = (position: unknown) => ({ sqlPosition: JSON.stringify(position) });
+
+	it('rows of one cursor value with text keys: within one call by the order read; across calls from a position with a lower cursor; the zone names only the owed rows', () => {
+		const t = '2026-12-01 09:00:00';
+		const lower: [string, string] = ['2026-12-01 08:00:00', 'z'];
+		const rewound = rewindSql({ ...memory([t, 'k9']), sqlRead: JSON.stringify(['c1', 9]) }, [
+			at('c1', 7, [t, 'k6'], [t, 'k7'], lower),
+			at('c1', 3, [t, 'k2'], [t, 'k3'], lower),
+		]);
+		expect(JSON.parse(rewound!.sqlPosition)).toEqual([t, 'k2']);
+		expect(JSON.parse(rewound!.sqlZone)).toEqual({
+			to: [t, 'k9'],
+			owed: [JSON.stringify([t, 'k7']), JSON.stringify([t, 'k3'])],
+		});
+		const acrossCalls = rewindSql(memory([t, 'k9']), [
+			at('c1', 7, [t, 'k6'], [t, 'k7'], lower),
+			at('c2', 1, [t, 'B'], [t, 'C'], null),
+		]);
+		expect(JSON.parse(acrossCalls!.sqlPosition)).toEqual(lower);
+		// Nothing with a lower cursor to go back to: read from `from`.
+		expect(rewindSql(memory([t, 'k9']), [at('c2', 1, [t, 'B'], [t, 'C'], null)])).toBeUndefined();
+		// Owed rows after where the next call starts: it lists them anyway, the memory is kept.
+		const kept = memory(['2026-12-01 07:00:00', 1]);
+		expect(rewindSql(kept, [at('c1', 0, [t, 'a'], [t, 'b'], null)])).toBe(kept);
+	});
+});
+
 /** A bucket answering ListObjectsV2 (start-after, continuation tokens, max-keys) with `keys`, all written a week ago. */
 function bucket(keys: string[]) {
 	const listed: string[] = [];
@@ -268,6 +303,28 @@ describe('a first poll over a listing cut at its bound (issue 44, finding 5)', (
 		keys.push('in/99999.csv');
 		await clock.advance(INTERVAL);
 		expect(emitted.map((run) => run.run.keys)).toEqual([['in/99999.csv']]);
+		activation.stop();
+	});
+
+	it('sql.query, 2,500 old rows, maxRows 1,000, First Poll Starts nothing: nothing old starts, the next new row does', async () => {
+		const { session, insert } = table();
+		const { activation, ports, clock, emitted } = live(
+			{
+				source: { op: sqlOps[0], args: sqlWith({ maxRows: 1000 }), timeoutMs: 1_000 },
+				dedupe: { kind: 'unique' },
+				firstPoll: { mode: 'none' },
+				maxRemembered: 0,
+				oneRunPerItem: true,
+			},
+			{ sql: async () => session },
+		);
+		insert(1, 2500);
+		await activation.start(ports, []);
+		await clock.advance(INTERVAL);
+		expect(emitted).toEqual([]);
+		insert(2501, 2501);
+		await clock.advance(INTERVAL);
+		expect(emitted.map((run) => run.run.keys)).toEqual([[2501]]);
 		activation.stop();
 	});
 
