@@ -312,7 +312,12 @@ export function keepFixedUrlMatch(
 	if (!credentialId || lost.length > 0)
 		throw new NodeOperationError(
 			context.getNode(),
-			`Callback URL "Fixed": n8n did not keep ${lost.map(([key]) => key).join(' and ') || 'the credential'} in the execution's custom data, so no Round-Trip Callback node could find this run`,
+			`Callback URL "Fixed": n8n did not keep ${
+				lost
+					.map(([key]) => key)
+					.join(', ')
+					.replace(/, ([^,]*)$/, ' and $1') || 'the credential'
+			} in the execution's custom data, so no Round-Trip Callback node could find this run`,
 			{
 				description: customData
 					? 'n8n keeps at most 10 custom-data keys per execution and this one has them: set fewer before this node (an Execution Data node), or use Callback URL "Per Wait"'
