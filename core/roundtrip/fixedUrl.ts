@@ -22,9 +22,10 @@ import {
  * One fixed callback URL for a partner (docs/round-trip-wait.md, "One fixed URL per partner"): the
  * Round-Trip Callback node receives every callback of a partner at one path, authenticates it with
  * the partner's credential, reads the partner's id, finds the run waiting for that id through the
- * execution custom data the waiting run wrote, and forwards the callback to that run's own callback
- * URL, signed for that wait. The waiting Round-Trip Wait then judges it exactly as a callback sent
- * there directly (one path for the run's own checks, its Resume Condition and n8n's resume-once).
+ * execution custom data the waiting run wrote and its match proof (proof.ts), and forwards the callback
+ * to that run's own callback URL with a forward proof for that wait, never the partner's credential.
+ * The waiting Round-Trip Wait then judges it as a callback sent there directly (one path for the run's
+ * own checks, its Resume Condition and n8n's resume-once).
  */
 
 /** Custom-data key the waiting run is found by: `<credential id>:<correlation id>` (fixedMatchValue). */
@@ -33,9 +34,9 @@ export const FIXED_MATCH_KEY = 'roundTripMatch';
 export const FIXED_CALLBACK_KEY = 'roundTripCallbackUrl';
 
 /**
- * A 404 at the fixed URL means "no run waits for this id now, and the callback could not be kept for
- * one" (earlyCallbacks.ts: the keeping place full, the body too large, or none in this n8n). The
- * partner retries a 404 per the retry rule for this long after it sent its first attempt; then it is done.
+ * A 404 at the fixed URL of an earlier version meant "no run waits for this id now, and the callback
+ * could not be kept for one" (now a 503 with Retry-After, earlyCallbacks.ts). A partner written for
+ * it retries a 404 per the retry rule for this long after its first attempt; then it is done.
  */
 export const EARLY_CALLBACK_RETRY_MS = 10 * 60_000;
 

@@ -12,6 +12,7 @@ import {
 	claimAtFixedUrl,
 	compileCorrelationPath,
 	correlationIdAtFixedUrl,
+	DEFAULT_KEPT_PER_CREDENTIAL,
 	FIXED_MATCH_KEY,
 	forwardRequest,
 	forwardUrl,
@@ -260,11 +261,15 @@ export class RoundTripCallback implements INodeType {
 			const request = partnerRequestOf(partner, inbound, authenticated);
 			const fixedUrl = this.getNodeWebhookUrl('default') ?? '';
 			if (!wait.ok && wait.status === 404) {
-				const keptAtMost = checkRange('keptAtMost', this.getNodeParameter('keptAtMost', 1000), {
-					min: 1,
-					max: 100_000,
-					whole: true,
-				});
+				const keptAtMost = checkRange(
+					'keptAtMost',
+					this.getNodeParameter('keptAtMost', DEFAULT_KEPT_PER_CREDENTIAL),
+					{
+						min: 1,
+						max: 100_000,
+						whole: true,
+					},
+				);
 				const here = { place, partner, correlationId: id.id, request, fixedUrl, keptAtMost };
 				return await keepHere(this, here, answer);
 			}
