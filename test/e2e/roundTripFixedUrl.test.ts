@@ -619,6 +619,9 @@ describe('Round-Trip fixed URL: only its own wait, never a secret, never lost (i
 		await new Promise((resolve) => proxy?.close(resolve));
 	});
 
+	/** n8n's log, of every process (in queue mode the Round-Trip Callback runs in the webhook process). */
+	const logs = () => [n8n.log(), ...n8n.helpers.map((helper) => helper.log())].join('\n');
+
 	async function start(path: string, id: string): Promise<void> {
 		await waitFor(`the ${path} start webhook`, async () => {
 			const response = await fetch(`${n8n.webhookBaseUrl}/webhook/${path}`, {
@@ -681,7 +684,7 @@ describe('Round-Trip fixed URL: only its own wait, never a secret, never lost (i
 		expect(accepted.headers[FORWARD_HEADER]).toBeUndefined();
 		const planted = await executionOf('p45 planted', id, 'waiting');
 		expect(JSON.stringify(planted)).not.toContain(TOKEN);
-		expect(n8n.log()).toContain('without a valid proof from a Round-Trip Wait');
+		expect(logs()).toContain('without a valid proof from a Round-Trip Wait');
 	}, 300_000);
 
 	test('a captured callback resent at the fixed URL while a second wait for the same id exists is refused', async () => {
@@ -759,7 +762,7 @@ describe('Round-Trip fixed URL: only its own wait, never a secret, never lost (i
 				body: expect.objectContaining({ status: 'signed' }),
 			}),
 		]);
-		expect(n8n.log()).toContain('it stays kept and is handed on again');
+		expect(logs()).toContain('it stays kept and is handed on again');
 	}, 400_000);
 
 	test("a wait given a copy of the partner's credential: the kept callback leaves a warning naming both credentials", async () => {
@@ -778,6 +781,6 @@ describe('Round-Trip fixed URL: only its own wait, never a secret, never lost (i
 				? true
 				: undefined,
 		);
-		expect(n8n.log()).toContain(`came with credential "Partner A" (id ${credentialIds.A})`);
+		expect(logs()).toContain(`came with credential "Partner A" (id ${credentialIds.A})`);
 	}, 120_000);
 });
