@@ -174,6 +174,12 @@ async function answerKept(
 	});
 }
 
+/** Kept Callbacks at Most: this credential's bound on kept callbacks (core/roundtrip/earlyCallbacks.ts). */
+function keptAtMostOf(context: IWebhookFunctions): number {
+	const value = context.getNodeParameter('keptAtMost', DEFAULT_KEPT_PER_CREDENTIAL);
+	return checkRange('keptAtMost', value, { min: 1, max: 100_000, whole: true });
+}
+
 /** The partner's request as a waiting run receives it: its headers without the credential's, its query, body, address, replay key. */
 function partnerRequestOf(
 	partner: Partner,
@@ -261,15 +267,7 @@ export class RoundTripCallback implements INodeType {
 			const request = partnerRequestOf(partner, inbound, authenticated);
 			const fixedUrl = this.getNodeWebhookUrl('default') ?? '';
 			if (!wait.ok && wait.status === 404) {
-				const keptAtMost = checkRange(
-					'keptAtMost',
-					this.getNodeParameter('keptAtMost', DEFAULT_KEPT_PER_CREDENTIAL),
-					{
-						min: 1,
-						max: 100_000,
-						whole: true,
-					},
-				);
+				const keptAtMost = keptAtMostOf(this);
 				const here = { place, partner, correlationId: id.id, request, fixedUrl, keptAtMost };
 				return await keepHere(this, here, answer);
 			}
