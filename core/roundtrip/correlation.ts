@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 
 import jsonata from 'jsonata';
 
+import { FORWARD_HEADER, type OpenedForward, openForward } from './proof';
 import { type ExecutionReplayLog, type ReplayMemory, claimInExecution } from './replay';
 import {
 	type AuthVerdict,
@@ -52,14 +53,24 @@ export interface WaitingRun {
 	replay: ReplayMemory;
 	/** Signed callbacks the execution's earlier waits accepted, kept in its own data (any process); a copy is refused. */
 	executionReplay?: ExecutionReplayLog;
+	/** The waiting execution's id: a callback forwarded by a Round-Trip Callback must be for it (proof.ts). */
+	executionId?: string;
 }
 
-export interface InboundCallback extends SignedRequest, CallbackParts {}
+export interface InboundCallback extends SignedRequest, CallbackParts {
+	/** The caller's address, where n8n has it. */
+	address?: string;
+}
 
-/** What the resumed run receives: the callback minus its credential header. */
+/**
+ * What the resumed run receives: the callback minus its credential header. Through the fixed URL,
+ * the partner's request as the Round-Trip Callback received it (its headers, query and address), not
+ * the forward's.
+ */
 export interface CallbackReceipt extends CallbackParts {
 	correlationId: string;
 	receivedAt: string;
+	address?: string;
 }
 
 /** On acceptance, `replayKey` is what the replay memory now holds for it. */
@@ -147,17 +158,24 @@ export async function judgeCallback(
 	callback: InboundCallback,
 	nowMs: number,
 ): Promise<CallbackJudgement> {
-	const authenticated = checkAuthWaitAndDeadline(run.auth, run.wait, callback, nowMs);
+	const authenticated = checkAuthWaitAndDeadline(run.auth, run.wait, callback, nowMs, {
+		executionId: run.executionId,
+		correlationId: run.expectedCorrelationId,
+	});
 	if (!authenticated.ok) return authenticated;
 
 	// The credential never reaches the correlation expression, a refusal reason, or the stored receipt.
 	const query = { ...callback.query };
 	delete query[WAIT_ID_PARAM];
+	const forwarded = 'parts' in authenticated ? authenticated : undefined;
 	const parts: CallbackParts = {
 		body: callback.body,
-		headers: withoutHeader(callback.headers, credentialHeaderName(run.auth)),
-		query,
+		...(forwarded?.parts ?? {
+			headers: withoutHeader(callback.headers, credentialHeaderName(run.auth)),
+			query,
+		}),
 	};
+	const address = forwarded ? forwarded.address : callback.address;
 	const bodyOnly = signatureNamesNoWait(run.auth, run.wait);
 	const correlated = await matchCorrelation(
 		run.expectedCorrelationId,
@@ -195,6 +213,7 @@ export async function judgeCallback(
 			correlationId: correlated.received,
 			...parts,
 			receivedAt: new Date(nowMs).toISOString(),
+			...(address === undefined ? {} : { address }),
 		},
 	};
 }
@@ -216,14 +235,29 @@ export function judgeNotice(
 	return verifyNotice(run.wait, presentedNotice, rawText(callback.rawBody));
 }
 
-/** Authentication (401/403), then the wait the URL names (403), then the deadline (410). */
+/**
+ * Authentication (401/403), then the wait the URL names (403), then the deadline (410). A callback
+ * forwarded by a Round-Trip Callback (FORWARD_HEADER) is authenticated by its forward proof for this
+ * execution, wait and correlation id (proof.ts), not by the partner's credential, which it never carries.
+ */
 function checkAuthWaitAndDeadline(
 	auth: CallbackAuth,
 	wait: WaitState,
 	callback: InboundCallback,
 	nowMs: number,
-): AuthVerdict | Refusal<410> {
-	const authenticated = verifyCallback(auth, callback, nowMs, wait);
+	forwardTarget?: { executionId?: string; correlationId: string },
+): AuthVerdict | OpenedForward | Refusal<410> {
+	const forward = callback.headers[FORWARD_HEADER];
+	const authenticated =
+		forward !== undefined && forwardTarget?.executionId !== undefined
+			? openForward(
+					auth,
+					forward,
+					callback.rawBody,
+					{ ...forwardTarget, executionId: forwardTarget.executionId, waitId: wait.waitId },
+					nowMs,
+				)
+			: verifyCallback(auth, callback, nowMs, wait);
 	if (!authenticated.ok) return authenticated;
 
 	const presentedWaitId = callback.query[WAIT_ID_PARAM];

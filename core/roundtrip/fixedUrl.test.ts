@@ -6,20 +6,18 @@ import {
 	EARLY_CALLBACK_RETRY_MS,
 	type FoundWait,
 	fixedMatchValue,
-	forwardHeaders,
 	forwardRequest,
 	forwardUrl,
-	headersToKeep,
 	isRetryableAtFixedUrl,
 	pickWaitingRun,
-	withPartnerQuery,
+	provenRuns,
 } from './fixedUrl';
+import { FORWARD_HEADER, matchProof } from './proof';
 import { ReplayMemory } from './replay';
-import { type CallbackAuth, signPayload, signStandardWebhook } from './signature';
+import { type CallbackAuth, signPayload } from './signature';
 
 const SECRET = 'fixed-url-secret';
 const HMAC: CallbackAuth = { scheme: 'hmac', secret: SECRET };
-const SW_SECRET = `whsec_${Buffer.from('fixed-url-standard-webhooks-key').toString('base64')}`;
 const BODY = JSON.stringify({ correlationId: 'order-7', status: 'signed' });
 const FIXED_URL = 'http://n8n.local:5678/webhook/round-trip/partner';
 const CALLBACK_URL = 'http://n8n.local:5678/webhook-waiting/41?signature=tok&rtw=wait-41';
@@ -33,25 +31,6 @@ function partnerCallback(clock: FakeClock, body = BODY, headers: Record<string, 
 		body: JSON.parse(body) as unknown,
 		query: {},
 	};
-}
-
-/** How the run waiting as wait-41 for order-7 (HMAC) judges a callback with these headers and BODY. */
-async function judgedByWait41(clock: FakeClock, headers: Record<string, string>) {
-	return await judgeCallback(
-		{
-			auth: HMAC,
-			correlationPath: PATH,
-			expectedCorrelationId: 'order-7',
-			wait: {
-				waitId: 'wait-41',
-				startedAtMs: clock.now() - 1_000,
-				deadlineMs: clock.now() + 60_000,
-			},
-			replay: new ReplayMemory(),
-		},
-		{ headers, rawBody: BODY, body: JSON.parse(BODY), query: { rtw: 'wait-41' } },
-		clock.now(),
-	);
 }
 
 describe('fixedMatchValue', () => {
@@ -130,79 +109,200 @@ describe('pickWaitingRun', () => {
 describe('forwardUrl', () => {
 	const found: FoundWait = { ok: true, executionId: '41', callbackUrl: CALLBACK_URL };
 
-	test("the waiting run's callback URL, with the partner's query (not n8n's signature, not the wait id)", () => {
-		const url = new URL(
-			forwardUrl(found, FIXED_URL, { order: '7', signature: 'x', rtw: 'other' }) ?? '',
-		);
-		expect(url.pathname).toBe('/webhook-waiting/41');
-		expect(url.searchParams.getAll('signature')).toEqual(['tok']);
-		expect(url.searchParams.getAll('rtw')).toEqual(['wait-41']);
-		expect(url.searchParams.get('order')).toBe('7');
+	test("the waiting run's callback URL as it wrote it", () => {
+		expect(forwardUrl(found, FIXED_URL)).toBe(CALLBACK_URL);
 	});
 
 	test('refuses a URL of another host or another execution: a planted value sends nothing elsewhere', () => {
 		const elsewhere = { ...found, callbackUrl: 'http://attacker.example/webhook-waiting/41' };
-		expect(forwardUrl(elsewhere, FIXED_URL, {})).toBeUndefined();
-		expect(forwardUrl({ ...found, executionId: '42' }, FIXED_URL, {})).toBeUndefined();
-		expect(forwardUrl({ ...found, callbackUrl: 'not a url' }, FIXED_URL, {})).toBeUndefined();
+		expect(forwardUrl(elsewhere, FIXED_URL)).toBeUndefined();
+		expect(forwardUrl({ ...found, executionId: '42' }, FIXED_URL)).toBeUndefined();
+		expect(forwardUrl({ ...found, callbackUrl: 'not a url' }, FIXED_URL)).toBeUndefined();
 	});
 });
 
-describe('forwardHeaders', () => {
-	test('a forwarded HMAC callback passes the waiting run’s own judgement (signed for its wait id)', async () => {
-		const clock = new FakeClock();
-		const partner = partnerCallback(clock, BODY, { 'x-partner-event': 'envelope-signed' });
-		const headers = forwardHeaders(HMAC, partner.headers, CALLBACK_URL, BODY, clock.now() / 1000);
-		expect(headers['x-partner-event']).toBe('envelope-signed');
-		const judged = await judgedByWait41(clock, headers);
-		expect(judged.ok).toBe(true);
-		// The partner's own signature (no wait id) would not: the run's checks are not bypassed.
-		expect((await judgedByWait41(clock, partner.headers)).ok).toBe(false);
-	});
+describe('provenRuns (issue 45: custom data any workflow can write is no proof)', () => {
+	const fields = {
+		credentialId: 'cred1',
+		correlationId: 'order-7',
+		executionId: '41',
+		callbackUrl: CALLBACK_URL,
+	};
+	const genuine = {
+		executionId: '41',
+		status: 'waiting',
+		callbackUrl: CALLBACK_URL,
+		matchProof: matchProof(HMAC, fields),
+	};
 
-	test('Standard Webhooks: the partner message id is kept, its signature replaced; hop headers dropped', () => {
-		const auth: CallbackAuth = { scheme: 'standardWebhooks', secret: SW_SECRET };
-		const partner: Record<string, string> = {
-			...signStandardWebhook(SW_SECRET, 'msg_1', 1_700_000_000, BODY),
-			host: 'n8n.local',
-			'content-length': '44',
+	test('only a run whose match proof was made with this credential for its own execution and URL is proven', () => {
+		const planted = {
+			executionId: '40',
+			status: 'waiting',
+			callbackUrl: 'http://n8n.local:5678/webhook-waiting/40?signature=s',
 		};
-		const headers = forwardHeaders(auth, partner, CALLBACK_URL, BODY, 1_700_000_005);
-		expect(headers['webhook-id']).toBe('msg_1');
-		expect(headers['webhook-timestamp']).toBe('1700000005');
-		expect(headers['webhook-signature']).not.toBe(partner['webhook-signature']);
-		expect(headers.host).toBeUndefined();
-		expect(headers['content-length']).toBeUndefined();
+		const copied = { ...planted, matchProof: genuine.matchProof };
+		const otherSecret = {
+			...planted,
+			matchProof: matchProof(
+				{ scheme: 'hmac', secret: 'another secret' },
+				{ ...fields, executionId: '40', callbackUrl: planted.callbackUrl },
+			),
+		};
+		const otherUrl = { ...genuine, callbackUrl: `${CALLBACK_URL}&x=1` };
+		const { proven, unproven } = provenRuns(HMAC, 'cred1', 'order-7', [
+			planted,
+			copied,
+			otherSecret,
+			genuine,
+			otherUrl,
+		]);
+		expect(proven).toEqual([genuine]);
+		expect(unproven).toHaveLength(4);
+		// A planted older run neither gets the callback nor turns it into a 410.
+		expect(pickWaitingRun(proven)).toEqual({
+			ok: true,
+			executionId: '41',
+			callbackUrl: CALLBACK_URL,
+		});
+		expect(pickWaitingRun(provenRuns(HMAC, 'cred1', 'order-7', [planted]).proven)).toMatchObject({
+			status: 404,
+		});
+		// Under another credential (a copy with the same secret but another id), the proof does not hold.
+		expect(provenRuns(HMAC, 'cred2', 'order-7', [genuine]).proven).toEqual([]);
 	});
 });
 
-describe('headersToKeep and forwardRequest (a kept callback)', () => {
-	test('a kept callback holds no credential; forwarded later with its query, it passes the waiting run’s judgement', async () => {
-		const clock = new FakeClock();
-		const partner = partnerCallback(clock, BODY, {
+describe('forwardRequest (issue 45: a proof for the wait, never the partner secret)', () => {
+	const TOKEN: CallbackAuth = {
+		scheme: 'header',
+		token: 'partner-token-xyz',
+		headerName: 'x-partner-token',
+	};
+	const BASIC: CallbackAuth = {
+		scheme: 'basic',
+		user: 'partner',
+		password: 'partner-password-xyz',
+	};
+	const partner = {
+		headers: {
+			'content-type': 'application/json',
 			'x-partner-event': 'envelope-signed',
-			host: 'h',
-		});
-		const kept = headersToKeep(HMAC, partner.headers);
-		expect(kept).toEqual({ 'x-partner-event': 'envelope-signed' });
-		const basic: CallbackAuth = { scheme: 'basic', user: 'u', password: 'p' };
-		expect(headersToKeep(basic, { authorization: 'Basic dTpw', 'x-a': '1' })).toEqual({
-			'x-a': '1',
-		});
-		const sw: CallbackAuth = { scheme: 'standardWebhooks', secret: SW_SECRET };
-		expect(headersToKeep(sw, signStandardWebhook(SW_SECRET, 'msg_1', 1_700_000_000, BODY))).toEqual(
-			{
-				'webhook-id': 'msg_1',
-			},
-		);
+			host: 'n8n.example.com',
+		},
+		query: { account: 'acme' },
+		body: BODY,
+		address: '203.0.113.7',
+	};
+	const target = { executionId: '41', correlationId: 'order-7' };
 
-		await clock.advance(120_000); // claimed two minutes later: signed anew at that moment
-		const url = withPartnerQuery(CALLBACK_URL, { account: 'acme', signature: 'x', rtw: 'other' });
-		expect(url).toBe(`${CALLBACK_URL}&account=acme`);
-		const request = forwardRequest(HMAC, url, { headers: kept, rawBody: BODY }, clock.now() / 1000);
-		expect(request).toMatchObject({ method: 'POST', url, body: BODY });
-		const judged = await judgedByWait41(clock, request.headers!);
-		expect(judged.ok).toBe(true);
+	async function judgedByWait41(
+		auth: CallbackAuth,
+		clock: FakeClock,
+		request: ReturnType<typeof forwardRequest>,
+		executionId = '41',
+	) {
+		return await judgeCallback(
+			{
+				auth,
+				correlationPath: PATH,
+				expectedCorrelationId: 'order-7',
+				wait: {
+					waitId: 'wait-41',
+					startedAtMs: clock.now() - 1_000,
+					deadlineMs: clock.now() + 60_000,
+				},
+				replay: new ReplayMemory(),
+				executionId,
+			},
+			{
+				headers: { ...request.headers, host: '127.0.0.1:5678', connection: 'close' },
+				rawBody: String(request.body),
+				body: JSON.parse(String(request.body)),
+				query: Object.fromEntries(new URL(request.url).searchParams),
+			},
+			clock.now(),
+		);
+	}
+
+	test.each([
+		['header token', TOKEN, 'partner-token-xyz'],
+		['basic auth', BASIC, 'partner-password-xyz'],
+		['HMAC', HMAC, SECRET],
+	])(
+		'%s: the forward carries no secret, and the waiting run accepts it with the partner request as received',
+		async (_, auth, secret) => {
+			const clock = new FakeClock();
+			const request = forwardRequest(auth, CALLBACK_URL, partner, target, clock.now() / 1000);
+			const sent = JSON.stringify(request);
+			expect(sent).not.toContain(secret);
+			expect(sent).not.toContain(Buffer.from(`partner:${secret}`).toString('base64'));
+			expect(Object.keys(request.headers!).sort()).toEqual(['content-type', FORWARD_HEADER]);
+			const judged = await judgedByWait41(auth, clock, request);
+			expect(judged).toMatchObject({
+				ok: true,
+				receipt: {
+					correlationId: 'order-7',
+					headers: partner.headers,
+					query: partner.query,
+					address: '203.0.113.7',
+				},
+			});
+		},
+	);
+
+	test('refused by another execution, another wait, another id, another credential, when altered or stale', async () => {
+		const clock = new FakeClock();
+		const request = forwardRequest(TOKEN, CALLBACK_URL, partner, target, clock.now() / 1000);
+		expect(await judgedByWait41(TOKEN, clock, request, '42')).toMatchObject({
+			ok: false,
+			status: 403,
+		});
+		const otherWait = forwardRequest(
+			TOKEN,
+			CALLBACK_URL.replace('wait-41', 'wait-9'),
+			partner,
+			target,
+			clock.now() / 1000,
+		);
+		expect(await judgedByWait41(TOKEN, clock, { ...otherWait, url: CALLBACK_URL })).toMatchObject({
+			ok: false,
+			status: 403,
+		});
+		const otherId = forwardRequest(
+			TOKEN,
+			CALLBACK_URL,
+			partner,
+			{ ...target, correlationId: 'order-8' },
+			clock.now() / 1000,
+		);
+		expect(await judgedByWait41(TOKEN, clock, otherId)).toMatchObject({ ok: false, status: 403 });
+		const otherCredential = forwardRequest(
+			{ ...TOKEN, token: 'another' },
+			CALLBACK_URL,
+			partner,
+			target,
+			clock.now() / 1000,
+		);
+		expect(await judgedByWait41(TOKEN, clock, otherCredential)).toMatchObject({
+			ok: false,
+			status: 403,
+		});
+		const altered = { ...request, body: BODY.replace('signed', 'declined') };
+		expect(await judgedByWait41(TOKEN, clock, altered)).toMatchObject({ ok: false, status: 403 });
+		// A workflow that knows the format but not the secret: the partner's token as the forward key is no key.
+		await clock.advance(301_000);
+		expect(await judgedByWait41(TOKEN, clock, request)).toMatchObject({ ok: false, status: 403 });
+	});
+
+	test("the fixed URL's own refusal names what is signed there, not a wait id", () => {
+		const clock = new FakeClock();
+		const forged = partnerCallback(clock);
+		forged.headers['x-signature'] = signPayload('not-the-secret', BODY, clock.now() / 1000);
+		const refused = authenticateAtFixedUrl(HMAC, forged, clock.now());
+		expect(refused).toMatchObject({ status: 403 });
+		expect(!refused.ok && refused.reason).not.toContain("this wait's id");
+		expect(!refused.ok && refused.reason).toContain('"<t>..<body>"');
 	});
 });
 

@@ -1,5 +1,3 @@
-import { randomUUID } from 'node:crypto';
-
 import type { HttpRequest } from '../connectors/types';
 import {
 	type CallbackParts,
@@ -8,14 +6,13 @@ import {
 	normalizeCorrelationId,
 } from './correlation';
 import { isRetryableAnswer } from './dispatch';
+import { FORWARD_HEADER, type ForwardEnvelope, forwardProof, provesMatch } from './proof';
 import {
 	type AuthVerdict,
 	type CallbackAuth,
 	type CallbackHeaders,
 	type Refusal,
 	STANDARD_WEBHOOK_HEADERS,
-	WAIT_ID_PARAM,
-	callbackHeaders,
 	credentialHeaderName,
 	verifyCallback,
 	waitIdOf,
@@ -25,9 +22,10 @@ import {
  * One fixed callback URL for a partner (docs/round-trip-wait.md, "One fixed URL per partner"): the
  * Round-Trip Callback node receives every callback of a partner at one path, authenticates it with
  * the partner's credential, reads the partner's id, finds the run waiting for that id through the
- * execution custom data the waiting run wrote, and forwards the callback to that run's own callback
- * URL, signed for that wait. The waiting Round-Trip Wait then judges it exactly as a callback sent
- * there directly (one path for the run's own checks, its Resume Condition and n8n's resume-once).
+ * execution custom data the waiting run wrote and its match proof (proof.ts), and forwards the callback
+ * to that run's own callback URL with a forward proof for that wait, never the partner's credential.
+ * The waiting Round-Trip Wait then judges it as a callback sent there directly (one path for the run's
+ * own checks, its Resume Condition and n8n's resume-once).
  */
 
 /** Custom-data key the waiting run is found by: `<credential id>:<correlation id>` (fixedMatchValue). */
@@ -36,9 +34,9 @@ export const FIXED_MATCH_KEY = 'roundTripMatch';
 export const FIXED_CALLBACK_KEY = 'roundTripCallbackUrl';
 
 /**
- * A 404 at the fixed URL means "no run waits for this id now, and the callback could not be kept for
- * one" (earlyCallbacks.ts: the keeping place full, the body too large, or none in this n8n). The
- * partner retries a 404 per the retry rule for this long after it sent its first attempt; then it is done.
+ * A 404 at the fixed URL of an earlier version meant "no run waits for this id now, and the callback
+ * could not be kept for one" (now a 503 with Retry-After, earlyCallbacks.ts). A partner written for
+ * it retries a 404 per the retry rule for this long after its first attempt; then it is done.
  */
 export const EARLY_CALLBACK_RETRY_MS = 10 * 60_000;
 
@@ -54,6 +52,33 @@ export interface FoundExecution {
 	status: string;
 	/** The value of FIXED_CALLBACK_KEY, if the execution has one. */
 	callbackUrl?: string;
+	/** The value of MATCH_PROOF_KEY, if the execution has one (proof.ts). */
+	matchProof?: string;
+}
+
+/**
+ * The runs found for a match that a Round-Trip Wait with this credential wrote (their match proof
+ * verifies, proof.ts), and the others: custom data any workflow can plant, which is never forwarded
+ * to and never decides an answer (a planted run neither gets a callback nor turns a "kept" into a 410).
+ */
+export function provenRuns(
+	auth: CallbackAuth,
+	credentialId: string,
+	correlationId: string,
+	found: FoundExecution[],
+): { proven: FoundExecution[]; unproven: FoundExecution[] } {
+	const proven: FoundExecution[] = [];
+	const unproven: FoundExecution[] = [];
+	for (const run of found) {
+		const fields = {
+			credentialId,
+			correlationId,
+			executionId: run.executionId,
+			callbackUrl: run.callbackUrl ?? '',
+		};
+		(provesMatch(auth, fields, run.matchProof) ? proven : unproven).push(run);
+	}
+	return { proven, unproven };
 }
 
 /** The 410 at the fixed URL: runs for the id existed, none waits (a retry cannot help). */
@@ -99,7 +124,7 @@ export function authenticateAtFixedUrl(
 	callback: InboundCallback,
 	nowMs: number,
 ): AuthVerdict {
-	return verifyCallback(auth, callback, nowMs, { waitId: '', startedAtMs: nowMs });
+	return verifyCallback(auth, callback, nowMs, { waitId: '', startedAtMs: nowMs, fixedUrl: true });
 }
 
 /**
@@ -131,15 +156,9 @@ function conflict(reason: string): Refusal<409> {
 /**
  * Where the callback is forwarded: the waiting run's own callback URL, which must be this n8n's
  * resume URL of the execution the lookup found (same origin as the fixed URL, path ending in the
- * execution id), so a value planted in custom data cannot send a signed callback elsewhere. The
- * partner's query parameters go along (withPartnerQuery). Undefined when the URL is not such a
- * resume URL.
+ * execution id). Undefined when it is not such a resume URL.
  */
-export function forwardUrl(
-	found: FoundWait,
-	fixedUrl: string,
-	partnerQuery: Record<string, unknown>,
-): string | undefined {
+export function forwardUrl(found: FoundWait, fixedUrl: string): string | undefined {
 	let target: URL;
 	try {
 		target = new URL(found.callbackUrl);
@@ -148,108 +167,82 @@ export function forwardUrl(
 	}
 	if (target.origin !== new URL(fixedUrl).origin) return undefined;
 	if (!target.pathname.endsWith(`/${found.executionId}`)) return undefined;
-	return withPartnerQuery(target.toString(), partnerQuery);
-}
-
-/**
- * A run's callback URL with the partner's query parameters (a Correlation ID Location may read them),
- * n8n's `signature` and the wait id excepted.
- */
-export function withPartnerQuery(
-	callbackUrl: string,
-	partnerQuery: Record<string, unknown>,
-): string {
-	const target = new URL(callbackUrl);
-	for (const [name, value] of Object.entries(partnerQuery)) {
-		if (name === 'signature' || name === WAIT_ID_PARAM || typeof value !== 'string') continue;
-		target.searchParams.append(name, value);
-	}
 	return target.toString();
 }
 
-/** Headers that describe one hop or the partner's credential: not forwarded (the credential is signed anew). */
-const NOT_FORWARDED = new Set([
-	'host',
-	'connection',
-	'content-length',
-	'transfer-encoding',
-	'expect',
-	'keep-alive',
-	'upgrade',
-	'authorization',
-	...Object.values(STANDARD_WEBHOOK_HEADERS),
-]);
+/**
+ * The partner's request as a waiting run receives it through the fixed URL (kept, or forwarded at
+ * once): its headers without the credential's, its query, its raw body, its address where n8n has it,
+ * and what makes a signed callback unique (its replay key and until when a copy could pass).
+ */
+export interface PartnerRequest {
+	headers: Record<string, string>;
+	query: Record<string, string>;
+	body: string;
+	address?: string;
+	replayKey?: string;
+	replayUntilMs?: number;
+}
 
-/** The partner's headers without those of one hop and without its credential's. */
-function partnerOwnHeaders(
+/** The partner's headers without its credential's (the signature, the token, the password). */
+export function partnerHeaders(
 	auth: CallbackAuth,
-	partnerHeaders: CallbackHeaders,
+	headers: CallbackHeaders,
 ): Record<string, string> {
-	const dropped = credentialHeaderName(auth);
-	const headers: Record<string, string> = {};
-	for (const [key, value] of Object.entries(partnerHeaders)) {
+	const dropped = new Set([credentialHeaderName(auth), STANDARD_WEBHOOK_HEADERS.signature]);
+	const kept: Record<string, string> = {};
+	for (const [key, value] of Object.entries(headers)) {
 		const name = key.toLowerCase();
-		if (value === undefined || name === dropped || NOT_FORWARDED.has(name)) continue;
-		headers[name] = Array.isArray(value) ? value.join(', ') : value;
+		if (value === undefined || dropped.has(name)) continue;
+		kept[name] = Array.isArray(value) ? value.join(', ') : value;
 	}
-	return headers;
+	return kept;
 }
 
-/**
- * The headers a kept callback is stored with (earlyCallbacks.ts): the partner's own, no credential
- * (it is signed anew when forwarded), and a Standard Webhooks message id, which forwarding keeps.
- */
-export function headersToKeep(
-	auth: CallbackAuth,
-	partnerHeaders: CallbackHeaders,
-): Record<string, string> {
-	const messageId = partnerHeaders[STANDARD_WEBHOOK_HEADERS.id];
-	return {
-		...partnerOwnHeaders(auth, partnerHeaders),
-		...(typeof messageId === 'string' ? { [STANDARD_WEBHOOK_HEADERS.id]: messageId } : {}),
-	};
-}
-
-/**
- * The forwarded callback's headers: the partner's own (the waiting run's receipt shows them), without
- * its credential, plus the credential's headers signed for the waiting run's wait at `nowSec`.
- * Standard Webhooks keeps the partner's message id.
- */
-export function forwardHeaders(
-	auth: CallbackAuth,
-	partnerHeaders: CallbackHeaders,
-	callbackUrl: string,
-	rawBody: Buffer | string,
-	nowSec: number,
-): Record<string, string> {
-	const messageId = partnerHeaders[STANDARD_WEBHOOK_HEADERS.id];
-	return {
-		...partnerOwnHeaders(auth, partnerHeaders),
-		...callbackHeaders(
-			auth,
-			waitIdOf(callbackUrl),
-			rawBody,
-			nowSec,
-			typeof messageId === 'string' ? messageId : `msg_${randomUUID()}`,
-		),
-	};
+/** The partner's query parameters that are text. */
+export function partnerQuery(query: Record<string, unknown>): Record<string, string> {
+	const kept: Record<string, string> = {};
+	for (const [name, value] of Object.entries(query))
+		if (typeof value === 'string') kept[name] = value;
+	return kept;
 }
 
 /** How long forwarding one callback to its waiting run may take (the run's own checks and n8n's resume). */
 export const FORWARD_TIMEOUT_MS = 60_000;
 
-/** The partner's callback as forwarded to a waiting run's own callback URL `url`, signed for its wait at `nowSec`. */
+/**
+ * The partner's callback as forwarded to the waiting run at `url` (execution `target.executionId`,
+ * its wait id in the URL), at `nowSec`: its body and content type, and a forward proof for that wait
+ * (proof.ts) in place of the partner's credential, which never leaves the Round-Trip Callback.
+ */
 export function forwardRequest(
 	auth: CallbackAuth,
 	url: string,
-	callback: { headers: CallbackHeaders; rawBody: Buffer | string },
+	partner: PartnerRequest,
+	target: { executionId: string; correlationId: string },
 	nowSec: number,
 ): HttpRequest {
+	const envelope: ForwardEnvelope = {
+		t: nowSec,
+		executionId: target.executionId,
+		waitId: waitIdOf(url),
+		correlationId: target.correlationId,
+		headers: partner.headers,
+		query: partner.query,
+		...(partner.address === undefined ? {} : { address: partner.address }),
+		...(partner.replayKey === undefined
+			? {}
+			: { replayKey: partner.replayKey, replayUntilMs: partner.replayUntilMs }),
+	};
+	const contentType = partner.headers['content-type'];
 	return {
 		method: 'POST',
 		url,
-		headers: forwardHeaders(auth, callback.headers, url, callback.rawBody, nowSec),
-		body: callback.rawBody.toString(),
+		headers: {
+			...(contentType === undefined ? {} : { 'content-type': contentType }),
+			[FORWARD_HEADER]: forwardProof(auth, envelope, partner.body),
+		},
+		body: partner.body,
 		timeoutMs: FORWARD_TIMEOUT_MS,
 	};
 }

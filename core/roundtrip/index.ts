@@ -10,3 +10,4 @@ export * from './resumeOnce';
 export * from './condition';
 export * from './fixedUrl';
 export * from './earlyCallbacks';
+export * from './proof';

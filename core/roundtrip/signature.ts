@@ -59,6 +59,8 @@ export interface WaitBinding {
 	waitId: string;
 	/** When the wait began (epoch ms): a callback signed more than the tolerance before it answers something else. */
 	startedAtMs: number;
+	/** Set at the Round-Trip Callback's fixed URL, which names no wait: its refusals say what is signed there. */
+	fixedUrl?: boolean;
 }
 
 export type Refusal<Status extends number> = { ok: false; status: Status; reason: string };
@@ -261,7 +263,9 @@ function verifyHmac(
 	}
 	if (!matched)
 		return forbidden(
-			`${header.name} signature does not match the body, timestamp and this wait's id`,
+			wait.fixedUrl
+				? `${header.name} signature does not match the body and timestamp (at the fixed URL it is signed over "<t>..<body>", with no wait id)`
+				: `${header.name} signature does not match the body, timestamp and this wait's id`,
 		);
 
 	// Checked after the signature so only a genuine (replayed or delayed) callback learns about the window.

@@ -9,57 +9,122 @@ import {
 
 import {
 	authenticateAtFixedUrl,
-	type CallbackAuth,
+	claimAtFixedUrl,
 	compileCorrelationPath,
 	correlationIdAtFixedUrl,
-	FIXED_CALLBACK_KEY,
+	DEFAULT_KEPT_PER_CREDENTIAL,
 	FIXED_MATCH_KEY,
-	fixedMatchValue,
 	forwardRequest,
 	forwardUrl,
-	headersToKeep,
 	keepCallback,
 	type KeepingPlace,
 	type KeepVerdict,
-	type KeptCallback,
-	type LookupVerdict,
 	NO_RUN_WAITS_ANY_MORE,
-	pickWaitingRun,
+	type PartnerRequest,
+	partnerHeaders,
+	partnerQuery,
+	ReplayMemory,
 } from '../../core/roundtrip';
+import { checkRange } from '../../core/configError';
 import { inEditorWords } from '../shared/errors';
 import { n8nHttpTransport } from '../shared/httpTransport';
-import { deliverKeptCallbacks } from '../shared/keptCallbacks';
+import {
+	deliverKeptCallbacks,
+	type Partner,
+	partnerName,
+	waitingRunFor,
+	watchKeptCallbacks,
+} from '../shared/keptCallbacks';
 import { announceMissing, executionsWithCustomData, keptCallbackPlace } from '../shared/n8nDoor';
 import {
 	CALLBACK_CREDENTIAL,
+	CORRELATION_KEY,
 	callbackAuthFrom,
 	readCallback,
 } from '../RoundTripWait/roundTripContext';
 import { roundTripCallbackProperties } from './RoundTripCallbackDescription';
 
-/** The run waiting for `match`, found in n8n's database (pickWaitingRun); undefined where this n8n offers no lookup. */
-async function waitingRun(match: string): Promise<LookupVerdict | undefined> {
-	const found = await executionsWithCustomData(FIXED_MATCH_KEY, match);
-	return found
-		? pickWaitingRun(
-				found.map((run) => ({ ...run, callbackUrl: run.keyValues[FIXED_CALLBACK_KEY] })),
-			)
-		: undefined;
+/** The fixed URL's replay memory where this n8n offers no shared place (capability callbackStore): this process's. */
+const FIXED_URL_REPLAY = new ReplayMemory();
+
+type Answer = (status: number, body: IDataObject, retryAfterSec?: number) => IWebhookResponseData;
+
+/**
+ * The fixed URL's replay memory (core/roundtrip/earlyCallbacks.ts claimAtFixedUrl): whether this
+ * signed callback may go to `target` (a waiting execution, or "kept"): not when a copy of it went to
+ * another. In n8n's database where it offers a place (every process), else in this process.
+ */
+async function mayGoTo(
+	place: KeepingPlace | undefined,
+	partner: Partner,
+	verdict: { replayKey?: string; replayUntilMs?: number },
+	target: string,
+): Promise<boolean> {
+	const { replayKey, replayUntilMs = Date.now() } = verdict;
+	if (replayKey === undefined) return true; // token and basic auth: nothing signed to tell copies by
+	if (place)
+		return await claimAtFixedUrl(place, partner.credentialId, replayKey, target, replayUntilMs);
+	return FIXED_URL_REPLAY.claim(
+		`${partner.credentialId}:${replayKey}`,
+		target,
+		replayUntilMs,
+		Date.now(),
+	);
 }
 
-/** What is kept of an authenticated callback: no credential; the body as text (it is signed anew when handed on). */
-function keptFrom(
-	auth: CallbackAuth,
-	inbound: Awaited<ReturnType<typeof readCallback>>,
-): KeptCallback {
-	const query: Record<string, string> = {};
-	for (const [name, value] of Object.entries(inbound.query))
-		if (typeof value === 'string') query[name] = value;
-	return {
-		headers: headersToKeep(auth, inbound.headers),
-		body: inbound.rawBody.toString('utf8'),
-		query,
-	};
+/**
+ * A callback kept for a credential while a run waits for its id under another credential (a copy of
+ * this one, same secret): that run never gets it. Said in n8n's log, naming both, so the
+ * misconfiguration is found before the run times out.
+ */
+async function warnOtherCredentials(
+	context: IWebhookFunctions,
+	partner: Partner,
+	correlationId: string,
+): Promise<void> {
+	const runs = (await executionsWithCustomData(CORRELATION_KEY, correlationId)) ?? [];
+	for (const run of runs) {
+		const match = run.keyValues[FIXED_MATCH_KEY];
+		if (run.status !== 'waiting' || match === undefined) continue;
+		const other = match.slice(0, match.indexOf(':'));
+		if (other !== partner.credentialId)
+			context.logger.warn(
+				`Round-Trip Callback: a callback for id ${JSON.stringify(correlationId)} came with ${partnerName(partner)} and is kept for a Round-Trip Wait with that credential, but execution ${run.executionId} waits for this id with another credential (id ${other}): it does not get this callback. Give that Round-Trip Wait the same credential as the Round-Trip Callback`,
+			);
+	}
+}
+
+/** What keeping a callback here needs: the place, the partner, the id, the request, the fixed URL, the bound. */
+interface KeepHere {
+	place: KeepingPlace | undefined;
+	partner: Partner;
+	correlationId: string;
+	request: PartnerRequest;
+	fixedUrl: string;
+	keptAtMost: number;
+}
+
+/** Keeps a callback no run has waited for yet (core/roundtrip/earlyCallbacks.ts keepCallback) and answers. */
+async function keepHere(
+	context: IWebhookFunctions,
+	here: KeepHere,
+	answer: Answer,
+): Promise<IWebhookResponseData> {
+	const notKept = (reason: string, status: number, retryAfterSec?: number) =>
+		answer(
+			status,
+			{
+				error: `no run is waiting for this id, and it could not be kept: ${reason}`,
+				waiting: false,
+			},
+			retryAfterSec,
+		);
+	if (!here.place) return notKept('this n8n offers no place to keep it', 503, 60);
+	const forWhom = { credentialId: here.partner.credentialId, correlationId: here.correlationId };
+	const kept = await keepCallback(here.place, forWhom, here.request, Date.now(), here.keptAtMost);
+	if (!kept.kept) return notKept(kept.reason, kept.status, kept.retryAfterSec);
+	await warnOtherCredentials(context, here.partner, here.correlationId);
+	return await answerKept(context, here, kept, answer);
 }
 
 /**
@@ -71,12 +136,22 @@ function keptFrom(
  */
 async function answerKept(
 	context: IWebhookFunctions,
-	{ place, auth, match, fixedUrl, kept }: KeptHere,
-	answer: (status: number, body: IDataObject) => IWebhookResponseData,
+	{ place, partner, correlationId, fixedUrl }: KeepHere,
+	kept: Extract<KeepVerdict, { kept: true }>,
+	answer: Answer,
 ): Promise<IWebhookResponseData> {
-	const wait = await waitingRun(match);
-	const url = wait?.ok ? forwardUrl(wait, fixedUrl, {}) : undefined;
-	const deliveries = url ? await deliverKeptCallbacks(context, place, auth, url, match) : [];
+	const wait = await waitingRunFor(context.logger, partner, correlationId);
+	const url = wait?.ok ? forwardUrl(wait, fixedUrl) : undefined;
+	const deliveries =
+		wait?.ok && url && place
+			? await deliverKeptCallbacks(
+					context,
+					place,
+					partner,
+					{ url, executionId: wait.executionId },
+					correlationId,
+				)
+			: [];
 	const handed = deliveries.find((delivery) => delivery.key === kept.key);
 	// Dropped: the run resumed with a callback kept before this one, which is then a copy after the resume.
 	if (handed?.dropped) return answer(410, { error: NO_RUN_WAITS_ANY_MORE, waiting: false });
@@ -93,17 +168,33 @@ async function answerKept(
 		kept: true,
 		resumed: false,
 		keptUntil: new Date(kept.keptUntilMs).toISOString(),
-		reason: 'no run waits for this id yet: the callback is kept for the run that waits for it',
+		reason: kept.duplicate
+			? 'no run waits for this id yet: the same callback is kept already for the run that waits for it'
+			: 'no run waits for this id yet: the callback is kept for the run that waits for it',
 	});
 }
 
-/** What answerKept needs: the keeping place, the partner's credential, the match, the fixed URL and what was kept. */
-interface KeptHere {
-	place: KeepingPlace;
-	auth: CallbackAuth;
-	match: string;
-	fixedUrl: string;
-	kept: Extract<KeepVerdict, { kept: true }>;
+/** Kept Callbacks at Most: this credential's bound on kept callbacks (core/roundtrip/earlyCallbacks.ts). */
+function keptAtMostOf(context: IWebhookFunctions): number {
+	const value = context.getNodeParameter('keptAtMost', DEFAULT_KEPT_PER_CREDENTIAL);
+	return checkRange('keptAtMost', value, { min: 1, max: 100_000, whole: true });
+}
+
+/** The partner's request as a waiting run receives it: its headers without the credential's, its query, body, address, replay key. */
+function partnerRequestOf(
+	partner: Partner,
+	inbound: Awaited<ReturnType<typeof readCallback>>,
+	verdict: { replayKey?: string; replayUntilMs?: number },
+): PartnerRequest {
+	return {
+		headers: partnerHeaders(partner.auth, inbound.headers),
+		query: partnerQuery(inbound.query),
+		body: inbound.rawBody.toString('utf8'),
+		...(inbound.address === undefined ? {} : { address: inbound.address }),
+		...(verdict.replayKey === undefined
+			? {}
+			: { replayKey: verdict.replayKey, replayUntilMs: verdict.replayUntilMs }),
+	};
 }
 
 // The path is registered with n8n when the workflow is published; nothing to create at the partner
@@ -137,7 +228,8 @@ export class RoundTripCallback implements INodeType {
 
 	async webhook(this: IWebhookFunctions): Promise<IWebhookResponseData> {
 		const response = this.getResponseObject();
-		const answer = (status: number, body: IDataObject): IWebhookResponseData => {
+		const answer: Answer = (status, body, retryAfterSec) => {
+			if (retryAfterSec !== undefined) response.set('Retry-After', String(retryAfterSec));
 			response.status(status).json(body);
 			return { noWebhookResponse: true };
 		};
@@ -153,25 +245,45 @@ export class RoundTripCallback implements INodeType {
 			const path = compileCorrelationPath(this.getNodeParameter('correlationIdPath') as string);
 			const id = await correlationIdAtFixedUrl(auth, path, inbound);
 			if (!id.ok) return refuse(id.status, id.reason, true);
-			const credentialId = this.getNode().credentials?.[CALLBACK_CREDENTIAL]?.id;
-			const match = fixedMatchValue(String(credentialId), id.id);
-			const fixedUrl = this.getNodeWebhookUrl('default') ?? '';
-			const wait = n8n.executionLookup ? await waitingRun(match) : undefined;
-			if (!wait) return refuse(503, 'this n8n offers no way to find the waiting run', true);
+			const credential = this.getNode().credentials?.[CALLBACK_CREDENTIAL];
+			const partner: Partner = {
+				credentialId: String(credential?.id),
+				credentialName: credential?.name,
+				auth,
+			};
 			const place = n8n.callbackStore ? keptCallbackPlace() : undefined;
-			if (!wait.ok && wait.status === 404 && place) {
-				const kept = await keepCallback(place, match, keptFrom(auth, inbound), Date.now());
-				if (!kept.kept)
-					return refuse(404, `${wait.reason}, and it could not be kept: ${kept.reason}`, false);
-				return await answerKept(this, { place, auth, match, fixedUrl, kept }, answer);
+			if (place) watchKeptCallbacks(this, partner);
+			const wait = n8n.executionLookup
+				? await waitingRunFor(this.logger, partner, id.id)
+				: undefined;
+			if (!wait) return refuse(503, 'this n8n offers no way to find the waiting run', true);
+			const target = wait.ok ? `execution ${wait.executionId}` : wait.status === 404 ? 'kept' : '';
+			if (target && !(await mayGoTo(place, partner, authenticated, target)))
+				return refuse(
+					403,
+					'this signed callback was received at this fixed URL already and went to another wait (or was kept for one): a copy is not accepted',
+					false,
+				);
+			const request = partnerRequestOf(partner, inbound, authenticated);
+			const fixedUrl = this.getNodeWebhookUrl('default') ?? '';
+			if (!wait.ok && wait.status === 404) {
+				const keptAtMost = keptAtMostOf(this);
+				const here = { place, partner, correlationId: id.id, request, fixedUrl, keptAtMost };
+				return await keepHere(this, here, answer);
 			}
 			if (!wait.ok) return refuse(wait.status, wait.reason, false);
-			const url = forwardUrl(wait, fixedUrl, inbound.query);
+			const url = forwardUrl(wait, fixedUrl);
 			if (!url)
 				return refuse(500, `the run waiting for this id keeps no callback URL of this n8n`, true);
 			// The waiting Round-Trip Wait judges it as any callback (its checks, its Resume Condition, n8n's resume-once).
 			const forwarded = await n8nHttpTransport(this, { auth: { kind: 'none' } })(
-				forwardRequest(auth, url, inbound, Math.floor(Date.now() / 1000)),
+				forwardRequest(
+					auth,
+					url,
+					request,
+					{ executionId: wait.executionId, correlationId: id.id },
+					Math.floor(Date.now() / 1000),
+				),
 			);
 			response.status(forwarded.status);
 			response.type(forwarded.headers['content-type'] ?? 'application/json').send(forwarded.body);

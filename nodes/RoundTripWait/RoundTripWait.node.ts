@@ -7,7 +7,6 @@ import {
 	type IWebhookFunctions,
 	type IWebhookResponseData,
 	NodeConnectionTypes,
-	NodeOperationError,
 } from 'n8n-workflow';
 
 import {
@@ -40,7 +39,9 @@ import {
 	keepWaitRecord,
 	executionReplayLogOf,
 	leaveTimeoutBy,
+	partnerOf,
 	readCallback,
+	requireOneItem,
 	unmetResumeCondition,
 	waitRecordOf,
 	readSettings,
@@ -98,17 +99,7 @@ export class RoundTripWait implements INodeType {
 	methods = { credentialTest: { roundTripCallbackApiTest } };
 
 	async execute(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
-		const items = this.getInputData();
-		if (items.length !== 1) {
-			throw new NodeOperationError(
-				this.getNode(),
-				`Round-Trip Wait waits for one callback per execution, but received ${items.length} items`,
-				{
-					description:
-						'n8n resumes a waiting execution once. Start one execution per request, e.g. with the Poll Trigger\'s "One Run per Item" or an Execute Workflow node per item.',
-				},
-			);
-		}
+		requireOneItem(this);
 		// What this n8n offers the node (n8nDoor.ts); what it lacks is said once, and the node does without.
 		const n8n = announceMissing(this, 'execute');
 		try {
@@ -129,8 +120,11 @@ export class RoundTripWait implements INodeType {
 				wait.waitId,
 			);
 			// Kept before anything is sent (n8n may keep no more custom data), again with the partner's id below.
+			const partner = partnerOf(this, callbackAuth);
 			let fixedMatch =
-				settings.callbackVia === 'fixed' ? keepFixedUrlMatch(this, sentId, callbackUrl) : undefined;
+				settings.callbackVia === 'fixed'
+					? keepFixedUrlMatch(this, partner, sentId, callbackUrl)
+					: undefined;
 			// The partner's own id, known once it answers: the request goes out now; the run waits for that id.
 			const answered =
 				settings.answerIdPath &&
@@ -140,7 +134,7 @@ export class RoundTripWait implements INodeType {
 				}));
 			if (answered) {
 				keepWaitRecord(this, executeData, { ...wait, correlationId: answered.partnerId });
-				fixedMatch = keepFixedUrlMatch(this, answered.partnerId, callbackUrl);
+				fixedMatch = keepFixedUrlMatch(this, partner, answered.partnerId, callbackUrl);
 			}
 			const correlationId = answered ? answered.partnerId : sentId;
 
@@ -153,7 +147,8 @@ export class RoundTripWait implements INodeType {
 				correlationIdLocation: settings.correlationPath.expression,
 			};
 			// First of the node's handlers once n8n has saved the wait: the match written, then what was kept for it.
-			if (fixedMatch) claimKeptCallbacksOnceWaiting(this, fixedMatch, callbackAuth, callbackUrl);
+			if (fixedMatch)
+				claimKeptCallbacksOnceWaiting(this, fixedMatch, partner, correlationId, callbackUrl);
 			if (answered) waiting.request = answered.request;
 			else if (settings.request)
 				waiting.request = await sendRequest(this, settings.request, {
@@ -210,6 +205,7 @@ export class RoundTripWait implements INodeType {
 					wait,
 					replay: REPLAY_MEMORY,
 					executionReplay: executionReplayLogOf(this),
+					executionId: this.getExecutionId(),
 				},
 				inbound,
 				Date.now(),

@@ -25,6 +25,8 @@ import {
 	FIXED_CALLBACK_KEY,
 	FIXED_MATCH_KEY,
 	fixedMatchValue,
+	MATCH_PROOF_KEY,
+	matchProof,
 	type AnswerIdPath,
 	type InboundCallback,
 	outboundRequest,
@@ -45,7 +47,7 @@ import type { HttpRequest, HttpTransport } from '../../core/connectors/types';
 import { credentialTestFailure } from '../shared/editorWords';
 import { inEditorWords } from '../shared/errors';
 import { n8nHttpTransport } from '../shared/httpTransport';
-import { deliverKeptCallbacks } from '../shared/keptCallbacks';
+import { deliverKeptCallbacks, type Partner, watchKeptCallbacks } from '../shared/keptCallbacks';
 import {
 	afterExecutionSaved,
 	customDataOf,
@@ -239,6 +241,8 @@ export async function readCallback(
 		rawBody: request.rawBody ?? Buffer.alloc(0),
 		body: request.body,
 		query,
+		// Express's address of the caller (behind a proxy: as n8n's trust-proxy setting makes it).
+		...(typeof request.ip === 'string' ? { address: request.ip } : {}),
 	};
 }
 
@@ -256,30 +260,64 @@ export async function unmetResumeCondition(
 	return matched ? undefined : `the callback does not meet the Resume Condition: ${why}`;
 }
 
+/** n8n resumes a waiting execution once: the node takes exactly one input item. */
+export function requireOneItem(context: IExecuteFunctions): void {
+	const items = context.getInputData();
+	if (items.length !== 1)
+		throw new NodeOperationError(
+			context.getNode(),
+			`Round-Trip Wait waits for one callback per execution, but received ${items.length} items`,
+			{
+				description:
+					'n8n resumes a waiting execution once. Start one execution per request, e.g. with the Poll Trigger\'s "One Run per Item" or an Execute Workflow node per item.',
+			},
+		);
+}
+
+/** The partner a fixed-URL wait waits on: its callback credential (id, name) and what it authenticates with. */
+export function partnerOf(context: IExecuteFunctions, auth: CallbackAuth): Partner {
+	const credential = context.getNode().credentials?.[CALLBACK_CREDENTIAL];
+	return { credentialId: String(credential?.id ?? ''), credentialName: credential?.name, auth };
+}
+
 /**
  * In Callback URL "Fixed" mode: writes what a Round-Trip Callback node finds this wait by into the
  * execution's custom data, which n8n saves with the waiting execution before the request goes out:
- * the partner (the callback credential's id) with the correlation id, and this wait's callback URL.
- * Fails the node when n8n did not keep them (no custom data, or its 10 keys taken), rather than
- * letting the run wait for callbacks that could never find it.
+ * the partner (the callback credential's id) with the correlation id, this wait's callback URL, and
+ * the match proof over them and the execution id (core/roundtrip/proof.ts), which only a holder of
+ * the credential can make: the Round-Trip Callback forwards to no run without it. Fails the node when
+ * n8n did not keep them (no custom data, or its 10 keys taken), rather than letting the run wait for
+ * callbacks that could never find it.
  */
 export function keepFixedUrlMatch(
 	context: IExecuteFunctions,
+	partner: Partner,
 	correlationId: string,
 	callbackUrl: string,
 ): Record<string, string> {
-	const credentialId = context.getNode().credentials?.[CALLBACK_CREDENTIAL]?.id;
+	const credentialId = partner.credentialId;
 	const customData = customDataOf(context);
 	const kept: Record<string, string> = {
-		[FIXED_MATCH_KEY]: fixedMatchValue(String(credentialId), correlationId),
+		[FIXED_MATCH_KEY]: fixedMatchValue(credentialId, correlationId),
 		[FIXED_CALLBACK_KEY]: callbackUrl,
+		[MATCH_PROOF_KEY]: matchProof(partner.auth, {
+			credentialId,
+			correlationId,
+			executionId: context.getExecutionId(),
+			callbackUrl,
+		}),
 	};
 	for (const [key, value] of Object.entries(kept)) customData?.set(key, value);
 	const lost = Object.entries(kept).filter(([key, value]) => customData?.get(key) !== value);
 	if (!credentialId || lost.length > 0)
 		throw new NodeOperationError(
 			context.getNode(),
-			`Callback URL "Fixed": n8n did not keep ${lost.map(([key]) => key).join(' and ') || 'the credential'} in the execution's custom data, so no Round-Trip Callback node could find this run`,
+			`Callback URL "Fixed": n8n did not keep ${
+				lost
+					.map(([key]) => key)
+					.join(', ')
+					.replace(/, ([^,]*)$/, ' and $1') || 'the credential'
+			} in the execution's custom data, so no Round-Trip Callback node could find this run`,
 			{
 				description: customData
 					? 'n8n keeps at most 10 custom-data keys per execution and this one has them: set fewer before this node (an Execution Data node), or use Callback URL "Per Wait"'
@@ -426,7 +464,8 @@ export async function sendForPartnerId(
 export function claimKeptCallbacksOnceWaiting(
 	context: IExecuteFunctions,
 	fixedMatch: Record<string, string>,
-	auth: CallbackAuth,
+	partner: Partner,
+	correlationId: string,
 	callbackUrl: string,
 ): void {
 	afterExecutionSaved(context, async (run) => {
@@ -441,8 +480,10 @@ export function claimKeptCallbacksOnceWaiting(
 		}
 		const place = keptCallbackPlace();
 		if (!place) return;
+		watchKeptCallbacks(context, partner);
+		const target = { url: callbackUrl, executionId: context.getExecutionId() };
 		// Not awaited: handing them on resumes this run; n8n finishes its bookkeeping of the wait meanwhile.
-		void deliverKeptCallbacks(context, place, auth, callbackUrl, fixedMatch[FIXED_MATCH_KEY]).catch(
+		void deliverKeptCallbacks(context, place, partner, target, correlationId).catch(
 			(error: Error) =>
 				context.logger.error(
 					`Round-Trip Wait: claiming the callbacks kept for this run failed: ${error.message}`,

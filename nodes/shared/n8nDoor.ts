@@ -572,7 +572,8 @@ function settingsRepository(): SettingsRepository | undefined {
  * and prefixes (`SettingsRepository.findByKey`, `findByKeyPrefix`; `loadOnStartup` is read nowhere);
  * and a DELETE reports the rows it removed (`affected`, from SQLite's `changes` and PostgreSQL's
  * `rowCount` in `@n8n/typeorm`; n8n 2.41's own `SettingsRepository.claimKey` relies on the same), so
- * of two processes taking one row, one gets it. Shared by every n8n process of the instance and kept
+ * of two processes taking one row, one gets it; and `key` is the primary key, so of two processes
+ * adding one key, one does (a claim's lease, the fixed URL's replay memory). Shared by every n8n process of the instance and kept
  * across restarts, as the database is. Undefined where this n8n offers no such repository.
  */
 export function keptCallbackPlace(): KeepingPlace | undefined {
@@ -587,14 +588,24 @@ export function keptCallbackPlace(): KeepingPlace | undefined {
 				.getRawMany();
 			return rows.map((row) => row.key);
 		},
-		async add(key, value) {
-			await repository.insert({ key, value, loadOnStartup: false });
+		async read(key) {
+			return (await repository.findOneBy({ key }))?.value;
 		},
-		async take(key) {
-			const row = await repository.findOneBy({ key });
-			if (!row) return undefined;
-			const { affected } = await repository.delete({ key });
-			return affected === 1 ? row.value : undefined;
+		async add(key, value) {
+			try {
+				await repository.insert({ key, value, loadOnStartup: false });
+				return true;
+			} catch (error) {
+				// The primary key: of concurrent inserts of one key, one succeeds.
+				if (await repository.findOneBy({ key })) return false;
+				// The door names no node: the Round-Trip nodes answer this as a 500 (the partner retries).
+				// eslint-disable-next-line @n8n/community-nodes/require-node-api-error
+				throw error;
+			}
+		},
+		async take(key, value) {
+			const { affected } = await repository.delete(value === undefined ? { key } : { key, value });
+			return affected === 1;
 		},
 		async remove(keys) {
 			if (keys.length > 0) await repository.delete(keys);

@@ -78,6 +78,7 @@ function nodesOf(file: string): string[] {
 		return ['durableScheduleTrigger'];
 	if (file.startsWith('core/roundtrip/') || file.startsWith('nodes/RoundTripWait/'))
 		return ['roundTripWait'];
+	if (file.startsWith('nodes/RoundTripCallback/')) return ['roundTripCallback'];
 	// When a Run Fails: shown by both triggers.
 	if (file === 'core/retryPolicy.ts' || file === 'nodes/shared/whenRunFails.ts')
 		return ['pollTrigger', 'durableScheduleTrigger'];

@@ -1,8 +1,12 @@
+import { randomUUID } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 
 import { retryDelayMs } from '../../core/roundtrip/dispatch';
 import { isRetryableAtFixedUrl } from '../../core/roundtrip/fixedUrl';
+import { FORWARD_HEADER } from '../../core/roundtrip/proof';
 import { signPayload } from '../../core/roundtrip/signature';
 import { FakeSystem } from '../harness/fakeSystem';
 import { N8nInstance, nodeOutput } from '../harness/n8nInstance';
@@ -453,4 +457,330 @@ describe('Round-Trip Wait through one fixed callback URL in a real n8n', () => {
 			expect.objectContaining({ correlationId: keptId, body: kept.sent }),
 		]);
 	}, 300_000);
+});
+
+/**
+ * Issue 45: what reaches a run through the fixed URL, and what a partner's 202 "kept" is worth. n8n's
+ * WEBHOOK_URL is a small proxy in front of it (as a reverse proxy would be), which the test can make
+ * answer 503 to the fixed URL's forwards (n8n's webhook path restarting).
+ */
+describe('Round-Trip fixed URL: only its own wait, never a secret, never lost (issue 45)', () => {
+	const TOKEN = 'partner-a-header-token-45';
+	const SECRET_H = 'partner-h-secret-45';
+	const SECRET_B = 'partner-b-secret-45';
+	const FLOOD_BOUND = 20;
+	let n8n: N8nInstance;
+	let proxy: Server;
+	let proxyUrl = '';
+	let failForwards = false;
+	let failedForwards = 0;
+	const url = (path: string) => `${proxyUrl}/webhook/p45/${path}`;
+	const ids: Record<string, string> = {};
+	const credentialIds: Record<string, string> = {};
+
+	/** Forwards everything to n8n; while failForwards, answers the fixed URL's forwards 503. */
+	async function startProxy(target: () => string): Promise<void> {
+		proxy = createServer((req, res) => {
+			void (async () => {
+				const chunks: Buffer[] = [];
+				for await (const chunk of req) chunks.push(chunk as Buffer);
+				if (failForwards && req.headers[FORWARD_HEADER] !== undefined) {
+					failedForwards++;
+					res.writeHead(503).end('restarting');
+					return;
+				}
+				const headers: Record<string, string> = {};
+				for (const [name, value] of Object.entries(req.headers))
+					if (typeof value === 'string' && !['host', 'connection', 'content-length'].includes(name))
+						headers[name] = value;
+				const answer = await fetch(`${target()}${req.url}`, {
+					method: req.method,
+					headers,
+					body: chunks.length > 0 ? Buffer.concat(chunks) : undefined,
+				});
+				const passed: Record<string, string> = {};
+				for (const name of ['content-type', 'retry-after'])
+					if (answer.headers.get(name)) passed[name] = answer.headers.get(name)!;
+				res.writeHead(answer.status, passed).end(Buffer.from(await answer.arrayBuffer()));
+			})().catch(() => res.writeHead(502).end());
+		});
+		await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+		proxyUrl = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
+	}
+
+	beforeAll(async () => {
+		let n8nUrl = '';
+		await startProxy(() => n8nUrl);
+		n8n = await N8nInstance.launch('round-trip-fixed-url-45', { WEBHOOK_URL: `${proxyUrl}/` });
+		n8nUrl = n8n.webhookBaseUrl;
+		const token = { scheme: 'header', token: TOKEN, headerName: 'x-partner-token' };
+		const hmac = (secret: string) => ({ scheme: 'hmac', secret, toleranceSec: 300 });
+		for (const [name, data] of Object.entries({
+			A: token,
+			'A copy': token,
+			H: hmac(SECRET_H),
+			F: hmac(SECRET_H),
+			B: hmac(SECRET_B),
+		}))
+			credentialIds[name] = await n8n.createCredential(
+				`Partner ${name}`,
+				'roundTripCallbackApi',
+				data,
+			);
+		const credential = (name: string) => ({
+			roundTripCallbackApi: { id: credentialIds[name], name: `Partner ${name}` },
+		});
+		const receiver = (name: string, keptAtMost?: number) =>
+			workflow(
+				`p45 receiver ${name}`,
+				[
+					node(
+						'Round-Trip Callback',
+						`${PACKAGE}.roundTripCallback`,
+						{ path: `p45/${name}`, ...(keptAtMost ? { keptAtMost } : {}) },
+						{ credentials: credential(name), webhookId: `p45-${name}` },
+					),
+				],
+				[],
+			);
+		const waiting = (name: string) =>
+			workflow(
+				`p45 wait ${name}`,
+				[
+					webhookTrigger('Start', `p45-wait-${name.replace(' ', '-')}`),
+					node(
+						'Round-Trip Wait',
+						`${PACKAGE}.roundTripWait`,
+						{
+							mode: 'waitOnly',
+							callbackVia: 'fixed',
+							correlationId: '={{ $json.body.id }}',
+							timeoutAmount: 1,
+							timeoutUnit: 'hours',
+						},
+						{ credentials: credential(name) },
+					),
+					marker('Accepted'),
+					marker('Late'),
+				],
+				[
+					['Start', 'Round-Trip Wait'],
+					['Round-Trip Wait', 'Accepted', 0],
+					['Round-Trip Wait', 'Late', 1],
+				],
+			);
+		// A workflow that plants the custom data a fixed-URL wait writes, then waits in n8n's own Wait node.
+		const planted = workflow(
+			'p45 planted',
+			[
+				webhookTrigger('Start', 'p45-planted'),
+				node(
+					'Plant',
+					'n8n-nodes-base.code',
+					{
+						jsCode: `$execution.customData.set('roundTripMatch', '${credentialIds.A}:' + $json.body.id);\n$execution.customData.set('roundTripCallbackUrl', $execution.resumeUrl);\nreturn $input.all();`,
+					},
+					{ typeVersion: 2 },
+				),
+				node(
+					'Wait',
+					'n8n-nodes-base.wait',
+					{ resume: 'webhook', httpMethod: 'POST', options: {} },
+					{ typeVersion: 1.1, webhookId: randomUUID() },
+				),
+				marker('Got it'),
+			],
+			[
+				['Start', 'Plant'],
+				['Plant', 'Wait'],
+				['Wait', 'Got it'],
+			],
+		);
+		const all = [
+			receiver('A'),
+			receiver('H'),
+			receiver('F', FLOOD_BOUND),
+			receiver('B'),
+			waiting('A'),
+			waiting('A copy'),
+			waiting('H'),
+			waiting('B'),
+			planted,
+		];
+		for (const json of all) {
+			ids[json.name] = await n8n.importWorkflow(json);
+			await n8n.publish(ids[json.name]);
+		}
+	}, 300_000);
+
+	afterAll(async () => {
+		await n8n?.stop();
+		proxy?.closeAllConnections();
+		await new Promise((resolve) => proxy?.close(resolve));
+	});
+
+	/** n8n's log, of every process (in queue mode the Round-Trip Callback runs in the webhook process). */
+	const logs = () => [n8n.log(), ...n8n.helpers.map((helper) => helper.log())].join('\n');
+
+	async function start(path: string, id: string): Promise<void> {
+		await waitFor(`the ${path} start webhook`, async () => {
+			const response = await fetch(`${n8n.webhookBaseUrl}/webhook/${path}`, {
+				method: 'POST',
+				headers: { 'content-type': 'application/json' },
+				body: JSON.stringify({ id }),
+			});
+			return response.ok ? true : undefined;
+		});
+	}
+
+	/** The execution of workflow `name` whose custom data holds `id`, once it has `status`. */
+	async function executionOf(name: string, id: string, status: string) {
+		return await waitFor(
+			`the ${name} run for ${id} to be ${status}`,
+			async () => {
+				const found = (await n8n.executions(ids[name])).find((e) =>
+					[e.data?.resultData.metadata?.correlationId, e.data?.resultData.metadata?.roundTripMatch]
+						.map(String)
+						.some((value) => value === id || value.endsWith(`:${id}`)),
+				);
+				return found?.status === status ? found : undefined;
+			},
+			{ timeoutMs: 240_000 },
+		);
+	}
+
+	function signed(secret: string, id: string, status = 'signed') {
+		const body = JSON.stringify({ correlationId: id, status, at: Date.now() });
+		const signature = signPayload(secret, body, Math.floor(Date.now() / 1000));
+		return { headers: { 'x-signature': signature, 'x-partner-event': 'envelope' }, body };
+	}
+
+	async function post(target: string, request: { headers: Record<string, string>; body: string }) {
+		const response = await fetch(target, {
+			method: 'POST',
+			headers: { 'content-type': 'application/json', ...request.headers },
+			body: request.body,
+		});
+		const body = await response.text();
+		return { status: response.status, body, retryAfter: response.headers.get('retry-after') };
+	}
+
+	test('a workflow that plants roundTripMatch and waits in a Wait node gets neither the callback nor the token; the real run resumes, with the partner request as received', async () => {
+		const id = `A-${Date.now()}`;
+		await start('p45-planted', id);
+		await executionOf('p45 planted', id, 'waiting');
+		await start('p45-wait-A', id);
+		await executionOf('p45 wait A', id, 'waiting');
+		const answer = await post(url('A'), {
+			headers: { 'x-partner-token': TOKEN, 'x-partner-event': 'envelope-signed' },
+			body: JSON.stringify({ correlationId: id, status: 'signed' }),
+		});
+		expect(answer.status).toBe(200);
+		const real = await executionOf('p45 wait A', id, 'success');
+		const [accepted] = nodeOutput(real, 'Accepted') as Array<{ headers: Record<string, string> }>;
+		expect(accepted).toMatchObject({ correlationId: id, body: { status: 'signed' } });
+		expect(accepted.headers['x-partner-event']).toBe('envelope-signed');
+		expect(accepted.headers['x-partner-token']).toBeUndefined();
+		expect(accepted.headers[FORWARD_HEADER]).toBeUndefined();
+		const planted = await executionOf('p45 planted', id, 'waiting');
+		expect(JSON.stringify(planted)).not.toContain(TOKEN);
+		expect(logs()).toContain('without a valid proof from a Round-Trip Wait');
+	}, 300_000);
+
+	test('a captured callback resent at the fixed URL while a second wait for the same id exists is refused', async () => {
+		const id = `R-${Date.now()}`;
+		await start('p45-wait-H', id);
+		await executionOf('p45 wait H', id, 'waiting');
+		const captured = signed(SECRET_H, id);
+		expect((await post(url('H'), captured)).status).toBe(200);
+		await executionOf('p45 wait H', id, 'success');
+		await start('p45-wait-H', id);
+		const second = await waitFor('the second run for the id to wait', async () => {
+			const runs = (await n8n.executions(ids['p45 wait H'])).filter(
+				(e) => e.data?.resultData.metadata?.correlationId === id,
+			);
+			return runs.length === 2 && runs.some((e) => e.status === 'waiting') ? runs : undefined;
+		});
+		const copy = await post(url('H'), captured);
+		expect(copy.status).toBe(403);
+		expect(copy.body).toContain('a copy is not accepted');
+		const stillWaiting = (await n8n.executions(ids['p45 wait H'])).filter(
+			(e) => e.data?.resultData.metadata?.correlationId === id && e.status === 'waiting',
+		);
+		expect(stillWaiting).toHaveLength(1);
+		expect(second).toHaveLength(2);
+		// The partner's own next callback for it does resume it.
+		expect((await post(url('H'), signed(SECRET_H, id))).status).toBe(200);
+	}, 300_000);
+
+	test(`unknown ids from one partner fill only its own bound (${FLOOD_BOUND}), answered 503 with Retry-After; another partner's early callback is kept and delivered`, async () => {
+		const flood = Array.from({ length: 400 }, (_, i) => `F-${Date.now()}-${i}`);
+		const startedAt = Date.now();
+		const answers: Array<Awaited<ReturnType<typeof post>>> = [];
+		for (let i = 0; i < flood.length; i += 8)
+			answers.push(
+				...(await Promise.all(
+					flood.slice(i, i + 8).map(async (id) => await post(url('F'), signed(SECRET_H, id))),
+				)),
+			);
+		const byStatus: Record<number, number> = {};
+		for (const answer of answers) byStatus[answer.status] = (byStatus[answer.status] ?? 0) + 1;
+		process.stdout.write(
+			`p45 flood of ${flood.length} in ${Date.now() - startedAt} ms: ${JSON.stringify(byStatus)}\n`,
+		);
+		expect(byStatus).toEqual({ 202: FLOOD_BOUND, 503: flood.length - FLOOD_BOUND });
+		const full = answers.find((answer) => answer.status === 503)!;
+		expect(Number(full.retryAfter)).toBeGreaterThan(0);
+		expect(Number(full.retryAfter)).toBeLessThanOrEqual(600);
+		// Partner B: its early callback is kept, and reaches its run.
+		const id = `B-${Date.now()}`;
+		const early = await post(url('B'), signed(SECRET_B, id));
+		expect([early.status, JSON.parse(early.body)]).toEqual([
+			202,
+			expect.objectContaining({ kept: true }),
+		]);
+		await start('p45-wait-B', id);
+		const run = await executionOf('p45 wait B', id, 'success');
+		expect(nodeOutput(run, 'Accepted')).toEqual([expect.objectContaining({ correlationId: id })]);
+	}, 300_000);
+
+	test('a kept callback whose delivery fails (n8n answering 503) stays kept and reaches its run', async () => {
+		const id = `K-${Date.now()}`;
+		const early = await post(url('H'), signed(SECRET_H, id));
+		expect(early.status).toBe(202);
+		failForwards = true;
+		failedForwards = 0;
+		await start('p45-wait-H', id);
+		await waitFor('six failed forwards', async () => (failedForwards >= 6 ? true : undefined), {
+			timeoutMs: 120_000,
+		});
+		failForwards = false;
+		const run = await executionOf('p45 wait H', id, 'success');
+		expect(nodeOutput(run, 'Accepted')).toEqual([
+			expect.objectContaining({
+				correlationId: id,
+				body: expect.objectContaining({ status: 'signed' }),
+			}),
+		]);
+		expect(logs()).toContain('it stays kept and is handed on again');
+	}, 400_000);
+
+	test("a wait given a copy of the partner's credential: the kept callback leaves a warning naming both credentials", async () => {
+		const id = `M-${Date.now()}`;
+		await start('p45-wait-A-copy', id);
+		await executionOf('p45 wait A copy', id, 'waiting');
+		const answer = await post(url('A'), {
+			headers: { 'x-partner-token': TOKEN },
+			body: JSON.stringify({ correlationId: id, status: 'signed' }),
+		});
+		expect(answer.status).toBe(202);
+		await waitFor('the warning in n8n log', async () =>
+			n8n
+				.log()
+				.includes(`waits for this id with another credential (id ${credentialIds['A copy']})`)
+				? true
+				: undefined,
+		);
+		expect(logs()).toContain(`came with credential "Partner A" (id ${credentialIds.A})`);
+	}, 120_000);
 });
