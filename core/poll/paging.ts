@@ -208,7 +208,14 @@ export class PagedSource {
 		const owed = this.state?.owed ? store.owedHashes() : undefined;
 		const owedCalls = this.owedCalls;
 		const resumeFrom = this.state?.resumeFrom;
-		const first = resumeFrom?.request ?? fillPlaceholders(this.args, values);
+		const listStart = fillPlaceholders(this.args, values);
+		const first = resumeFrom?.request ?? listStart;
+		// The credential goes only where the list's first request, as configured, goes (not where a
+		// saved next request points): a next link to another origin gets neither it nor With's headers.
+		const credentialScope = {
+			home: String(listStart.url),
+			hosts: settings.pagination.credentialHosts,
+		};
 		const knownGround = async (items: unknown[]) =>
 			await reachesKnownGround(store, expressions, items, startedAt, owed);
 		let firstPage = true;
@@ -224,7 +231,7 @@ export class PagedSource {
 							signal: request.signal,
 							timeoutMs: request.timeoutMs,
 						},
-						{ conditional: first, endStatuses },
+						{ conditional: first, endStatuses, credentialScope },
 					),
 				selectItems: (body) => expressions.selectItems(body),
 				knownGround:
