@@ -25,5 +25,7 @@ const stop = () => {
 };
 process.on('SIGTERM', stop);
 // The harness holds this pipe open: a test process that dies takes the store with it. The demo
-// store (standalone) outlives a killed npm start, whose next start stops it.
+// store (standalone) outlives a killed npm start, whose next start stops it: its output pipes, closed
+// with that start, must not end it when Node writes a warning.
 if (!standalone) process.stdin.on('end', stop).resume();
+else for (const stream of [process.stdout, process.stderr]) stream.on('error', () => undefined);
