@@ -80,7 +80,7 @@ process.env[DEMO_FOLDER_ENV] = userFolder;
 let services: QueueServices | undefined;
 const setupFile = join(userFolder, 'demo-setup.json');
 /**
- * The processes this start runs outside its own (n8n and Dovecot, each in a process group of its
+ * The processes this start runs outside its own (n8n, Dovecot, s3rver, vsftpd, each in a process group of its
  * own), so the next start can stop what a killed start left behind, and refuse to run twice.
  */
 const runFile = join(userFolder, 'npm-start.json');
@@ -246,8 +246,8 @@ Open an example workflow, press "Execute step" on its trigger, or ${GO_LIVE.toLo
 /**
  * Stops everything this start has started, in order: n8n (gracefully, so it closes its triggers and
  * database; in queue mode the webhook processor, then the main and the workers, or after a failed start
- * the webhook processor, the workers, then the main), then Redis and Postgres, the demo source and the
- * mailbox; forgets the run and exits. Runs once however often it is asked.
+ * the webhook processor, the workers, then the main), then Redis and Postgres, the demo source, the
+ * mailbox, the S3 store and the FTP server; forgets the run and exits. Runs once however often it is asked.
  */
 async function shutdown(code: number, message?: string): Promise<void> {
 	shuttingDown ??= (async () => {
@@ -315,7 +315,8 @@ function stopRank(name: string): number {
 /**
  * Makes this folder ours: refuses when another `npm start` is running on it, and stops what an earlier
  * start left running (it was killed, its terminal closed, or it failed in a way that left something):
- * first the processes recorded in the run file (webhook processor, workers, main, Dovecot), then
+ * first the processes recorded in the run file (webhook processor, workers, main, Dovecot, s3rver,
+ * vsftpd), then
  * Postgres and Redis by their pid files, then any process still listening on a port this start needs
  * that belongs to this folder. A port held by anything else is not touched: the start stops, naming it.
  * Then records this start.
@@ -332,7 +333,8 @@ async function takeOverFolder(): Promise<void> {
 	const children = [...(earlier?.children ?? [])].sort(
 		(a, b) => stopRank(a.name) - stopRank(b.name),
 	);
-	// One rank at a time (webhook processor, workers, main, Dovecot), the processes of a rank together.
+	// One rank at a time (webhook processor, workers, main, then Dovecot, s3rver and vsftpd), the
+	// processes of a rank together.
 	for (const rank of [...new Set(children.map((child) => stopRank(child.name)))]) {
 		await Promise.all(
 			children
