@@ -1,7 +1,8 @@
 /**
  * The main job: builds this package, installs it into a local n8n on http://localhost:5678 (SQLite,
- * user folder .n8n-dev/), starts the demo push-less source the examples poll and, when Dovecot is
- * installed, a demo mailbox for the IMAP example (a new mail every minute), creates the demo
+ * user folder .n8n-dev/), starts the demo push-less source the examples poll, a demo S3 store for the
+ * S3 example and, when installed, a demo FTP server (vsftpd) for the FTP example and a demo mailbox
+ * (Dovecot) for the IMAP example (a new object, file and mail every minute), creates the demo
  * credentials, imports the example workflows and prints the editor URL and login. Ctrl-C stops it all.
  *
  * `npm start -- --queue`: the same in n8n's queue mode, in .n8n-dev-queue/: PostgreSQL and Redis from
@@ -19,6 +20,8 @@ import { join } from 'node:path';
 
 import { type Dovecot, dovecotBinary } from '../test/harness/dovecot';
 import type { FakeSystem } from '../test/harness/fakeSystem';
+import type { S3rver } from '../test/harness/s3rver';
+import type { Vsftpd } from '../test/harness/vsftpd';
 import { ensureN8nInstalled, packAndPrepareNodesFolder } from '../test/harness/install';
 import { N8nInstance } from '../test/harness/n8nInstance';
 import { waitFor } from '../test/harness/net';
@@ -28,6 +31,13 @@ import {
 	startQueueServices,
 	stopQueueServices,
 } from '../test/harness/queueServices';
+import {
+	demoFtpUnavailable,
+	dropFtpFile,
+	dropS3Object,
+	startDemoFtp,
+	startDemoS3,
+} from './demoDrops';
 import { deliverDemoMail, startDemoMailbox } from './demoMailbox';
 import { type DemoSetup, installExamples } from './demoSetup';
 import { startDemoSource } from './demoSource';
@@ -49,6 +59,11 @@ const QUEUE = process.argv.slice(2).includes('--queue');
 const WEBHOOK_PORT = Number(process.env.N8N_WEBHOOK_PORT ?? 5679);
 const POSTGRES_PORT = Number(process.env.POSTGRES_PORT ?? 5682);
 const REDIS_PORT = Number(process.env.REDIS_PORT ?? 5683);
+// Fixed, so the "Demo S3" and "Demo FTP" credentials created on the first start stay valid.
+const DEMO_S3_PORT = Number(process.env.DEMO_S3_PORT ?? 5684);
+const DEMO_FTP_PORT = Number(process.env.DEMO_FTP_PORT ?? 5685);
+/** Why there is no demo FTP server (vsftpd missing, not root), or undefined. */
+const NO_FTP_BECAUSE = demoFtpUnavailable();
 /** The n8n version the demo runs (N8N_VERSION, as for the tests). */
 const DEFAULT_N8N_VERSION = '2.41.1';
 /**
@@ -65,7 +80,7 @@ process.env[DEMO_FOLDER_ENV] = userFolder;
 let services: QueueServices | undefined;
 const setupFile = join(userFolder, 'demo-setup.json');
 /**
- * The processes this start runs outside its own (n8n and Dovecot, each in a process group of its
+ * The processes this start runs outside its own (n8n, Dovecot, s3rver, vsftpd, each in a process group of its
  * own), so the next start can stop what a killed start left behind, and refuse to run twice.
  */
 const runFile = join(userFolder, 'npm-start.json');
@@ -93,6 +108,11 @@ let source: FakeSystem | undefined;
 let mailbox: Dovecot | undefined;
 let mailboxStarting: Promise<Dovecot> | undefined;
 let newMail: NodeJS.Timeout | undefined;
+let store: S3rver | undefined;
+let storeStarting: Promise<S3rver> | undefined;
+let ftp: Vsftpd | undefined;
+let ftpStarting: Promise<Vsftpd> | undefined;
+let newDrops: NodeJS.Timeout | undefined;
 let shuttingDown: Promise<void> | undefined;
 /** Set once this start has recorded itself in the run file (a refused second start must leave it alone). */
 let ownsRunFile = false;
@@ -127,6 +147,7 @@ async function main(): Promise<void> {
 			60_000,
 		);
 	}
+	await startDropServers();
 	if (QUEUE) {
 		step(
 			`starting PostgreSQL on 127.0.0.1:${POSTGRES_PORT} and Redis on 127.0.0.1:${REDIS_PORT} (data in ${folderName}/services)`,
@@ -176,7 +197,11 @@ async function main(): Promise<void> {
 	const previous: DemoSetup | undefined = existsSync(setupFile)
 		? JSON.parse(readFileSync(setupFile, 'utf8'))
 		: undefined;
-	const setup = await installExamples(n8n, { source, imap: mailbox?.account.connection }, previous);
+	const setup = await installExamples(
+		n8n,
+		{ source, imap: mailbox?.account.connection, s3: store?.credential(), ftp: ftp?.connection() },
+		previous,
+	);
 	for (const file of Object.keys(setup.workflows))
 		console.log(`  examples/${file} is in n8n as workflow ${setup.workflows[file]}`);
 	writeFileSync(setupFile, JSON.stringify(setup, null, 2));
@@ -195,6 +220,8 @@ n8n ${n8nVersion} with n8n-nodes-durable-triggers is running in queue mode.
   Redis:         127.0.0.1:${services?.redisPort}  (queue prefix bull-n8n)
   Demo source:   ${source.baseUrl}  (GET /tickets, GET /inventory, POST /jobs, POST /envelopes)
   Demo mailbox:  ${mailbox ? `imap://127.0.0.1:${DEMO_IMAP_PORT}, user ${mailbox.account.connection.user} (credential "Demo IMAP"), a new mail every minute` : NO_MAILBOX}
+  Demo S3:       ${DEMO_S3}
+  Demo FTP:      ${demoFtp()}
   Logs:          ${n8n.logFile}, ${n8n.helpers.map((helper) => helper.logFile.replace(`${userFolder}/`, '')).join(', ')} (in ${folderName})
 
 ${GO_LIVE} an example workflow: its runs execute on the workers. Ctrl-C stops everything.
@@ -208,6 +235,8 @@ n8n ${n8nVersion} with n8n-nodes-durable-triggers is running.
   Login:        ${email}  /  ${password}
   Demo source:  ${source.baseUrl}  (GET /tickets, GET /inventory, POST /jobs, POST /envelopes)
   Demo mailbox: ${mailbox ? `imap://127.0.0.1:${DEMO_IMAP_PORT}, user ${mailbox.account.connection.user} (credential "Demo IMAP"), a new mail every minute` : NO_MAILBOX}
+  Demo S3:      ${DEMO_S3}
+  Demo FTP:     ${demoFtp()}
   Logs:         ${n8n.logFile}
 
 Open an example workflow, press "Execute step" on its trigger, or ${GO_LIVE.toLowerCase()} it. Ctrl-C stops everything.
@@ -217,13 +246,14 @@ Open an example workflow, press "Execute step" on its trigger, or ${GO_LIVE.toLo
 /**
  * Stops everything this start has started, in order: n8n (gracefully, so it closes its triggers and
  * database; in queue mode the webhook processor, then the main and the workers, or after a failed start
- * the webhook processor, the workers, then the main), then Redis and Postgres, the demo source and the
- * mailbox; forgets the run and exits. Runs once however often it is asked.
+ * the webhook processor, the workers, then the main), then Redis and Postgres, the demo source, the
+ * mailbox, the S3 store and the FTP server; forgets the run and exits. Runs once however often it is asked.
  */
 async function shutdown(code: number, message?: string): Promise<void> {
 	shuttingDown ??= (async () => {
 		if (message) console.log(message);
 		clearInterval(newMail);
+		clearInterval(newDrops);
 		try {
 			await stopN8n(code !== 0);
 			if (services) {
@@ -233,6 +263,8 @@ async function shutdown(code: number, message?: string): Promise<void> {
 			await source?.close();
 			const box = mailbox ?? (await mailboxStarting?.catch(() => undefined));
 			await box?.stop();
+			await (store ?? (await storeStarting?.catch(() => undefined)))?.stop();
+			await (ftp ?? (await ftpStarting?.catch(() => undefined)))?.stop();
 			if (ownsRunFile) rmSync(runFile, { force: true });
 			if (code !== 0) step('everything this start started has stopped.');
 		} catch (error) {
@@ -283,7 +315,8 @@ function stopRank(name: string): number {
 /**
  * Makes this folder ours: refuses when another `npm start` is running on it, and stops what an earlier
  * start left running (it was killed, its terminal closed, or it failed in a way that left something):
- * first the processes recorded in the run file (webhook processor, workers, main, Dovecot), then
+ * first the processes recorded in the run file (webhook processor, workers, main, Dovecot, s3rver,
+ * vsftpd), then
  * Postgres and Redis by their pid files, then any process still listening on a port this start needs
  * that belongs to this folder. A port held by anything else is not touched: the start stops, naming it.
  * Then records this start.
@@ -300,7 +333,8 @@ async function takeOverFolder(): Promise<void> {
 	const children = [...(earlier?.children ?? [])].sort(
 		(a, b) => stopRank(a.name) - stopRank(b.name),
 	);
-	// One rank at a time (webhook processor, workers, main, Dovecot), the processes of a rank together.
+	// One rank at a time (webhook processor, workers, main, then Dovecot, s3rver and vsftpd), the
+	// processes of a rank together.
 	for (const rank of [...new Set(children.map((child) => stopRank(child.name)))]) {
 		await Promise.all(
 			children
@@ -323,6 +357,8 @@ async function takeOverFolder(): Promise<void> {
 		[N8N_PORT, 'N8N_PORT'],
 		[DEMO_SOURCE_PORT, 'DEMO_SOURCE_PORT'],
 		...(dovecotBinary() ? [[DEMO_IMAP_PORT, 'DEMO_IMAP_PORT'] as [number, string]] : []),
+		[DEMO_S3_PORT, 'DEMO_S3_PORT'],
+		...(NO_FTP_BECAUSE ? [] : [[DEMO_FTP_PORT, 'DEMO_FTP_PORT'] as [number, string]]),
 		...(QUEUE
 			? ([
 					[WEBHOOK_PORT, 'N8N_WEBHOOK_PORT'],
@@ -419,6 +455,45 @@ function signal(pid: number, name: NodeJS.Signals): void {
 	} catch {
 		// already gone
 	}
+}
+
+/**
+ * Starts the S3 example's store and, where it can run, the FTP example's server, before n8n (a
+ * published example finds its first drop on its first poll), each in a process group of its own
+ * and recorded for the next start; then a new object and file every minute.
+ */
+async function startDropServers(): Promise<void> {
+	step(`starting the demo S3 store on http://127.0.0.1:${DEMO_S3_PORT} (bucket drop)`);
+	storeStarting = startDemoS3(DEMO_S3_PORT);
+	store = await storeStarting;
+	recordChild('s3rver', store.pid, store.directory);
+	if (!NO_FTP_BECAUSE) {
+		step(`starting the demo FTP server on ftp://127.0.0.1:${DEMO_FTP_PORT}`);
+		ftpStarting = startDemoFtp(DEMO_FTP_PORT);
+		ftp = await ftpStarting;
+		recordChild('vsftpd', ftp.pid, ftp.directory);
+	}
+	let dropped = 1;
+	newDrops = setInterval(() => {
+		const n = dropped++;
+		try {
+			if (ftp) dropFtpFile(ftp, n);
+		} catch (error) {
+			console.error(`[start] demo FTP file not dropped: ${(error as Error).message}`);
+		}
+		if (store)
+			void dropS3Object(store, n).catch((error: Error) =>
+				console.error(`[start] demo S3 object not dropped: ${error.message}`),
+			);
+	}, 60_000);
+}
+
+const DEMO_S3 = `http://127.0.0.1:${DEMO_S3_PORT}, bucket drop (credential "Demo S3"), a new object under in/ every minute`;
+
+function demoFtp(): string {
+	return ftp
+		? `ftp://127.0.0.1:${DEMO_FTP_PORT} (explicit FTPS), user ${ftp.user} (credential "Demo FTP"), a new file in /inbox every minute`
+		: `none: ${NO_FTP_BECAUSE}.`;
 }
 
 const GO_LIVE = n8nVersion.startsWith('1.') ? 'Activate' : 'Publish';

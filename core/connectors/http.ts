@@ -1,5 +1,11 @@
 import { argumentError } from './args';
-import { ConnectorError, type ConnectorOp, type OpContext, type OpMemory } from './types';
+import {
+	ConnectorError,
+	type ConnectorOp,
+	type CredentialScope,
+	type OpContext,
+	type OpMemory,
+} from './types';
 
 const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD'];
 /** Conditional requests only make sense for reads. */
@@ -45,11 +51,16 @@ export type HttpAnswer =
 /**
  * The one HTTP exchange of `http.request`. `conditional`: send the remembered validators (only the
  * first page of a paginated poll does). `endStatuses`: statuses that are an answer, not a failure.
+ * `credentialScope`: a paginated poll's page (HttpRequest.credentialScope).
  */
 export async function httpExchange(
 	args: Record<string, unknown>,
 	context: OpContext,
-	options: { conditional: boolean; endStatuses?: readonly number[] },
+	options: {
+		conditional: boolean;
+		endStatuses?: readonly number[];
+		credentialScope?: CredentialScope;
+	},
 ): Promise<HttpAnswer> {
 	if (!context.http) throw new Error('http.request needs an HTTP transport');
 	const { method, url, query, headers } = requestArgs(args);
@@ -65,6 +76,7 @@ export async function httpExchange(
 		body: args.body,
 		timeoutMs: context.timeoutMs,
 		signal: context.signal,
+		...(options.credentialScope && { credentialScope: options.credentialScope }),
 	});
 	const where = `${method} ${url}`;
 	if (response.status === 304 && options.conditional) return { kind: 'not_modified' };

@@ -141,6 +141,7 @@ describe('prepareHttpRequest', () => {
 			query: { a: '1' },
 			headers: { Authorization: 'Bearer t', 'content-type': 'application/json' },
 			body: '{"x":1}',
+			credentials: true,
 		});
 		expect(
 			prepareHttpRequest(
@@ -151,5 +152,37 @@ describe('prepareHttpRequest', () => {
 		expect(() => prepareHttpRequest(request, { auth: { kind: 'none' } })).toThrow(
 			'"«baseUrl»" must be set',
 		);
+	});
+
+	it("a paginated poll's page on another origin goes without the credential and the request's headers", () => {
+		const scope = { home: '/tickets', hosts: ['partner.test'] };
+		const page = (url: string) =>
+			prepareHttpRequest(
+				{ method: 'GET', url, headers: { 'x-tenant': 'acme' }, credentialScope: scope },
+				{ auth: { kind: 'generic', type: 'httpHeaderAuth' }, baseUrl: 'https://api.test/v1' },
+				{ data: { name: 'x-api-key', value: 'k' }, name: 'Key' },
+			);
+		expect(page('https://api.test/v1/tickets?page=2')).toMatchObject({
+			headers: { 'x-tenant': 'acme', 'x-api-key': 'k' },
+			credentials: true,
+		});
+		expect(page('https://partner.test/t')).toMatchObject({ credentials: true });
+		for (const url of ['https://other.test/t', 'http://api.test/v1/t', 'http://partner.test/t'])
+			expect([url, page(url)]).toEqual([
+				url,
+				{ method: 'GET', url, query: {}, headers: {}, credentials: false },
+			]);
+		// Version 1 nodes: relative URLs resolve against the legacy credential's base URL.
+		const legacy = (url: string) =>
+			prepareHttpRequest(
+				{ method: 'GET', url, credentialScope: { home: 'tickets', hosts: [] } },
+				{ auth: { kind: 'legacy', required: true } },
+				undefined,
+				'https://api.test/v1/',
+			).credentials;
+		expect([legacy('https://api.test/v1/tickets?page=2'), legacy('https://x.test/t')]).toEqual([
+			true,
+			false,
+		]);
 	});
 });

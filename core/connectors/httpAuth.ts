@@ -5,7 +5,7 @@
  */
 import { ConfigError, credentialRef, fieldRef } from '../configError';
 import { argumentError } from './args';
-import { type HttpRequest } from './types';
+import { type CredentialScope, type HttpRequest } from './types';
 
 /** n8n's generic credential types the HTTP ops accept (their names in the editor: nodes/shared/parameters.ts). */
 export const GENERIC_AUTH_TYPES = [
@@ -190,6 +190,34 @@ export interface StoredCredential {
 	name: string;
 }
 
+/**
+ * Whether a request gets the credential and With's headers. A paginated poll's pages (`scope` set)
+ * get them only at the origin of the list's first request (scheme, host and port, as browsers and
+ * curl keep credentials to the origin they were given for) and at the hosts `scope` names, never over
+ * http when the first request was https. `baseUrl` resolves relative URLs (the Base URL, or for
+ * version 1 nodes the Durable Triggers HTTP API credential's).
+ */
+export function sendsCredentials(
+	url: string,
+	scope: CredentialScope | undefined,
+	baseUrl: string | undefined,
+): boolean {
+	if (!scope) return true;
+	const target = new URL(resolveUrl(url, baseUrl));
+	const home = new URL(resolveUrl(scope.home, baseUrl));
+	if (target.origin === home.origin) return true;
+	if (target.protocol === 'http:' && home.protocol === 'https:') return false;
+	return hostListed(target.hostname, scope.hosts);
+}
+
+/** Whether `hostname` is one of `hosts`: a name, or `*.example.com` for its subdomains (not itself). */
+export function hostListed(hostname: string, hosts: readonly string[]): boolean {
+	const name = hostname.toLowerCase().replace(/\.$/, '');
+	return hosts.some((host) =>
+		host.startsWith('*.') ? name.endsWith(host.slice(1)) : name === host,
+	);
+}
+
 /** A request ready for n8n's helpers: authenticated where this package adds the credential. */
 export interface PreparedHttpRequest {
 	method: string;
@@ -200,25 +228,38 @@ export interface PreparedHttpRequest {
 	/** Text; an object body as JSON, with a content type unless one is set. */
 	body?: string;
 	basicAuth?: { username: string; password: string };
+	/**
+	 * Whether the credential goes with it (sendsCredentials): false for a page on another origin, which
+	 * the transport sends without the credential (nor n8n's OAuth2 or the legacy credential's helper).
+	 */
+	credentials: boolean;
 }
 
 /**
  * The one way an HTTP op's request is made ready to send: the generic credential (not OAuth2) added
- * (applyGenericAuth), the URL resolved against the Base URL, the body as text. The node's transport
+ * (applyGenericAuth), the URL resolved against the Base URL, the body as text; a page on another
+ * origin (sendsCredentials) without the credential and With's headers. The node's transport
  * (nodes/shared/httpTransport.ts) reads the credential before and sends the result after.
+ * `legacyBaseUrl`: the Durable Triggers HTTP API credential's base URL (version 1 nodes).
  */
 export function prepareHttpRequest(
 	request: HttpRequest,
 	settings: HttpAuthSettings,
 	credential?: StoredCredential,
+	legacyBaseUrl?: string,
 ): PreparedHttpRequest {
 	const { auth } = settings;
+	const credentials = sendsCredentials(
+		request.url,
+		request.credentialScope,
+		auth.kind === 'legacy' ? legacyBaseUrl : settings.baseUrl,
+	);
 	let target: AuthTarget = {
-		headers: { ...(request.headers ?? {}) },
+		headers: credentials ? { ...(request.headers ?? {}) } : {},
 		query: { ...(request.query ?? {}) },
 		body: request.body,
 	};
-	if (auth.kind === 'generic' && auth.type !== 'oAuth2Api') {
+	if (credentials && auth.kind === 'generic' && auth.type !== 'oAuth2Api') {
 		if (!credential) throw new Error(`The ${credentialRef(auth.type)} credential is missing`);
 		target = applyGenericAuth(auth.type, credential.data, target, credential.name);
 	}
@@ -239,5 +280,6 @@ export function prepareHttpRequest(
 		headers,
 		body,
 		...(target.basicAuth && { basicAuth: target.basicAuth }),
+		credentials,
 	};
 }

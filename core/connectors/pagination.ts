@@ -51,6 +51,11 @@ export interface PaginationSettings {
 	maxPages?: number | null;
 	/** Milliseconds to wait between two requests. */
 	pauseMs?: number;
+	/**
+	 * Hosts besides the first request's origin whose pages get the credential and With's headers,
+	 * comma-separated: names, or `*.example.com` for any subdomain. Unset: none.
+	 */
+	credentialHosts?: string;
 	/** The settings as the user gave them, to tell whether they changed; unset: these settings. */
 	identity?: string;
 }
@@ -166,6 +171,8 @@ export class Pagination {
 	/** Unset: no limit. */
 	readonly maxPages: number | undefined;
 	private readonly intervalMs: number;
+	/** PaginationSettings.credentialHosts, lower-cased. */
+	readonly credentialHosts: readonly string[];
 
 	constructor(settings: PaginationSettings) {
 		const { identity, ...rest } = settings;
@@ -239,6 +246,7 @@ export class Pagination {
 		if (!Number.isFinite(interval) || interval < 0)
 			throw paginationError('pagination.pauseMs', interval, 'must be 0 or more milliseconds');
 		this.intervalMs = interval;
+		this.credentialHosts = parseHosts(settings.credentialHosts);
 	}
 
 	get enabled(): boolean {
@@ -439,6 +447,22 @@ function parseStatuses(text: string | undefined): number[] {
 	return statuses;
 }
 
+/** "api.example.com, *.example.com" as host names, lower-cased; anything else is refused. */
+function parseHosts(text: string | undefined): string[] {
+	const hosts = (text ?? '')
+		.split(',')
+		.map((part) => part.trim().toLowerCase().replace(/\.$/, ''))
+		.filter((part) => part !== '');
+	for (const host of hosts)
+		if (!/^(\*\.)?[a-z0-9-]+(\.[a-z0-9-]+)*$/.test(host) && !/^\[[0-9a-f:.]+\]$/.test(host))
+			throw paginationError(
+				'pagination.credentialHosts',
+				text,
+				`"${host}" is not a host name: give names separated by commas, for example "api.example.com, *.example.com" (no scheme, port or path)`,
+			);
+	return hosts;
+}
+
 function truthy(value: unknown): boolean {
 	return value !== undefined && value !== null && value !== false && value !== '' && value !== 0;
 }
@@ -446,16 +470,28 @@ function truthy(value: unknown): boolean {
 /**
  * A next link as an absolute URL. A relative one is relative to the page it came from (RFC 3986 §5,
  * RFC 8288 §3.1), not to the Base URL: `/api/v2/t?page=2` from https://x/api/v2/t is https://x/api/v2/t?page=2.
+ * An http link from an https page is refused, as a browser refuses mixed content.
  */
 function resolvedUrl(field: PaginationField, value: unknown, pageUrl: string, how: string): string {
+	let downgrade: string | undefined;
 	if (typeof value === 'string') {
 		try {
 			const url = new URL(value, pageUrl);
-			if (url.protocol === 'http:' || url.protocol === 'https:') return url.href;
+			if (url.protocol === 'https:') return url.href;
+			if (url.protocol === 'http:') {
+				if (new URL(pageUrl).protocol !== 'https:') return url.href;
+				downgrade = url.href;
+			}
 		} catch {
 			// Not a URL: reported below.
 		}
 	}
+	if (downgrade)
+		throw new ConfigError(
+			field,
+			downgrade,
+			`${how}; a page fetched over https never leads to http (its answer could be read or changed on the way): paging stopped, nothing was sent there`,
+		);
 	throw new ConfigError(
 		field,
 		value,

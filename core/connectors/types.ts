@@ -21,6 +21,20 @@ export interface HttpRequest {
 	skipTlsVerify?: boolean;
 	/** `bytes`: the answer's body is wanted as it came (`HttpResponse.bytes`), e.g. a file read from S3. */
 	responseType?: 'text' | 'bytes';
+	/**
+	 * A page of a paginated poll: the credential and With's headers go only to the origin of `home`
+	 * (the list's first request, as configured) and to `hosts`; any other URL gets the request without
+	 * them (core/connectors/httpAuth.ts sendsCredentials). Unset: one request of its own, sent with both.
+	 */
+	credentialScope?: CredentialScope;
+}
+
+/** Where a paginated poll's credential may go (HttpRequest.credentialScope). */
+export interface CredentialScope {
+	/** The list's first request's URL, as With gives it (absolute, or relative to the Base URL). */
+	home: string;
+	/** Other hosts that get it too: names, or `*.example.com` for any subdomain (not the domain itself). */
+	hosts: readonly string[];
 }
 
 export interface HttpResponse {

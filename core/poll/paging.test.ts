@@ -1,3 +1,4 @@
+import { ConfigError } from '../configError';
 import { Pagination, type PaginationSettings, nextLink } from '../connectors/pagination';
 import { httpExchange } from '../connectors/http';
 import { prepareHttpRequest } from '../connectors/httpAuth';
@@ -477,6 +478,114 @@ describe('paginated polls (core/poll/paging.ts, core/connectors/pagination.ts)',
 			expect(result).toMatchObject({ items: [{ id: 1 }, { id: 2 }, { id: 3 }], stop: 'complete' });
 		},
 	);
+
+	describe("the credential goes only to the first request's origin", () => {
+		/**
+		 * Two APIs as the node's transport reaches them, with a Bearer credential and a header of
+		 * With's: page 1 on https://api.test links to `second` (page 2), which links nowhere.
+		 */
+		async function pollAcross(second: string, settings: Partial<PaginationSettings> = {}) {
+			const seen: Array<{ url: string; authorization?: string; tenant?: string }> = [];
+			const http = async (request: HttpRequest): Promise<HttpResponse> => {
+				const prepared = prepareHttpRequest(
+					request,
+					{ auth: { kind: 'generic', type: 'httpBearerAuth' }, baseUrl: 'https://api.test/v1' },
+					{ data: { token: 'secret-token' }, name: 'API token' },
+				);
+				seen.push({
+					url: prepared.url,
+					authorization: prepared.headers.Authorization,
+					tenant: prepared.headers['x-tenant'],
+				});
+				const first = prepared.url === 'https://api.test/v1/tickets';
+				return {
+					url: prepared.url,
+					status: 200,
+					headers: {
+						'content-type': 'application/json',
+						...(first && { link: `<${second}>; rel="next"` }),
+					},
+					body: JSON.stringify({ tickets: [{ id: first ? 2 : 1 }] }),
+				};
+			};
+			const store = loadDedupeStore({
+				dedupe: { kind: 'unique' },
+				firstPoll: { mode: 'all' },
+			}).store;
+			const paged = new PagedSource(
+				{
+					pagination: new Pagination({ mode: 'linkHeader', ...settings }),
+					listOrder: 'newestFirst',
+					stopAtKnownGround: true,
+					firstCursor: '',
+				},
+				{ url: '/tickets', headers: { 'x-tenant': 'acme' } },
+				undefined,
+				store,
+				new PollExpressions({ items: 'tickets', id: 'id' }),
+				new FakeClock(),
+				true,
+			);
+			const result = await paged.fetch({ context: { http }, memory: {} });
+			return { seen, result };
+		}
+
+		const withCredential = { authorization: 'Bearer secret-token', tenant: 'acme' };
+		const without = { authorization: undefined, tenant: undefined };
+
+		it.each([
+			['another host', 'https://elsewhere.test/tickets?page=2'],
+			['another port', 'https://api.test:8443/v1/tickets?page=2'],
+			['a subdomain', 'https://eu.api.test/v1/tickets?page=2'],
+		])(
+			"a next link to %s gets neither the credential nor With's headers",
+			async (_what, second) => {
+				const { seen } = await pollAcross(second);
+				expect(seen).toEqual([
+					{ url: 'https://api.test/v1/tickets', ...withCredential },
+					{ url: second, ...without },
+				]);
+			},
+		);
+
+		it('a next link on the same origin gets both; so do hosts Send Credentials to Hosts names', async () => {
+			const same = await pollAcross('/v1/tickets?page=2');
+			expect(same.seen[1]).toEqual({
+				url: 'https://api.test/v1/tickets?page=2',
+				...withCredential,
+			});
+			for (const hosts of ['elsewhere.test', 'other.test, *.test'])
+				expect(
+					(await pollAcross('https://elsewhere.test/t?page=2', { credentialHosts: hosts })).seen[1],
+				).toEqual({ url: 'https://elsewhere.test/t?page=2', ...withCredential });
+			// `*.api.test` names the subdomains, not api.test's other ports or elsewhere.
+			const wildcard = { credentialHosts: '*.api.test' };
+			expect((await pollAcross('https://eu.api.test/t', wildcard)).seen[1]).toMatchObject(
+				withCredential,
+			);
+			expect((await pollAcross('https://elsewhere.test/t', wildcard)).seen[1]).toMatchObject(
+				without,
+			);
+		});
+
+		it('an http next link under an https page is refused, naming the option and the URL, and nothing is sent there', async () => {
+			for (const second of ['http://api.test/v1/tickets?page=2', 'http://elsewhere.test/t']) {
+				const failure = pollAcross(second, { credentialHosts: 'elsewhere.test' });
+				await expect(failure).rejects.toThrow(ConfigError);
+				await expect(failure).rejects.toThrow(
+					`Invalid value "${second}" for "«pagination.mode»": the Link header (rel="next") gave it after page 1 (GET /tickets); a page fetched over https never leads to http`,
+				);
+			}
+		});
+
+		it('a host list that is not one is refused at activation, naming the option', () => {
+			expect(
+				() => new Pagination({ mode: 'linkHeader', credentialHosts: 'https://x.test/' }),
+			).toThrow(
+				'Invalid value "https://x.test/" for "«pagination.credentialHosts»": "https://x.test/" is not a host name',
+			);
+		});
+	});
 
 	it('nextLink reads rel="next" among other links', () => {
 		expect(nextLink('<https://a/x?page=1>; rel="prev", <https://a/x?page=3>; rel="next"')).toBe(

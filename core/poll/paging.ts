@@ -284,7 +284,14 @@ export class PagedSource {
 		const { settings, store, expressions, clock } = this;
 		const values = cursorValues(store, this.state, settings.firstCursor);
 		const resumeFrom = from && 'resumeFrom' in from ? from.resumeFrom : undefined;
-		const first = resumeFrom?.request ?? fillPlaceholders(this.args, values);
+		const listStart = fillPlaceholders(this.args, values);
+		const first = resumeFrom?.request ?? listStart;
+		// The credential goes only where the list's first request, as configured, goes (not where a
+		// saved next request points): a next link to another origin gets neither it nor With's headers.
+		const credentialScope = {
+			home: String(listStart.url),
+			hosts: settings.pagination.credentialHosts,
+		};
 		const knownGround = async (items: unknown[]) =>
 			await reachesKnownGround(store, expressions, items, startedAt, owed);
 		// Listed on the page: owed items are taken out, whichever of its items are judged.
@@ -321,7 +328,7 @@ export class PagedSource {
 							signal: request.signal,
 							timeoutMs: request.timeoutMs,
 						},
-						{ conditional: first, endStatuses },
+						{ conditional: first, endStatuses, credentialScope },
 					),
 				selectItems: (body) => expressions.selectItems(body),
 				knownGround:

@@ -167,4 +167,32 @@ describe('n8nHttpTransport (n8n-core TriggerContext)', () => {
 			);
 		},
 	);
+
+	it("a paginated poll's page on another origin goes through n8n's plain httpRequest: neither the legacy credential nor OAuth2 signs it", async () => {
+		api.on('GET', '/elsewhere', { body: [] });
+		const scope = { home: 'https://api.example.com/tickets', hosts: [] };
+		const legacy = context({
+			credentials: { durableHttpApi: { baseUrl: 'https://api.example.com' } },
+		});
+		const withAuthentication = jest.spyOn(legacy.helpers, 'httpRequestWithAuthentication');
+		await n8nHttpTransport(legacy, { auth: { kind: 'legacy', required: false } })({
+			method: 'GET',
+			url: api.url('/elsewhere'),
+			headers: { 'x-tenant': 'acme' },
+			credentialScope: scope,
+		});
+		expect(withAuthentication).not.toHaveBeenCalled();
+		const oauth = context({ credentials: { oAuth2Api: {} } });
+		const requestOAuth2 = jest.spyOn(oauth.helpers, 'requestOAuth2');
+		await n8nHttpTransport(oauth, { auth: { kind: 'generic', type: 'oAuth2Api' } })({
+			method: 'GET',
+			url: api.url('/elsewhere'),
+			credentialScope: scope,
+		});
+		expect(requestOAuth2).not.toHaveBeenCalled();
+		expect(api.requests('/elsewhere').map((request) => request.headers['x-tenant'])).toEqual([
+			undefined,
+			undefined,
+		]);
+	});
 });

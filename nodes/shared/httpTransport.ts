@@ -67,6 +67,8 @@ export interface OAuth2RequestOptions {
  * - n8n's other generic types: the credential is added here (core/connectors/httpAuth.ts), as the HTTP
  *   Request node adds it (Basic Auth has no `authenticate` of its own for n8n's helper to apply).
  * - This package's own credential: `helpers.httpRequestWithAuthentication`, as before.
+ * - A paginated poll's page on another origin than the list's first request (sendsCredentials):
+ *   `helpers.httpRequest`, without the credential and With's headers.
  */
 export function n8nHttpTransport(context: HttpHelpers, settings: HttpAuthSettings): HttpTransport {
 	const { auth } = settings;
@@ -78,12 +80,18 @@ export function n8nHttpTransport(context: HttpHelpers, settings: HttpAuthSetting
 						name: credentialName(context.getNode(), auth.type),
 					}
 				: undefined;
-		const prepared = prepareHttpRequest(request, settings, credential);
-		if (auth.kind === 'generic' && auth.type === 'oAuth2Api')
+		// Relative URLs of version 1 nodes resolve against their credential's base URL, here rather
+		// than by n8n's baseURL, so the answer can say where it came from.
+		const legacyBaseUrl =
+			auth.kind === 'legacy'
+				? String((await context.getCredentials(HTTP_CREDENTIAL)).baseUrl ?? '')
+				: undefined;
+		const prepared = prepareHttpRequest(request, settings, credential, legacyBaseUrl);
+		if (auth.kind === 'generic' && auth.type === 'oAuth2Api' && prepared.credentials)
 			return await oauth2Request(context, prepared, request);
 		const options: IHttpRequestOptions = {
 			method: prepared.method as IHttpRequestMethods,
-			url: prepared.url,
+			url: legacyBaseUrl === undefined ? prepared.url : resolveUrl(prepared.url, legacyBaseUrl),
 			qs: prepared.query,
 			headers: prepared.headers,
 			body: prepared.body,
@@ -97,22 +105,13 @@ export function n8nHttpTransport(context: HttpHelpers, settings: HttpAuthSetting
 		};
 		if (request.skipTlsVerify) options.skipSslCertificateValidation = true;
 		if (prepared.basicAuth) options.auth = prepared.basicAuth;
-		let response: IN8nHttpFullResponse;
-		if (auth.kind === 'legacy') {
-			const credentials = await context.getCredentials(HTTP_CREDENTIAL);
-			// Resolved here rather than by n8n's baseURL, so the answer can say where it came from.
-			options.url = resolveUrl(prepared.url, String(credentials.baseUrl ?? ''));
-			// n8n's helper reads the node from `this`.
-			response = (await reached(
-				options,
-				context.helpers.httpRequestWithAuthentication.call(context, HTTP_CREDENTIAL, options),
-			)) as IN8nHttpFullResponse;
-		} else {
-			response = (await reached(
-				options,
-				context.helpers.httpRequest(options),
-			)) as IN8nHttpFullResponse;
-		}
+		// n8n's helper reads the node from `this`.
+		const response = (await reached(
+			options,
+			auth.kind === 'legacy' && prepared.credentials
+				? context.helpers.httpRequestWithAuthentication.call(context, HTTP_CREDENTIAL, options)
+				: context.helpers.httpRequest(options),
+		)) as IN8nHttpFullResponse;
 		const headers = lowerCased(response.headers);
 		if (request.responseType !== 'bytes')
 			return {

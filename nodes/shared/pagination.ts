@@ -178,6 +178,16 @@ export const paginationProperties: INodeProperties[] = [
 						displayOptions: { hide: { paginationMode: ['off'] } },
 					},
 					{
+						displayName: 'Send Credentials to Hosts',
+						name: 'sendCredentialsToHosts',
+						type: 'string',
+						default: '',
+						placeholder: 'e.g. api2.example.com, *.example.com',
+						displayOptions: { hide: { paginationMode: ['off'] } },
+						description:
+							"Hosts besides the first request's origin whose pages get the credential and the request's headers, comma-separated. Empty: a next page on another origin (scheme, host or port) is fetched without them; an http page after an https one is refused.",
+					},
+					{
 						displayName: 'Source Lists',
 						name: 'listOrder',
 						type: 'options',
@@ -258,6 +268,7 @@ export const PAGING_OPTIONS = {
 	'pagination.endExpression': 'completeExpression',
 	'pagination.maxPages': 'maxRequests',
 	'pagination.pauseMs': 'requestInterval',
+	'pagination.credentialHosts': 'sendCredentialsToHosts',
 } as const satisfies Record<`pagination.${Exclude<keyof PaginationSettings, 'identity'>}`, string>;
 
 /** One of `choices`' keys, or a ConfigError listing them for the setting `field` (`pagination.mode`). */
@@ -330,6 +341,8 @@ export function readPagingSettings(
 		endExpression: given.completeExpression,
 		maxPages: given.limitPagesFetched === false ? null : given.maxRequests,
 		pauseMs: given.requestInterval,
+		// Not in the identity: where the credential goes does not move a poll's place in the list.
+		credentialHosts: values.sendCredentialsToHosts as string | undefined,
 		identity: JSON.stringify(given),
 	};
 	return {

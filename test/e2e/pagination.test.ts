@@ -3,25 +3,34 @@ import { type Execution, isFinal, N8nInstance, nodeOutput } from '../harness/n8n
 import { waitFor } from '../harness/net';
 import { PagedTickets } from '../harness/pagedSource';
 import { isN8n1 } from '../harness/paths';
-import { marker, node, PACKAGE, workflow } from './workflowBuilder';
+import { marker, node, type NodeJson, PACKAGE, workflow } from './workflowBuilder';
 
 /** Pages of 10: a burst of 25 is 2.5 pages. */
 const PAGE = 10;
 
-function pagedWorkflow(name: string, parameters: Record<string, unknown>) {
+function pagedWorkflow(
+	name: string,
+	parameters: Record<string, unknown>,
+	extra: Partial<NodeJson> = {},
+) {
 	return workflow(
 		name,
 		[
-			node('Poll', `${PACKAGE}.pollTrigger`, {
-				op: 'http.request',
-				interval: 5,
-				intervalUnit: 'seconds',
-				items: 'tickets',
-				id: 'id',
-				dedupe: 'unique',
-				options: { firstPoll: 'none' },
-				...parameters,
-			}),
+			node(
+				'Poll',
+				`${PACKAGE}.pollTrigger`,
+				{
+					op: 'http.request',
+					interval: 5,
+					intervalUnit: 'seconds',
+					items: 'tickets',
+					id: 'id',
+					dedupe: 'unique',
+					options: { firstPoll: 'none' },
+					...parameters,
+				},
+				extra,
+			),
 			marker('Handled'),
 		],
 		[['Poll', 'Handled']],
@@ -261,6 +270,66 @@ describe('Poll Trigger pagination in a real n8n', () => {
 		if (isN8n1) expect(loggedFailures()).toHaveLength(1);
 		else expect(all.filter((e) => nodeOutput(e, 'Poll').length === 0)).toHaveLength(1);
 		await n8n.unpublish(id);
+	});
+
+	test("a next link to another origin gets neither the credential nor With's headers; a host Send Credentials to Hosts names gets both", async () => {
+		// The API on one port, a second system on another: two origins on loopback (the second's
+		// host, 127.0.0.1, is the one the second workflow names).
+		const elsewhere = await FakeSystem.start();
+		try {
+			const key = {
+				id: await n8n.createCredential('Paged API key', 'httpHeaderAuth', {
+					name: 'X-API-Key',
+					value: 'paged-key-123',
+				}),
+				name: 'Paged API key',
+			};
+			for (const path of ['/keyed-a', '/keyed-b'])
+				source.on('GET', path, (r) => ({
+					body: {
+						tickets: [{ id: 1 }],
+						next: path === '/keyed-a' ? elsewhere.url('/page-2') : elsewhere.url('/page-2-named'),
+					},
+				}));
+			for (const path of ['/page-2', '/page-2-named'])
+				elsewhere.on('GET', path, { body: { tickets: [{ id: 2 }], next: null } });
+			const ids: string[] = [];
+			for (const [path, hosts] of [
+				['/keyed-a', ''],
+				['/keyed-b', '127.0.0.1'],
+			]) {
+				const paged = pagedWorkflow(
+					`paged across origins ${path}`,
+					{
+						authentication: 'httpHeaderAuth',
+						with: JSON.stringify({ url: source.url(path), headers: { 'x-tenant': 'acme' } }),
+						pagination: {
+							pagination: {
+								paginationMode: 'responseContainsNextURL',
+								nextURL: 'response.body.next',
+								// Every page at every poll, the baseline's included.
+								stopAtKnownGround: false,
+								sendCredentialsToHosts: hosts,
+							},
+						},
+					},
+					{ typeVersion: 1.1, credentials: { httpHeaderAuth: key } },
+				);
+				ids.push(await n8n.importWorkflow(paged));
+				await n8n.publish(ids.at(-1)!);
+			}
+			const [other, named] = await Promise.all([
+				elsewhere.nextRequest((r) => r.path === '/page-2', 120_000),
+				elsewhere.nextRequest((r) => r.path === '/page-2-named', 120_000),
+			]);
+			const sent = (r: RecordedRequest) => [r.headers['x-api-key'], r.headers['x-tenant']];
+			expect(source.requests('/keyed-a').map(sent)[0]).toEqual(['paged-key-123', 'acme']);
+			expect(sent(other)).toEqual([undefined, undefined]);
+			expect(sent(named)).toEqual(['paged-key-123', 'acme']);
+			for (const id of ids) await n8n.unpublish(id);
+		} finally {
+			await elsewhere.close();
+		}
 	});
 
 	// 600 s: two kills and two n8n starts, and on a busy 2-core machine a start alone takes 1.5 min (a

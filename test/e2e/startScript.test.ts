@@ -4,9 +4,10 @@ import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 
+import { demoFtpUnavailable } from '../../scripts/demoDrops';
 import { isAlive } from '../../scripts/leftovers';
 import { dovecotBinary } from '../harness/dovecot';
-import { freePort } from '../harness/net';
+import { freePort, waitFor } from '../harness/net';
 import {
 	loginCookie,
 	makeClone,
@@ -36,14 +37,16 @@ const CHANGED_DESCRIPTION = 'Runs a connector op, as changed by the npm start te
 
 describe('npm start on a fresh clone', () => {
 	let clone: string;
-	const ports = { n8n: 0, source: 0, imap: 0 };
+	const ports = { n8n: 0, source: 0, imap: 0, s3: 0, ftp: 0 };
 	let run: Run | undefined;
 	let firstWorkflowIds: string[] = [];
 	const withMailbox = dovecotBinary() !== undefined;
+	const withFtp = demoFtpUnavailable() === undefined;
 
 	beforeAll(async () => {
 		clone = makeClone();
-		[ports.n8n, ports.source, ports.imap] = [await freePort(), await freePort(), await freePort()];
+		for (const name of Object.keys(ports) as Array<keyof typeof ports>)
+			ports[name] = await freePort();
 	});
 
 	afterAll(async () => {
@@ -66,6 +69,8 @@ describe('npm start on a fresh clone', () => {
 			N8N_PORT: String(ports.n8n),
 			DEMO_SOURCE_PORT: String(ports.source),
 			DEMO_IMAP_PORT: String(ports.imap),
+			DEMO_S3_PORT: String(ports.s3),
+			DEMO_FTP_PORT: String(ports.ftp),
 		};
 		// Not this test run's: jest's NODE_ENV and the pack folder of this run's package.
 		delete env.NODE_ENV;
@@ -99,6 +104,33 @@ describe('npm start on a fresh clone', () => {
 		return data.map((workflow) => workflow.id).sort();
 	}
 
+	/** Publishes a workflow as the editor does (its current version). */
+	async function publish(cookie: string, id: string): Promise<void> {
+		const { data } = await rest<{ data: { versionId: string } }>(cookie, `/rest/workflows/${id}`);
+		const response = await fetch(`http://127.0.0.1:${ports.n8n}/rest/workflows/${id}/activate`, {
+			method: 'POST',
+			headers: { cookie, 'browser-id': 'start-test', 'content-type': 'application/json' },
+			body: JSON.stringify({ versionId: data.versionId }),
+		});
+		expect([id, response.status]).toEqual([id, 200]);
+	}
+
+	/** Resolves with the workflow's first successful run (the list the editor shows). */
+	async function firstSuccess(cookie: string, workflowId: string): Promise<string> {
+		const filter = encodeURIComponent(JSON.stringify({ workflowId }));
+		return await waitFor(
+			`a successful run of workflow ${workflowId}`,
+			async () => {
+				const { data } = await rest<{ data: { results: Array<{ id: string; status: string }> } }>(
+					cookie,
+					`/rest/executions?filter=${filter}`,
+				);
+				return data.results.find((execution) => execution.status === 'success')?.id;
+			},
+			{ timeoutMs: 180_000, intervalMs: 1_000 },
+		);
+	}
+
 	async function connectorDescription(cookie: string): Promise<string | undefined> {
 		const types = await rest<Array<{ name: string; description: string }>>(
 			cookie,
@@ -108,26 +140,33 @@ describe('npm start on a fresh clone', () => {
 	}
 
 	/**
-	 * Every port npm start used is free again, and none of its processes runs: neither npm start, n8n and
-	 * Dovecot, nor anything they started (n8n's task runner, Dovecot's login and auth processes), which
-	 * are in the process groups n8n and Dovecot lead.
+	 * Every port npm start used is free again, and none of its processes runs: neither npm start, n8n,
+	 * Dovecot, s3rver and vsftpd, nor anything they started (n8n's task runner, Dovecot's login and auth
+	 * processes, vsftpd's sessions), which are in the process groups they lead.
 	 */
 	async function expectEverythingStopped(pids: number[]): Promise<void> {
-		for (const port of withMailbox
-			? [ports.n8n, ports.source, ports.imap]
-			: [ports.n8n, ports.source])
+		for (const port of [
+			ports.n8n,
+			ports.source,
+			ports.s3,
+			...(withMailbox ? [ports.imap] : []),
+			...(withFtp ? [ports.ftp] : []),
+		])
 			expect([port, await portIsFree(port)]).toEqual([port, true]);
 		expect(pids.filter(isAlive)).toEqual([]);
 		expect(processesInGroups([...pids, run!.child.pid!])).toEqual([]);
 		expect(runState()).toBeUndefined();
 	}
 
-	/** The processes of the running start: npm start itself, n8n and Dovecot. */
+	/** The processes of the running start: npm start itself, n8n, Dovecot, s3rver and vsftpd. */
 	function runningPids(): number[] {
 		const state = runState();
-		expect(state?.children.map((child) => child.name).sort()).toEqual(
-			withMailbox ? ['dovecot', 'n8n'] : ['n8n'],
-		);
+		expect(state?.children.map((child) => child.name).sort()).toEqual([
+			...(withMailbox ? ['dovecot'] : []),
+			'n8n',
+			's3rver',
+			...(withFtp ? ['vsftpd'] : []),
+		]);
 		return [state!.start.pid, ...state!.children.map((child) => child.pid)];
 	}
 
@@ -142,6 +181,14 @@ describe('npm start on a fresh clone', () => {
 		expect(firstWorkflowIds.length).toBeGreaterThanOrEqual(5);
 		expect(await connectorDescription(cookie)).toBe(CONNECTOR_DESCRIPTION);
 		const pids = runningPids();
+		expect(output()).toContain(`Demo S3:      http://127.0.0.1:${ports.s3}, bucket drop`);
+		if (withFtp) expect(output()).toContain(`Demo FTP:     ftp://127.0.0.1:${ports.ftp}`);
+
+		// The S3 and FTP examples, published, each start a run from the demo servers' first drops:
+		// listed, downloaded, read as CSV and moved to processed/.
+		const dropExamples = ['s3-bucket-drop.json', ...(withFtp ? ['ftp-partner-drop.json'] : [])];
+		for (const file of dropExamples) await publish(cookie, setup.workflows[file]);
+		for (const file of dropExamples) await firstSuccess(cookie, setup.workflows[file]);
 
 		// A second npm start on the same folder is refused, and leaves the running one alone.
 		const second = spawn('npm', ['start'], {

@@ -2,6 +2,7 @@ import { chmodSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 
+import { demoFtpUnavailable } from '../../scripts/demoDrops';
 import { isAlive } from '../../scripts/leftovers';
 import { dovecotBinary } from '../harness/dovecot';
 import { FakeSystem } from '../harness/fakeSystem';
@@ -33,11 +34,12 @@ import { marker, node, PACKAGE, workflow } from './workflowBuilder';
 (queueServicesInstalled() ? describe : describe.skip)('npm start -- --queue after a crash', () => {
 	let clone: string;
 	let folder: string;
-	const ports = { n8n: 0, webhook: 0, postgres: 0, redis: 0, source: 0, imap: 0 };
+	const ports = { n8n: 0, webhook: 0, postgres: 0, redis: 0, source: 0, imap: 0, s3: 0, ftp: 0 };
 	const runs: StartRun[] = [];
 	let source: FakeSystem | undefined;
 	let squatter: Server | undefined;
 	const withMailbox = dovecotBinary() !== undefined;
+	const withFtp = demoFtpUnavailable() === undefined;
 
 	beforeAll(async () => {
 		clone = makeClone();
@@ -73,6 +75,8 @@ import { marker, node, PACKAGE, workflow } from './workflowBuilder';
 			REDIS_PORT: String(ports.redis),
 			DEMO_SOURCE_PORT: String(ports.source),
 			DEMO_IMAP_PORT: String(ports.imap),
+			DEMO_S3_PORT: String(ports.s3),
+			DEMO_FTP_PORT: String(ports.ftp),
 		};
 		delete env.NODE_ENV;
 		delete env[PACK_DIR_ENV];
@@ -111,7 +115,7 @@ import { marker, node, PACKAGE, workflow } from './workflowBuilder';
 	async function expectNothingLeft(): Promise<void> {
 		expect(processesOf(clone).map(describeProcess)).toEqual([]);
 		for (const [name, port] of Object.entries(ports)) {
-			if (name === 'imap' && !withMailbox) continue;
+			if ((name === 'imap' && !withMailbox) || (name === 'ftp' && !withFtp)) continue;
 			expect([name, await portIsFree(port)]).toEqual([name, true]);
 		}
 		expect(readRunState(folder)).toBeUndefined();
@@ -212,7 +216,8 @@ import { marker, node, PACKAGE, workflow } from './workflowBuilder';
 		lap('the refused start ended');
 
 		// 3. Two starts in a row. The first comes up (its main emits the burst's runs again) and is then
-		// killed outright (its terminal closed): its n8n processes, Postgres, Redis and Dovecot run on.
+		// killed outright (its terminal closed): its n8n processes, Postgres, Redis, Dovecot and the
+		// demo S3 and FTP servers run on.
 		const second = start();
 		expect(await expectUp(second)).toEqual(examples);
 		lap('second start up');
@@ -224,6 +229,8 @@ import { marker, node, PACKAGE, workflow } from './workflowBuilder';
 				'dev worker 2',
 				'n8n',
 				...(withMailbox ? ['dovecot'] : []),
+				's3rver',
+				...(withFtp ? ['vsftpd'] : []),
 			].sort(),
 		);
 		signalGroup(second.child.pid!, 'SIGKILL');

@@ -101,16 +101,6 @@ export class Dovecot extends ServerProcess {
 		return new MailAccount({ host: this.host, port: this.port, secure: false, user, password });
 	}
 
-	/** The Dovecot master process's id. */
-	get pid(): number | undefined {
-		return this.process.pid;
-	}
-
-	/** The temp dir with its config, users, mail and log (removed by stop()). */
-	get directory(): string {
-		return this.dir;
-	}
-
 	/** How many times `user` has logged in so far: each connector op call (a poll, a markSeen) is one login. */
 	logins(user: string): number {
 		return this.log()

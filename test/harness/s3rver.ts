@@ -49,8 +49,17 @@ export class S3rver extends ServerProcess {
 		super(process, dir, 's3rver.log');
 	}
 
-	static async start({ bucket = 'drop' }: { bucket?: string } = {}): Promise<S3rver> {
-		const port = await freePort();
+	/**
+	 * Starts a store on `port` (default: a free one). `ownProcessGroup`: for `npm start`'s demo store,
+	 * in a process group of its own, that outlives its starter (stopped by the next start) and records
+	 * no requests; else it ends when the test process does, however that ends.
+	 */
+	static async start({
+		bucket = 'drop',
+		port,
+		ownProcessGroup = false,
+	}: { bucket?: string; port?: number; ownProcessGroup?: boolean } = {}): Promise<S3rver> {
+		port ??= await freePort();
 		const dir = mkdtempSync(join(existsSync('/dev/shm') ? '/dev/shm' : tmpdir(), 's3rver-test-'));
 		mkdirSync(join(dir, 'data'));
 		const child = spawn(
@@ -61,9 +70,10 @@ export class S3rver extends ServerProcess {
 				join(dir, 'data'),
 				String(port),
 				bucket,
+				...(ownProcessGroup ? ['standalone'] : []),
 			],
 			// stdin: the child ends when the test process does, however it ends.
-			{ stdio: ['pipe', 'pipe', 'pipe'] },
+			{ stdio: [ownProcessGroup ? 'ignore' : 'pipe', 'pipe', 'pipe'], detached: ownProcessGroup },
 		);
 		const store = new S3rver(child, dir, port, bucket);
 		let ready = false;

@@ -2,6 +2,7 @@ import type { ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 
+import { processGroup } from '../../scripts/leftovers';
 import { waitFor } from './net';
 import { recordProcess } from './startedServers';
 
@@ -52,17 +53,33 @@ export abstract class ServerProcess {
 		exited.catch(() => undefined);
 	}
 
+	/** The server's process id. */
+	get pid(): number | undefined {
+		return this.process.pid;
+	}
+
+	/** The temp dir with its config, data and log (removed by stop()). */
+	get directory(): string {
+		return this.dir;
+	}
+
 	/** The server's log in its temp dir (empty before it writes one). */
 	log(): string {
 		const path = join(this.dir, this.logName);
 		return existsSync(path) ? readFileSync(path, 'utf8') : '';
 	}
 
-	/** SIGTERM (each server stops its own children on it), wait for the exit, remove the temp dir. */
+	/**
+	 * SIGTERM (each server stops its own children on it; one started in a process group of its own
+	 * gets it as a group, so none of its session processes outlives it), wait for the exit, remove
+	 * the temp dir.
+	 */
 	async stop(): Promise<void> {
 		if (this.process.exitCode === null && this.process.signalCode === null) {
 			const exit = new Promise((resolve) => this.process.once('exit', resolve));
-			this.process.kill('SIGTERM');
+			const pid = this.process.pid;
+			if (pid !== undefined && processGroup(pid) === pid) process.kill(-pid, 'SIGTERM');
+			else this.process.kill('SIGTERM');
 			await exit;
 		}
 		rmSync(this.dir, { recursive: true, force: true });

@@ -6,7 +6,7 @@ import type { FtpConnection } from '../../core/connectors/types';
 import { freePort } from './net';
 import { ensureUser, greets, serverDir, UserFilesServer } from './userFilesServer';
 
-const VSFTPD = '/usr/sbin/vsftpd';
+export const VSFTPD = '/usr/sbin/vsftpd';
 /** How many passive data ports the server has: a few polls and a Connector step at a time. */
 const PASSIVE_PORTS = 10;
 
@@ -18,10 +18,25 @@ const PASSIVE_PORTS = 10;
  * path `/in/a.csv` is `path('in/a.csv')` on disk.
  */
 export class Vsftpd extends UserFilesServer {
-	static async start({ user = 'ftptest' }: { user?: string } = {}): Promise<Vsftpd> {
+	/**
+	 * Starts a server for `user` on `port` (default: a free one) with `password`. `ownProcessGroup`:
+	 * in a process group of its own (npm start's demo server), so a Ctrl-C in the terminal reaches
+	 * only its owner, which stops it.
+	 */
+	static async start({
+		user = 'ftptest',
+		password = 'ftp-test-password',
+		port,
+		ownProcessGroup = false,
+	}: {
+		user?: string;
+		password?: string;
+		port?: number;
+		ownProcessGroup?: boolean;
+	} = {}): Promise<Vsftpd> {
 		const dir = serverDir(VSFTPD, 'vsftpd', 'vsftpd');
-		const [port, passive] = await Promise.all([freePort(), freePort(PASSIVE_PORTS)]);
-		const password = 'ftp-test-password';
+		const passive = await freePort(PASSIVE_PORTS);
+		port ??= await freePort();
 		// Bash: Debian's PAM service for vsftpd (pam_shells) refuses a user whose shell is not in /etc/shells.
 		const owner = ensureUser(user, join(dir, 'files'), password, '/bin/bash');
 		execFileSync(
@@ -79,7 +94,10 @@ export class Vsftpd extends UserFilesServer {
 			].join('\n'),
 		);
 		// In the foreground (background=NO), so the harness owns the process.
-		const child = spawn(VSFTPD, [config], { stdio: ['ignore', 'pipe', 'pipe'] });
+		const child = spawn(VSFTPD, [config], {
+			stdio: ['ignore', 'pipe', 'pipe'],
+			detached: ownProcessGroup,
+		});
 		const vsftpd = new Vsftpd(child, dir, 'vsftpd.log', port, user, password, owner);
 		await vsftpd.ready(
 			`vsftpd's greeting on port ${port}`,
