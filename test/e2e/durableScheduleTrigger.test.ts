@@ -859,11 +859,27 @@ describe('Durable Schedule Trigger in a real n8n', () => {
 			await n8n.publish(c);
 			await firesWhenOf(c, (f) => f.length >= 1);
 			const oldData = await staticDataOf(c);
+			const oldDeclaredFire = scheduleIn(oldData).lastDeclaredFire ?? 0;
 			const cFirst = await firesWhenOf(c, (f) => f.length >= 4);
 			const changedC = structuredClone(cDefinition);
 			(changedC.nodes[0] as NodeJson).parameters.options = { lateGrace: 2, historyLimit: 99 };
-			// Right after a window, so that no emit of the old registration saves its copy over the PUT's.
-			await clockPasses(Math.ceil(Date.now() / INTERVAL) * INTERVAL + 1_000);
+			// At a moment when the old registration has nothing to save before the next window (its
+			// outbox settled: the settlement write of a window's run comes after the run ends, late on a
+			// busy machine) and that window is at least 5 s away, so that no save of its copy lands
+			// between the PUT's and the re-registration (then there would be no rollback to notice).
+			await waitFor(
+				'a window of "static data: API update" settled, with 5 s before the next',
+				async () => {
+					const state = scheduleIn(await staticDataOf(c));
+					const untilNext = INTERVAL - (Date.now() % INTERVAL);
+					return state.outbox.length === 0 &&
+						(state.lastDeclaredFire ?? 0) > oldDeclaredFire &&
+						untilNext >= 5_000
+						? true
+						: undefined;
+				},
+				{ timeoutMs: 120_000, intervalMs: 200 },
+			);
 			const putAt = Date.now();
 			await n8n.api('PUT', `/workflows/${c}`, {
 				name: changedC.name,

@@ -243,7 +243,7 @@ describe('sql.query in a real n8n', () => {
 			const all = await waitForIds(workflowId, afterRestart, 'the rows inserted after the restart');
 			const failure = all.find((execution) => execution.status === 'error')!;
 			expect(failure.data?.resultData.error?.message).toMatch(
-				/^(Could not connect to (PostgreSQL|MySQL\/MariaDB) at 127\.0\.0\.1:\d+ as "(postgres|root)"|(PostgreSQL|MySQL\/MariaDB) error)/,
+				/^sql\.query: (Could not connect to (PostgreSQL|MySQL\/MariaDB) at 127\.0\.0\.1:\d+ as "(postgres|root)"|(PostgreSQL|MySQL\/MariaDB) error)/,
 			);
 
 			// Every row of the table started exactly once.
@@ -269,7 +269,7 @@ describe('sql.query in a real n8n', () => {
 			'the failing poll',
 		);
 		expect(failed.data?.resultData.error?.message).toBe(
-			'PostgreSQL error (42P01) in query "SELECT id, updated_at FROM ordres": relation "ordres" does not exist',
+			'sql.query: PostgreSQL error (42P01) in query "SELECT id, updated_at FROM ordres": relation "ordres" does not exist',
 		);
 		await n8n.unpublish(broken);
 
@@ -420,7 +420,7 @@ describe('sql.query in a real n8n', () => {
 		const rows = started.flatMap((execution) => nodeOutput(execution, 'Poll'));
 		expect(rows).toEqual([expect.objectContaining({ id: rowId, tls: true })]);
 		expect(refused.data?.resultData.error?.message).toMatch(
-			/^Could not connect to PostgreSQL at 127\.0\.0\.1:\d+ as "postgres".*self-signed certificate/,
+			/^sql\.query: Could not connect to PostgreSQL at 127\.0\.0\.1:\d+ as "postgres".*self-signed certificate/,
 		);
 	});
 });
