@@ -21,6 +21,13 @@ import {
 	StartLedger,
 	startAgainId,
 } from './ledger';
+import {
+	answerIsWholeList,
+	OwedItems,
+	type SavedOwed,
+	type UnlistedItem,
+	unlistedMessage,
+} from './owed';
 import { PagedSource, type PagingSettings, type SavedPagingState } from './paging';
 import { checkedRetryPolicy, failureOf, type RetryPolicy, type RunResult } from '../retryPolicy';
 import { type DeadLetter, RetryBook, type RetryEntry, type SavedRetries } from './retries';
@@ -63,6 +70,8 @@ export interface PollTriggerState {
 	paging?: SavedPagingState;
 	/** Items whose run failed, waiting for an attempt, and the dead letters (retries.ts). */
 	retries?: SavedRetries<RunItem>;
+	/** The keys of items owed, and the pass over the source that gives up those it does not list (owed.ts). */
+	owed?: SavedOwed;
 	/** Alert When Nothing New For: when a poll last started something new (silence.ts). */
 	silence?: SavedSilence;
 	/** Before the outbox (0.1.x): the last run emitted. Moved into the outbox on load. */
@@ -141,6 +150,11 @@ export interface PollActivationPorts {
 	onPollFailure(error: Error, report: FailureReport): void;
 	/** Max Pages cut a poll short (once per occurrence): the message of its one failed execution. */
 	onPageLimit(message: string): void;
+	/**
+	 * Items owed that a full pass over the source did not list (owed.ts), named once: the message of
+	 * its one failed execution.
+	 */
+	onUnlisted(message: string): void;
 	/** An item's runs all failed (When a Run Fails): its one failed execution. */
 	onDeadLetter(letter: DeadLetter): void;
 	/** The source went silent for Alert When Nothing New For, or produces again: one failed execution. */
@@ -194,6 +208,8 @@ export class PollActivation {
 	private readonly runner: PollRunner | undefined;
 	/** Paginated http.request: the pages of a poll and the cursor in its request. */
 	private readonly paged: PagedSource | undefined;
+	/** Items owed: their keys, and the pass that gives up those the source no longer lists. */
+	private readonly owed: OwedItems;
 	/** Activation has ended: n8n saves static data now only on emit. */
 	private activated = false;
 	private observed: ObservedPollState | undefined;
@@ -267,6 +283,7 @@ export class PollActivation {
 				true,
 			);
 		this.observed = saved.observed;
+		this.owed = new OwedItems(saved.owed);
 		this.startAgainApplied = saved.startAgainApplied;
 		const { paging, args } = settings.source;
 		this.paged =
@@ -392,6 +409,7 @@ export class PollActivation {
 				);
 			this.startAgainApplied = startAgainId(startAgain);
 			this.paged?.owe(0);
+			this.owed.owe(startAgain);
 			this.write();
 			ports.outlet.info(
 				`${startAgain.length} item key(s) marked to start again at the next poll that lists them`,
@@ -425,6 +443,7 @@ export class PollActivation {
 		if (notKnown > 0) {
 			this.opMemory = undefined;
 			this.paged?.owe();
+			this.owed.owe([...held, ...unsure].flatMap(({ run }) => run.keys));
 			ports.outlet.info(
 				`${notKnown} run(s) of a burst were not known to have started before the last stop; their items start at the next poll that lists them (n8n 2.x refuses those it had created, by their keys; n8n 1.x has no keys and may start one or two of them again)`,
 			);
@@ -539,6 +558,7 @@ export class PollActivation {
 			this.store.rollback(run.undo, run.keys);
 			this.opMemory = undefined;
 			this.paged?.owe();
+			this.owed.owe(run.keys);
 		}
 		this.leftOutbox();
 		return rolledBack ? run.keys : undefined;
@@ -622,6 +642,24 @@ export class PollActivation {
 	}
 
 	/**
+	 * Names, in one report, the items owed that a full pass did not list (owed.ts), but those whose
+	 * restaged run n8n holds: that run did start before the stop or crash.
+	 */
+	private async reportUnlisted(items: readonly UnlistedItem[]): Promise<void> {
+		const names: ItemKey[] = [];
+		for (const { name, runKey } of items) {
+			let held: RunResult | undefined;
+			try {
+				held = runKey === undefined ? undefined : await this.live.runStatus?.(runKey);
+			} catch {
+				// n8n could not say: the item is named, as not known to have started.
+			}
+			if (held === undefined) names.push(name);
+		}
+		if (names.length > 0 && !this.stopped) this.live.onUnlisted(unlistedMessage(names));
+	}
+
+	/**
 	 * Reports the silence (or its end) once; the state that says so is stored now where n8n can
 	 * (n8n 2.x), as a silent source starts no run whose emit would store it.
 	 */
@@ -687,6 +725,7 @@ export class PollActivation {
 			...(this.paged?.saved && { paging: this.paged.saved }),
 			...(this.startAgainApplied !== undefined && { startAgainApplied: this.startAgainApplied }),
 			...(retries && { retries }),
+			...(this.owed.saved() && { owed: this.owed.saved() }),
 			...(this.silence && { silence: this.silence.saved() }),
 		});
 	}
@@ -739,7 +778,9 @@ export class PollActivation {
 
 	private async poll(signal: AbortSignal) {
 		let memory: OpMemory | undefined;
+		let wholeList = false;
 		const baseline = this.store.isFresh;
+		const pass = this.owed.begin(this.store, this.paged?.readsFromHead ?? true);
 		const { outcome, runs } = await runPollCycle<unknown>(
 			{
 				expressions: this.settings.expressions,
@@ -750,6 +791,7 @@ export class PollActivation {
 					const fetched = await this.fetch(this.live.context, this.opMemory ?? {}, fetchSignal);
 					if (fetched.kind === 'not_modified') return { notModified: true };
 					memory = fetched.memory;
+					wholeList = fetched.kind === 'pages' || answerIsWholeList(fetched.data);
 					return fetched.kind === 'pages' ? { items: fetched.items } : { result: fetched.data };
 				},
 			},
@@ -758,7 +800,11 @@ export class PollActivation {
 		const pageLimit = this.paged?.commit(
 			this.outbox.size > 0 || runs.some(({ key }) => key !== undefined),
 		);
+		const fellBack = this.paged?.takeFallBack();
+		if (fellBack) this.out.warn(fellBack);
 		if (outcome.kind === 'not_modified') return outcome;
+		const unlisted =
+			wholeList && (this.paged?.endedListing ?? true) ? this.owed.end(pass, this.store) : [];
 		const planned = runs.map(({ key, candidates, undo }) => ({
 			key,
 			items: candidates.map(({ item }) => runItem(item)),
@@ -785,6 +831,7 @@ export class PollActivation {
 		// the runs in order, after any still going out from the poll before.
 		void this.out.emit([...unkeyed, ...armed]);
 		if (pageLimit) this.live.onPageLimit(pageLimit);
+		if (unlisted.length > 0) void this.reportUnlisted(unlisted);
 		// A poll that started nothing (or only unkeyed runs) leaves nothing to settle: no settlement
 		// write stores the state written after its checkpoint.
 		this.checkpoint(true);

@@ -227,6 +227,11 @@ export interface SavedDedupeState {
 	 * the run's deduplication key, for `changed` the version hash (hex) it started], oldest first.
 	 */
 	restaged?: Array<[string, string] | [string, string, string]>;
+	/**
+	 * Key hashes (hex) of items owed (restaged or marked to start again) that a full pass over the
+	 * source did not list (owed.ts): given up, no longer paged for; their marks stay.
+	 */
+	unlisted?: string[];
 }
 
 export interface Judgement {
@@ -260,6 +265,8 @@ export abstract class DedupeStore {
 	private readonly again = new Set<string>();
 	/** Key hash → the deduplication key (and `changed`: version hash, hex) of its restaged run. */
 	private readonly restaged = new Map<string, { key: string; version?: string }>();
+	/** Owed items given up (giveUp): still marked, no longer owed. */
+	private readonly unlisted = new Set<string>();
 
 	protected constructor(
 		private readonly firstPoll: FirstPollPolicy,
@@ -282,6 +289,7 @@ export abstract class DedupeStore {
 				...(typeof entry[2] === 'string' && { version: entry[2] }),
 			});
 		}
+		for (const hex of saved?.unlisted ?? []) this.unlisted.add(hexToUnits(hex));
 	}
 
 	/** True until a poll commits: the first-poll policy still applies. */
@@ -396,7 +404,10 @@ export abstract class DedupeStore {
 		const undos = plan.toStart.map((candidate) =>
 			candidate.verdict === 'again' ? undefined : this.remember(candidate, now, generation),
 		);
-		for (const candidate of plan.toStart) this.again.delete(candidate.ticket.hash);
+		for (const candidate of plan.toStart) {
+			this.again.delete(candidate.ticket.hash);
+			this.unlisted.delete(candidate.ticket.hash);
+		}
 		this.fresh = false;
 		this.prune?.(now, plan.candidates[0]?.ticket.pollHashes ?? []);
 		if (plan.toStart.length === 0) return [];
@@ -457,6 +468,7 @@ export abstract class DedupeStore {
 					? undo.records.find(([hex]) => hex === unitsToHex(hash))?.[2]
 					: undefined;
 			this.restaged.delete(hash);
+			this.unlisted.delete(hash);
 			this.restaged.set(hash, {
 				key,
 				...(this.needsVersion && written !== undefined && { version: written }),
@@ -510,6 +522,7 @@ export abstract class DedupeStore {
 			this.again.add(hash);
 			// Started again under a new attempt: not under a restaged run's key.
 			this.restaged.delete(hash);
+			this.unlisted.delete(hash);
 		}
 		dropOldest(this.attempts, MAX_ATTEMPTS_KEPT);
 		dropOldest(this.again, MAX_AGAIN_KEPT);
@@ -526,7 +539,24 @@ export abstract class DedupeStore {
 	 * past known ground until each is listed (paging.ts).
 	 */
 	owedHashes(): Set<string> {
-		return new Set([...this.restaged.keys(), ...this.again]);
+		const owed = new Set([...this.restaged.keys(), ...this.again]);
+		for (const hash of this.unlisted) owed.delete(hash);
+		return owed;
+	}
+
+	/**
+	 * Owed items a full pass over the source did not list (owed.ts): no longer owed, so no poll pages
+	 * on for them. Their marks stay: listed again, an item starts as it would have (a restaged run's
+	 * under its key, which n8n refuses if it created that run).
+	 */
+	giveUp(hashes: Iterable<string>): void {
+		for (const hash of hashes)
+			if (this.restaged.has(hash) || this.again.has(hash)) this.unlisted.add(hash);
+	}
+
+	/** The deduplication key of the restaged run of the item with this key hash, if any. */
+	restagedKeyOf(hash: string): string | undefined {
+		return this.restaged.get(hash)?.key;
 	}
 
 	serialize(): SavedDedupeState {
@@ -541,6 +571,7 @@ export abstract class DedupeStore {
 				attempts: [...this.attempts].map(([hash, n]): [string, number] => [unitsToHex(hash), n]),
 			}),
 			...(this.again.size > 0 && { again: [...this.again].map(unitsToHex) }),
+			...this.savedUnlisted(),
 			...(this.restaged.size > 0 && {
 				restaged: [...this.restaged].map(
 					([hash, { key, version }]): [string, string] | [string, string, string] =>
@@ -548,6 +579,12 @@ export abstract class DedupeStore {
 				),
 			}),
 		};
+	}
+
+	/** The items given up that are still marked (the marks are bounded: older ones were dropped). */
+	private savedUnlisted(): Pick<SavedDedupeState, 'unlisted'> {
+		const marked = [...this.unlisted].filter((h) => this.restaged.has(h) || this.again.has(h));
+		return marked.length > 0 ? { unlisted: marked.map(unitsToHex) } : {};
 	}
 
 	/**

@@ -11,6 +11,8 @@ import {
 import type { FirstPollPolicy } from './dedupe';
 import { PollExpressions } from './expressions';
 import type { ListOrder } from './paging';
+import { loadDedupeStore } from './kinds';
+import { answerIsWholeList, OwedItems } from './owed';
 import { ARMED_RUNS_MAX } from './runStage';
 
 /**
@@ -25,6 +27,10 @@ const INTERVAL = 5_000;
 /** Tickets 1..n, each updated when added; `updated_after` (ISO) filters, pages go newest first. */
 class Tickets {
 	private readonly updated: number[] = [];
+	/** Ids the source no longer lists. */
+	private readonly dropped = new Set<number>();
+	/** Links name this generation: expire() makes every link given before answer 410. */
+	private linkGeneration = 0;
 	/** `updated_after` of each poll's first request. */
 	readonly asked: string[] = [];
 	requests = 0;
@@ -38,6 +44,18 @@ class Tickets {
 		for (let i = 0; i < n; i++) this.updated.push(this.clock.now());
 	}
 
+	drop(ids: readonly number[]): void {
+		for (const id of ids) this.dropped.add(id);
+	}
+
+	/** The next links the source gave so far expire (a cursor token's lifetime): 410 Gone. */
+	expire(): void {
+		this.linkGeneration++;
+	}
+
+	/** Page numbers of the requests so far. */
+	readonly pagesAsked: number[] = [];
+
 	readonly http = async (request: HttpRequest): Promise<HttpResponse> => {
 		this.requests++;
 		const url = new URL(request.url);
@@ -46,16 +64,20 @@ class Tickets {
 			string
 		>;
 		const page = Number(query.page ?? 1);
+		this.pagesAsked.push(page);
+		if (query.g !== undefined && Number(query.g) !== this.linkGeneration)
+			return { status: 410, url: url.href, headers: {}, body: '' };
 		if (page === 1 && query.updated_after !== undefined) this.asked.push(query.updated_after);
 		const after = query.updated_after === undefined ? -Infinity : Date.parse(query.updated_after);
 		const ids = this.updated
 			.map((time, i) => ({ id: i + 1, time }))
-			.filter(({ time }) => time > after)
+			.filter(({ id, time }) => time > after && !this.dropped.has(id))
 			.map(({ id }) => id)
 			.reverse();
 		const more = page * this.pageSize < ids.length;
 		const next = new URL(url);
 		next.searchParams.set('page', String(page + 1));
+		next.searchParams.set('g', String(this.linkGeneration));
 		return {
 			status: 200,
 			url: url.href,
@@ -91,6 +113,11 @@ const NEWEST_FIRST_PAGES: SourceSetup = {
 	firstPoll: { mode: 'none' },
 	pageSize: 50,
 };
+/** Issue 44's finding 1: Max Pages 2 over pages of 50, so page 4 is deeper than Max Pages + 1. */
+const MAX_PAGES_2: SourceSetup = {
+	...NEWEST_FIRST_PAGES,
+	pagination: { mode: 'linkHeader', maxPages: 2 },
+};
 
 /**
  * n8n as the trigger meets it: runs are created (or refused, their key being taken) when the test
@@ -101,6 +128,10 @@ class Harness {
 	readonly tickets: Tickets;
 	/** Deduplication key → the ids of the run n8n created under it. */
 	readonly created = new Map<string, number[]>();
+	/** The messages of the failed executions that name items given up (onUnlisted), and Max Pages'. */
+	readonly unlisted: string[] = [];
+	readonly pageLimits: string[] = [];
+	readonly warnings: string[] = [];
 	private emitted: PollRunToEmit[] = [];
 	private stored: PollTriggerState = { v: 1 };
 	activation!: PollActivation;
@@ -149,9 +180,14 @@ class Harness {
 			{
 				...quietPorts,
 				context: { http: this.tickets.http },
+				onUnlisted: (message) => void this.unlisted.push(message),
+				onPageLimit: (message) => void this.pageLimits.push(message),
+				// n8n holds an execution under a key once it created the run.
+				runStatus: async (key) => (this.created.has(key) ? { status: 'success' } : undefined),
 				// `this.emitted` is replaced at a crash: the emits go to the one current then.
 				outlet: {
 					...quietOutlet,
+					warn: (line) => void this.warnings.push(line),
 					inFlight: (key) => inFlight.has(key),
 					write: (state) => (this.stored = structuredClone(state)),
 					emit: async (runs) => void this.emitted.push(...runs),
@@ -201,9 +237,9 @@ class Harness {
 		await this.activate([], new Set(this.emitted.map(({ key }) => key!)));
 	}
 
-	/** Polls and settles until nothing more goes out. */
-	async drain(): Promise<void> {
-		for (let polls = 0; polls < 40; polls++) {
+	/** Polls and settles until nothing more goes out (`polls` polls). */
+	async drain(polls = 40): Promise<void> {
+		for (let poll = 0; poll < polls; poll++) {
 			await this.clock.advance(INTERVAL);
 			while (this.emitted.length > 0) {
 				this.settle();
@@ -332,5 +368,144 @@ describe('items owed are listed again: no position the trigger asks from moves p
 		expect([...t.runsOf().values()].filter((n) => n > 1)).toHaveLength(1);
 		expect(t.tickets.asked[asked]).toBe('1970-01-01T00:00:00.000Z');
 		expect(t.tickets.asked.at(-1)).not.toBe('1970-01-01T00:00:00.000Z');
+	});
+});
+
+describe('items owed deeper than Max Pages, or no longer listed (issue 44, findings 1, 2, 4, 6)', () => {
+	/** 250 tickets started over pages of 50 with Max Pages 2; polls settled as they go. */
+	async function startedTickets(): Promise<Harness> {
+		const t = new Harness(MAX_PAGES_2);
+		t.tickets.add(10);
+		await t.activate(); // the baseline
+		t.tickets.add(240);
+		await t.drain(6);
+		t.expectEachOnce(11, 250);
+		return t;
+	}
+
+	it('Start Again of ticket 75 on page 4 (Max Pages 2): started once within a few polls, then polls read one page again', async () => {
+		const t = await startedTickets();
+		await t.activation.stop();
+		await t.activate([75]); // pages: 250..201, 200..151, 150..101, 100..51
+		await t.drain(4);
+		expect(t.runsOf().get(75)).toBe(2);
+		expect([...t.runsOf().values()].filter((n) => n > 1)).toHaveLength(1);
+		expect(t.unlisted).toEqual([]);
+		// Paid: nothing owed keeps paging deep.
+		const before = t.tickets.pagesAsked.length;
+		await t.drain(3);
+		expect(t.tickets.pagesAsked.slice(before)).toEqual([1, 1, 1]);
+	});
+
+	it('Start Again of a key the source does not list: one report naming it after a full pass, then no more deep paging', async () => {
+		const t = await startedTickets();
+		await t.activation.stop();
+		await t.activate([9999]);
+		await t.drain(6);
+		expect(t.unlisted).toHaveLength(1);
+		expect(t.unlisted[0]).toContain('listed once, never started, no longer listed: keys 9999');
+		const before = t.tickets.pagesAsked.length;
+		await t.drain(3);
+		expect(t.tickets.pagesAsked.slice(before)).toEqual([1, 1, 1]);
+		expect(t.unlisted).toHaveLength(1);
+		t.expectEachOnce(11, 250);
+	});
+
+	it('a kill mid-burst, the source dropping items n8n had not created before the restart: one report naming exactly those; the rest start once', async () => {
+		const t = new Harness(SINCE_LAST_POLL);
+		t.tickets.add(100);
+		await t.clock.advance(1);
+		await t.activate();
+		t.settle(10);
+		// n8n created 20 more before the kill: tickets 100..71 exist (newest first), 70..1 do not.
+		t.tickets.drop([75, 72, 60, 59, 58]); // 75 and 72 ran; 60, 59, 58 never did
+		await t.crash(20);
+		await t.drain(5);
+		expect(t.unlisted).toHaveLength(1);
+		expect(t.unlisted[0]).toContain('3 item(s) listed once, never started, no longer listed');
+		expect(t.unlisted[0]).toMatch(/keys (60|59|58), (60|59|58), (60|59|58)\./);
+		const runs = t.runsOf();
+		for (const id of [60, 59, 58]) expect(runs.has(id)).toBe(false);
+		for (let id = 1; id <= 100; id++)
+			if (![60, 59, 58].includes(id)) expect([id, runs.get(id)]).toEqual([id, 1]);
+		// Given up once: later polls neither report again nor keep asking from the burst's poll.
+		await t.drain(3);
+		expect(t.unlisted).toHaveLength(1);
+		expect(t.tickets.asked.at(-1)).not.toBe('1970-01-01T00:00:00.000Z');
+	});
+
+	it('newest first, Max Pages 2: a kill, the source dropping an item owed on page 4: one report after a full pass, no deep paging after', async () => {
+		const t = new Harness(MAX_PAGES_2);
+		t.tickets.add(10);
+		await t.activate();
+		t.tickets.add(240);
+		await t.clock.advance(INTERVAL);
+		// The poll read pages 1-2 (250..151): those runs went out; n8n created 30 before the kill.
+		await t.crash(30);
+		t.tickets.drop([160]); // owed: its run was not created
+		await t.drain(10);
+		expect(t.unlisted).toHaveLength(1);
+		expect(t.unlisted[0]).toContain(
+			'1 item(s) listed once, never started, no longer listed: keys 160.',
+		);
+		const runs = t.runsOf();
+		for (let id = 11; id <= 250; id++) if (id !== 160) expect([id, runs.get(id)]).toEqual([id, 1]);
+		const before = t.tickets.pagesAsked.length;
+		await t.drain(3);
+		expect(t.tickets.pagesAsked.slice(before)).toEqual([1, 1, 1]);
+	});
+
+	it('a saved next-page link the source has since expired (410): the poll reads from the first page, says so once, and loses nothing', async () => {
+		const t = new Harness(MAX_PAGES_2);
+		t.tickets.add(10);
+		await t.activate();
+		t.tickets.add(200); // four pages new: the poll reads two and keeps the link to page 3
+		await t.clock.advance(INTERVAL);
+		t.settle();
+		t.tickets.expire();
+		t.tickets.add(5);
+		await t.drain(6);
+		t.expectEachOnce(11, 215);
+		expect(t.warnings.filter((line) => line.includes('HTTP 410'))).toHaveLength(1);
+		const before = t.tickets.pagesAsked.length;
+		await t.drain(2);
+		expect(t.tickets.pagesAsked.slice(before)).toEqual([1, 1]);
+	});
+});
+
+describe('a pass over the source (owed.ts)', () => {
+	const storeOwing = (keys: number[]) => {
+		const { store } = loadDedupeStore({ dedupe: { kind: 'unique' } });
+		store.startAgain(keys);
+		return store;
+	};
+
+	it('gives up what a whole pass did not list, once; an item owed during the pass waits for the next pass', () => {
+		const store = storeOwing([1, 2]);
+		const owed = new OwedItems(undefined);
+		owed.owe([1, 2]);
+		const first = owed.begin(store, true);
+		owed.owe([3]); // owed mid-pass: the pass starts again
+		store.startAgain([3]);
+		expect(owed.end(first, store)).toEqual([]);
+		const second = owed.begin(store, true);
+		expect(owed.end(second, store).map(({ name }) => name)).toEqual([1, 2, 3]);
+		expect(store.owedHashes().size).toBe(0);
+		expect(owed.end(owed.begin(store, true), store)).toEqual([]);
+	});
+
+	it('a pass begins only at a poll that reads from the head', () => {
+		const store = storeOwing([1]);
+		const owed = new OwedItems(undefined);
+		owed.owe([1]);
+		expect(owed.begin(store, false)).toBeUndefined();
+		expect(owed.end(owed.begin(store, true), store).map(({ name }) => name)).toEqual([1]);
+	});
+
+	it('an answer that says more remains, or files still uploading, is not a whole list', () => {
+		expect(answerIsWholeList({ rows: [], truncated: true })).toBe(false);
+		expect(answerIsWholeList({ files: [], uploading: [{ name: 'a' }] })).toBe(false);
+		expect(answerIsWholeList({ rows: [], truncated: false })).toBe(true);
+		expect(answerIsWholeList([{ id: 1 }])).toBe(true);
 	});
 });

@@ -3,7 +3,7 @@ import { ConfigError, fieldRef } from '../configError';
 import { fillPlaceholders, placeholdersIn } from '../connectors/args';
 import { httpExchange } from '../connectors/http';
 import type { PagedResult, Pagination } from '../connectors/pagination';
-import type { OpContext, OpMemory } from '../connectors/types';
+import { ConnectorError, type OpContext, type OpMemory } from '../connectors/types';
 import { type DedupeStore, itemHash, type Verdict } from './dedupe';
 import { hash64 } from './hash';
 import { unitsToHex } from './records';
@@ -141,12 +141,21 @@ export class PagedSource {
 				owedCalls: number;
 				/** It went on from where the poll before stopped (resumeFrom), not from the first page. */
 				resumed: boolean;
+				/** It paged past known ground for the items owed (owedHashes) until each was listed. */
+				pagedForOwed: boolean;
 				/** Max Pages cut it short: the hash (hex) of the last item listed. */
 				lastItem?: string;
 		  }
 		| undefined;
 	/** Counts owe() calls: one during a poll is not paid by that poll. */
 	private owedCalls = 0;
+	/** The poll being fetched read from the first page, its request to go on from having expired. */
+	private fellBack: string | undefined;
+	/**
+	 * The last poll committed read to the end of the list (or of what a poll reads: Max Pages with
+	 * nothing to go on from), so that it ends a pass over the source (owed.ts).
+	 */
+	private endedList = false;
 
 	constructor(
 		private readonly settings: PagingSettings,
@@ -199,20 +208,108 @@ export class PagedSource {
 		delete this.state.askFrom;
 	}
 
-	/** The pages of one poll, with the cursor filled into With. Changes nothing until commit(). */
+	/** Whether the next poll reads the list from its first page (not going on from a poll Max Pages cut short). */
+	get readsFromHead(): boolean {
+		return this.state?.resumeFrom === undefined;
+	}
+
+	/**
+	 * The pages of one poll, with the cursor filled into With. Changes nothing until commit(). A
+	 * request to go on from that the source no longer answers (a 4xx other than 429: an expired
+	 * link or token) is dropped: the poll reads from the first page instead, past known ground until
+	 * it lists the last item the cut poll listed, and `fellBack` says so (once: commit drops it).
+	 */
 	async fetch(request: PageRequestContext): Promise<PagedResult> {
 		const startedAt = this.clock.now();
 		const fresh = this.store.isFresh;
-		const { settings, store, expressions, clock } = this;
-		const values = cursorValues(store, this.state, settings.firstCursor);
+		const { store, expressions } = this;
 		const owed = this.state?.owed ? store.owedHashes() : undefined;
 		const owedCalls = this.owedCalls;
 		const resumeFrom = this.state?.resumeFrom;
+		this.fellBack = undefined;
+		let result: PagedResult;
+		let resumed = resumeFrom !== undefined;
+		let search: { searchFor: string; found: boolean } | undefined;
+		try {
+			result = await this.pages(request, startedAt, owed, resumeFrom && { resumeFrom });
+		} catch (error) {
+			const status = error instanceof ConnectorError ? error.details.status : undefined;
+			if (!resumeFrom || status === undefined || status < 400 || status >= 500 || status === 429)
+				throw error;
+			resumed = false;
+			search = { searchFor: resumeFrom.after, found: false };
+			// No validators: a 304 would end the poll without the pages below the cut.
+			result = await this.pages({ ...request, memory: {} }, startedAt, owed, search);
+			this.fellBack = `The request for the page after the last poll's (${String(resumeFrom.request.url)}) was answered HTTP ${status}: the source no longer knows it (an expired link or token). This poll read from the first page instead, past known ground until it listed the last item that poll had listed`;
+		}
+		const last = result.kind === 'pages' && result.stop === 'page_limit' && result.items.at(-1);
+		// Cut short before it found where the expired continuation stopped: the next poll goes on
+		// searching for that item, so that what lies after it is not taken for history.
+		const lastItem =
+			search && !search.found
+				? search.searchFor
+				: last !== undefined && last !== false
+					? unitsToHex(
+							itemHash(
+								(await expressions.keyList([last], { withVersion: store.needsVersion }))[0].key,
+							),
+						)
+					: undefined;
+		this.pending = {
+			startedAt,
+			fresh,
+			result,
+			askedSince: askedSince(this.state),
+			owedCalls,
+			resumed,
+			pagedForOwed: owed !== undefined,
+			...(lastItem !== undefined && { lastItem }),
+		};
+		return result;
+	}
+
+	/**
+	 * One poll's pages: from the first page, or going on from `resumeFrom`, or from the first page
+	 * past known ground until a page lists the item `searchFor` (hash, hex), judging what follows it.
+	 * While items are owed, no page is known ground before every owed item was listed (`owed`).
+	 */
+	private async pages(
+		request: PageRequestContext,
+		startedAt: number,
+		owed: Set<string> | undefined,
+		from?:
+			| { resumeFrom: NonNullable<SavedPagingState['resumeFrom']> }
+			| { searchFor: string; found: boolean },
+	): Promise<PagedResult> {
+		const { settings, store, expressions, clock } = this;
+		const values = cursorValues(store, this.state, settings.firstCursor);
+		const resumeFrom = from && 'resumeFrom' in from ? from.resumeFrom : undefined;
 		const first = resumeFrom?.request ?? fillPlaceholders(this.args, values);
 		const knownGround = async (items: unknown[]) =>
 			await reachesKnownGround(store, expressions, items, startedAt, owed);
+		// Listed on the page: owed items are taken out, whichever of its items are judged.
+		const judged = async (page: unknown[], judgedItems: unknown[]) => {
+			if (owed && judgedItems !== page)
+				await reachesKnownGround(store, expressions, page, startedAt, owed);
+			return await knownGround(judgedItems);
+		};
+		// Searching for where an expired continuation stopped: known ground only after its last item.
+		const search = from && 'searchFor' in from ? from : undefined;
 		let firstPage = true;
-		const result = await settings.pagination.fetch(
+		const judge = async (items: unknown[]) => {
+			if (resumeFrom && firstPage) {
+				firstPage = false;
+				const page = await resumedPage(store, expressions, items, resumeFrom.after, startedAt);
+				if (page !== 'known') return await judged(items, page);
+				// Its first item is known: the rest of the list is history, unless items are owed.
+				return owed === undefined || owed.size === 0 || (await knownGround(items));
+			}
+			if (!search || search.found) return await knownGround(items);
+			const at = await indexOfItem(store, expressions, items, search.searchFor);
+			search.found = at >= 0;
+			return await judged(items, at >= 0 ? items.slice(at + 1) : []);
+		};
+		return await settings.pagination.fetch(
 			first,
 			{
 				request: (args, first, endStatuses) =>
@@ -228,44 +325,25 @@ export class PagedSource {
 					),
 				selectItems: (body) => expressions.selectItems(body),
 				knownGround:
-					settings.listOrder === 'newestFirst' && settings.stopAtKnownGround
-						? async (items) => {
-								if (!resumeFrom || !firstPage) return await knownGround(items);
-								firstPage = false;
-								const page = await resumedPage(
-									store,
-									expressions,
-									items,
-									resumeFrom.after,
-									startedAt,
-								);
-								return page === 'known' || (await knownGround(page));
-							}
-						: undefined,
+					settings.listOrder === 'newestFirst' && settings.stopAtKnownGround ? judge : undefined,
 				clock,
 				signal: request.signal,
 				cursor: values.cursor,
 			},
 			resumeFrom?.pages,
 		);
-		const last = result.kind === 'pages' && result.stop === 'page_limit' && result.items.at(-1);
-		this.pending = {
-			startedAt,
-			fresh,
-			result,
-			askedSince: askedSince(this.state),
-			owedCalls,
-			resumed: resumeFrom !== undefined,
-			...(last !== undefined &&
-				last !== false && {
-					lastItem: unitsToHex(
-						itemHash(
-							(await expressions.keyList([last], { withVersion: store.needsVersion }))[0].key,
-						),
-					),
-				}),
-		};
-		return result;
+	}
+
+	/** After commit(): whether that poll read to the end of the list (see `endedList`). */
+	get endedListing(): boolean {
+		return this.endedList;
+	}
+
+	/** After fetch(): why that poll read from the first page though it was to go on (said once), if so. */
+	takeFallBack(): string | undefined {
+		const said = this.fellBack;
+		this.fellBack = undefined;
+		return said;
 	}
 
 	/**
@@ -284,6 +362,7 @@ export class PagedSource {
 			askedSince: asked,
 			owedCalls,
 			resumed,
+			pagedForOwed,
 			lastItem,
 		} = this.pending;
 		this.pending = undefined;
@@ -326,6 +405,16 @@ export class PagedSource {
 			resumed ? (this.state?.lastPollStartedAt ?? startedAt) : startedAt,
 		);
 		const stillOwed = this.state?.owed && (cutShort || resumed || owedCalls !== this.owedCalls);
+		// Nothing to go on from: an oldest-first poll with $cursor goes on from the cursor. Known
+		// ground ends the list only for a poll that paged on for the items owed.
+		this.endedList = cutShort
+			? resumeFrom === undefined &&
+				!(
+					this.settings.listOrder === 'oldestFirst' &&
+					this.store.kind === 'greatest' &&
+					placeholdersIn(this.args).has('cursor')
+				)
+			: result.kind !== 'pages' || result.stop !== 'known_ground' || pagedForOwed;
 		const askFrom =
 			runsUnsettled || stillOwed ? Math.min(this.state?.askFrom ?? asked, asked) : undefined;
 		this.state = {
@@ -362,6 +451,17 @@ export async function resumedPage(
 	)
 		return 'known';
 	return items;
+}
+
+/** Where on a page the item whose key hash (hex) is `hash` is; -1: not there. */
+async function indexOfItem(
+	store: DedupeStore,
+	expressions: PollExpressions,
+	items: unknown[],
+	hash: string,
+): Promise<number> {
+	const keyed = await expressions.keyList(items, { withVersion: store.needsVersion });
+	return keyed.findIndex(({ key }) => unitsToHex(itemHash(key)) === hash);
 }
 
 /**

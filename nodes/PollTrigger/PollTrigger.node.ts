@@ -216,6 +216,13 @@ function pollEngine(
 									'The items of the pages fetched were started. This is recorded once, until a poll reaches known ground again.',
 							}),
 						),
+					onUnlisted: (message) =>
+						trigger.fail(
+							new NodeOperationError(node, trigger.named(message), {
+								description:
+									'The trigger expected the source to list these items again and gave them up. This is recorded once for them.',
+							}),
+						),
 				},
 				config.startAgain,
 			);

@@ -10,6 +10,7 @@ import {
 import { triggerItems } from '../harness/chaos';
 import { FakeSystem, type RecordedRequest, type ScriptedResponse } from '../harness/fakeSystem';
 import { type Execution, isFinal, N8nInstance, TOPOLOGY_ENV } from '../harness/n8nInstance';
+import { waitFor } from '../harness/net';
 import { isN8n1 } from '../harness/paths';
 import { refusingHook } from '../harness/refusingHook';
 
@@ -300,6 +301,96 @@ describe('never lose one from sources that list only what they are asked for (is
 		// burst's last run, whose settlement rides with the next write, may start again (emitRuns.ts).
 		expect(repeated.length - 1).toBeLessThanOrEqual(MAX_REPEATS);
 		expect(ran.size).toBe(ids.length);
+		await n8n.unpublish(burst.workflowId);
+	}, 1_200_000);
+
+	test('newest first, Link header pages, Max Pages 2: Start Again of an item on page 4 starts it once, and nothing else again (issue 44)', async () => {
+		const style: Style = {
+			...STYLES[1][1],
+			parameters: () => ({
+				pagination: { pagination: { paginationMode: 'linkHeader', maxRequests: 2 } },
+			}),
+		};
+		const burst = await published(style);
+		burst.add(200); // pages of 50, newest first: the first 50 added are on page 4
+		const ids = burst.items.map((item) => item.id);
+		const before = await burstRuns(n8n, burst.workflowId, ids.length);
+		expect(lostAndRepeated(ids, before)).toEqual({ lost: 0, repeated: 0 });
+		const again = burst.items[20].id;
+		const asked = source.requests(burst.path).length;
+		await burst.update({ startAgain: JSON.stringify([again]) });
+		const runs = await n8n.waitForExecutions(
+			burst.workflowId,
+			(all) => all.filter(isFinal).length >= ids.length + 1,
+			'the item started again',
+			300_000,
+		);
+		// Polls after it read page 1 only: nothing owed keeps them paging deep.
+		await source.requestCount(burst.path, source.requests(burst.path).length + 3, 60_000);
+		const pages = source.requests(burst.path).map((r) => r.query.page ?? '1');
+		console.log(`pages asked since Start Again: ${pages.slice(asked).join(', ')}`);
+		expect(pages.slice(-2)).toEqual(['1', '1']);
+		const ran = new Map<string, number>();
+		for (const execution of (await n8n.executions(burst.workflowId)).filter(isFinal))
+			for (const item of triggerItems(execution, 'Poll'))
+				ran.set(String(item.id), (ran.get(String(item.id)) ?? 0) + 1);
+		expect(runs.filter((e) => e.status !== 'success')).toEqual([]);
+		const repeated = [...ran].filter(([, times]) => times > 1);
+		expect(repeated).toContainEqual([again, 2]);
+		expect(repeated.length - 1).toBeLessThanOrEqual(MAX_REPEATS);
+		expect(ran.size).toBe(ids.length);
+		await n8n.unpublish(burst.workflowId);
+	}, 1_200_000);
+
+	test(`updated_after={{ $lastPollStartedAt }}: a burst of ${BURST}, n8n killed (SIGKILL) after the first runs, the source dropping 20 items n8n had not started before the restart: ONE failed execution names them, every other item ran once (issue 44)`, async () => {
+		const dropped = new Set<string>();
+		const base = STYLES[0][1];
+		const style: Style = {
+			...base,
+			serve: (url) => {
+				const serve = base.serve(url)!;
+				return (listed, request) =>
+					serve(
+						listed.filter((item) => !dropped.has(item.id)),
+						request,
+					);
+			},
+		};
+		const burst = await published(style);
+		burst.add(BURST);
+		await reportsInAll(source, [burst.path], 30);
+		await n8n.kill();
+		// The list is newest first, and so are the runs: the oldest 20 are the last handed to n8n, 50 at
+		// most in flight, so no run of theirs existed at the kill.
+		const gone = burst.items.slice(0, 20).map((item) => item.id);
+		for (const id of gone) dropped.add(id);
+		await n8n.start();
+		await n8n.login();
+		const rest = { name: 'updated_after', ...burst, items: burst.items.slice(20) };
+		const result = await counted(rest);
+		expect([result.lost, Math.max(0, result.repeated - MAX_REPEATS)]).toEqual([[], 0]);
+		const message = 'listed once, never started, no longer listed: keys ';
+		const reports = await waitFor(
+			'the report of the items no longer listed',
+			async () => {
+				const found = (await n8n.executions(burst.workflowId))
+					.map((e) => e.data?.resultData.error?.message ?? '')
+					.filter((text) => text.includes(message));
+				return found.length > 0 ? found : undefined;
+			},
+			{ timeoutMs: 120_000, intervalMs: 1_000 },
+		);
+		// Polls after it: no second report.
+		await source.requestCount(burst.path, source.requests(burst.path).length + 2, 60_000);
+		const all = (await n8n.executions(burst.workflowId))
+			.map((e) => e.data?.resultData.error?.message ?? '')
+			.filter((text) => text.includes(message));
+		console.log(
+			`killed after 30+ reports: ${result.runs.succeeded.size} items ran, ${result.runs.crashed.length} runs crashed; report: ${all[0]}`,
+		);
+		expect(all).toHaveLength(1);
+		const named = /keys (.*?)\. A full pass/.exec(reports[0])?.[1].split(', ');
+		expect(named?.sort()).toEqual([...gone].sort());
 		await n8n.unpublish(burst.workflowId);
 	}, 1_200_000);
 });

@@ -22,6 +22,7 @@ export const quietPorts: Omit<PollActivationPorts, 'outlet'> = {
 		throw error;
 	},
 	onPageLimit: () => undefined,
+	onUnlisted: () => undefined,
 	onDeadLetter: () => undefined,
 	onSilence: () => undefined,
 };
