@@ -1,13 +1,16 @@
 import { systemClock } from '../clock';
 import { parseRetryAfter, snippet } from './http';
 import {
+	compareKeys,
 	deleteArgs,
 	downloadArgs,
 	type ListArgs,
 	listArgs,
+	listedItems,
 	listStart,
 	type ListedObject,
-	matching,
+	rememberedZone,
+	rewindListing,
 	moveArgs,
 	nextStart,
 	parseError,
@@ -43,25 +46,42 @@ const list: ConnectorOp<'s3'> = {
 	transport: 's3',
 	previewsWithMemory: true,
 	check: (args) => listArgs(args),
+	rewind: rewindListing,
 	async run(args, context) {
 		const parsed = listArgs(args);
 		const startedAfter = listStart(parsed, context.memory);
+		const zone = rememberedZone(parsed, context.memory);
 		const listing = await listObjects(context, parsed, startedAfter);
 		const nextStartAfter = parsed.afterLastKey
 			? nextStart(listing.objects, startedAfter, listing.storeNow, parsed.lagMs)
 			: null;
+		const listed = listedItems(listing.objects, startedAfter, parsed.pattern, zone);
+		const files = listed.map(({ object }) => toS3File(object));
+		const positions = new Map<unknown, string>(files.map((file, i) => [file, listed[i].position]));
+		// The zone stays until a listing goes past its end.
+		const zoneLeft = (after: string) =>
+			zone && compareKeys(after, zone.to) < 0 ? zone : undefined;
+		const lastKey = listing.objects.at(-1)?.key;
 		return {
 			kind: 'data',
 			data: {
 				bucket: parsed.bucket,
 				prefix: parsed.prefix,
-				files: matching(listing.objects, parsed.pattern).map(toS3File),
+				files,
 				startedAfter,
 				nextStartAfter,
 				requests: listing.requests,
 				truncated: listing.truncated,
 			},
-			memory: nextStartAfter === null ? undefined : positionMemory(parsed, nextStartAfter),
+			memory:
+				nextStartAfter === null
+					? undefined
+					: positionMemory(parsed, nextStartAfter, zoneLeft(nextStartAfter)),
+			...(parsed.afterLastKey && { positionOf: (item: unknown) => positions.get(item) }),
+			...(listing.truncated &&
+				lastKey !== undefined && {
+					more: positionMemory(parsed, lastKey, zoneLeft(lastKey)),
+				}),
 		};
 	},
 };

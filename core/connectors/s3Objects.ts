@@ -183,21 +183,115 @@ export function listStart(args: ListArgs, memory: OpMemory): string {
 }
 
 function rememberedKey(saved: string | undefined, args: ListArgs): string | undefined {
+	return rememberedPosition(saved, args)?.after;
+}
+
+/**
+ * Objects a call listed before, listed again because the position went back for objects whose runs
+ * n8n did not start (rewindListing): up to the key `to`, only the objects `owed` are given, so no
+ * other object between starts again (its key may have been forgotten by Remember at Most since).
+ */
+export interface ListingZone {
+	to: string;
+	owed: string[];
+}
+
+interface RememberedPosition {
+	bucket: string;
+	prefix: string;
+	after: string;
+	zone?: ListingZone;
+}
+
+function rememberedPosition(
+	saved: string | undefined,
+	args?: Pick<ListArgs, 'bucket' | 'prefix'>,
+): RememberedPosition | undefined {
 	if (saved === undefined) return undefined;
 	try {
-		const { bucket, prefix, after } = JSON.parse(saved) as Record<string, unknown>;
-		return bucket === args.bucket && prefix === args.prefix && typeof after === 'string'
-			? after
+		const position = JSON.parse(saved) as RememberedPosition;
+		return (!args || (position.bucket === args.bucket && position.prefix === args.prefix)) &&
+			typeof position.after === 'string'
+			? position
 			: undefined;
 	} catch {
 		return undefined;
 	}
 }
 
-export function positionMemory(args: ListArgs, after: string): OpMemory {
+/** The zone of an `afterLastKey` listing's memory, if it has one (same bucket and prefix only). */
+export function rememberedZone(args: ListArgs, memory: OpMemory): ListingZone | undefined {
+	return args.afterLastKey ? rememberedPosition(memory[POSITION_MEMORY], args)?.zone : undefined;
+}
+
+export function positionMemory(
+	args: Pick<ListArgs, 'bucket' | 'prefix'>,
+	after: string,
+	zone?: ListingZone,
+): OpMemory {
 	return {
-		[POSITION_MEMORY]: JSON.stringify({ bucket: args.bucket, prefix: args.prefix, after }),
+		[POSITION_MEMORY]: JSON.stringify({
+			bucket: args.bucket,
+			prefix: args.prefix,
+			after,
+			...(zone && { zone }),
+		}),
 	};
+}
+
+/** Owed objects a zone names at most; past it the listing starts afresh (the dedupe decides). */
+export const MAX_OWED_KEYS = 1000;
+
+/**
+ * ConnectorOp.rewind of s3.list with `afterLastKey`: lists from just before the earliest owed object
+ * (each position is `[from, key]`: the key listed before it, and its own), or from where `memory`
+ * lists if that is earlier, and, up to where `memory` had listed, gives only the owed objects.
+ */
+export function rewindListing(
+	memory: OpMemory | undefined,
+	owed: readonly string[],
+): OpMemory | undefined {
+	const position = rememberedPosition(memory?.[POSITION_MEMORY]);
+	if (!position) return undefined;
+	let start = position.after;
+	const keys: string[] = [];
+	for (const text of owed) {
+		const [from, key] = JSON.parse(text) as [string, string];
+		if (compareKeys(from, start) < 0) start = from;
+		keys.push(key);
+	}
+	// The owed objects are after where the next call lists from: it lists them anyway.
+	if (start === position.after && !position.zone) return memory;
+	const owedKeys = [...new Set([...(position.zone?.owed ?? []), ...keys])];
+	if (owedKeys.length > MAX_OWED_KEYS) return undefined;
+	return positionMemory(position, start, {
+		to: position.zone?.to ?? position.after,
+		owed: owedKeys,
+	});
+}
+
+/**
+ * The objects of a listing that start items, each with where it was listed (`[from, key]` as JSON:
+ * rewindListing): those matching the pattern, without the zone's objects other than the owed ones.
+ */
+export function listedItems(
+	objects: readonly ListedObject[],
+	startedAfter: string,
+	pattern: RegExp,
+	zone: ListingZone | undefined,
+): Array<{ object: ListedObject; position: string }> {
+	const owed = new Set(zone?.owed);
+	const wanted = new Set(matching(objects, pattern));
+	const items: Array<{ object: ListedObject; position: string }> = [];
+	let from = startedAfter;
+	for (const object of objects) {
+		const before = from;
+		from = object.key;
+		if (!wanted.has(object)) continue;
+		if (zone && compareKeys(object.key, zone.to) <= 0 && !owed.has(object.key)) continue;
+		items.push({ object, position: JSON.stringify([before, object.key]) });
+	}
+	return items;
 }
 
 /**

@@ -70,6 +70,10 @@ const DEFAULT_TIMEOUT_MS = 30_000;
 const PARAM_NAMES: readonly SqlParam[] = ['cursor', 'key', 'limit'];
 /** The key of the op's memory holding the next start position, as JSON. */
 const POSITION_MEMORY = 'sqlPosition';
+/** The key of the op's memory holding the zone of rows read before (SqlZone), as JSON. */
+const ZONE_MEMORY = 'sqlZone';
+/** The key of the op's memory saying which call read the position, and where (SqlItemPosition). */
+const READ_MEMORY = 'sqlRead';
 
 /** Parses and checks the op's arguments ("With"), naming the argument at fault. */
 export function sqlQueryArgs(args: Record<string, unknown>): SqlQueryArgs {
@@ -224,9 +228,43 @@ export interface SqlReadResult {
 	startedAfter: SqlPosition;
 	/** The position the next call starts after: the last row read that is older than the lag. */
 	nextAfter: SqlPosition;
+	/** Which call read `nextAfter`, and where in its read (SqlItemPosition); unset: `after` itself. */
+	nextAfterRead?: [call: string, index: number];
 	/** True when `maxRows` stopped the paging before a short page. */
 	truncated: boolean;
+	/** The last row read (`rows` may leave it out: see `zone`), where a truncated read goes on. */
+	lastRead: SqlPosition;
+	/** For each of `rows`, where it was read (SqlItemPosition as JSON): what `rewindSql` takes. */
+	positions: string[];
+	/** The zone this call was given and has not read past: kept for the next call. */
+	zone?: SqlZone;
 }
+
+/**
+ * Rows an earlier call had read already, listed again because the position went back for rows
+ * whose runs n8n did not start (rewindSql): up to `to`, only the rows at the positions `owed`
+ * ([cursor, key] as JSON) are given, so no other row of the range starts again (its key may have
+ * been forgotten by Remember at Most since).
+ */
+export interface SqlZone {
+	to: SqlPosition;
+	owed: string[];
+}
+
+/**
+ * Where a row was read: the call (`call`, a random id, and `index`, the place in the call's read of
+ * the position read just before it, -1 for where the call started), that position (`from`: a call
+ * from there lists the row again), the row's own
+ * (`at`), and the last position the call read before `from` whose cursor is lower than `from`'s
+ * (`below`): a call from there lists every row sharing `from`'s cursor.
+ */
+type SqlItemPosition = [
+	call: string,
+	index: number,
+	from: SqlPosition,
+	at: SqlPosition,
+	below: SqlPosition | null,
+];
 
 /**
  * Reads from `after` page by page until a page comes back short or `maxRows` are read, and plans
@@ -236,6 +274,7 @@ export async function readPages(
 	session: SqlSession,
 	args: SqlQueryArgs,
 	after: SqlPosition,
+	zone?: SqlZone,
 ): Promise<SqlReadResult> {
 	const clock = await session.now();
 	const boundaryOf = (now: string) => {
@@ -250,12 +289,22 @@ export async function readPages(
 	let boundary = boundaryOf(databaseNow);
 	const rows: Array<Record<string, unknown>> = [];
 	let nextAfter = after;
+	let nextAfterRead: [string, number] | undefined;
 	let pageAfter = after;
 	let pages = 0;
 	let previousUnits: bigint | undefined;
 	let lagPassed = false;
+	const call = `${databaseNow}|${Math.random().toString(36).slice(2, 10)}`;
+	const positions: string[] = [];
+	// The position read last, and the last one read before it with a lower cursor (SqlItemPosition).
+	let previous = after;
+	let belowPrevious: SqlPosition | null = null;
+	let read = 0;
+	const owed = new Set(zone?.owed);
+	let inZone = zone !== undefined;
+	let truncated = false;
 	for (;;) {
-		const limit = Math.min(args.pageSize, args.maxRows - rows.length);
+		const limit = Math.min(args.pageSize, args.maxRows - read);
 		const page = await session.query(args.query, bindValues(args.params, pageAfter, limit));
 		pages++;
 		if (page.zoneless?.includes(args.cursor)) boundary = boundaryOf(zonelessClock(clock, args));
@@ -270,13 +319,28 @@ export async function readPages(
 			const units = cursorUnits(position[0])!;
 			if (previousUnits !== undefined && units < previousUnits)
 				throw new ConnectorError(
-					`sql.query: the query returned cursor ${JSON.stringify(position[0])} after ${JSON.stringify(rows[rows.length - 1][args.cursor])}: it must ORDER BY ${args.cursor}, ${args.key}`,
+					`sql.query: the query returned cursor ${JSON.stringify(position[0])} after ${JSON.stringify(previous[0])}: it must ORDER BY ${args.cursor}, ${args.key}`,
 				);
 			previousUnits = units;
 			if (units > boundary) lagPassed = true;
 			// Rows come in (cursor, key) order, so those older than the lag are a prefix of the read.
-			if (!lagPassed) nextAfter = position;
-			rows.push(row);
+			if (!lagPassed) {
+				nextAfter = position;
+				nextAfterRead = [call, read];
+			}
+			if (inZone && !withinZone(position, zone!.to)) inZone = false;
+			if (!inZone || owed.has(JSON.stringify(position))) {
+				const at: SqlItemPosition = [call, read - 1, previous, position, belowPrevious];
+				rows.push(row);
+				positions.push(JSON.stringify(at));
+			}
+			read++;
+			const below: SqlPosition | null =
+				cursorUnits(previous[0]) === units ? belowPrevious : previous;
+			previous = position;
+			belowPrevious = below;
+			// The zone's last row itself was read before: what follows it was not.
+			if (inZone && samePosition(position, zone!.to)) inZone = false;
 		}
 		if (page.length > args.pageSize)
 			throw new ConnectorError(
@@ -284,10 +348,43 @@ export async function readPages(
 			);
 		if (page.length < limit || page.length === 0) break;
 		pageAfter = rowPosition(page[page.length - 1], args);
-		if (rows.length >= args.maxRows)
-			return { rows, pages, databaseNow, startedAfter: after, nextAfter, truncated: true };
+		if (read >= args.maxRows) {
+			truncated = true;
+			break;
+		}
 	}
-	return { rows, pages, databaseNow, startedAfter: after, nextAfter, truncated: false };
+	return {
+		rows,
+		pages,
+		databaseNow,
+		startedAfter: after,
+		nextAfter,
+		truncated,
+		lastRead: previous,
+		...(nextAfterRead && { nextAfterRead }),
+		positions,
+		...(inZone && { zone: zone! }),
+	};
+}
+
+/** Whether `position` is at or before the zone's end `to` as far as can be told (isAfter). */
+function withinZone(position: SqlPosition, to: SqlPosition): boolean {
+	return (
+		!isAfter(position, to) ||
+		(!samePosition(position, to) && sameCursor(position, to) && !numericKeys(position, to))
+	);
+}
+
+function samePosition(a: SqlPosition, b: SqlPosition): boolean {
+	return sameCursor(a, b) && String(a[1]) === String(b[1]);
+}
+
+function sameCursor(a: SqlPosition, b: SqlPosition): boolean {
+	return cursorUnits(a[0]) === cursorUnits(b[0]);
+}
+
+function numericKeys(a: SqlPosition, b: SqlPosition): boolean {
+	return typeof a[1] === 'number' && typeof b[1] === 'number';
 }
 
 /** Zone names that are UTC all year (PostgreSQL's and MySQL's spellings). */
@@ -349,10 +446,91 @@ function rowPosition(row: Record<string, unknown>, args: SqlQueryArgs): SqlPosit
 
 /** The start position kept in the op's memory, or `from` when there is none (first poll, or rolled back). */
 function startPosition(memory: Record<string, string>, args: SqlQueryArgs): SqlPosition {
+	return savedPosition(memory) ?? args.from;
+}
+
+function savedPosition(memory: Record<string, string>): SqlPosition | undefined {
 	const saved = memory[POSITION_MEMORY];
-	if (saved === undefined) return args.from;
+	if (saved === undefined) return undefined;
 	const parsed = JSON.parse(saved) as SqlPosition;
-	return Array.isArray(parsed) && parsed.length === 2 ? parsed : args.from;
+	return Array.isArray(parsed) && parsed.length === 2 ? parsed : undefined;
+}
+
+function savedZone(memory: Record<string, string>): SqlZone | undefined {
+	const saved = memory[ZONE_MEMORY];
+	return saved === undefined ? undefined : (JSON.parse(saved) as SqlZone);
+}
+
+/** The op's memory: where the next call starts after, and the zone it has not read past. */
+function sqlMemory(
+	position: SqlPosition,
+	zone: SqlZone | undefined,
+	read?: [call: string, index: number],
+): Record<string, string> {
+	return {
+		[POSITION_MEMORY]: JSON.stringify(position),
+		...(read && { [READ_MEMORY]: JSON.stringify(read) }),
+		...(zone && { [ZONE_MEMORY]: JSON.stringify(zone) }),
+	};
+}
+
+/** Owed rows a zone names at most; past it the position goes back to `from` (the dedupe decides). */
+export const MAX_OWED_POSITIONS = 1000;
+
+/** A position a call may start after, with what breaks a tie with another (SqlItemPosition). */
+interface SqlStart {
+	position: SqlPosition;
+	call?: string;
+	index?: number;
+	below?: SqlPosition | null;
+}
+
+/**
+ * The earlier of two start positions. Rows of one cursor value order by key, which for text keys is
+ * the database's collation, not known here: two such positions of one call order by the call's read;
+ * otherwise a position with a lower cursor (`below`) is before both; undefined when there is none.
+ */
+function earlierStart(a: SqlStart, b: SqlStart): SqlStart | undefined {
+	const [unitsA, unitsB] = [cursorUnits(a.position[0])!, cursorUnits(b.position[0])!];
+	if (unitsA !== unitsB) return unitsA < unitsB ? a : b;
+	if (String(a.position[1]) === String(b.position[1])) return a;
+	if (numericKeys(a.position, b.position)) return a.position[1] < b.position[1] ? a : b;
+	if (a.call !== undefined && a.call === b.call) return a.index! < b.index! ? a : b;
+	const below = a.below ?? b.below;
+	return below ? { position: below } : undefined;
+}
+
+/**
+ * ConnectorOp.rewind of sql.query: starts after the earliest `from` of the owed rows (or where
+ * `memory` starts, if that is earlier), and lists, up to where `memory` had read, only them.
+ */
+export function rewindSql(
+	memory: Record<string, string> | undefined,
+	owed: readonly string[],
+): Record<string, string> | undefined {
+	const current = memory && savedPosition(memory);
+	if (!current) return undefined;
+	const zone = savedZone(memory!);
+	const [readBy, readAt] = memory![READ_MEMORY]
+		? (JSON.parse(memory![READ_MEMORY]) as [string, number])
+		: [];
+	let start: SqlStart | undefined = { position: current, call: readBy, index: readAt };
+	const rows: string[] = [];
+	for (const text of owed) {
+		const [call, index, from, at, below] = JSON.parse(text) as SqlItemPosition;
+		start = earlierStart(start, { position: from, call, index, below });
+		if (!start) return undefined;
+		rows.push(JSON.stringify(at));
+	}
+	// The owed rows are after where the next call starts: it lists them anyway.
+	if (start.position === current && !zone) return memory;
+	const owedRows = [...new Set([...(zone?.owed ?? []), ...rows])];
+	if (owedRows.length > MAX_OWED_POSITIONS) return undefined;
+	return sqlMemory(
+		start.position,
+		{ to: zone?.to ?? current, owed: owedRows },
+		start.call === undefined ? undefined : [start.call, start.index!],
+	);
 }
 
 /** The first line of a query, shortened, to name it in an error. */
@@ -370,6 +548,7 @@ export function createSqlOps(): ConnectorOp[] {
 		// Execute step reads from the trigger's saved position: what the next poll would read.
 		previewsWithMemory: true,
 		check: (args) => sqlQueryArgs(args),
+		rewind: rewindSql,
 		async run(args, context: OpContext) {
 			const parsed = sqlQueryArgs(args);
 			if (!context.sql) throw new Error('sql.query needs a SQL connection');
@@ -380,7 +559,13 @@ export function createSqlOps(): ConnectorOp[] {
 				signal: context.signal,
 			});
 			try {
-				const read = await readPages(session, parsed, startPosition(context.memory, parsed));
+				const read = await readPages(
+					session,
+					parsed,
+					startPosition(context.memory, parsed),
+					savedZone(context.memory),
+				);
+				const positions = new Map(read.rows.map((row, i) => [row, read.positions[i]]));
 				return {
 					kind: 'data',
 					data: {
@@ -391,7 +576,17 @@ export function createSqlOps(): ConnectorOp[] {
 						nextAfter: read.nextAfter,
 						truncated: read.truncated,
 					},
-					memory: { [POSITION_MEMORY]: JSON.stringify(read.nextAfter) },
+					// A position this call did not move keeps what the memory said of it.
+					memory: sqlMemory(
+						read.nextAfter,
+						read.zone,
+						read.nextAfterRead ??
+							(context.memory[READ_MEMORY] === undefined
+								? undefined
+								: (JSON.parse(context.memory[READ_MEMORY]) as [string, number])),
+					),
+					positionOf: (item) => positions.get(item as Record<string, unknown>),
+					...(read.truncated && { more: sqlMemory(read.lastRead, read.zone) }),
 				};
 			} catch (error) {
 				throw describeSqlFailure(error, session.dialect, parsed.query);

@@ -122,6 +122,17 @@ export type OpResult =
 			kind: 'data';
 			data: unknown;
 			/** Memory to keep once the caller has used the data successfully. */ memory?: OpMemory;
+			/**
+			 * An op with a read position (ConnectorOp.rewind): where one item of `data`, as the op gave
+			 * it, was read, as text the op's `rewind` takes back; undefined for anything else.
+			 */
+			positionOf?: (item: unknown) => string | undefined;
+			/**
+			 * The op stopped at its bound (sql.query's `maxRows`, s3.list's `maxObjects`) and more is to
+			 * be read: the memory that reads on from the last item read (`memory` may start earlier,
+			 * for the lag). A first poll that only takes a baseline reads on with it (activation.ts).
+			 */
+			more?: OpMemory;
 			/** A file read by the op, for the item's binary data. */
 			file?: OpFile;
 	  }
@@ -152,6 +163,15 @@ export interface ConnectorOp<Transport extends string = NodeTransport> {
 	 * (`url` in "With") and its value; the Poll Trigger calls it at activation and Execute step.
 	 */
 	check(args: Record<string, unknown>): void;
+	/**
+	 * The op reads on from a position it keeps in its memory (sql.query's keyset, s3.list's
+	 * `afterLastKey`), so an item it has read is listed again only if the position goes back. Given
+	 * the memory a call would read from and the positions (OpResult `positionOf`) of items whose
+	 * runs n8n did not start, returns the memory that lists them again: it reads from just before
+	 * the earliest of them (never from further back than that), and up to where `memory` had read
+	 * gives only those items. Undefined: it cannot tell, read from the op's start (`from`).
+	 */
+	rewind?(memory: OpMemory | undefined, owed: readonly string[]): OpMemory | undefined;
 	run(args: Record<string, unknown>, context: OpContext): Promise<OpResult>;
 }
 

@@ -154,7 +154,7 @@ export interface PollActivationPorts {
 	 * Items owed that a full pass over the source did not list (owed.ts), named once: the message of
 	 * its one failed execution.
 	 */
-	onUnlisted(message: string): void;
+	onUnlisted(message: string, keys: readonly ItemKey[]): void;
 	/** An item's runs all failed (When a Run Fails): its one failed execution. */
 	onDeadLetter(letter: DeadLetter): void;
 	/** The source went silent for Alert When Nothing New For, or produces again: one failed execution. */
@@ -215,6 +215,8 @@ export class PollActivation {
 	private observed: ObservedPollState | undefined;
 	private opMemory: OpMemory | undefined;
 	private startAgainApplied: string | undefined;
+	/** While a poll reads: runs whose items became owed meanwhile (readAgain). */
+	private owedDuringPoll: PollRun[] | undefined;
 	/** Keys emitted again at this activation: a refusal of one says it existed before. */
 	private readonly reEmitted = new Set<string>();
 	private ports: PollActivationPorts | undefined;
@@ -437,11 +439,12 @@ export class PollActivation {
 		// before a poll lists the item).
 		for (const key of this.store.restagedKeys()) this.reEmitted.add(key);
 		const notKnown = held.length + unsure.length;
-		// Their items are listed again only if the op reads them again: its read position (sql.query's
-		// keyset, sftp.list's files, HTTP validators) is forgotten with them, as for a run n8n could not
-		// create (settled), and written below.
+		// Their items are listed again only if the op reads them again: its read position goes back to
+		// just before the earliest of them (sql.query's keyset, s3.list's afterLastKey), or its memory
+		// (sftp.list's files, HTTP validators) is forgotten, as for a run n8n could not create
+		// (settled), and written below.
 		if (notKnown > 0) {
-			this.opMemory = undefined;
+			this.readAgain([...held, ...unsure].map(({ run }) => run));
 			this.paged?.owe();
 			this.owed.owe([...held, ...unsure].flatMap(({ run }) => run.keys));
 			ports.outlet.info(
@@ -536,8 +539,9 @@ export class PollActivation {
 
 	/**
 	 * n8n settled a keyed run: it leaves the outbox and the ledger says how it ended. When n8n could
-	 * not create it, its items are forgotten, and the validators with them, so they come back at the
-	 * next poll (a 304 would hide them), under a new deduplication key: n8n may have saved the run's
+	 * not create it, its items are forgotten, the op's read position goes back to just before them
+	 * and the validators are forgotten (readAgain), so they come back at the next poll (a 304 would
+	 * hide them), under a new deduplication key: n8n may have saved the run's
 	 * execution, failed, under the old one (queue mode, Redis refused the job). The change is written
 	 * with the next poll. Returns the keys of the items rolled back, if any.
 	 */
@@ -556,7 +560,7 @@ export class PollActivation {
 		const rolledBack = end.settlement !== 'started';
 		if (rolledBack) {
 			this.store.rollback(run.undo, run.keys);
-			this.opMemory = undefined;
+			this.readAgain([run]);
 			this.paged?.owe();
 			this.owed.owe(run.keys);
 		}
@@ -656,7 +660,7 @@ export class PollActivation {
 			}
 			if (held === undefined) names.push(name);
 		}
-		if (names.length > 0 && !this.stopped) this.live.onUnlisted(unlistedMessage(names));
+		if (names.length > 0 && !this.stopped) this.live.onUnlisted(unlistedMessage(names), names);
 	}
 
 	/**
@@ -710,6 +714,29 @@ export class PollActivation {
 	/** Whether runs of a burst are still to go out. */
 	get moreToEmit(): boolean {
 		return this.outbox.heldCount > 0;
+	}
+
+	/**
+	 * The items of these runs are owed: the op reads them again. An op with a read position goes back
+	 * to just before the earliest of them and, up to where it had read, lists only them
+	 * (ConnectorOp.rewind), so no item between starts again (Remember at Most may have forgotten its
+	 * key); any other op's memory is forgotten (HTTP validators, sftp.list's files), as is a read
+	 * position the op cannot place them by (items the Items expression made anew). A poll reading
+	 * meanwhile read from before: its memory goes back the same way once it is done.
+	 */
+	private readAgain(runs: readonly PollRun[]): void {
+		this.opMemory = this.rewound(this.opMemory, runs);
+		this.owedDuringPoll?.push(...runs);
+	}
+
+	private rewound(memory: OpMemory | undefined, runs: readonly PollRun[]): OpMemory | undefined {
+		const { op } = this.settings.source;
+		const placed = runs.every((run) => run.positions?.length === run.keys.length);
+		if (!op.rewind || !placed) return undefined;
+		return op.rewind(
+			memory,
+			runs.flatMap((run) => run.positions ?? []),
+		);
 	}
 
 	/** The trigger's one write. n8n only notices a reassigned top-level key: the whole state is new. */
@@ -777,8 +804,57 @@ export class PollActivation {
 	}
 
 	private async poll(signal: AbortSignal) {
+		this.owedDuringPoll = [];
+		try {
+			return await this.pollOnce(signal);
+		} finally {
+			this.owedDuringPoll = undefined;
+		}
+	}
+
+	/**
+	 * One fetch of a poll. A first poll that only takes a baseline (First Poll Starts nothing or the
+	 * newest N) reads on while the op stops at its bound (OpResult `more`: sql.query's maxRows,
+	 * s3.list's maxObjects), so that the whole listing is its baseline, not its first part; the
+	 * position kept is the first one a call left before the end of what it read (the lag), else the
+	 * last call's.
+	 */
+	private async fetchForPoll(
+		signal: AbortSignal,
+	): Promise<{ fetched: OpResult | PagedResult; items?: unknown[] }> {
+		const fetched = await this.fetch(this.live.context, this.opMemory ?? {}, signal);
+		const wholeListing = this.store.isFresh && this.settings.firstPoll.mode !== 'all';
+		if (fetched.kind !== 'data' || !fetched.more || !wholeListing) return { fetched };
+		const items: unknown[] = [];
+		const positionOfs: Array<NonNullable<typeof fetched.positionOf>> = [];
+		let kept: OpMemory | undefined;
+		let from = this.opMemory ?? {};
+		for (let call: OpResult | PagedResult = fetched; ; ) {
+			if (call.kind !== 'data') break;
+			items.push(...(await this.settings.expressions.selectItems(call.data)));
+			if (call.positionOf) positionOfs.push(call.positionOf);
+			// An op whose `more` does not move on would read the same part for ever.
+			const more = call.more && !sameMemory(from, call.more) ? call.more : undefined;
+			if (kept === undefined && (!more || !sameMemory(call.memory, more))) kept = call.memory;
+			if (!more) break;
+			from = more;
+			call = await this.fetch(this.live.context, more, signal);
+		}
+		return {
+			fetched: {
+				kind: 'data',
+				data: undefined,
+				memory: kept,
+				positionOf: (item) => positionOfs.map((of) => of(item)).find((at) => at !== undefined),
+			},
+			items,
+		};
+	}
+
+	private async pollOnce(signal: AbortSignal) {
 		let memory: OpMemory | undefined;
 		let wholeList = false;
+		let positionOf: ((item: unknown) => string | undefined) | undefined;
 		const baseline = this.store.isFresh;
 		const pass = this.owed.begin(this.store, this.paged?.readsFromHead ?? true);
 		const { outcome, runs } = await runPollCycle<unknown>(
@@ -788,10 +864,12 @@ export class PollActivation {
 				clock: this.settings.clock,
 				commit: { keyPrefix: this.settings.keyPrefix, onePerItem: this.settings.oneRunPerItem },
 				fetch: async (fetchSignal) => {
-					const fetched = await this.fetch(this.live.context, this.opMemory ?? {}, fetchSignal);
+					const { fetched, items } = await this.fetchForPoll(fetchSignal);
 					if (fetched.kind === 'not_modified') return { notModified: true };
 					memory = fetched.memory;
 					wholeList = fetched.kind === 'pages' || answerIsWholeList(fetched.data);
+					if (fetched.kind === 'data') positionOf = fetched.positionOf;
+					if (items) return { items };
 					return fetched.kind === 'pages' ? { items: fetched.items } : { result: fetched.data };
 				},
 			},
@@ -805,12 +883,16 @@ export class PollActivation {
 		if (outcome.kind === 'not_modified') return outcome;
 		const unlisted =
 			wholeList && (this.paged?.endedListing ?? true) ? this.owed.end(pass, this.store) : [];
-		const planned = runs.map(({ key, candidates, undo }) => ({
-			key,
-			items: candidates.map(({ item }) => runItem(item)),
-			keys: candidates.map((c) => c.key),
-			...(undo && { undo }),
-		}));
+		const planned = runs.map(({ key, candidates, undo }) => {
+			const positions = positionOf && candidates.map(({ item }) => positionOf!(item));
+			return {
+				key,
+				items: candidates.map(({ item }) => runItem(item)),
+				keys: candidates.map((c) => c.key),
+				...(undo && { undo }),
+				...(positions?.every((at) => at !== undefined) && { positions: positions as string[] }),
+			};
+		});
 		// `none` remembers nothing: its runs have no key, nothing to refuse, no outbox.
 		const unkeyed = planned
 			.filter(({ key }) => key === undefined)
@@ -821,8 +903,11 @@ export class PollActivation {
 				!this.settings.oneRunPerItem,
 			),
 		);
-		// Validators are kept with the runs they listed: both are in this one write.
+		// Validators are kept with the runs they listed: both are in this one write. Runs whose items
+		// became owed while the poll read: their items are read again from here (readAgain).
 		this.opMemory = memory;
+		const owed = this.owedDuringPoll ?? [];
+		if (owed.length > 0) this.opMemory = this.rewound(memory, owed);
 		this.write();
 		// A first poll after activation (the activation's failed) that starts nothing: n8n saves static
 		// data only on emit, so without this a crash would take a new baseline later.
@@ -837,6 +922,14 @@ export class PollActivation {
 		this.checkpoint(true);
 		return outcome;
 	}
+}
+
+/** Whether two memories of an op hold the same. */
+function sameMemory(a: OpMemory | undefined, b: OpMemory): boolean {
+	const keys = Object.keys(b);
+	return (
+		a !== undefined && Object.keys(a).length === keys.length && keys.every((k) => a[k] === b[k])
+	);
 }
 
 /** An item as a run's item: an object as it is, anything else as `{ value }`. */

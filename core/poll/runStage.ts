@@ -16,6 +16,11 @@ export interface StagedRun<I> {
 	held?: true;
 	/** A run started again after a failed one (retries.ts): its attempt (2 and up). */
 	attempt?: number;
+	/**
+	 * Where the op read each item (OpResult `positionOf`), for an op with a read position: if n8n
+	 * does not start the run, the position goes back to list them again (ConnectorOp.rewind).
+	 */
+	positions?: string[];
 }
 
 /** Items of armed runs stored in the outbox at once (the first run is armed whatever its size). */
@@ -154,13 +159,24 @@ export class RunStage<I> {
 	 * is written.
 	 */
 	add(
-		runs: ReadonlyArray<{ key: string; items: I[]; keys: ItemKey[]; undo?: Undo }>,
+		runs: ReadonlyArray<{
+			key: string;
+			items: I[];
+			keys: ItemKey[];
+			undo?: Undo;
+			positions?: string[];
+		}>,
 		storeItems: boolean,
 	) {
-		for (const { key, items, keys, undo } of runs) {
+		for (const { key, items, keys, undo, positions } of runs) {
 			if (this.entries.has(key)) continue;
 			this.entries.set(key, {
-				run: { keys, ...(undo && { undo }), ...(storeItems && { held: true as const }) },
+				run: {
+					keys,
+					...(undo && { undo }),
+					...(positions && { positions }),
+					...(storeItems && { held: true as const }),
+				},
 				items,
 				itemBytes: storeItems ? this.sizeOf(items) : 0,
 				armed: false,
@@ -213,8 +229,13 @@ export class RunStage<I> {
 	/** Marks `staged` armed; a run held to store its items now stores them. */
 	private arm(key: string, staged: Staged<I>): void {
 		if (staged.run.held) {
-			const { keys, undo } = staged.run;
-			staged.run = { items: staged.items, keys, ...(undo && { undo }) };
+			const { keys, undo, positions } = staged.run;
+			staged.run = {
+				items: staged.items,
+				keys,
+				...(undo && { undo }),
+				...(positions && { positions }),
+			};
 		}
 		staged.armed = true;
 		this.entries.set(key, staged);

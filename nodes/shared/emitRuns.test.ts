@@ -4,6 +4,7 @@ import { endedRun, triggerContext } from '../../test/nodeContext';
 import { PollTrigger } from '../PollTrigger/PollTrigger.node';
 import { EMIT_CHUNK, RunEmitter, type RunEmitterOptions } from './emitRuns';
 import { type LiveCopiesWriter, writerToLiveCopies } from './liveCopies';
+import * as door from './n8nDoor';
 import { n8nCapabilities } from './n8nDoor';
 
 /** A deferred promise as n8n-core's `helpers.createDeferredPromise` makes it. */
@@ -425,6 +426,29 @@ describe('RunEmitter with deduplication keys (n8n 2.x)', () => {
 			'emit k-write (no items) writes state',
 		]);
 		expect(reports).toEqual(['2: a,b (Node has no access to credential)']);
+	});
+
+	test('a run n8n said it could not start but holds running under its key (queue mode: enqueued, then its hooks failed) is settled started; one n8n holds as new, or none, not run', async () => {
+		const { context, log, staticData, failBeforeRun } = n8n2Context();
+		const statuses: Record<string, string> = { 'k-a': 'running', 'k-b': 'new' };
+		const asked = jest
+			.spyOn(door, 'executionStatusByKey')
+			.mockImplementation(async (key) => (key in statuses ? { status: statuses[key] } : undefined));
+		try {
+			const { emitter: runs } = emitter(context, log, staticData);
+			await runs.emit(['a', 'b', 'c'].map((name) => ({ key: `k-${name}`, run: name })));
+			const poolFailed = new Error('timeout exceeded when trying to connect');
+			for (const key of ['k-a', 'k-b', 'k-c']) await failBeforeRun(key, poolFailed);
+			await new Promise((resolve) => setImmediate(resolve));
+			expect(log.filter((line) => line.startsWith('settled'))).toEqual([
+				'settled k-a started',
+				'settled k-b not_created',
+				'settled k-c not_created',
+			]);
+			expect(asked.mock.calls.map(([key]) => key)).toEqual(['k-a', 'k-b', 'k-c']);
+		} finally {
+			asked.mockRestore();
+		}
 	});
 
 	test(`a long outbox goes out in chunks of ${EMIT_CHUNK}: before each, n8n writes the state and the emitter waits for that write`, async () => {

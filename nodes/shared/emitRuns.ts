@@ -9,6 +9,7 @@ import { systemClock } from '../../core/clock';
 import type { RunToEmit, Settlement } from '../../core/outbox';
 import { onWriteEnded } from './liveCopies';
 import {
+	executionStatusByKey,
 	n8nCapabilities,
 	onRunCreated,
 	ranAnyway,
@@ -87,6 +88,28 @@ interface Outcome {
 	error?: Error;
 	/** The ended run, when n8n resolved with one (undefined: refused as a duplicate). */
 	result?: IRun;
+}
+
+/** n8n's statuses of an execution that is running or has run (not `new`: it may never run). */
+const RAN_STATUSES: ReadonlySet<string> = new Set(['running', 'success', 'waiting']);
+
+/**
+ * A run n8n said it could not start, asked for by its key before its items go back: in queue mode
+ * n8n's main enqueues the job before it runs its hooks, and when they fail (its database pool, under
+ * load) it rejects the emit while a worker runs the job all the same (docs/queue-mode.md). An
+ * execution under the key that is running or has run counts as started; anything else (none, `new`,
+ * failed) as n8n said, so that no item is lost on a guess.
+ */
+async function ranAfterAll(key: string, said: Outcome): Promise<Outcome> {
+	if (said.settlement !== 'not_created') return said;
+	try {
+		const execution = await executionStatusByKey(key);
+		if (execution && RAN_STATUSES.has(execution.status))
+			return { settlement: 'started', error: said.error };
+	} catch {
+		// n8n could not be asked: as it said.
+	}
+	return said;
 }
 
 /**
@@ -237,16 +260,18 @@ export class RunEmitter<R> {
 			response.promise.catch((error: Error) => {
 				if (!ranAnyway(error)) failedBeforeRun = error;
 			});
-			const outcome = done.promise.then(
-				(result): Outcome =>
-					failedBeforeRun && !(result && executed(result))
-						? { settlement: 'not_created', error: failedBeforeRun }
-						: { settlement: 'started', result },
-				(error: Error): Outcome => ({
-					settlement: ranAnyway(error) && !failedBeforeRun ? 'started' : 'not_created',
-					error: failedBeforeRun ?? error,
-				}),
-			);
+			const outcome = done.promise
+				.then(
+					(result): Outcome =>
+						failedBeforeRun && !(result && executed(result))
+							? { settlement: 'not_created', error: failedBeforeRun }
+							: { settlement: 'started', result },
+					(error: Error): Outcome => ({
+						settlement: ranAnyway(error) && !failedBeforeRun ? 'started' : 'not_created',
+						error: failedBeforeRun ?? error,
+					}),
+				)
+				.then(async (said) => await ranAfterAll(key, said));
 			inFlight.set(key, outcome);
 			void outcome.then(async ({ settlement, error, result }) => {
 				if (inFlight.get(key) === outcome) inFlight.delete(key);

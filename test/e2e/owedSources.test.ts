@@ -210,4 +210,45 @@ describe('never lose one from sql.query and sftp.list (issue 36), in a real n8n'
 		},
 		1_200_000,
 	);
+
+	// Issue 44, finding 3: the refused run's rows alone are read again, not everything from `from`,
+	// whose rows Remember at Most has forgotten (under Changed each would start again).
+	refusedRunTest?.(
+		"sql.query on PostgreSQL, Changed, Remember at Most 100, a burst of 1,000 rows and one run n8n refuses: only that run's row runs again, lost 0, repeated 0",
+		async () => {
+			const n = ++cases;
+			const real = await SOURCES[0].make(n);
+			const path = `/capped${n}`;
+			const poll = {
+				parameters: { ...real.parameters, dedupe: 'changed', version: 'updated_at' },
+				credentials: real.credentials,
+			};
+			const burst = await publishedBurst(n8n, source, {
+				path,
+				history: 100,
+				poll,
+				hold: (listed, round) =>
+					real.hold(
+						listed.map((item) => ({ ...item })),
+						round,
+					),
+			});
+			// The cap takes effect at the next activation; the store keeps its 100 keys.
+			await n8n.unpublish(burst.workflowId);
+			await burst.update({ maxRemembered: 100 });
+			await n8n.publish(burst.workflowId);
+			const ids = burst.add(1000);
+			await burst.held();
+			await reportsInAll(source, [path], 300);
+			hook.refuseNext(burst.workflowId);
+			const result = await counted({ ...burst, name: 'capped', path, ids, identity: undefined });
+			console.log(
+				`capped: ${result.runs.succeeded.size} rows ran, ${result.runs.failed.length} failed; lost ${result.lost.length}, repeated ${result.repeated}`,
+			);
+			expect([result.lost, result.repeated]).toEqual([[], 0]);
+			await hook.expectReported(n8n, [['capped', result.runs.failed]]);
+			await n8n.unpublish(burst.workflowId);
+		},
+		1_200_000,
+	);
 });

@@ -300,5 +300,35 @@ describe('S3 source', () => {
 			expect(after).toEqual([...after].sort());
 			expect(after.at(-1)).toBe(fresh.at(-1));
 		}, 600_000);
+
+		// Issue 44, finding 5: before, only the first listing of maxObjects was the baseline, and the
+		// second poll started the next 1,000 old objects.
+		test('afterLastKey, Start After empty, First Poll Starts nothing, maxObjects 1,000 over 5,000 old objects: nothing old starts, the next new object does', async () => {
+			const old = await store.fill('old5k/', 5000);
+			const id = await n8n.importWorkflow(
+				workflow(
+					's3 first poll past maxObjects',
+					[
+						pollNode(
+							{ prefix: 'old5k/', afterLastKey: true, maxObjects: 1000, lagSeconds: 2 },
+							{ options: { firstPoll: 'none' } },
+						),
+					],
+					[],
+				),
+			);
+			await n8n.publish(id);
+			// Publication ends after the first poll: it listed the 5,000 in five calls.
+			expect(listingsOf('old5k/').length).toBeGreaterThanOrEqual(5);
+			await polls('old5k/', 3);
+			expect(await n8n.executionSummaries(id)).toEqual([]);
+			const [fresh] = await store.fill('old5k/', 1);
+			expect(fresh > old.at(-1)!).toBe(true);
+			await runsEnded(id, 1);
+			await polls('old5k/', 2);
+			await n8n.unpublish(id);
+			const started = (await n8n.executions(id)).map((run) => nodeOutput(run, 'Poll')[0]?.path);
+			expect(started).toEqual([fresh]);
+		}, 600_000);
 	});
 });

@@ -171,6 +171,10 @@ export async function simulate(schedule: Schedule): Promise<PollTrace> {
 					for (const key of letter.keys) trace.reported.add(String(key));
 				},
 				onSilence: () => undefined,
+				onUnlisted: (message, keys) => {
+					tell(`  reported: ${message}`);
+					for (const key of keys) trace.reported.add(String(key));
+				},
 			},
 			startAgainList,
 		);
