@@ -148,6 +148,8 @@ export interface PagingHooks {
 	selectItems(body: unknown): Promise<unknown[]>;
 	/** Whether a page reaches what the trigger already knows; unset: walk every page. */
 	knownGround?(items: unknown[]): Promise<boolean>;
+	/** Max Pages does not cut this read: a first poll taking its baseline reads the whole list. */
+	readWhole?: boolean;
 	clock: Clock;
 	signal?: AbortSignal;
 	cursor: unknown;
@@ -321,7 +323,7 @@ export class Pagination {
 				return this.result(items, pageCount, 'known_ground', requests, memory);
 			const next = await this.nextRequest(current, scope, answer.url, where);
 			if (!next) return this.result(items, pageCount, 'complete', requests, memory);
-			if (this.maxPages !== undefined && pageCount >= this.maxPages)
+			if (this.maxPages !== undefined && pageCount >= this.maxPages && !hooks.readWhole)
 				return this.result(items, pageCount, 'page_limit', requests, memory, next);
 			if (this.intervalMs > 0) await sleep(hooks.clock, this.intervalMs, hooks.signal);
 			hooks.signal?.throwIfAborted();

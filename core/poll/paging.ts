@@ -326,6 +326,10 @@ export class PagedSource {
 				selectItems: (body) => expressions.selectItems(body),
 				knownGround:
 					settings.listOrder === 'newestFirst' && settings.stopAtKnownGround ? judge : undefined,
+				// Oldest first, the next poll goes on from where this one stopped: a first poll taking
+				// only a baseline reads to the end, or the next would start the rest of the old list.
+				readWhole:
+					settings.listOrder === 'oldestFirst' && store.isFresh && !this.firstPollStartsAll,
 				clock,
 				signal: request.signal,
 				cursor: values.cursor,

@@ -213,7 +213,12 @@ export async function simulate(schedule: Schedule): Promise<PollTrace> {
 		if (requests === before) tell('  no poll was due');
 		const latest = n8n.states()[1].observed;
 		const failed = pollFailed || (latest?.consecutiveFailures ?? 0) > 0;
-		trace.polls.push({ requests: requests - before, failed, quiet });
+		trace.polls.push({
+			requests: requests - before,
+			failed,
+			quiet,
+			baseline: fresh && setup.firstPoll === 'none',
+		});
 		if (!fresh) baselineTaken = true;
 	};
 	tell(`the workflow is published (${describe(setup)})`);
