@@ -800,7 +800,8 @@ export class PollActivation {
 	): Promise<OpResult | PagedResult> {
 		const { op, args, timeoutMs } = this.settings.source;
 		if (this.paged) return await this.paged.fetch({ context, memory, signal, timeoutMs });
-		return await op.run(args, { ...context, memory, signal, timeoutMs });
+		const baseline = this.store.isFresh && this.settings.firstPoll.mode === 'none';
+		return await op.run(args, { ...context, memory, signal, timeoutMs, baseline });
 	}
 
 	private async poll(signal: AbortSignal) {
