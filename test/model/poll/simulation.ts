@@ -84,6 +84,7 @@ export async function simulate(schedule: Schedule): Promise<PollTrace> {
 		baseline: new Set(),
 		starts: [],
 		reported: new Set(),
+		expiredUnread: false,
 		startAgain: [],
 		dropped: new Set(),
 		readded: new Set(),
@@ -166,7 +167,10 @@ export async function simulate(schedule: Schedule): Promise<PollTrace> {
 					pollFailed = true;
 					tell(`  the poll fails: ${error.message}`);
 				},
-				onPageLimit: (message) => tell(`  Max Pages reported: ${message}`),
+				onPageLimit: (message) => {
+					tell(`  Max Pages reported: ${message}`);
+					if (message.includes('no longer knows it')) trace.expiredUnread = true;
+				},
 				onDeadLetter: (letter) => {
 					for (const key of letter.keys) trace.reported.add(String(key));
 				},
