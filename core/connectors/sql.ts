@@ -234,6 +234,8 @@ export interface SqlReadResult {
 	truncated: boolean;
 	/** The last row read (`rows` may leave it out: see `zone`), where a truncated read goes on. */
 	lastRead: SqlPosition;
+	/** Where the call read `lastRead` (as `nextAfterRead`), when it read a row. */
+	lastReadAt?: [call: string, index: number];
 	/** For each of `rows`, where it was read (SqlItemPosition as JSON): what `rewindSql` takes. */
 	positions: string[];
 	/** The zone this call was given and has not read past: kept for the next call. */
@@ -361,6 +363,7 @@ export async function readPages(
 		nextAfter,
 		truncated,
 		lastRead: previous,
+		...(read > 0 && { lastReadAt: [call, read - 1] as [string, number] }),
 		...(nextAfterRead && { nextAfterRead }),
 		positions,
 		...(inZone && { zone: zone! }),
@@ -588,7 +591,10 @@ export function createSqlOps(): ConnectorOp[] {
 								: (JSON.parse(context.memory[READ_MEMORY]) as [string, number])),
 					),
 					positionOf: (item) => positions.get(item as Record<string, unknown>),
-					...(read.truncated && { more: sqlMemory(read.lastRead, read.zone) }),
+					// Read on from there: the same memory as `memory` when the lag held nothing back.
+					...(read.truncated && {
+						more: sqlMemory(read.lastRead, read.zone, read.lastReadAt),
+					}),
 				};
 			} catch (error) {
 				throw describeSqlFailure(error, session.dialect, parsed.query);

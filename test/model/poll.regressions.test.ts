@@ -321,6 +321,23 @@ const cases: Array<[string, Schedule]> = [
 			steps: [{ do: 'startAgain', i: 0 }, { do: 'poll' }, { do: 'crashAfterSave' }],
 		},
 	],
+	[
+		'new (seed 44): sql.query, First Poll Starts Nothing, Remember at Most 2: the baseline read on past maxRows keeps the position after its last row, so no row the cap forgot starts',
+		{
+			setup: {
+				style: 'sqlKeyset',
+				pageSize: 1,
+				maxPages: 1,
+				tokenTtlMs: 0,
+				nextPage: 'linkHeader',
+				maxRemembered: 2,
+				firstPoll: 'none',
+				initialItems: 4,
+				queueMode: false,
+			},
+			steps: [],
+		},
+	],
 ];
 
 describe("issue 44's findings, as the model simulation found them on main", () => {

@@ -292,8 +292,11 @@ export async function simulate(schedule: Schedule): Promise<PollTrace> {
 					const item = catalogue.pick(step.i);
 					// Not covered for $cursor: its Start Again names cursor values, which it never lists again.
 					if (!item || setup.style === 'cursorOldestFirst') return;
+					// Start Again is applied once per list (docs/poll-trigger.md): the same list again is a
+					// re-publish, which starts nothing more.
+					if (startAgainList.join() !== item.id)
+						trace.startAgain.push({ id: item.id, atStart: trace.starts.length });
 					startAgainList = [item.id];
-					trace.startAgain.push({ id: item.id, atStart: trace.starts.length });
 					tell(`the user sets Start Again to ${item.id} and publishes`);
 				} else tell('the user unpublishes and publishes');
 				cutRuns();
