@@ -70,7 +70,10 @@ export function fileOps({ transport, checkArgs, withSession }: FileProtocol): Co
 			const listedAt = (context.clock ?? systemClock).now();
 			return await withSession(args, context, async (session) => {
 				const files = await walkFiles(session, parsed);
-				const { finished, uploading, memory } = settle(files, context.memory, listedAt, parsed);
+				const settled = settle(files, context.memory, listedAt, parsed);
+				const { finished, uploading, memory } = context.baseline
+					? { ...settled, finished: files, uploading: [] }
+					: settled;
 				return {
 					kind: 'data',
 					data: {

@@ -153,6 +153,10 @@ export interface PagingHooks {
 	selectItems(body: unknown): Promise<unknown[]>;
 	/** Whether a page reaches what the trigger already knows; unset: walk every page. */
 	knownGround?(items: unknown[]): Promise<boolean>;
+	/** Requests the poll sent before this read (a refused continuation): they count against Max Pages. */
+	spent?: number;
+	/** Max Pages does not cut this read: a first poll taking its baseline reads the whole list. */
+	readWhole?: boolean;
 	clock: Clock;
 	signal?: AbortSignal;
 	cursor: unknown;
@@ -289,7 +293,10 @@ export class Pagination {
 		const sent = new Set<string>();
 		let memory: OpMemory = {};
 		let current = args;
+		const spent = hooks.spent ?? 0;
 		for (let pageCount = 0; ; ) {
+			if (this.maxPages !== undefined && spent >= this.maxPages)
+				return this.result(items, pageCount, 'page_limit', requests, memory);
 			const identity = JSON.stringify([
 				current.method,
 				current.url,
@@ -329,7 +336,7 @@ export class Pagination {
 				return this.result(items, pageCount, 'known_ground', requests, memory);
 			const next = await this.nextRequest(current, scope, answer.url, where);
 			if (!next) return this.result(items, pageCount, 'complete', requests, memory);
-			if (this.maxPages !== undefined && pageCount >= this.maxPages)
+			if (this.maxPages !== undefined && spent + pageCount >= this.maxPages && !hooks.readWhole)
 				return this.result(items, pageCount, 'page_limit', requests, memory, next);
 			if (this.intervalMs > 0) await sleep(hooks.clock, this.intervalMs, hooks.signal);
 			hooks.signal?.throwIfAborted();

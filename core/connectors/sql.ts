@@ -235,6 +235,8 @@ export interface SqlReadResult {
 	truncated: boolean;
 	/** The last row read (`rows` may leave it out: see `zone`), where a truncated read goes on. */
 	lastRead: SqlPosition;
+	/** Where the call read `lastRead` (as `nextAfterRead`), when it read a row. */
+	lastReadAt?: [call: string, index: number];
 	/** For each of `rows`, where it was read (SqlItemPosition as JSON): what `rewindSql` takes. */
 	positions: string[];
 	/** The zone this call was given and has not read past: kept for the next call. */
@@ -362,6 +364,7 @@ export async function readPages(
 		nextAfter,
 		truncated,
 		lastRead: previous,
+		...(read > 0 && { lastReadAt: [call, read - 1] as [string, number] }),
 		...(nextAfterRead && { nextAfterRead }),
 		positions,
 		...(inZone && { zone: zone! }),
@@ -462,14 +465,14 @@ function savedZone(memory: Record<string, string>): SqlZone | undefined {
 	return saved === undefined ? undefined : (JSON.parse(saved) as SqlZone);
 }
 
-/** The op's memory: where the next call starts after, and the zone it has not read past. */
+/** The op's memory: where the next call starts after (none: `from`), and the zone it has not read past. */
 function sqlMemory(
-	position: SqlPosition,
+	position: SqlPosition | undefined,
 	zone: SqlZone | undefined,
 	read?: [call: string, index: number],
 ): Record<string, string> {
 	return {
-		[POSITION_MEMORY]: JSON.stringify(position),
+		...(position && { [POSITION_MEMORY]: JSON.stringify(position) }),
 		...(read && { [READ_MEMORY]: JSON.stringify(read) }),
 		...(zone && { [ZONE_MEMORY]: JSON.stringify(zone) }),
 	};
@@ -503,34 +506,36 @@ function earlierStart(a: SqlStart, b: SqlStart): SqlStart | undefined {
 
 /**
  * ConnectorOp.rewind of sql.query: starts after the earliest `from` of the owed rows (or where
- * `memory` starts, if that is earlier), and lists, up to where `memory` had read, only them.
+ * `memory` starts, if that is earlier), and lists, up to where `memory` had read, only them. Where
+ * no position before them all can be told (text keys under one cursor, read by different calls),
+ * it starts from `from` with the same zone: the read goes back further, but still lists only them.
  */
 export function rewindSql(
 	memory: Record<string, string> | undefined,
 	owed: readonly string[],
 ): Record<string, string> | undefined {
 	const current = memory && savedPosition(memory);
-	if (!current) return undefined;
-	const zone = savedZone(memory!);
+	const zone = memory && savedZone(memory);
+	// Nothing read since `from`: the next call lists the owed rows anyway.
+	if (!current && !zone) return undefined;
 	const [readBy, readAt] = memory![READ_MEMORY]
 		? (JSON.parse(memory![READ_MEMORY]) as [string, number])
 		: [];
-	let start: SqlStart | undefined = { position: current, call: readBy, index: readAt };
+	let start: SqlStart | undefined = current && { position: current, call: readBy, index: readAt };
 	const rows: string[] = [];
 	for (const text of owed) {
 		const [call, index, from, at, below] = JSON.parse(text) as SqlItemPosition;
-		start = earlierStart(start, { position: from, call, index, below });
-		if (!start) return undefined;
+		start = start && earlierStart(start, { position: from, call, index, below });
 		rows.push(JSON.stringify(at));
 	}
 	// The owed rows are after where the next call starts: it lists them anyway.
-	if (start.position === current && !zone) return memory;
+	if (start?.position === current && !zone) return memory;
 	const owedRows = [...new Set([...(zone?.owed ?? []), ...rows])];
 	if (owedRows.length > MAX_OWED_POSITIONS) return undefined;
 	return sqlMemory(
-		start.position,
-		{ to: zone?.to ?? current, owed: owedRows },
-		start.call === undefined ? undefined : [start.call, start.index!],
+		start?.position,
+		{ to: zone?.to ?? current!, owed: owedRows },
+		start?.call === undefined ? undefined : [start.call, start.index!],
 	);
 }
 
@@ -587,7 +592,10 @@ export function createSqlOps(): ConnectorOp[] {
 								: (JSON.parse(context.memory[READ_MEMORY]) as [string, number])),
 					),
 					positionOf: (item) => positions.get(item as Record<string, unknown>),
-					...(read.truncated && { more: sqlMemory(read.lastRead, read.zone) }),
+					// Read on from there: the same memory as `memory` when the lag held nothing back.
+					...(read.truncated && {
+						more: sqlMemory(read.lastRead, read.zone, read.lastReadAt),
+					}),
 				};
 			} catch (error) {
 				throw describeSqlFailure(error, session.dialect, parsed.query);

@@ -119,6 +119,11 @@ export interface OpContext {
 	timeoutMs?: number;
 	/** Memory from the last successful call of this op; empty on the first. */
 	memory: OpMemory;
+	/**
+	 * The trigger's first poll takes what this call lists as its baseline and starts none of it
+	 * (First Poll Starts Nothing): list all the source holds, e.g. files still being written.
+	 */
+	baseline?: boolean;
 	http?: HttpTransport;
 	imap?: ImapConnection;
 	sftp?: SftpConnection;

@@ -802,7 +802,8 @@ export class PollActivation {
 		const { op, args, timeoutMs } = this.settings.source;
 		try {
 			if (this.paged) return await this.paged.fetch({ context, memory, signal, timeoutMs });
-			return await op.run(args, { ...context, memory, signal, timeoutMs });
+			const baseline = this.store.isFresh && this.settings.firstPoll.mode === 'none';
+			return await op.run(args, { ...context, memory, signal, timeoutMs, baseline });
 		} catch (error) {
 			throw inOp(op.name, error);
 		}

@@ -212,6 +212,11 @@ export interface SavedDedupeState {
 	history?: { from: number; journal: string[] };
 	/** `greatest`: the highest id started. */
 	watermark?: ItemKey;
+	/**
+	 * `greatest`: the highest id started, while a run n8n did not start took the mark back below
+	 * it; up to it only the items owed start.
+	 */
+	ceiling?: ItemKey;
 	/** `last`: base64 of the remembered keys' hashes, oldest first. */
 	tail?: string;
 	/** `last`: [generation, position] of the start that set the tail. */
@@ -599,6 +604,11 @@ export abstract class DedupeStore {
 	}
 
 	/** One verdict per item, in start order. */
+	/** Whether the item (key hash) is owed: marked to start again, or of a restaged run. */
+	protected owes(hash: string): boolean {
+		return this.again.has(hash) || this.restaged.has(hash);
+	}
+
 	protected abstract judge(
 		ordered: ReadonlyArray<KeyedItem<unknown>>,
 		hashes: readonly string[],

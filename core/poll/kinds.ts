@@ -255,19 +255,17 @@ export class ChangedStore extends KeyedStore {
 export class GreatestStore extends DedupeStore {
 	readonly kind = 'greatest';
 	private watermark: ItemKey | undefined;
+	/**
+	 * The mark before a run n8n did not start took it back: the items up to it were started (or
+	 * are owed), so only owed ones start again though the mark is below them. n8n would refuse
+	 * the others by their keys, but not once it pruned their executions.
+	 */
+	private ceiling: ItemKey | undefined;
 
 	constructor(firstPoll: FirstPollPolicy, saved: SavedDedupeState | undefined) {
 		super(firstPoll, saved);
-		const watermark = saved?.watermark;
-		if (
-			watermark !== undefined &&
-			watermark !== null &&
-			typeof watermark !== 'string' &&
-			typeof watermark !== 'number'
-		) {
-			throw new Error(`watermark must be a string or a number, not ${showValue(watermark)}`);
-		}
-		this.watermark = watermark ?? undefined;
+		this.watermark = markOf(saved?.watermark, 'watermark');
+		this.ceiling = markOf(saved?.ceiling, 'ceiling');
 	}
 
 	get size(): number {
@@ -287,6 +285,8 @@ export class GreatestStore extends DedupeStore {
 			before === undefined ||
 			(typeof before === typeof this.watermark && before < this.watermark)
 		) {
+			if (this.ceiling === undefined || this.watermark > this.ceiling)
+				this.ceiling = this.watermark;
 			this.watermark = before;
 		}
 	}
@@ -312,25 +312,43 @@ export class GreatestStore extends DedupeStore {
 		return [...items].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
 	}
 
-	protected judge(ordered: ReadonlyArray<KeyedItem<unknown>>): Judgement[] {
-		return ordered.map((keyed) => ({
-			verdict: this.isAbove(keyed.key) ? 'new' : 'at_or_below_watermark',
+	protected judge(
+		ordered: ReadonlyArray<KeyedItem<unknown>>,
+		hashes: readonly string[],
+	): Judgement[] {
+		return ordered.map((keyed, i) => ({
+			verdict:
+				this.isAbove(keyed.key) &&
+				(this.ceiling === undefined || keyed.key > this.ceiling || this.owes(hashes[i]))
+					? 'new'
+					: 'at_or_below_watermark',
 		}));
 	}
 
 	protected remember(candidate: Candidate): Undo {
 		const undo: Undo = { watermark: this.watermark ?? null };
 		if (this.isAbove(candidate.key)) this.watermark = candidate.key;
+		if (this.ceiling !== undefined && this.watermark! >= this.ceiling) this.ceiling = undefined;
 		return undo;
 	}
 
 	protected savedFields(): Partial<SavedDedupeState> {
-		return this.watermark === undefined ? {} : { watermark: this.watermark };
+		return {
+			...(this.watermark !== undefined && { watermark: this.watermark }),
+			...(this.ceiling !== undefined && { ceiling: this.ceiling }),
+		};
 	}
 
 	private isAbove(key: ItemKey): boolean {
 		return this.watermark === undefined || key > this.watermark;
 	}
+}
+
+/** A saved mark of `greatest`: a string or a number, if any. */
+function markOf(mark: unknown, name: string): ItemKey | undefined {
+	if (mark !== undefined && mark !== null && typeof mark !== 'string' && typeof mark !== 'number')
+		throw new Error(`${name} must be a string or a number, not ${showValue(mark)}`);
+	return mark ?? undefined;
 }
 
 /** How many of the previous poll's last keys `last` remembers, newest last. */

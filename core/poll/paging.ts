@@ -53,7 +53,14 @@ export interface SavedPagingState {
 	 * (hex) of the last item it listed. The next poll goes on from there to known ground (resumedPage
 	 * says where that page starts), and the one after starts from the list's first page again.
 	 */
-	resumeFrom?: { request: Record<string, unknown>; after: string; of: string; pages: number };
+	resumeFrom?: {
+		request: Record<string, unknown>;
+		after: string;
+		of: string;
+		pages: number;
+		/** The poll fell back from a refused continuation and has not yet listed `after`. */
+		searching?: true;
+	};
 }
 
 /** $lastPollStartedAt before the first successful poll: everything. */
@@ -145,6 +152,10 @@ export class PagedSource {
 				pagedForOwed: boolean;
 				/** Max Pages cut it short: the hash (hex) of the last item listed. */
 				lastItem?: string;
+				/** A refused continuation left Max Pages no request for the first page: the report. */
+				noRoom?: string;
+				/** It did not list the item a refused continuation stopped at (`lastItem`). */
+				searching?: boolean;
 		  }
 		| undefined;
 	/** Counts owe() calls: one during a poll is not paid by that poll. */
@@ -229,9 +240,13 @@ export class PagedSource {
 		this.fellBack = undefined;
 		let result: PagedResult;
 		let resumed = resumeFrom !== undefined;
-		let search: { searchFor: string; found: boolean } | undefined;
+		// Still searching for where a refused continuation stopped: this poll goes on searching.
+		let search: { searchFor: string; found: boolean } | undefined = resumeFrom?.searching
+			? { searchFor: resumeFrom.after, found: false }
+			: undefined;
+		let noRoom: string | undefined;
 		try {
-			result = await this.pages(request, startedAt, owed, resumeFrom && { resumeFrom });
+			result = await this.pages(request, startedAt, owed, resumeFrom && { resumeFrom }, search);
 		} catch (error) {
 			const status = error instanceof ConnectorError ? error.details.status : undefined;
 			if (!resumeFrom || status === undefined || status < 400 || status >= 500 || status === 429)
@@ -239,8 +254,14 @@ export class PagedSource {
 			resumed = false;
 			search = { searchFor: resumeFrom.after, found: false };
 			// No validators: a 304 would end the poll without the pages below the cut.
-			result = await this.pages({ ...request, memory: {} }, startedAt, owed, search);
-			this.fellBack = `The request for the page after the last poll's (${String(resumeFrom.request.url)}) was answered HTTP ${status}: the source no longer knows it (an expired link or token). This poll read from the first page instead, past known ground until it listed the last item that poll had listed`;
+			// The refused request counts against Max Pages: a poll sends at most that many.
+			result = await this.pages({ ...request, memory: {} }, startedAt, owed, undefined, search, 1);
+			if (result.kind === 'pages' && result.pages === 0) {
+				// No page read: a limit, reported as Max Pages is; the next poll reads from the head.
+				noRoom = `${fieldRef('pagination.maxPages')} reached: the request for the page after the last poll's (${String(resumeFrom.request.url)}) was answered HTTP ${status}, the source no longer knows it (an expired link or token), and no request was left to read from the first page: items past the pages the last poll read may not have been started. Raise ${fieldRef('pagination.maxPages')} or poll more often than the source's links expire`;
+				search = undefined;
+			} else
+				this.fellBack = `The request for the page after the last poll's (${String(resumeFrom.request.url)}) was answered HTTP ${status}: the source no longer knows it (an expired link or token). This poll read from the first page instead, past known ground until it listed the last item that poll had listed`;
 		}
 		const last = result.kind === 'pages' && result.stop === 'page_limit' && result.items.at(-1);
 		// Cut short before it found where the expired continuation stopped: the next poll goes on
@@ -264,6 +285,8 @@ export class PagedSource {
 			resumed,
 			pagedForOwed: owed !== undefined,
 			...(lastItem !== undefined && { lastItem }),
+			...(noRoom !== undefined && { noRoom }),
+			...(search && !search.found && { searching: true }),
 		};
 		return result;
 	}
@@ -277,13 +300,13 @@ export class PagedSource {
 		request: PageRequestContext,
 		startedAt: number,
 		owed: Set<string> | undefined,
-		from?:
-			| { resumeFrom: NonNullable<SavedPagingState['resumeFrom']> }
-			| { searchFor: string; found: boolean },
+		from?: { resumeFrom: NonNullable<SavedPagingState['resumeFrom']> },
+		search?: { searchFor: string; found: boolean },
+		spent = 0,
 	): Promise<PagedResult> {
 		const { settings, store, expressions, clock } = this;
 		const values = cursorValues(store, this.state, settings.firstCursor);
-		const resumeFrom = from && 'resumeFrom' in from ? from.resumeFrom : undefined;
+		const resumeFrom = from?.resumeFrom;
 		const listStart = fillPlaceholders(this.args, values);
 		const first = resumeFrom?.request ?? listStart;
 		// The credential goes only where the list's first request, as configured, goes (not where a
@@ -301,10 +324,9 @@ export class PagedSource {
 			return await knownGround(judgedItems);
 		};
 		// Searching for where an expired continuation stopped: known ground only after its last item.
-		const search = from && 'searchFor' in from ? from : undefined;
 		let firstPage = true;
 		const judge = async (items: unknown[]) => {
-			if (resumeFrom && firstPage) {
+			if (resumeFrom && firstPage && !search) {
 				firstPage = false;
 				const page = await resumedPage(store, expressions, items, resumeFrom.after, startedAt);
 				if (page !== 'known') return await judged(items, page);
@@ -333,9 +355,14 @@ export class PagedSource {
 				selectItems: (body) => expressions.selectItems(body),
 				knownGround:
 					settings.listOrder === 'newestFirst' && settings.stopAtKnownGround ? judge : undefined,
+				// Oldest first, the next poll goes on from where this one stopped: a first poll taking
+				// only a baseline reads to the end, or the next would start the rest of the old list.
+				readWhole:
+					settings.listOrder === 'oldestFirst' && store.isFresh && !this.firstPollStartsAll,
 				clock,
 				signal: request.signal,
 				cursor: values.cursor,
+				spent,
 			},
 			resumeFrom?.pages,
 		);
@@ -371,6 +398,8 @@ export class PagedSource {
 			resumed,
 			pagedForOwed,
 			lastItem,
+			noRoom,
+			searching,
 		} = this.pending;
 		this.pending = undefined;
 		const cutShort = result.kind === 'pages' && result.stop === 'page_limit';
@@ -390,10 +419,12 @@ export class PagedSource {
 						of: this.settingsHash,
 						// pageCount in the next page's expressions goes on from here (page numbers).
 						pages: (resumed ? (this.state?.resumeFrom?.pages ?? 0) : 0) + result.pages,
+						...(searching && { searching: true as const }),
 					}
 				: undefined;
 		const problem =
-			resumeFrom && this.settings.pagination.resumable
+			noRoom ??
+			(resumeFrom && this.settings.pagination.resumable
 				? undefined
 				: pageLimitProblem(result, {
 						settings: this.settings,
@@ -402,7 +433,7 @@ export class PagedSource {
 						kind: this.store.kind,
 						firstPollStartsAll: this.firstPollStartsAll,
 						owed: this.state?.owed === true,
-					});
+					}));
 		// A resumed poll read older pages only: items listed at the head since the poll it goes on
 		// from are asked for by the next poll, from that poll's start.
 		const next = nextPagingState(

@@ -222,8 +222,20 @@ describe('sql.query read positions (rewindSql)', () => {
 			at('c2', 1, [t, 'B'], [t, 'C'], null),
 		]);
 		expect(JSON.parse(acrossCalls!.sqlPosition)).toEqual(lower);
-		// Nothing with a lower cursor to go back to: read from `from`.
-		expect(rewindSql(memory([t, 'k9']), [at('c2', 1, [t, 'B'], [t, 'C'], null)])).toBeUndefined();
+		// Nothing with a lower cursor to go back to: read from `from`, still listing only the owed row.
+		const fromStart = rewindSql(memory([t, 'k9']), [at('c2', 1, [t, 'B'], [t, 'C'], null)]);
+		expect(fromStart!.sqlPosition).toBeUndefined();
+		expect(JSON.parse(fromStart!.sqlZone)).toEqual({
+			to: [t, 'k9'],
+			owed: [JSON.stringify([t, 'C'])],
+		});
+		// A second rewind keeps that zone and adds to it.
+		const again = rewindSql(fromStart, [at('c3', 0, [t, 'k9'], [t, 'k10'], null)]);
+		expect(again!.sqlPosition).toBeUndefined();
+		expect(JSON.parse(again!.sqlZone).owed).toEqual([
+			JSON.stringify([t, 'C']),
+			JSON.stringify([t, 'k10']),
+		]);
 		// Owed rows after where the next call starts: it lists them anyway, the memory is kept.
 		const kept = memory(['2026-12-01 07:00:00', 1]);
 		expect(rewindSql(kept, [at('c1', 0, [t, 'a'], [t, 'b'], null)])).toBe(kept);

@@ -321,6 +321,153 @@ const cases: Array<[string, Schedule]> = [
 			steps: [{ do: 'startAgain', i: 0 }, { do: 'poll' }, { do: 'crashAfterSave' }],
 		},
 	],
+	[
+		'new (seed 44): sql.query, First Poll Starts Nothing, Remember at Most 2: the baseline read on past maxRows keeps the position after its last row, so no row the cap forgot starts',
+		{
+			setup: {
+				style: 'sqlKeyset',
+				pageSize: 1,
+				maxPages: 1,
+				tokenTtlMs: 0,
+				nextPage: 'linkHeader',
+				maxRemembered: 2,
+				firstPoll: 'none',
+				initialItems: 4,
+				queueMode: false,
+			},
+			steps: [],
+		},
+	],
+	[
+		'new (seed 7, npm run model --style relist, not fixed yet): queue mode: a run reported not created that a worker ran, twice across a kill, starts a third time',
+		{
+			setup: {
+				style: 'relist',
+				pageSize: 1,
+				maxPages: 1,
+				tokenTtlMs: 0,
+				nextPage: 'linkHeader',
+				maxRemembered: 0,
+				firstPoll: 'all',
+				initialItems: 1,
+				queueMode: true,
+			},
+			steps: [{ do: 'rejectButRun' }, { do: 'crash' }, { do: 'rejectButRun' }],
+		},
+	],
+	[
+		'new (seed 7, npm run model --style sinceLastPoll, not fixed yet): {{ $lastPollStartedAt }}, Remember at Most 2, First Poll Starts Nothing: Start Again after a poll starts old items the cap forgot',
+		{
+			setup: {
+				style: 'sinceLastPoll',
+				pageSize: 1,
+				maxPages: 1,
+				tokenTtlMs: 0,
+				nextPage: 'linkHeader',
+				maxRemembered: 2,
+				firstPoll: 'none',
+				initialItems: 2,
+				queueMode: false,
+			},
+			steps: [
+				{ do: 'add', n: 1 },
+				{ do: 'poll' },
+				{ do: 'create', n: 1 },
+				{ do: 'startAgain', i: 0 },
+			],
+		},
+	],
+	[
+		'new (seed 7, npm run model --style cursorOldestFirst, not fixed yet): {{ $cursor }} Max Pages 2: a crash after save and a refused run leave the quiet end paging 2 pages',
+		{
+			setup: {
+				style: 'cursorOldestFirst',
+				pageSize: 1,
+				maxPages: 2,
+				tokenTtlMs: 0,
+				nextPage: 'linkHeader',
+				maxRemembered: 0,
+				firstPoll: 'all',
+				initialItems: 0,
+				queueMode: false,
+			},
+			steps: [
+				{ do: 'add', n: 1 },
+				{ do: 'poll' },
+				{ do: 'add', n: 1 },
+				{ do: 'crashAfterSave' },
+				{ do: 'refuse' },
+			],
+		},
+	],
+	[
+		'new (seed 7, npm run model --style newestFirstPages, not fixed yet): newest first, Remember at Most 2 below the list, Max Pages 2: an added item makes old items start again',
+		{
+			setup: {
+				style: 'newestFirstPages',
+				pageSize: 1,
+				maxPages: 2,
+				tokenTtlMs: 0,
+				nextPage: 'linkHeader',
+				maxRemembered: 2,
+				firstPoll: 'all',
+				initialItems: 3,
+				queueMode: false,
+			},
+			steps: [{ do: 'add', n: 1 }],
+		},
+	],
+	[
+		'new (seed 7, npm run model --style sqlKeyset, not fixed yet): sql.query: a crash after save, then a changed row: a row is listed and never started, not reported',
+		{
+			setup: {
+				style: 'sqlKeyset',
+				pageSize: 1,
+				maxPages: 1,
+				tokenTtlMs: 0,
+				nextPage: 'linkHeader',
+				maxRemembered: 0,
+				firstPoll: 'all',
+				initialItems: 3,
+				queueMode: false,
+			},
+			steps: [{ do: 'poll' }, { do: 'crashAfterSave' }, { do: 'change', i: 10 }],
+		},
+	],
+	[
+		'new (seed 7, npm run model --style s3AfterLastKey, not fixed yet): s3.list afterLastKey, queue mode: a run reported not created that a worker ran, twice across a kill',
+		{
+			setup: {
+				style: 's3AfterLastKey',
+				pageSize: 1,
+				maxPages: 1,
+				tokenTtlMs: 0,
+				nextPage: 'linkHeader',
+				maxRemembered: 0,
+				firstPoll: 'all',
+				initialItems: 1,
+				queueMode: true,
+			},
+			steps: [{ do: 'rejectButRun' }, { do: 'crash' }, { do: 'rejectButRun' }],
+		},
+	],
+	[
+		'new (seed 7, npm run model --style filesFolder, not fixed yet): files folder, Remember at Most 2 below the folder, First Poll Starts Nothing: a re-publish starts an old file',
+		{
+			setup: {
+				style: 'filesFolder',
+				pageSize: 1,
+				maxPages: 1,
+				tokenTtlMs: 0,
+				nextPage: 'linkHeader',
+				maxRemembered: 2,
+				firstPoll: 'none',
+				initialItems: 3,
+				queueMode: false,
+			},
+			steps: [{ do: 'republish' }],
+		},
+	],
 ];
 
 describe("issue 44's findings, as the model simulation found them on main", () => {

@@ -7,7 +7,9 @@ import type { PollSetup } from './poll/simulation';
  * 1. Never lost: every item the source listed (or still holds at the end) is started, or named in
  *    a report the user sees (a failed execution naming the runs n8n did not run, a dead letter).
  *    Declared (docs/guarantees.md, "n8n killed … and the source dropping those items"): an item
- *    listed once, never started, that the source no longer holds.
+ *    listed once, never started, that the source no longer holds. Declared (docs/guarantees.md,
+ *    "Next-page requests expiring before the next poll"): after a failed execution saying a
+ *    refused next-page request left Max Pages no request for the first page, items not reached.
  * 2. Start Again of an item the source still holds starts it once more.
  * 3. Never repeated, per the kind's meaning (`unique`: a key starts once; `greatest`, $cursor: each
  *    version, which has its own cursor value, starts once): more starts than 1 (0
@@ -22,7 +24,8 @@ import type { PollSetup } from './poll/simulation';
  *    Again, or a declared repeat).
  * 5. State stays within its bounds (simulation.ts checkBounds: the history cap, the outbox).
  * 6. No poll pages without end: a poll sends at most Max Pages requests, and once nothing is owed
- *    (the quiet end) a poll reads one page; every poll ends, and the last poll of the quiet end
+ *    (the quiet end) a poll reads one page (but a first poll taking only a baseline of an
+ *    oldest-first list, which reads it to the end); every poll ends, and the last poll of the quiet end
  *    succeeds (no request fails for ever).
  */
 
@@ -36,6 +39,11 @@ export interface PollTrace {
 	starts: Array<{ id: string; v: number; key: string; poll: number }>;
 	/** Item keys named in a report the user sees. */
 	reported: Set<string>;
+	/**
+	 * A failed execution (Max Pages) said a refused next-page request left no request to read
+	 * from the first page: items past the pages read may not have started.
+	 */
+	expiredUnread: boolean;
 	/** Each Start Again: the item, and how many starts there were before it. */
 	startAgain: Array<{ id: string; atStart: number }>;
 	dropped: Set<string>;
@@ -49,7 +57,8 @@ export interface PollTrace {
 	rejectedButRan: Set<string>;
 	/** What the source holds at the end: id → version. */
 	final: Map<string, number>;
-	polls: Array<{ requests: number; failed: boolean; quiet: boolean }>;
+	/** `baseline`: a first poll taking only a baseline (First Poll Starts Nothing). */
+	polls: Array<{ requests: number; failed: boolean; quiet: boolean; baseline: boolean }>;
 	boundViolations: string[];
 	story: string[];
 }
@@ -84,7 +93,12 @@ export function checkPollTrace(trace: PollTrace): Verdict {
 	const ids = new Set([...[...trace.listed.keys()].map(fromVersion), ...final]);
 	for (const id of ids) {
 		if (baselineIds.has(id) || startsOf.has(id) || trace.reported.has(plain(id))) continue;
-		if (final.has(id)) failures.push(`${id} was listed and never started, and no report names it`);
+		// Declared (docs/guarantees.md, "next-page requests expiring before the next poll"): a
+		// continuation refused with no request left under Max Pages is reported, not its items.
+		if (final.has(id) && trace.expiredUnread)
+			count('a next-page request expired, Max Pages left no page to read: reported');
+		else if (final.has(id))
+			failures.push(`${id} was listed and never started, and no report names it`);
 		else count('listed once, never started, no longer listed');
 	}
 	// 2. Start Again.
@@ -124,7 +138,11 @@ export function checkPollTrace(trace: PollTrace): Verdict {
 	failures.push(...new Set(trace.boundViolations));
 	// 6. Polls end.
 	const maxRequests = setup.style === 'relist' ? 1 : setup.maxPages;
-	trace.polls.forEach(({ requests }, n) => {
+	// Declared (docs/guarantees.md, "First Poll Starts Nothing over an oldest-first list longer than
+	// Max Pages"): a baseline first poll of an oldest-first list reads it to the end.
+	const readsWhole = setup.style === 'cursorOldestFirst';
+	trace.polls.forEach(({ requests, baseline }, n) => {
+		if (baseline && readsWhole) return;
 		if (requests > maxRequests)
 			failures.push(`poll ${n + 1} sent ${requests} requests, over Max Pages ${maxRequests}`);
 	});

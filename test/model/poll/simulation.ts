@@ -84,6 +84,7 @@ export async function simulate(schedule: Schedule): Promise<PollTrace> {
 		baseline: new Set(),
 		starts: [],
 		reported: new Set(),
+		expiredUnread: false,
 		startAgain: [],
 		dropped: new Set(),
 		readded: new Set(),
@@ -166,7 +167,10 @@ export async function simulate(schedule: Schedule): Promise<PollTrace> {
 					pollFailed = true;
 					tell(`  the poll fails: ${error.message}`);
 				},
-				onPageLimit: (message) => tell(`  Max Pages reported: ${message}`),
+				onPageLimit: (message) => {
+					tell(`  Max Pages reported: ${message}`);
+					if (message.includes('no longer knows it')) trace.expiredUnread = true;
+				},
 				onDeadLetter: (letter) => {
 					for (const key of letter.keys) trace.reported.add(String(key));
 				},
@@ -213,7 +217,12 @@ export async function simulate(schedule: Schedule): Promise<PollTrace> {
 		if (requests === before) tell('  no poll was due');
 		const latest = n8n.states()[1].observed;
 		const failed = pollFailed || (latest?.consecutiveFailures ?? 0) > 0;
-		trace.polls.push({ requests: requests - before, failed, quiet });
+		trace.polls.push({
+			requests: requests - before,
+			failed,
+			quiet,
+			baseline: fresh && setup.firstPoll === 'none',
+		});
 		if (!fresh) baselineTaken = true;
 	};
 	tell(`the workflow is published (${describe(setup)})`);
@@ -283,8 +292,11 @@ export async function simulate(schedule: Schedule): Promise<PollTrace> {
 					const item = catalogue.pick(step.i);
 					// Not covered for $cursor: its Start Again names cursor values, which it never lists again.
 					if (!item || setup.style === 'cursorOldestFirst') return;
+					// Start Again is applied once per list (docs/poll-trigger.md): the same list again is a
+					// re-publish, which starts nothing more.
+					if (startAgainList.join() !== item.id)
+						trace.startAgain.push({ id: item.id, atStart: trace.starts.length });
 					startAgainList = [item.id];
-					trace.startAgain.push({ id: item.id, atStart: trace.starts.length });
 					tell(`the user sets Start Again to ${item.id} and publishes`);
 				} else tell('the user unpublishes and publishes');
 				cutRuns();
