@@ -136,7 +136,7 @@ const cases: Array<[string, Schedule]> = [
 		},
 	],
 	[
-		'finding 3 ({{ $lastPollStartedAt }} alike): a crash with runs held asks from the earlier poll; an item Remember at Most forgot does not start again',
+		'finding 3 ({{ $lastPollStartedAt }} alike, not fixed yet): a crash with runs held asks from the earlier poll; an item Remember at Most forgot does not start again',
 		{
 			setup: {
 				style: 'sinceLastPoll',
@@ -284,7 +284,7 @@ const cases: Array<[string, Schedule]> = [
 		},
 	],
 	[
-		'new: Remember at Most below the length of a newest-first list does not make every poll page the whole list and emit every item again',
+		'new (not fixed yet): Remember at Most below the length of a newest-first list does not make every poll page the whole list and emit every item again',
 		{
 			setup: {
 				style: 'newestFirstPages',
@@ -470,9 +470,21 @@ const cases: Array<[string, Schedule]> = [
 	],
 ];
 
+/** The findings not fixed yet: named here so that each is replayed, and known by its name. */
+const open = (name: string) => name.includes('not fixed yet');
+
 describe("issue 44's findings, as the model simulation found them on main", () => {
-	it.each(cases)('%s', async (_name, schedule) => {
+	it.each(cases.filter(([name]) => !open(name)))('%s', async (_name, schedule) => {
 		const failures = await failuresOf(schedule);
 		if (failures.length > 0) throw new Error(await storyOf(schedule));
 	});
+	// Open defects: each schedule still breaks a property today (it.failing passes while it does).
+	// When a fix makes one hold, its case turns red here: take "not fixed yet" out of its name.
+	it.failing.each(cases.filter(([name]) => open(name)))(
+		'still open: %s',
+		async (_name, schedule) => {
+			const failures = await failuresOf(schedule);
+			if (failures.length > 0) throw new Error(await storyOf(schedule));
+		},
+	);
 });
