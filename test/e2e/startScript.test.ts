@@ -8,6 +8,7 @@ import { demoFtpUnavailable } from '../../scripts/demoDrops';
 import { isAlive } from '../../scripts/leftovers';
 import { dovecotBinary } from '../harness/dovecot';
 import { freePort, waitFor } from '../harness/net';
+import { whenDatabaseReady } from '../harness/n8nInstance';
 import {
 	loginCookie,
 	makeClone,
@@ -92,11 +93,11 @@ describe('npm start on a fresh clone', () => {
 	}
 
 	async function rest<T>(cookie: string, path: string): Promise<T> {
-		const response = await fetch(`http://127.0.0.1:${ports.n8n}${path}`, {
+		const { response, text } = await whenDatabaseReady(`http://127.0.0.1:${ports.n8n}${path}`, {
 			headers: { cookie, 'browser-id': 'start-test' },
 		});
 		expect(response.status).toBe(200);
-		return (await response.json()) as T;
+		return JSON.parse(text) as T;
 	}
 
 	async function workflowIds(cookie: string): Promise<string[]> {
@@ -107,11 +108,14 @@ describe('npm start on a fresh clone', () => {
 	/** Publishes a workflow as the editor does (its current version). */
 	async function publish(cookie: string, id: string): Promise<void> {
 		const { data } = await rest<{ data: { versionId: string } }>(cookie, `/rest/workflows/${id}`);
-		const response = await fetch(`http://127.0.0.1:${ports.n8n}/rest/workflows/${id}/activate`, {
-			method: 'POST',
-			headers: { cookie, 'browser-id': 'start-test', 'content-type': 'application/json' },
-			body: JSON.stringify({ versionId: data.versionId }),
-		});
+		const { response } = await whenDatabaseReady(
+			`http://127.0.0.1:${ports.n8n}/rest/workflows/${id}/activate`,
+			{
+				method: 'POST',
+				headers: { cookie, 'browser-id': 'start-test', 'content-type': 'application/json' },
+				body: JSON.stringify({ versionId: data.versionId }),
+			},
+		);
 		expect([id, response.status]).toEqual([id, 200]);
 	}
 

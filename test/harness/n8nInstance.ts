@@ -194,13 +194,13 @@ const DATABASE_NOT_READY_WAIT_MS = 120_000;
  * and the public API then answers a read of an execution 500 (owedItems' queue kill case, a local
  * npm test of 2026-12-03).
  */
-async function whenDatabaseReady(
+export async function whenDatabaseReady(
 	url: string,
 	init: RequestInit,
 ): Promise<{ response: Response; text: string }> {
 	const deadline = Date.now() + DATABASE_NOT_READY_WAIT_MS;
 	for (;;) {
-		const response = await fetch(url, init);
+		const response = await fetchOnFreshSocket(url, init);
 		const text = await response.text();
 		const notReady = response.status === 503 && text.includes('Database is not ready');
 		const readFailed = response.status === 500 && (init.method ?? 'GET') === 'GET';
@@ -212,6 +212,22 @@ async function whenDatabaseReady(
 			);
 		// The monitor pings every 2 s: ask again at that cadence, not at once.
 		await new Promise((resolve) => setTimeout(resolve, 1_000));
+	}
+}
+
+/**
+ * fetch, asked once more when the socket it reused was closed under it ("other side closed",
+ * UND_ERR_SOCKET): n8n closes an idle keep-alive connection after its timeout, and on a busy machine
+ * the close can cross the next request on it (startScript on a lane's second worker, a local .ci/run
+ * of 2026-12-05), before n8n read that request.
+ */
+async function fetchOnFreshSocket(url: string, init: RequestInit): Promise<Response> {
+	try {
+		return await fetch(url, init);
+	} catch (error) {
+		const code = ((error as Error).cause as { code?: string } | undefined)?.code;
+		if (code !== 'UND_ERR_SOCKET') throw error;
+		return await fetch(url, init);
 	}
 }
 
