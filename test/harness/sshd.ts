@@ -28,7 +28,8 @@ export class Sshd extends UserFilesServer {
 		super(process, dir, 'sshd.log', port, user, password, owner);
 	}
 
-	static async start({ user = 'sftptest' }: { user?: string } = {}): Promise<Sshd> {
+	// One system user per test process: lanes side by side must not move each other's home.
+	static async start({ user = `sftptest${process.pid}` }: { user?: string } = {}): Promise<Sshd> {
 		const dir = serverDir(SSHD, 'sshd', 'openssh-server');
 		const port = await freePort();
 		// One user for every server the tests start, so one password.

@@ -24,7 +24,8 @@ export class Vsftpd extends UserFilesServer {
 	 * only its owner, which stops it.
 	 */
 	static async start({
-		user = 'ftptest',
+		// One system user per test process: lanes side by side must not move each other's home.
+		user = `ftptest${process.pid}`,
 		password = 'ftp-test-password',
 		port,
 		ownProcessGroup = false,
