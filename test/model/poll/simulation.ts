@@ -2,7 +2,7 @@ import { PollActivation } from '../../../core/poll/activation';
 import type { FirstPollPolicy } from '../../../core/poll/dedupe';
 import { PollExpressions } from '../../../core/poll/expressions';
 import { ARMED_RUNS_MAX } from '../../../core/poll/runStage';
-import { ModelClock, settle } from '../clock';
+import { FakeClock, flushPromises } from '../../support/fakeClock';
 import { ModelN8n } from '../n8n';
 import type { PollTrace } from '../properties';
 import {
@@ -73,7 +73,8 @@ const INTERVAL = 60_000;
  */
 export async function simulate(schedule: Schedule): Promise<PollTrace> {
 	const { setup } = schedule;
-	const clock = new ModelClock();
+	// One turn after each timer: the model's transports answer in promises alone.
+	const clock = new FakeClock(undefined, 1);
 	const story: string[] = [];
 	const tell = (line: string) => story.push(line);
 	const catalogue = new Catalogue(clock);
@@ -186,7 +187,7 @@ export async function simulate(schedule: Schedule): Promise<PollTrace> {
 		n8n.persist();
 		// The activation's first poll (not awaited by start() on a known store) ends before the next
 		// step: the model's transports answer in promises alone.
-		await settle();
+		await flushPromises(1);
 		activating = false;
 	};
 	/** First Poll Starts Nothing: what the source holds when the first poll of a fresh store runs. */
