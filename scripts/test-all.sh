@@ -78,16 +78,16 @@ if [ "$status" -eq 0 ]; then
   after_queue='retryPolicy|credentials|imapTriage|roundTripFixedUrl'
   after_n8n1='pollRunSettlement|sqlSource|s3Source|pagination'
   if [ -n "${E2E_FULL:-}" ]; then
-    queue_phase="E2E_TOPOLOGY=queue jest --selectProjects e2e --runInBand test/e2e/pollTrigger.test.ts test/e2e/pollRunSettlement.test.ts test/e2e/durableScheduleTrigger.test.ts test/e2e/roundTripWait.test.ts test/e2e/roundTripFixedUrl.test.ts test/e2e/chaos.test.ts test/e2e/queueWorkerKill.test.ts test/e2e/queueLostRunEnd.test.ts test/e2e/startScriptQueue.test.ts test/e2e/owedItems.test.ts test/e2e/retryPolicy.test.ts"
+    queue_phase="E2E_TOPOLOGY=queue jest --selectProjects e2e --verbose --runInBand test/e2e/pollTrigger.test.ts test/e2e/pollRunSettlement.test.ts test/e2e/durableScheduleTrigger.test.ts test/e2e/roundTripWait.test.ts test/e2e/roundTripFixedUrl.test.ts test/e2e/chaos.test.ts test/e2e/queueWorkerKill.test.ts test/e2e/queueLostRunEnd.test.ts test/e2e/startScriptQueue.test.ts test/e2e/owedItems.test.ts test/e2e/retryPolicy.test.ts"
   else
-    queue_phase="npm run test:queue-ci"
+    queue_phase="npm run test:queue-ci -- --verbose"
   fi
   lane "checks" "typecheck|npm run typecheck" "lint|npm run lint" "format|npm run format:check" \
     "unit|jest --selectProjects unit"
-  lane "2.41" "e2e n8n 2.41|E2E_IN_OTHER_LANE='$after_queue|$after_n8n1' jest --selectProjects e2e --maxWorkers=2"
+  lane "2.41" "e2e n8n 2.41|E2E_IN_OTHER_LANE='$after_queue|$after_n8n1' jest --selectProjects e2e --verbose --maxWorkers=2"
   lane "queue" "queue mode|$queue_phase" \
-    "e2e n8n 2.41 (2)|jest --selectProjects e2e --runInBand 'test/e2e/($after_queue)\\.test\\.ts'"
-  lane "1.x" "e2e n8n 2.41 (3)|jest --selectProjects e2e --runInBand 'test/e2e/($after_n8n1)\\.test\\.ts'" \
+    "e2e n8n 2.41 (2)|jest --selectProjects e2e --verbose --runInBand 'test/e2e/($after_queue)\\.test\\.ts'"
+  lane "1.x" "e2e n8n 2.41 (3)|jest --selectProjects e2e --verbose --runInBand 'test/e2e/($after_n8n1)\\.test\\.ts'" \
     "n8n 1.123|bash scripts/test-n8n1.sh"
   wait
   for name in "checks" "2.41" "queue" "1.x"; do

@@ -42,4 +42,4 @@ left_out='re-publishing never runs a window twice|a run crashed by SIGKILL mid-r
 # jest.config.js leaves these out (E2E_LEFT_OUT) with the cases CI leaves out (test/harness/outOfCi.js:
 # there, on n8n 1.x, the schedule suite; E2E_FULL=1 runs it).
 export E2E_LEFT_OUT="$left_out"
-exec jest --selectProjects e2e --runInBand "${suites[@]}"
+exec jest --selectProjects e2e --verbose --runInBand "${suites[@]}"
