@@ -267,7 +267,7 @@ describe('never lose one from sources that list only what they are asked for (is
 			expect(verdicts(results)).toEqual(nothingLostOrRepeated);
 			await hook.expectReported(
 				n8n,
-				results.map((r) => [r.style, r.runs.failed]),
+				bursts.map((burst) => [burst.name, burst.workflowId]),
 			);
 			for (const { workflowId } of bursts) await n8n.unpublish(workflowId);
 		},

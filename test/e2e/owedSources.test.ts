@@ -204,7 +204,7 @@ describe('never lose one from sql.query and sftp.list (issue 36), in a real n8n'
 			expect(verdicts(results)).toEqual(nothingLostOrRepeated);
 			await hook.expectReported(
 				n8n,
-				results.map((r) => [r.source, r.runs.failed]),
+				bursts.map((burst) => [burst.name, burst.workflowId]),
 			);
 			for (const { workflowId } of bursts) await n8n.unpublish(workflowId);
 		},
@@ -246,7 +246,7 @@ describe('never lose one from sql.query and sftp.list (issue 36), in a real n8n'
 				`capped: ${result.runs.succeeded.size} rows ran, ${result.runs.failed.length} failed; lost ${result.lost.length}, repeated ${result.repeated}`,
 			);
 			expect([result.lost, result.repeated]).toEqual([[], 0]);
-			await hook.expectReported(n8n, [['capped', result.runs.failed]]);
+			await hook.expectReported(n8n, [['capped', burst.workflowId]]);
 			await n8n.unpublish(burst.workflowId);
 		},
 		1_200_000,

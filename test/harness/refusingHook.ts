@@ -2,6 +2,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import type { N8nInstance } from './n8nInstance';
+import { waitFor } from './net';
 import { instancesDir } from './paths';
 
 /**
@@ -18,15 +19,17 @@ export function refusingHook(name: string): {
 	/** The message of the error the hook throws. */
 	message: string;
 	/**
-	 * Checks how refusals were reported, given each workflow's name and failed executions: one failed
-	 * execution naming n8n's refusal. The hook refuses a workflow's next execution, and it cannot tell
-	 * a run from the trigger's state-write emit (an empty emit under a key n8n then refuses as a
+	 * Checks how refusals were reported, given each workflow's name and id: one failed execution
+	 * naming n8n's refusal. The trigger reports a run n8n did not create once its emitter is idle, so
+	 * after the refused run's item came back and ran: this waits for the reports (a count of the
+	 * burst's runs can end before them). The hook refuses a workflow's next execution, and it cannot
+	 * tell a run from the trigger's state-write emit (an empty emit under a key n8n then refuses as a
 	 * duplicate): n8n 2.41 runs workflow.preExecute before it checks the deduplication key
 	 * (workflow-runner.js: prepareNewExecution, then activeExecutions.add). When the refusal falls on
 	 * that write, no run was refused and nothing is to report: at most one report per workflow, at
 	 * least one in all.
 	 */
-	expectReported: (n8n: N8nInstance, failed: Array<[string, string[]]>) => Promise<void>;
+	expectReported: (n8n: N8nInstance, workflows: Array<[string, string]>) => Promise<void>;
 } {
 	const refuseDir = join(instancesDir, `${name}-refuse-${process.pid}`);
 	mkdirSync(refuseDir, { recursive: true });
@@ -45,8 +48,21 @@ module.exports = { workflow: { preExecute: [async function (workflow) {
 		env: { EXTERNAL_HOOK_FILES: hooks },
 		refuseNext: (workflowId) => writeFileSync(join(refuseDir, workflowId), ''),
 		message,
-		expectReported: async (n8n, failed) => {
-			expect(failed.flatMap(([, ids]) => ids).length).toBeGreaterThanOrEqual(1);
+		expectReported: async (n8n, workflows) => {
+			const failedOf = async (workflowId: string) =>
+				(await n8n.executionSummaries(workflowId))
+					.filter((e) => e.mode === 'trigger' && e.status === 'error')
+					.map((e) => e.id);
+			const failed = await waitFor(
+				'a failed execution reporting a run n8n refused to create',
+				async () => {
+					const found: Array<[string, string[]]> = [];
+					for (const [name, workflowId] of workflows)
+						found.push([name, await failedOf(workflowId)]);
+					return found.some(([, ids]) => ids.length > 0) ? found : undefined;
+				},
+				{ timeoutMs: 300_000, intervalMs: 2_000 },
+			);
 			expect(failed.map(([name, ids]) => [name, ids.length <= 1])).toEqual(
 				failed.map(([name]) => [name, true]),
 			);
