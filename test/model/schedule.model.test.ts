@@ -4,10 +4,11 @@ import { DAY_MS, MINUTE_MS } from '../../core/units';
 
 /** The Durable Schedule Trigger's simulation (test/model/schedule): random scenarios, then the ones it found. */
 describe('Durable Schedule Trigger model', () => {
-	// A guard against a hang, not a speed check: the budget is measured by `npm run model`.
+	// A guard against a hang, not a speed check: the budget is measured by `npm run model`. npm test
+	// runs the unit project niced beside the e2e lanes: 302 s at a load average of 22 (2026-12-05).
 	it('holds the guarantees over 5,000 random scenarios (seed 44)', async () => {
 		await expect(checkScheduleModel({ runs: 5_000, seed: 44 })).resolves.toBeUndefined();
-	}, 300_000);
+	}, 1_200_000);
 
 	const everyMinute: Scenario['schedule'] = {
 		name: 'every minute',
