@@ -75,7 +75,7 @@ phase "build" "npm run build" || status=$?
 if [ "$status" -eq 0 ]; then
   # Single-process 2.41 suites fill the end of the queue lane and the start of the 1.x lane (while CI
   # still installs n8n 1.123). Planned on test/harness/sequencer.js's budgets: about 25 minutes each.
-  after_queue='retryPolicy|credentials|imapTriage|roundTripFixedUrl'
+  after_queue='credentials|imapTriage'
   after_n8n1='pollRunSettlement|sqlSource|s3Source|pagination'
   if [ -n "${E2E_FULL:-}" ]; then
     queue_phase="E2E_TOPOLOGY=queue jest --selectProjects e2e --verbose --runInBand test/e2e/pollTrigger.test.ts test/e2e/pollRunSettlement.test.ts test/e2e/durableScheduleTrigger.test.ts test/e2e/roundTripWait.test.ts test/e2e/roundTripFixedUrl.test.ts test/e2e/chaos.test.ts test/e2e/queueWorkerKill.test.ts test/e2e/queueLostRunEnd.test.ts test/e2e/startScriptQueue.test.ts test/e2e/owedItems.test.ts test/e2e/retryPolicy.test.ts"
@@ -88,7 +88,7 @@ if [ "$status" -eq 0 ]; then
   # schedule window missed beside the unit project).
   lane "checks" "typecheck|nice -n 15 npm run typecheck" "lint|nice -n 15 npm run lint" \
     "format|nice -n 15 npm run format:check" "unit|nice -n 15 jest --selectProjects unit"
-  lane "2.41" "e2e n8n 2.41|E2E_IN_OTHER_LANE='$after_queue|$after_n8n1' jest --selectProjects e2e --verbose --maxWorkers=2"
+  lane "2.41" "e2e n8n 2.41|E2E_IN_OTHER_LANE='$after_queue|$after_n8n1' jest --selectProjects e2e --verbose --maxWorkers=3"
   lane "queue" "queue mode|$queue_phase" \
     "e2e n8n 2.41 (2)|jest --selectProjects e2e --verbose --runInBand 'test/e2e/($after_queue)\\.test\\.ts'"
   lane "1.x" "e2e n8n 2.41 (3)|jest --selectProjects e2e --verbose --runInBand 'test/e2e/($after_n8n1)\\.test\\.ts'" \

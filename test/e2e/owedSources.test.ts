@@ -190,7 +190,7 @@ describe('never lose one from sql.query and sftp.list (issue 36), in a real n8n'
 	// the refused run exists and fails, a run that happened, so there is nothing owed to test.
 	const refusedRunTest = isN8n1 ? undefined : test;
 	refusedRunTest?.(
-		`each source: a run of a burst of ${BURST} that n8n refuses to create starts once at a later poll`,
+		`each source (sql.query, sftp.list): a run of a burst of ${BURST} that n8n refuses to create starts once at a later poll`,
 		async () => {
 			const bursts = await burstsOfAll();
 			await reportsInAll(

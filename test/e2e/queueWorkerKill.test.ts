@@ -62,9 +62,10 @@ describe('SIGKILL of a queue-mode worker during runs; Redis stopped or refusing 
 	 * run a queue stack beside two other lanes; 500 runs took past 15 minutes there, stop 32).
 	 * `npm run test:burst` runs it with 500, killed after 100.
 	 */
+	// 100 in CI (twice Max Runs in Flight; issue 46: 150 took 287 s of the queue lane on a busy machine).
 	const mainKill = process.env.E2E_BURST
 		? { burst: 500, killAfter: 100 }
-		: { burst: 150, killAfter: 40 };
+		: { burst: 100, killAfter: 30 };
 	test(`the main SIGKILLed mid-burst of ${mainKill.burst} runs and started again: every item runs once (a crashed run started again as a user would), at most a handful of failed executions, at most one report of runs n8n could not start`, async () => {
 		// n8n 2.41's race (docs/queue-mode.md): the restarted main's queue recovery can crash a run
 		// created but not enqueued before the trigger's activation emits it again, and n8n refuses that

@@ -12,7 +12,8 @@ import { marker, node, PACKAGE, webhookTrigger, workflow } from './workflowBuild
 const SECRET = 'round-trip-e2e-secret';
 /** A Standard Webhooks secret: whsec_ and the base64 of 32 bytes. */
 const SW_SECRET = `whsec_${Buffer.from('round-trip-e2e-standard-webhooks').toString('base64')}`;
-const EARLY_ROUND_TRIPS = 20;
+/** Round trips in a row whose partner calls back at once: 20 in `npm run test:full`, 5 in CI (issue 46). */
+const EARLY_ROUND_TRIPS = process.env.E2E_FULL ? 20 : 5;
 
 type Answer = { status: number; body: string; json?: unknown };
 
