@@ -249,6 +249,27 @@ describe('greatest', () => {
 		expect(commitPoll(store, keyed([4, 5]), 0).map((run) => run.candidates[0].key)).toEqual([5]);
 	});
 
+	it('the mark taken back moves over the items up to the mark it had as a poll lists them: a source asked from it is not asked for them again', () => {
+		const store = loadDedupeStore(options);
+		const runs = commitPoll(store, keyed([1, 2, 3, 4, 5]), 0);
+		store.rollback(runs[0].undo!, [1]);
+		expect(store.cursor).toBeUndefined();
+		// A {{ $cursor }} source with Max Pages 1 and pages of 2, asked from the mark: 1 and 2.
+		const again = commitPoll(store, keyed([2, 1]), 0);
+		expect(again.map((run) => run.candidates[0].key)).toEqual([1]);
+		expect(store.cursor).toBe(2);
+		// Asked from 2: 3 and 4, started before, start nothing; the mark moves on over them.
+		expect(commitPoll(store, keyed([3, 4]), 0)).toEqual([]);
+		expect(store.cursor).toBe(4);
+		// At the mark it had, no ceiling is left: what comes after starts.
+		expect(commitPoll(store, keyed([5, 6]), 0).map((run) => run.candidates[0].key)).toEqual([6]);
+		expect(store.serialize().ceiling).toBeUndefined();
+		// The rolled-back item's run refused once more takes the mark back again, to before it.
+		store.rollback(again[0].undo!, [1]);
+		expect(store.cursor).toBeUndefined();
+		expect(commitPoll(store, keyed([1, 2]), 0).map((run) => run.candidates[0].key)).toEqual([1]);
+	});
+
 	it('a rollback of an earlier run moves the mark back past later ones; only the rolled-back items start', () => {
 		const store = loadDedupeStore(options);
 		const runs = commitPoll(store, keyed([1, 2, 3, 4]), 0);

@@ -413,6 +413,7 @@ export abstract class DedupeStore {
 			this.again.delete(candidate.ticket.hash);
 			this.unlisted.delete(candidate.ticket.hash);
 		}
+		if (!this.fresh) this.passKnown?.(plan.candidates);
 		this.fresh = false;
 		this.prune?.(now, plan.candidates[0]?.ticket.pollHashes ?? []);
 		if (plan.toStart.length === 0) return [];
@@ -618,6 +619,12 @@ export abstract class DedupeStore {
 
 	/** Records a started (or baseline) candidate; returns how to undo that. */
 	protected abstract remember(candidate: Candidate, now: number, generation: number): Undo;
+
+	/**
+	 * After a poll's starts are remembered: the items it listed that start nothing, known to have
+	 * started, which a kind keeping a mark may move it over (`greatest` under its ceiling).
+	 */
+	protected passKnown?(candidates: ReadonlyArray<Candidate>): void;
 
 	/** Drops what no longer counts; once per poll, for kinds that forget. `listed`: the poll's key hashes. */
 	protected prune?(now: number, listed: readonly string[]): void;
