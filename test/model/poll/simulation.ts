@@ -91,7 +91,7 @@ export async function simulate(schedule: Schedule): Promise<PollTrace> {
 		readded: new Set(),
 		prunedAfterStart: new Set(),
 		unpublishedRunning: new Set(),
-		rejectedButRan: new Set(),
+		rejectedButRan: new Map(),
 		final: new Map(),
 		polls: [],
 		boundViolations: [],
@@ -264,7 +264,8 @@ export async function simulate(schedule: Schedule): Promise<PollTrace> {
 				return;
 			case 'rejectButRun':
 				if (setup.queueMode)
-					for (const id of n8n.rejectButRun() ?? []) trace.rejectedButRan.add(id);
+					for (const id of n8n.rejectButRun() ?? [])
+						trace.rejectedButRan.set(id, (trace.rejectedButRan.get(id) ?? 0) + 1);
 				return;
 			case 'finish':
 				n8n.finish(step.status);
