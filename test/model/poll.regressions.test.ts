@@ -419,7 +419,7 @@ const cases: Array<[string, Schedule]> = [
 		},
 	],
 	[
-		'new (seed 7, npm run model --style sqlKeyset, not fixed yet): sql.query: a crash after save, then a changed row: a row is listed and never started, not reported',
+		'new (seed 7, npm run model --style sqlKeyset): sql.query, text keys under one cursor: a crash after save, then the last row read before changes: the row after it is listed and started (the database says where the zone read again ends)',
 		{
 			setup: {
 				style: 'sqlKeyset',
