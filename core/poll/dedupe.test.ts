@@ -1026,6 +1026,18 @@ describe('restaged runs (one-item runs a crash may have cut short)', () => {
 		expect(again[0].key).not.toBe(runs[0].key);
 	});
 
+	test('restaged after its Start Again (its run still going at the publish, cut by a kill before a poll started it again): a new key, not the restaged one', () => {
+		const store = loadDedupeStore({ dedupe: { kind: 'unique' } });
+		const runs = commitPoll(store, keyed(['a', 'b']), 0);
+		store.startAgain(['a']);
+		restageAll(store, runs);
+		const again = commitPoll(store, keyed(['a', 'b']), HOUR);
+		// a under a new attempt (n8n holds the run it created under the old key); b under its run's key.
+		expect(again.map((run) => run.candidates[0].key)).toEqual(['a', 'b']);
+		expect(again[0].key).not.toBe(runs[0].key);
+		expect(again[1].key).toBe(runs[1].key);
+	});
+
 	test('a restaged entry that is not an array pair is refused when loaded', () => {
 		expect(() =>
 			loadDedupeStore({ dedupe: { kind: 'unique' } }, {

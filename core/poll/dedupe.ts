@@ -466,8 +466,10 @@ export abstract class DedupeStore {
 		for (const { key, undo, itemKey } of runs) {
 			const hash = itemHash(itemKey);
 			const superseded = undo ? this.undo(undo) : undefined;
-			// A later poll started the item again (a newer version): that run carries it.
-			if (superseded?.has(hash) || newest.has(hash)) continue;
+			// A later poll started the item again (a newer version): that run carries it. Marked to
+			// start again (Start Again, or a run rolled back since): it starts under a new attempt,
+			// which n8n does not refuse as this run's duplicate, whether or not it created this run.
+			if (superseded?.has(hash) || newest.has(hash) || this.again.has(hash)) continue;
 			newest.add(hash);
 			const written =
 				undo && 'records' in undo
