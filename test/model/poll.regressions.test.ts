@@ -469,6 +469,62 @@ const cases: Array<[string, Schedule]> = [
 			steps: [{ do: 'republish' }],
 		},
 	],
+	[
+		'new (seed 7 after the fixes above, npm run model --style relist): Start Again of an item whose run was still going at the publish, then a kill before a poll started it again: it starts once more (the restaged run does not take back its Start Again)',
+		{
+			setup: {
+				style: 'relist',
+				pageSize: 1,
+				maxPages: 1,
+				tokenTtlMs: 0,
+				nextPage: 'linkHeader',
+				maxRemembered: 0,
+				firstPoll: 'all',
+				initialItems: 2,
+				queueMode: false,
+			},
+			steps: [{ do: 'create', n: 1 }, { do: 'startAgain', i: 0 }, { do: 'crash' }],
+		},
+	],
+	[
+		'new (seed 7 after the fixes above, npm run model --style s3AfterLastKey): Start Again of an object whose run was still going, then n8n killed between saving static data and creating a run: it starts once more',
+		{
+			setup: {
+				style: 's3AfterLastKey',
+				pageSize: 1,
+				maxPages: 1,
+				tokenTtlMs: 0,
+				nextPage: 'linkHeader',
+				maxRemembered: 0,
+				firstPoll: 'all',
+				initialItems: 1,
+				queueMode: false,
+			},
+			steps: [
+				{ do: 'add', n: 2 },
+				{ do: 'create', n: 1 },
+				{ do: 'startAgain', i: 0 },
+				{ do: 'crashAfterSave' },
+			],
+		},
+	],
+	[
+		'new (seed 7 after the fixes above, npm run model --style cursorOldestFirst): a run cut by a kill, its execution pruned, its re-emit refused by n8n: one declared repeat under the new attempt, counted, not failed',
+		{
+			setup: {
+				style: 'cursorOldestFirst',
+				pageSize: 1,
+				maxPages: 1,
+				tokenTtlMs: 0,
+				nextPage: 'linkHeader',
+				maxRemembered: 0,
+				firstPoll: 'all',
+				initialItems: 1,
+				queueMode: false,
+			},
+			steps: [{ do: 'create', n: 1 }, { do: 'crash' }, { do: 'prune' }, { do: 'refuse' }],
+		},
+	],
 ];
 
 /** The findings not fixed yet: named here so that each is replayed, and known by its name. */

@@ -17,9 +17,10 @@ import type { PollSetup } from './poll/simulation';
  *    declared repeats, each counted: Remember at Most forgot a key the source then listed again on
  *    its own, added back or changed (new again; under `unique` n8n refuses its first run's key while it keeps that execution:
  *    "Remember at Most (Keys) set, and a key it forgot");
- *    a run still going at an unpublish or a kill, started again under its own key because n8n
- *    pruned its execution before the next activation's emit of that key ("runs still going at
- *    unpublish, then pruned": n8n refuses a key only while it keeps the execution); queue mode's run n8n
+ *    a run still going at an unpublish or a kill, started again because n8n pruned its execution
+ *    before the next activation's emit of that key ("runs still going at unpublish, then pruned":
+ *    n8n refuses a key only while it keeps the execution), under that key or, when n8n could not
+ *    create that emit, under the new attempt its rollback gives; queue mode's run n8n
  *    reported not created that a worker ran, one repeat per such run (docs/queue-mode.md: the items
  *    go back under a new key each time n8n says so, and each such run is named in a report).
  * 4. First Poll Starts Nothing: nothing the source held at the first poll starts (but by Start
@@ -125,7 +126,7 @@ export function checkPollTrace(trace: PollTrace): Verdict {
 				(declared['Remember at Most forgot a key the source listed again'] ?? 0) + repeats;
 		else if (
 			trace.prunedAfterStart.has(plain(id)) &&
-			keys.some((key, n) => trace.unpublishedRunning.has(key) && keys.indexOf(key) < n)
+			keys.some((key, n) => trace.unpublishedRunning.has(key) && n < keys.length - 1)
 		)
 			count('cut by a kill or unpublish, pruned before n8n refused its key again');
 		else if (repeats <= (trace.rejectedButRan.get(plain(id)) ?? 0))
