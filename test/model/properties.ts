@@ -26,7 +26,8 @@ import type { PollSetup } from './poll/simulation';
  * 4. First Poll Starts Nothing: nothing the source held at the first poll starts (but by Start
  *    Again, or a declared repeat).
  * 5. State stays within its bounds (simulation.ts checkBounds: the history cap, the outbox).
- * 6. No poll pages without end: a poll sends at most Max Pages requests, and once nothing is owed
+ * 6. No poll pages without end: a poll sends at most Max Pages requests (sql.query: its pages, not
+ *    the one-row query placing a zone's end, simulation.ts pagesCounted), and once nothing is owed
  *    (the quiet end) a poll reads one page (but a first poll taking only a baseline of an
  *    oldest-first list, which reads it to the end); every poll ends, and the last poll of the quiet end
  *    succeeds (no request fails for ever).
