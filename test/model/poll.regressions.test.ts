@@ -525,6 +525,43 @@ const cases: Array<[string, Schedule]> = [
 			steps: [{ do: 'create', n: 1 }, { do: 'crash' }, { do: 'prune' }, { do: 'refuse' }],
 		},
 	],
+	[
+		'new (a search with Remember at Most off, seed 7): newest first, First Poll Starts Nothing, Max Pages 1: the baseline reads the whole list, so items below the first page do not start once the head is gone',
+		{
+			setup: {
+				style: 'newestFirstPages',
+				pageSize: 1,
+				maxPages: 1,
+				tokenTtlMs: 0,
+				nextPage: 'linkHeader',
+				maxRemembered: 0,
+				firstPoll: 'none',
+				initialItems: 5,
+				queueMode: false,
+			},
+			steps: [
+				{ do: 'drop', i: 0 },
+				{ do: 'drop', i: 7 },
+			],
+		},
+	],
+	[
+		'new (a search with Remember at Most off, seed 44): newest first, First Poll Starts Nothing, Max Pages 1: paging down for a Start Again does not start items the baseline held below its first page',
+		{
+			setup: {
+				style: 'newestFirstPages',
+				pageSize: 1,
+				maxPages: 1,
+				tokenTtlMs: 0,
+				nextPage: 'linkHeader',
+				maxRemembered: 0,
+				firstPoll: 'none',
+				initialItems: 2,
+				queueMode: false,
+			},
+			steps: [{ do: 'add', n: 1 }, { do: 'startAgain', i: 1 }, { do: 'refuse' }],
+		},
+	],
 ];
 
 /** The findings not fixed yet: named here so that each is replayed, and known by its name. */
