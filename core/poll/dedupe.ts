@@ -413,7 +413,12 @@ export abstract class DedupeStore {
 			this.again.delete(candidate.ticket.hash);
 			this.unlisted.delete(candidate.ticket.hash);
 		}
-		if (!this.fresh) this.passKnown?.(plan.candidates);
+		if (!this.fresh && this.passKnown) {
+			// Owed items this poll does not start (restaged runs' items start under their key below).
+			const starting = new Set(plan.toStart.map(({ ticket }) => ticket.hash));
+			const owing = [...this.again, ...this.restaged.keys()].some((hash) => !starting.has(hash));
+			if (!owing) this.passKnown(plan.candidates);
+		}
 		this.fresh = false;
 		this.prune?.(now, plan.candidates[0]?.ticket.pollHashes ?? []);
 		if (plan.toStart.length === 0) return [];
@@ -623,8 +628,11 @@ export abstract class DedupeStore {
 	protected abstract remember(candidate: Candidate, now: number, generation: number): Undo;
 
 	/**
-	 * After a poll's starts are remembered: the items it listed that start nothing, known to have
-	 * started, which a kind keeping a mark may move it over (`greatest` under its ceiling).
+	 * After a poll's starts are remembered, when no item is owed any more (none marked to start
+	 * again, no restaged run, given up or not, but those this poll starts): the items it listed that
+	 * start nothing, known to have started, which a kind keeping a mark may move it over (`greatest`
+	 * under its ceiling). While an item is owed, a mark moved over known items could pass it unlisted
+	 * (a newest-first poll cut by Max Pages lists the top of the list only).
 	 */
 	protected passKnown?(candidates: ReadonlyArray<Candidate>): void;
 

@@ -334,12 +334,10 @@ export class GreatestStore extends DedupeStore {
 	}
 
 	/**
-	 * Items up to the ceiling that start nothing were started before: the mark moves over them, as
-	 * over a start. Else a `{{ $cursor }}` source, asked from the mark, would list them at every poll,
-	 * and with more of them than Max Pages reads, never anything after them. Every item of the
-	 * ascending list between the mark and them is started by this poll or passed too, so the mark
-	 * leaves behind no owed item the source lists (one it no longer lists is given up and reported
-	 * after a full pass, owed.ts).
+	 * Items up to the ceiling that start nothing were started before: once nothing is owed (the
+	 * base class calls this only then), every item up to the ceiling was, and the mark moves over
+	 * those listed, as over a start. Else a `{{ $cursor }}` source, asked from the mark, would list
+	 * them at every poll, and with more of them than Max Pages reads, never anything after them.
 	 */
 	protected passKnown(candidates: ReadonlyArray<Candidate>): void {
 		const ceiling = this.ceiling;
