@@ -191,6 +191,12 @@ export interface CommitOptions {
 	keyPrefix: string;
 	/** Default true: one run per item. False: one run over all the poll's new items. */
 	onePerItem?: boolean;
+	/**
+	 * False when the poll listed the top of a newest-first list only (Max Pages cut it short): items
+	 * between the store's mark and what it listed may be missing from it. Default true: a whole
+	 * list, or one from its head or from the mark, oldest first.
+	 */
+	topOnly?: boolean;
 }
 
 /** JSON-safe state for n8n's workflow static data. */
@@ -417,7 +423,7 @@ export abstract class DedupeStore {
 			// Owed items this poll does not start (restaged runs' items start under their key below).
 			const starting = new Set(plan.toStart.map(({ ticket }) => ticket.hash));
 			const owing = [...this.again, ...this.restaged.keys()].some((hash) => !starting.has(hash));
-			if (!owing) this.passKnown(plan.candidates);
+			if (!owing || !options.topOnly) this.passKnown(plan.candidates);
 		}
 		this.fresh = false;
 		this.prune?.(now, plan.candidates[0]?.ticket.pollHashes ?? []);
@@ -628,11 +634,11 @@ export abstract class DedupeStore {
 	protected abstract remember(candidate: Candidate, now: number, generation: number): Undo;
 
 	/**
-	 * After a poll's starts are remembered, when no item is owed any more (none marked to start
-	 * again, no restaged run, given up or not, but those this poll starts): the items it listed that
-	 * start nothing, known to have started, which a kind keeping a mark may move it over (`greatest`
-	 * under its ceiling). While an item is owed, a mark moved over known items could pass it unlisted
-	 * (a newest-first poll cut by Max Pages lists the top of the list only).
+	 * After a poll's starts are remembered: the items it listed that start nothing, known to have
+	 * started, which a kind keeping a mark may move it over (`greatest` under its ceiling). Not while
+	 * an item is owed (marked to start again, or a restaged run's, given up or not, but those this
+	 * poll starts) and the poll listed the top of a newest-first list only (`topOnly`): the mark
+	 * would pass the owed item unlisted below them, and it would never start.
 	 */
 	protected passKnown?(candidates: ReadonlyArray<Candidate>): void;
 

@@ -334,10 +334,12 @@ export class GreatestStore extends DedupeStore {
 	}
 
 	/**
-	 * Items up to the ceiling that start nothing were started before: once nothing is owed (the
-	 * base class calls this only then), every item up to the ceiling was, and the mark moves over
-	 * those listed, as over a start. Else a `{{ $cursor }}` source, asked from the mark, would list
-	 * them at every poll, and with more of them than Max Pages reads, never anything after them.
+	 * Items up to the ceiling that start nothing were started before: the mark moves over those
+	 * listed, as over a start. Else a `{{ $cursor }}` source, asked from the mark, would list them at
+	 * every poll, and with more of them than Max Pages reads, never anything after them (nor an owed
+	 * item the source no longer lists, which no full pass would then give up). The items between
+	 * the mark and them are listed too (started or passed), but when a newest-first poll was cut
+	 * short: then the base class calls this only once nothing is owed.
 	 */
 	protected passKnown(candidates: ReadonlyArray<Candidate>): void {
 		const ceiling = this.ceiling;

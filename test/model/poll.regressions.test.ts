@@ -562,6 +562,23 @@ const cases: Array<[string, Schedule]> = [
 			steps: [{ do: 'add', n: 1 }, { do: 'startAgain', i: 1 }, { do: 'refuse' }],
 		},
 	],
+	[
+		'new (seed 7 after the fixes above, npm run model --style cursorOldestFirst): {{ $cursor }}, Max Pages 1: a run taken back after its item changed (a new cursor value: never listed again) does not hold the mark below the items started after it, every poll asking for them',
+		{
+			setup: {
+				style: 'cursorOldestFirst',
+				pageSize: 1,
+				maxPages: 1,
+				tokenTtlMs: 0,
+				nextPage: 'linkHeader',
+				maxRemembered: 0,
+				firstPoll: 'all',
+				initialItems: 3,
+				queueMode: true,
+			},
+			steps: [{ do: 'change', i: 0 }, { do: 'poll' }, { do: 'rejectButRun' }],
+		},
+	],
 ];
 
 /** The findings not fixed yet: named here so that each is replayed, and known by its name. */
