@@ -317,6 +317,80 @@ describe('sql.query planning', () => {
 	});
 });
 
+describe('sql.query reading a zone again (rows whose runs n8n did not start)', () => {
+	const t = '2026-12-01 09:00:00';
+	/** Text keys under one cursor, ordered as a case-insensitive collation does ("a1" < "B"; JavaScript says "B" < "a1"). */
+	function collatedTable(rows: Array<[key: string, updated_at: string]>) {
+		const queries: unknown[][] = [];
+		const order = (key: string) => key.toLowerCase();
+		const session: SqlSession = {
+			dialect: 'postgres',
+			now: async () => ({
+				utc: '2026-12-02 00:00:00+00',
+				local: '2026-12-02 00:00:00',
+				zone: 'UTC',
+			}),
+			async query(_sql, params) {
+				queries.push(params);
+				const [cursor, key, limit] = params as [string, string, number];
+				const after = cursorUnits(cursor)!;
+				return rows
+					.map(([id, updated_at]) => ({ id, updated_at }))
+					.filter((row) => {
+						const units = cursorUnits(row.updated_at)!;
+						return units > after || (units === after && order(row.id) > order(key));
+					})
+					.sort(
+						(a, b) =>
+							Number(cursorUnits(a.updated_at)! - cursorUnits(b.updated_at)!) ||
+							(order(a.id) < order(b.id) ? -1 : 1),
+					)
+					.slice(0, limit);
+			},
+			close: async () => undefined,
+		};
+		return { session, queries };
+	}
+	const text = args({ from: ['1970-01-01 00:00:00', '0'], lagSeconds: 0, pageSize: 10 });
+	// Read before: a (owed: its run n8n did not start), a1, then B, where the read had stopped.
+	const zone = { to: [t, 'B'] as [string, string], owed: [JSON.stringify([t, 'a'])] };
+
+	it('the zone ends at its last row: only the owed row of it is listed, then what comes after', async () => {
+		const { session, queries } = collatedTable([
+			['a', t],
+			['a1', t],
+			['B', t],
+			['C', t],
+		]);
+		const read = await readPages(session, text, text.from, zone);
+		expect(read.rows.map((row) => row.id)).toEqual(['a', 'C']);
+		// a1's order against B is the collation's: one query of one row asks what comes after B.
+		expect(queries).toEqual([
+			['1970-01-01 00:00:00', '0', 10],
+			[t, 'B', 1],
+		]);
+		expect(read.zone).toBeUndefined();
+	});
+
+	it('its last row changed since (or gone): the database says which row comes after it, so a new row under that cursor is listed and a row read before is not', async () => {
+		const { session, queries } = collatedTable([
+			['a', t],
+			['a1', t],
+			['C', t],
+			['B', '2026-12-01 09:30:00'],
+		]);
+		const read = await readPages(session, text, text.from, zone);
+		// Before, C was taken for a row of the zone read before (its key is not comparable here):
+		// never started, never reported.
+		expect(read.rows.map((row) => row.id)).toEqual(['a', 'C', 'B']);
+		expect(queries).toEqual([
+			['1970-01-01 00:00:00', '0', 10],
+			[t, 'B', 1],
+		]);
+		expect(read.zone).toBeUndefined();
+	});
+});
+
 describe('sql.query as an op', () => {
 	const [op] = createSqlOps();
 

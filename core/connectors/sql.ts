@@ -305,6 +305,8 @@ export async function readPages(
 	let read = 0;
 	const owed = new Set(zone?.owed);
 	let inZone = zone !== undefined;
+	// The first row after the zone's end, as the database orders them (null: none), once asked.
+	let zoneEnd: SqlPosition | null | undefined;
 	let truncated = false;
 	for (;;) {
 		const limit = Math.min(args.pageSize, args.maxRows - read);
@@ -332,7 +334,15 @@ export async function readPages(
 				nextAfterRead = [call, read];
 			}
 			if (inZone && !withinZone(position, zone!.to)) inZone = false;
-			if (!inZone || owed.has(JSON.stringify(position))) {
+			const isOwed = owed.has(JSON.stringify(position));
+			// A row sharing the zone end's cursor, with a text key: its order against the end is the
+			// database's collation. Meeting the end tells; but should the end's row have changed or
+			// gone, only the database can say where the zone ends.
+			if (inZone && !isOwed && undecided(position, zone!.to)) {
+				zoneEnd ??= await firstRowAfter(session, args, zone!.to);
+				if (zoneEnd && samePosition(position, zoneEnd)) inZone = false;
+			}
+			if (!inZone || isOwed) {
 				const at: SqlItemPosition = [call, read - 1, previous, position, belowPrevious];
 				rows.push(row);
 				positions.push(JSON.stringify(at));
@@ -371,12 +381,27 @@ export async function readPages(
 	};
 }
 
+/**
+ * The position of the first row after `to` in the database's order (the user's query, one row), or
+ * null when there is none: where a zone whose end row has changed or gone ends.
+ */
+async function firstRowAfter(
+	session: SqlSession,
+	args: SqlQueryArgs,
+	to: SqlPosition,
+): Promise<SqlPosition | null> {
+	const [row] = await session.query(args.query, bindValues(args.params, to, 1));
+	return row === undefined ? null : rowPosition(row, args);
+}
+
 /** Whether `position` is at or before the zone's end `to` as far as can be told (isAfter). */
 function withinZone(position: SqlPosition, to: SqlPosition): boolean {
-	return (
-		!isAfter(position, to) ||
-		(!samePosition(position, to) && sameCursor(position, to) && !numericKeys(position, to))
-	);
+	return !isAfter(position, to) || undecided(position, to);
+}
+
+/** Whether `position` orders against `to` by a text key under one cursor: the database's collation. */
+function undecided(position: SqlPosition, to: SqlPosition): boolean {
+	return sameCursor(position, to) && !numericKeys(position, to) && !samePosition(position, to);
 }
 
 function samePosition(a: SqlPosition, b: SqlPosition): boolean {

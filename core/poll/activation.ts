@@ -861,6 +861,7 @@ export class PollActivation {
 		let memory: OpMemory | undefined;
 		let wholeList = false;
 		let positionOf: ((item: unknown) => string | undefined) | undefined;
+		let topOnly = false;
 		const baseline = this.store.isFresh;
 		const pass = this.owed.begin(this.store, this.paged?.readsFromHead ?? true);
 		const { outcome, runs } = await runPollCycle<unknown>(
@@ -868,10 +869,21 @@ export class PollActivation {
 				expressions: this.settings.expressions,
 				store: this.store,
 				clock: this.settings.clock,
-				commit: { keyPrefix: this.settings.keyPrefix, onePerItem: this.settings.oneRunPerItem },
+				commit: {
+					keyPrefix: this.settings.keyPrefix,
+					onePerItem: this.settings.oneRunPerItem,
+					// Read when the poll commits, after its fetch.
+					get topOnly() {
+						return topOnly;
+					},
+				},
 				fetch: async (fetchSignal) => {
 					const { fetched, items } = await this.fetchForPoll(fetchSignal);
 					if (fetched.kind === 'not_modified') return { notModified: true };
+					topOnly =
+						fetched.kind === 'pages' &&
+						fetched.stop === 'page_limit' &&
+						this.settings.source.paging?.listOrder === 'newestFirst';
 					memory = fetched.memory;
 					wholeList = fetched.kind === 'pages' || answerIsWholeList(fetched.data);
 					if (fetched.kind === 'data') positionOf = fetched.positionOf;

@@ -249,6 +249,47 @@ describe('greatest', () => {
 		expect(commitPoll(store, keyed([4, 5]), 0).map((run) => run.candidates[0].key)).toEqual([5]);
 	});
 
+	it('the mark taken back moves over the items up to the mark it had as a poll lists them: a source asked from it is not asked for them again', () => {
+		const store = loadDedupeStore(options);
+		const runs = commitPoll(store, keyed([1, 2, 3, 4, 5]), 0);
+		store.rollback(runs[0].undo!, [1]);
+		expect(store.cursor).toBeUndefined();
+		// A {{ $cursor }} source with Max Pages 1 and pages of 2, asked from the mark: 1 and 2.
+		const again = commitPoll(store, keyed([2, 1]), 0);
+		expect(again.map((run) => run.candidates[0].key)).toEqual([1]);
+		expect(store.cursor).toBe(2);
+		// Asked from 2: 3 and 4, started before, start nothing; the mark moves on over them.
+		expect(commitPoll(store, keyed([3, 4]), 0)).toEqual([]);
+		expect(store.cursor).toBe(4);
+		// At the mark it had, no ceiling is left: what comes after starts.
+		expect(commitPoll(store, keyed([5, 6]), 0).map((run) => run.candidates[0].key)).toEqual([6]);
+		expect(store.serialize().ceiling).toBeUndefined();
+		// The rolled-back item's run refused once more takes the mark back again, to before it.
+		store.rollback(again[0].undo!, [1]);
+		expect(store.cursor).toBeUndefined();
+		expect(commitPoll(store, keyed([1, 2]), 0).map((run) => run.candidates[0].key)).toEqual([1]);
+	});
+
+	it('while an item is owed, a newest-first poll cut short (the top of the list only) moves the mark over nothing: the owed item below still starts', () => {
+		const store = loadDedupeStore(options);
+		const runs = commitPoll(store, keyed([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]), 0);
+		// A crash: n8n may not have created the run of 4.
+		store.restage([{ key: runs[3].key!, undo: runs[3].undo, itemKey: 4 }]);
+		expect(store.cursor).toBe(3);
+		// Max Pages cut the poll after 10 and 9: known, but 4 is owed and was not listed.
+		const top = keyed([10, 9]);
+		expect(store.commit(store.plan(top, 0), 0, { keyPrefix: PREFIX, topOnly: true })).toEqual([]);
+		expect(store.cursor).toBe(3);
+		const again = commitPoll(store, keyed([6, 5, 4]), 0);
+		expect(again.map((run) => [run.candidates[0].key, run.key])).toEqual([[4, runs[3].key]]);
+		// Nothing owed any more: the mark moves over what this poll listed, then the rest.
+		expect(store.cursor).toBe(6);
+		expect(commitPoll(store, keyed([11, 10, 9]), 0).map((run) => run.candidates[0].key)).toEqual([
+			11,
+		]);
+		expect(store.serialize().ceiling).toBeUndefined();
+	});
+
 	it('a rollback of an earlier run moves the mark back past later ones; only the rolled-back items start', () => {
 		const store = loadDedupeStore(options);
 		const runs = commitPoll(store, keyed([1, 2, 3, 4]), 0);
@@ -1003,6 +1044,18 @@ describe('restaged runs (one-item runs a crash may have cut short)', () => {
 		const again = commitPoll(store, keyed(['a']), HOUR);
 		expect(again).toHaveLength(1);
 		expect(again[0].key).not.toBe(runs[0].key);
+	});
+
+	test('restaged after its Start Again (its run still going at the publish, cut by a kill before a poll started it again): a new key, not the restaged one', () => {
+		const store = loadDedupeStore({ dedupe: { kind: 'unique' } });
+		const runs = commitPoll(store, keyed(['a', 'b']), 0);
+		store.startAgain(['a']);
+		restageAll(store, runs);
+		const again = commitPoll(store, keyed(['a', 'b']), HOUR);
+		// a under a new attempt (n8n holds the run it created under the old key); b under its run's key.
+		expect(again.map((run) => run.candidates[0].key)).toEqual(['a', 'b']);
+		expect(again[0].key).not.toBe(runs[0].key);
+		expect(again[1].key).toBe(runs[1].key);
 	});
 
 	test('a restaged entry that is not an array pair is refused when loaded', () => {

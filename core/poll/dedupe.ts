@@ -191,6 +191,12 @@ export interface CommitOptions {
 	keyPrefix: string;
 	/** Default true: one run per item. False: one run over all the poll's new items. */
 	onePerItem?: boolean;
+	/**
+	 * False when the poll listed the top of a newest-first list only (Max Pages cut it short): items
+	 * between the store's mark and what it listed may be missing from it. Default true: a whole
+	 * list, or one from its head or from the mark, oldest first.
+	 */
+	topOnly?: boolean;
 }
 
 /** JSON-safe state for n8n's workflow static data. */
@@ -413,6 +419,12 @@ export abstract class DedupeStore {
 			this.again.delete(candidate.ticket.hash);
 			this.unlisted.delete(candidate.ticket.hash);
 		}
+		if (!this.fresh && this.passKnown) {
+			// Owed items this poll does not start (restaged runs' items start under their key below).
+			const starting = new Set(plan.toStart.map(({ ticket }) => ticket.hash));
+			const owing = [...this.again, ...this.restaged.keys()].some((hash) => !starting.has(hash));
+			if (!owing || !options.topOnly) this.passKnown(plan.candidates);
+		}
 		this.fresh = false;
 		this.prune?.(now, plan.candidates[0]?.ticket.pollHashes ?? []);
 		if (plan.toStart.length === 0) return [];
@@ -465,8 +477,10 @@ export abstract class DedupeStore {
 		for (const { key, undo, itemKey } of runs) {
 			const hash = itemHash(itemKey);
 			const superseded = undo ? this.undo(undo) : undefined;
-			// A later poll started the item again (a newer version): that run carries it.
-			if (superseded?.has(hash) || newest.has(hash)) continue;
+			// A later poll started the item again (a newer version): that run carries it. Marked to
+			// start again (Start Again, or a run rolled back since): it starts under a new attempt,
+			// which n8n does not refuse as this run's duplicate, whether or not it created this run.
+			if (superseded?.has(hash) || newest.has(hash) || this.again.has(hash)) continue;
 			newest.add(hash);
 			const written =
 				undo && 'records' in undo
@@ -618,6 +632,15 @@ export abstract class DedupeStore {
 
 	/** Records a started (or baseline) candidate; returns how to undo that. */
 	protected abstract remember(candidate: Candidate, now: number, generation: number): Undo;
+
+	/**
+	 * After a poll's starts are remembered: the items it listed that start nothing, known to have
+	 * started, which a kind keeping a mark may move it over (`greatest` under its ceiling). Not while
+	 * an item is owed (marked to start again, or a restaged run's, given up or not, but those this
+	 * poll starts) and the poll listed the top of a newest-first list only (`topOnly`): the mark
+	 * would pass the owed item unlisted below them, and it would never start.
+	 */
+	protected passKnown?(candidates: ReadonlyArray<Candidate>): void;
 
 	/** Drops what no longer counts; once per poll, for kinds that forget. `listed`: the poll's key hashes. */
 	protected prune?(now: number, listed: readonly string[]): void;

@@ -258,7 +258,8 @@ export class GreatestStore extends DedupeStore {
 	/**
 	 * The mark before a run n8n did not start took it back: the items up to it were started (or
 	 * are owed), so only owed ones start again though the mark is below them. n8n would refuse
-	 * the others by their keys, but not once it pruned their executions.
+	 * the others by their keys, but not once it pruned their executions. The mark moves over those
+	 * others as a poll lists them (passKnown), so it reaches the ceiling without a start above it.
 	 */
 	private ceiling: ItemKey | undefined;
 
@@ -330,6 +331,23 @@ export class GreatestStore extends DedupeStore {
 		if (this.isAbove(candidate.key)) this.watermark = candidate.key;
 		if (this.ceiling !== undefined && this.watermark! >= this.ceiling) this.ceiling = undefined;
 		return undo;
+	}
+
+	/**
+	 * Items up to the ceiling that start nothing were started before: the mark moves over those
+	 * listed, as over a start. Else a `{{ $cursor }}` source, asked from the mark, would list them at
+	 * every poll, and with more of them than Max Pages reads, never anything after them (nor an owed
+	 * item the source no longer lists, which no full pass would then give up). The items between
+	 * the mark and them are listed too (started or passed), but when a newest-first poll was cut
+	 * short: then the base class calls this only once nothing is owed.
+	 */
+	protected passKnown(candidates: ReadonlyArray<Candidate>): void {
+		const ceiling = this.ceiling;
+		if (ceiling === undefined) return;
+		for (const { key, verdict } of candidates)
+			if (verdict === 'at_or_below_watermark' && this.isAbove(key) && key <= ceiling)
+				this.watermark = key;
+		if (this.watermark !== undefined && this.watermark >= ceiling) this.ceiling = undefined;
 	}
 
 	protected savedFields(): Partial<SavedDedupeState> {

@@ -397,6 +397,18 @@ describe('items owed deeper than Max Pages, or no longer listed (issue 44, findi
 		expect(t.tickets.pagesAsked.slice(before)).toEqual([1, 1, 1]);
 	});
 
+	it('First Poll Starts Nothing over 250 tickets with Max Pages 2: the baseline reads all 5 pages, so a later search for an owed item on page 5 starts that item alone', async () => {
+		const t = new Harness(MAX_PAGES_2);
+		t.tickets.add(250);
+		await t.activate(); // the baseline
+		expect(t.tickets.pagesAsked).toEqual([1, 2, 3, 4, 5]);
+		await t.activation.stop();
+		// Before, only pages 1 and 2 were the baseline: paging down to ticket 10 started 51..150.
+		await t.activate([10]); // pages: 250..201, 200..151, 150..101, 100..51, 50..1
+		await t.drain(4);
+		expect([...t.runsOf()]).toEqual([[10, 1]]);
+	});
+
 	it('Start Again of a key the source does not list: one report naming it after a full pass, then no more deep paging', async () => {
 		const t = await startedTickets();
 		await t.activation.stop();

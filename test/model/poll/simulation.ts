@@ -1,4 +1,4 @@
-import { PollActivation } from '../../../core/poll/activation';
+import { PollActivation, type PollSource } from '../../../core/poll/activation';
 import type { FirstPollPolicy } from '../../../core/poll/dedupe';
 import { PollExpressions } from '../../../core/poll/expressions';
 import { ARMED_RUNS_MAX } from '../../../core/poll/runStage';
@@ -91,7 +91,7 @@ export async function simulate(schedule: Schedule): Promise<PollTrace> {
 		readded: new Set(),
 		prunedAfterStart: new Set(),
 		unpublishedRunning: new Set(),
-		rejectedButRan: new Set(),
+		rejectedButRan: new Map(),
 		final: new Map(),
 		polls: [],
 		boundViolations: [],
@@ -132,6 +132,7 @@ export async function simulate(schedule: Schedule): Promise<PollTrace> {
 										tellListing(`lists the folder: ${files.join(',') || 'nothing'}`);
 									});
 	const context = wrapContext(model, () => requests++, tellListing);
+	const source = pagesCounted(model.source, (pages) => (requests += pages));
 	for (let n = 0; n < setup.initialItems; n++) catalogue.add();
 	// Files written an hour before are finished uploading at the first poll.
 	await clock.advance(setup.style === 'filesFolder' ? 3_600_000 : 1_000);
@@ -145,7 +146,7 @@ export async function simulate(schedule: Schedule): Promise<PollTrace> {
 		const activation = new PollActivation(
 			n8n.stored,
 			{
-				source: model.source,
+				source,
 				dedupe: model.dedupe,
 				firstPoll: { mode: setup.firstPoll } as FirstPollPolicy,
 				maxRemembered: setup.maxRemembered,
@@ -264,7 +265,8 @@ export async function simulate(schedule: Schedule): Promise<PollTrace> {
 				return;
 			case 'rejectButRun':
 				if (setup.queueMode)
-					for (const id of n8n.rejectButRun() ?? []) trace.rejectedButRan.add(id);
+					for (const id of n8n.rejectButRun() ?? [])
+						trace.rejectedButRan.set(id, (trace.rejectedButRan.get(id) ?? 0) + 1);
 				return;
 			case 'finish':
 				n8n.finish(step.status);
@@ -349,7 +351,27 @@ async function drain(n8n: ModelN8n): Promise<void> {
 	throw new Error('the quiet end did not settle');
 }
 
-/** The source's transports, counting requests and telling what each listed. */
+/**
+ * sql.query's requests are its pages (`pages`, at most maxRows' worth: Max Pages in the model), not
+ * the one-row query that finds where a zone ends whose last row changed (sql.ts firstRowAfter).
+ */
+function pagesCounted(source: PollSource, count: (pages: number) => void): PollSource {
+	if (source.op.transport !== 'sql') return source;
+	const { op } = source;
+	return {
+		...source,
+		op: {
+			...op,
+			run: async (args, context) => {
+				const result = await op.run(args, context);
+				if (result.kind === 'data') count((result.data as { pages: number }).pages);
+				return result;
+			},
+		},
+	};
+}
+
+/** The source's transports, counting requests (HTTP: each; SQL: pagesCounted) and telling what each listed. */
 function wrapContext(
 	model: ModelSource,
 	counted: () => void,
@@ -385,7 +407,6 @@ function wrapContext(
 				return {
 					...session,
 					query: async (text, params) => {
-						counted();
 						const rows = await session.query(text, params);
 						tell(
 							`reads after (${String(params[0]).slice(11, 19)}, ${JSON.stringify(params[1])}): ${rows.map((row) => `${String(row.id)}@${String(row.v)}`).join(',') || 'nothing'}`,
