@@ -11,7 +11,8 @@
 #                 since issue 46: about 4 minutes off CI's path);
 #   lane "2.41":  the n8n 2.41 e2e suites on two jest workers, longest first (test/harness/sequencer.js),
 #                 but those the other lanes run after their own. Three 2.41 workers (five lanes' worth
-#                 of n8n on two cores) made the schedule suite's 10-second windows miss (2026-12-02);
+#                 of n8n on two cores) made the schedule suite's 10-second windows miss (2026-12-02,
+#                 and again 2026-12-05 beside the niced checks: every suite slower, CPU is the limit);
 #   lane "queue": the queue-mode subset, then the 2.41 suites named in $after_queue (single-process n8n);
 #   lane "1.x":   the 2.41 suites named in $after_n8n1, then the n8n 1.123 subset: CI's n8n 1.123
 #                 install ends about 10 to 13 minutes after its start (2.41.1's at about 4 to 6).
@@ -75,7 +76,7 @@ phase "build" "npm run build" || status=$?
 if [ "$status" -eq 0 ]; then
   # Single-process 2.41 suites fill the end of the queue lane and the start of the 1.x lane (while CI
   # still installs n8n 1.123). Planned on test/harness/sequencer.js's budgets: about 25 minutes each.
-  after_queue='credentials|imapTriage'
+  after_queue='retryPolicy|credentials|imapTriage|roundTripFixedUrl'
   after_n8n1='pollRunSettlement|sqlSource|s3Source|pagination'
   if [ -n "${E2E_FULL:-}" ]; then
     queue_phase="E2E_TOPOLOGY=queue jest --selectProjects e2e --verbose --runInBand test/e2e/pollTrigger.test.ts test/e2e/pollRunSettlement.test.ts test/e2e/durableScheduleTrigger.test.ts test/e2e/roundTripWait.test.ts test/e2e/roundTripFixedUrl.test.ts test/e2e/chaos.test.ts test/e2e/queueWorkerKill.test.ts test/e2e/queueLostRunEnd.test.ts test/e2e/startScriptQueue.test.ts test/e2e/owedItems.test.ts test/e2e/retryPolicy.test.ts"
@@ -86,9 +87,9 @@ if [ "$status" -eq 0 ]; then
   # that mostly wait on n8n's timers: niced, so that it takes the cores n8n leaves idle and never
   # delays an n8n the e2e cases time (a local .ci/run of 2026-12-05 at a load average of 22: a
   # schedule window missed beside the unit project).
-  lane "checks" "typecheck|nice -n 15 npm run typecheck" "lint|nice -n 15 npm run lint" \
-    "format|nice -n 15 npm run format:check" "unit|nice -n 15 jest --selectProjects unit"
-  lane "2.41" "e2e n8n 2.41|E2E_IN_OTHER_LANE='$after_queue|$after_n8n1' jest --selectProjects e2e --verbose --maxWorkers=3"
+  lane "checks" "typecheck|nice -n 10 npm run typecheck" "lint|nice -n 10 npm run lint" \
+    "format|nice -n 10 npm run format:check" "unit|nice -n 10 jest --selectProjects unit"
+  lane "2.41" "e2e n8n 2.41|E2E_IN_OTHER_LANE='$after_queue|$after_n8n1' jest --selectProjects e2e --verbose --maxWorkers=2"
   lane "queue" "queue mode|$queue_phase" \
     "e2e n8n 2.41 (2)|jest --selectProjects e2e --verbose --runInBand 'test/e2e/($after_queue)\\.test\\.ts'"
   lane "1.x" "e2e n8n 2.41 (3)|jest --selectProjects e2e --verbose --runInBand 'test/e2e/($after_n8n1)\\.test\\.ts'" \

@@ -3,7 +3,7 @@ import { exampleFiles, exampleWorkflow, installExamples } from '../../scripts/de
 import { startDemoSource } from '../../scripts/demoSource';
 import type { Dovecot } from '../harness/dovecot';
 import type { FakeSystem } from '../harness/fakeSystem';
-import { N8nInstance } from '../harness/n8nInstance';
+import type { Execution, N8nInstance } from '../harness/n8nInstance';
 import { sharedN8n } from '../harness/shared';
 import { freePort } from '../harness/net';
 import { S3rver } from '../harness/s3rver';
@@ -66,7 +66,23 @@ describe('examples/', () => {
 		}
 	});
 
-	test.each(exampleFiles())('%s runs against the demo source', async (file) => {
+	/**
+	 * Each example published and waited for side by side: most poll every 30 s, so one after the
+	 * other they took 323 s of CI (issue 46). Started by the first case that asks (after beforeAll,
+	 * which jest's test.concurrent would not wait for), each case then awaits its own example.
+	 */
+	let demoRuns: Map<string, Promise<Execution[]>> | undefined;
+	function demoRun(file: string): Promise<Execution[]> {
+		demoRuns ??= new Map(
+			exampleFiles().map((name) => {
+				const run = runAgainstDemo(name);
+				run.catch(() => undefined); // awaited by its own case
+				return [name, run];
+			}),
+		);
+		return demoRuns.get(file)!;
+	}
+	async function runAgainstDemo(file: string): Promise<Execution[]> {
 		const id = workflows[file];
 		await n8n.publish(id);
 		const executions = await n8n.waitForExecutions(
@@ -75,7 +91,12 @@ describe('examples/', () => {
 			`a successful run of ${file}`,
 			120_000,
 		);
-		expect(executions.filter((e) => e.status === 'error')).toEqual([]);
 		await n8n.unpublish(id);
+		return executions;
+	}
+
+	test.each(exampleFiles())('%s runs against the demo source', async (file) => {
+		const executions = await demoRun(file);
+		expect(executions.filter((e) => e.status === 'error')).toEqual([]);
 	});
 });
