@@ -1,16 +1,23 @@
 /**
  * The Poll Trigger where users live, beside n8n's own floor: one real n8n (SQLite, started by the
- * test harness) per row, at n8n's default heap unless BENCH_N8N_HEAP_MB sets one.
+ * test harness) per measurement, at n8n's default heap unless BENCH_N8N_HEAP_MB sets one. Each row
+ * is measured BENCH_E2E_REPEATS times (default 3) with the Poll Trigger and as often with its
+ * floor, interleaved: T F, then F T, then T F, … (a machine getting slower or faster over a row
+ * weighs on both alike). Every figure shown is the median over the measurements of the row that
+ * ended ok, and "min–max" its spread; "x floor" and "end x floor" are ratios of medians.
  *
  * 1. Remembered history: 0, 100,000 and 1,000,000 keys; the poll lists 300 new items of 100 B and
  *    100 remembered ones. Time from the poll's answer to the last of the 300 runs started, its ratio
  *    to history 0 (of the same History Store), and bytes per remembered key (the stored history
  *    divided by the keys). Each history with each History Store: Static Data (the history in the
  *    workflow's static data) and PostgreSQL (in table n8n_durable_triggers_history of a PostgreSQL
- *    15 started for the run from Debian's packages, test/harness/sqlServers.ts, a database per row,
- *    through a Poll History (PostgreSQL) credential; static data keeps only the journal of changes
- *    not yet saved there). PostgreSQL rows also show their time over the Static Data row's. The
- *    server runs with fsync off (its data dies with the run), and its memory is not in n8n's RSS.
+ *    15 started for the run from Debian's packages, test/harness/sqlServers.ts, a database per
+ *    measurement, through a Poll History (PostgreSQL) credential; static data keeps only the journal
+ *    of changes not yet saved there). PostgreSQL rows also show their time over the Static Data
+ *    row's. The server runs with fsync off (its data dies with the run), and its memory is not in
+ *    n8n's RSS.
+ * 1b. A big burst over a big history (BENCH_E2E_BURSTS, default 10,000 new items over 1,000,000
+ *    keys, with each History Store): the same as a history row, with more new items.
  * 2. Item size, no history: 300 items of 100 B, 20 KB and 60 KB each, and 1,000 of 20 KB (KB: 1,000
  *    bytes of JSON per item). Time per run (the same time divided by the runs), its ratio to 100 B.
  *
@@ -20,28 +27,38 @@
  * n8n's peak RSS (VmHWM, reset before publishing and read every 250 ms, so
  * for an n8n that died it is the last value read: "≥"), the largest write of
  * the workflow's static data (the state as its runs are created: history, outbox, ledger), how many
- * times the static data was written from publishing until the trigger's settlements were written,
- * and how n8n came through: "ok" (every run succeeded), "OOM" (its log says the JavaScript heap ran
- * out), "n8n exited (…)", "<n>/<runs> ok" (no execution ended for 3 minutes with runs missing or
- * failed) or "timed out". A row that fails is recorded as such and the next row runs. History rows
- * also show the activation: from the publish request to the trigger's first call (n8n loads the
- * workflow with its static data; with PostgreSQL the Poll Trigger loads the table too), outside
- * the time above; and after each row the lines of n8n's log naming the Poll Trigger are printed.
+ * times the static data was written from publishing until the trigger's settlements were written
+ * (the state writes per burst), and how n8n came through: "ok" (every run succeeded and each item
+ * was started exactly once), "OOM" (its log says the JavaScript heap ran out), "n8n exited (…)",
+ * "<n>/<runs> ok" (no execution ended for 3 minutes with runs missing or failed), "not each started
+ * once (…)" or "timed out" (20 minutes, or 200 ms per run for a bigger burst); a row whose
+ * measurements ended differently says "2/3 ok; OOM". A measurement that fails is recorded as such
+ * and the next one runs. History rows also show the activation: from the publish request to the
+ * trigger's first call (n8n loads the workflow with its static data; with PostgreSQL the Poll
+ * Trigger loads the table too), outside the time above. After each measurement a line gives its
+ * figures and when each state write was logged (seconds after the start); after each Poll Trigger
+ * measurement the lines of n8n's log naming the Poll Trigger are printed.
+ *
+ * Each item started exactly once: once a measurement's runs have all succeeded, the data n8n stored
+ * for each of the workflow's executions (its database's execution_data) must name exactly one item
+ * of the burst, and each item must be named by exactly one execution. Executions are counted in
+ * n8n's database while it runs (not through its API: 10,000 executions would be 40 requests a
+ * second), and their times read once through its API.
  *
  * Static-data writes are counted in SQLite itself: before n8n starts on its database, an SQLite
  * trigger on workflow_entity's staticData column logs the size and time of every write n8n makes
  * into a table of its own. So "state writes" are writes, not disk bytes divided by a state size.
  *
- * n8n's floor: after each Poll Trigger row, the same workload in the same way with the Floor Trigger
- * of bench/floor-node, which does nothing else. Its static data is sized after the Poll Trigger's:
+ * n8n's floor: the same workload in the same way with the Floor Trigger of bench/floor-node, which
+ * does nothing else. Its static data is sized after the row's first Poll Trigger measurement:
  * stored before publishing as large as the stored history (n8n loads it at activation and holds it
  * while the workflow is active), and written once on activation as large as the Poll Trigger's
  * largest write; it emits the same number of runs of one item of the same size. "x floor" is the
  * Poll Trigger's time over the floor's. The two times start alike: the Poll Trigger's when this
  * script answers its poll, the floor's when this script answers the call it makes on activation;
  * both come after n8n has loaded the workflow with its stored static data and activated the
- * trigger, and both end at the last run's startedAt. The floor's call also reports n8n's V8 heap
- * limit.
+ * trigger, and both end at the last run's startedAt (ms) or stoppedAt (ms to end). The floor's call
+ * also reports n8n's V8 heap limit.
  *
  * The history goes into the workflow's static data while n8n is stopped (built by the core, as a
  * first poll would leave it), so activation loads it from the database as after a restart. With
@@ -50,14 +67,26 @@
  * and static data gets what the store writes then: its journal (empty), no records.
  * Needs the built package (npm run build); packs it like the e2e tests do.
  *   npx tsx bench/pollEndToEnd.bench.ts
- *     BENCH_E2E_QUICK=1                    histories 0,100000 and sizes 300x100,300x20000 only
+ *     BENCH_E2E_QUICK=1                    histories 0,100000 and sizes 300x100,300x20000 only, no burst row
  *     BENCH_E2E_HISTORIES=0,100000         remembered histories (default 0,100000,1000000)
- *     BENCH_E2E_STORES=staticData,postgres History Stores of the history rows (default both)
+ *     BENCH_E2E_STORES=staticData,postgres History Stores of the history and burst rows (default both)
+ *     BENCH_E2E_BURSTS=10000x1000000       new items x remembered keys (default 10000x1000000; empty: none)
  *     BENCH_E2E_SIZES=300x100,1000x20000   runs x item bytes (default 300x100,300x20000,300x60000,1000x20000)
+ *     BENCH_E2E_REPEATS=3                  measurements per row and trigger (default 3)
  *     BENCH_N8N_HEAP_MB=16384              n8n's --max-old-space-size (default: none, n8n's default)
  *     BENCH_MAX_RUNS_IN_FLIGHT=100         the Poll Trigger's Max Runs in Flight (default: the node's, 50)
  * A run of every row at n8n's default heap (none of the BENCH_ variables above set, even empty)
- * also writes its figures to bench/results/pollEndToEnd.json.
+ * also writes its figures to bench/results/pollEndToEnd.json:
+ *   { n8n, measuredAt, history: [Row], burst: [Row], itemSize: [Row] }, each Row's figures medians
+ *   over its measurements that ended ok (null when none did), `floor…` the floor's:
+ *   history and burst rows: keys, store, runs (burst rows only), ms, floorMs (to the last start),
+ *     activationMs, floorActivationMs, editorDownloadBytes, and the figures below;
+ *   itemSize rows: runs, bytes, msPerRun, floorMsPerRun, and the figures below;
+ *   figures: repeats; endMs, floorEndMs (to the last end); endMsRange, floorEndMsRange ([min, max]);
+ *     endMsEach, floorEndMsEach (each measurement in the order measured, null: not ok); endRatio
+ *     (endMs / floorEndMs); peakRssMb, floorPeakRssMb (for a trigger none of whose measurements
+ *     ended ok: the highest read before n8n died), peakRssMbRange, floorPeakRssMbRange; stateWrites,
+ *     floorStateWrites (per burst), stateWritesRange; outcome, floorOutcome (only when not "ok").
  */
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -74,7 +103,7 @@ import { ensureN8nInstalled, packAndPrepareNodesFolder } from '../test/harness/i
 import { isFinal, N8nInstance } from '../test/harness/n8nInstance';
 import { n8nVersion } from '../test/harness/paths';
 import { SqlServers } from '../test/harness/sqlServers';
-import { peakRss } from './stats';
+import { median, peakRss, spread } from './stats';
 
 const QUICK = process.env.BENCH_E2E_QUICK === '1';
 /** Where the Poll Trigger keeps its history: its History Store parameter's values. */
@@ -105,14 +134,33 @@ const SIZES = (
 		const [runs, itemBytes] = size.split('x').map(Number);
 		return { runs, itemBytes, history: 0, store: 'staticData' as HistoryStore };
 	});
+/** A burst of many runs over a big history: `runs x keys`, with each History Store of STORES. */
+const BURSTS = (process.env.BENCH_E2E_BURSTS ?? (QUICK ? '' : '10000x1000000'))
+	.split(',')
+	.filter((burst) => burst !== '')
+	.map((burst) => {
+		const [runs, history] = burst.split('x').map(Number);
+		if (!(runs > 0 && history >= 0))
+			throw new Error(`BENCH_E2E_BURSTS: "${burst}" is not <runs>x<remembered keys>`);
+		return { runs, history };
+	});
+/** Measurements of each row per trigger, the Poll Trigger's and its floor's interleaved. */
+const REPEATS = Number(process.env.BENCH_E2E_REPEATS ?? 3);
+if (!Number.isInteger(REPEATS) || REPEATS < 1)
+	throw new Error(
+		`BENCH_E2E_REPEATS: "${process.env.BENCH_E2E_REPEATS}" is not a whole number ≥ 1`,
+	);
 const HEAP_MB = process.env.BENCH_N8N_HEAP_MB;
 /** The Poll Trigger's Max Runs in Flight (unset: the node's default). */
 const MAX_RUNS_IN_FLIGHT = Number(process.env.BENCH_MAX_RUNS_IN_FLIGHT ?? 0) || undefined;
 const HISTORY_NEW_ITEMS = 300;
 const HISTORY_ITEM_BYTES = 100;
 const REMEMBERED_LISTED = 100;
-/** Long enough for a row n8n survives on this 2-core machine; a slower row is recorded as timed out. */
-const ROW_TIMEOUT_MS = 20 * 60_000;
+/**
+ * Long enough for a row n8n survives on this 2-core machine (20 min, or 200 ms per run for a bigger
+ * burst); a slower row is recorded as timed out.
+ */
+const rowTimeoutMs = ({ runs }: Workload) => Math.max(20 * 60_000, runs * 200);
 /** No execution ended for this long: n8n will not run the missing ones (it lost or refused them). */
 const STALL_MS = 3 * 60_000;
 /** n8n's peak RSS is read this often, so an n8n that dies leaves a figure close to its last peak. */
@@ -175,6 +223,8 @@ interface Measured {
 	historyBytes: number;
 	/** The largest static-data write from publishing on. */
 	largestWriteBytes?: number;
+	/** When each static-data write was logged, in ms after the start (before it: negative). */
+	writeTimesMs?: number[];
 	/**
 	 * Static-data writes from publishing until the trigger's settlements were written (or, when runs
 	 * were missing, until the row gave up on them).
@@ -212,6 +262,17 @@ const pollStaticData = (dedupe: unknown) => ({
  * (a first poll that only remembers what is there), as it stands in the workflow's static data.
  */
 function staticDataRemembering(history: number): Seeded {
+	const built = rememberingCache.get(history);
+	if (built) return built;
+	const seeded = buildStaticDataRemembering(history);
+	rememberingCache.set(history, seeded);
+	return seeded;
+}
+
+/** Built once per history: a million keys take the core seconds, and each repeat stores the same. */
+const rememberingCache = new Map<number, Seeded>();
+
+function buildStaticDataRemembering(history: number): Seeded {
 	const { store } = loadDedupeStore({ dedupe: { kind: 'unique' }, firstPoll: { mode: 'none' } });
 	const keyed = seed(history).map((item, index) => ({ item, key: item.id, index }));
 	store.commit(store.plan(keyed, Date.now()), Date.now(), { keyPrefix: 'poll:seed:' });
@@ -353,6 +414,8 @@ async function measure(
 	const ended: { exit?: Exit } = {};
 	let publishedAt = Infinity;
 	let settledAt = Infinity;
+	/** When the measured time started (the trigger's first call answered), epoch ms. */
+	let startedAt: number | undefined;
 	let rssSampler: NodeJS.Timeout | undefined;
 	try {
 		let table: { credential: ICredentialDataDecryptedObject; credentialId: string } | undefined;
@@ -392,7 +455,10 @@ async function measure(
 		await n8n.login();
 		const pid = n8n.pid as number;
 		n8n.onUnexpectedExit((code, signal) => (ended.exit = { code, signal }));
-		const wait = { deadline: Date.now() + ROW_TIMEOUT_MS, exited: () => ended.exit !== undefined };
+		const wait = {
+			deadline: Date.now() + rowTimeoutMs(workload),
+			exited: () => ended.exit !== undefined,
+		};
 		writeFileSync(`/proc/${pid}/clear_refs`, '5');
 		rssSampler = setInterval(() => {
 			// Once n8n is gone, the last value read stands.
@@ -407,21 +473,23 @@ async function measure(
 			{ ...wait, intervalMs: 100 },
 		);
 		measured.activationMs = start.receivedAt - publishedAt;
-		// Without run data, once a second: the counting must cost the n8n under test little. Done when
-		// every run has succeeded, or when no execution has ended for STALL_MS (n8n lost or failed some).
+		startedAt = start.receivedAt;
+		// Counted in n8n's database once a second (SQLite in WAL mode: this reader holds up no write),
+		// not through n8n's API: the counting must cost the n8n under test little, also with 10,000
+		// executions. Done when every run has succeeded, or when no execution has ended for STALL_MS
+		// (n8n lost or failed some); then the runs' times are read once through n8n's API.
 		let lastChange = { finished: -1, at: Date.now() };
-		const executions = await until(
+		await until(
 			`${workload.runs} successful runs`,
 			async () => {
-				const finished = (await n8n.executionSummaries(id)).filter(isFinal);
-				if (finished.length !== lastChange.finished)
-					lastChange = { finished: finished.length, at: Date.now() };
-				const succeeded = finished.filter((execution) => execution.status === 'success');
+				const { finished, succeeded } = executionCounts(databaseFile, id);
+				if (finished !== lastChange.finished) lastChange = { finished, at: Date.now() };
 				const stalled = Date.now() - lastChange.at > STALL_MS;
-				return succeeded.length >= workload.runs || stalled ? finished : undefined;
+				return succeeded >= workload.runs || stalled ? true : undefined;
 			},
 			{ ...wait, intervalMs: 1_000 },
 		);
+		const executions = (await n8n.executionSummaries(id)).filter(isFinal);
 		const succeeded = executions.filter((execution) => execution.status === 'success').length;
 		if (succeeded !== workload.runs || executions.length !== workload.runs) {
 			const failed = executions.length - succeeded;
@@ -441,6 +509,8 @@ async function measure(
 		settledAt = Date.now();
 		measured.editorBytes = JSON.stringify(await n8n.rest('GET', `/rest/workflows/${id}`)).length;
 		await n8n.unpublish(id);
+		const notOnce = startedOnce(databaseFile, id, trigger === 'floor' ? 'floor' : 'new', workload);
+		if (notOnce) throw new Error(notOnce);
 	} catch (error) {
 		// A request to an n8n that is dying fails as its socket closes, a moment before its exit is seen.
 		if (!ended.exit) await new Promise((resolve) => setTimeout(resolve, EXIT_NOTICE_MS));
@@ -452,10 +522,13 @@ async function measure(
 		else await n8n.kill();
 		await source.close();
 	}
-	const writes = Number.isFinite(publishedAt)
+	const logged = Number.isFinite(publishedAt)
 		? staticDataWrites(databaseFile, publishedAt, settledAt)
 		: [];
+	const writes = logged.map(({ bytes }) => bytes);
 	measured.largestWriteBytes = writes.length > 0 ? Math.max(...writes) : undefined;
+	if (startedAt !== undefined)
+		measured.writeTimesMs = logged.map(({ atMs }) => Math.round(atMs - (startedAt as number)));
 	// An n8n that died wrote what it had time to write: no count of a poll's writes.
 	if (!ended.exit) measured.writes = writes.length;
 	measured.triggerLog = n8n
@@ -543,17 +616,86 @@ function prepareDatabase(
 	}
 }
 
-/** Sizes of the static-data writes logged between `from` and `to` (epoch ms). */
-function staticDataWrites(file: string, from: number, to: number): number[] {
+/** The static-data writes logged between `from` and `to` (epoch ms): their sizes and times. */
+function staticDataWrites(
+	file: string,
+	from: number,
+	to: number,
+): Array<{ bytes: number; atMs: number }> {
 	const database = new DatabaseSync(file);
 	try {
 		return database
-			.prepare('SELECT bytes FROM bench_static_data_write WHERE atMs >= ? AND atMs <= ?')
+			.prepare(
+				'SELECT bytes, atMs FROM bench_static_data_write WHERE atMs >= ? AND atMs <= ? ORDER BY atMs',
+			)
 			.all(from, Number.isFinite(to) ? to : Number.MAX_VALUE)
-			.map((row) => Number(row.bytes));
+			.map((row) => ({ bytes: Number(row.bytes), atMs: Number(row.atMs) }));
 	} finally {
 		database.close();
 	}
+}
+
+/** The workflow's executions n8n has ended (any status but new, running, waiting), and its successes. */
+function executionCounts(
+	file: string,
+	workflowId: string,
+): { finished: number; succeeded: number } {
+	const database = new DatabaseSync(file);
+	try {
+		const row = database
+			.prepare(
+				`SELECT count(*) AS finished, coalesce(sum(status = 'success'), 0) AS succeeded
+				FROM execution_entity
+				WHERE workflowId = ? AND deletedAt IS NULL AND status NOT IN ('new', 'running', 'waiting')`,
+			)
+			.get(workflowId);
+		return { finished: Number(row?.finished ?? 0), succeeded: Number(row?.succeeded ?? 0) };
+	} finally {
+		database.close();
+	}
+}
+
+/**
+ * Whether each item of the burst was started exactly once: each execution's stored data (n8n's
+ * execution_data, in its database) names one item, `<prefix>-<i>` (the Poll Trigger's new items,
+ * the floor's items), and each of the burst's items is named by one execution. Undefined when so,
+ * else what was wrong (the row's outcome).
+ */
+function startedOnce(
+	file: string,
+	workflowId: string,
+	prefix: 'new' | 'floor',
+	{ runs }: Workload,
+): string | undefined {
+	const database = new DatabaseSync(file);
+	const starts = new Array<number>(runs).fill(0);
+	let unnamed = 0;
+	let others = 0;
+	try {
+		const rows = database
+			.prepare(
+				`SELECT d.data AS data FROM execution_entity e LEFT JOIN execution_data d ON d.executionId = e.id
+				WHERE e.workflowId = ? AND e.deletedAt IS NULL`,
+			)
+			.all(workflowId);
+		const named = new RegExp(`"${prefix}-(\\d+)"`, 'g');
+		for (const { data } of rows) {
+			const items = new Set(
+				[...String(data ?? '').matchAll(named)].map((match) => Number(match[1])),
+			);
+			if (items.size !== 1) unnamed++;
+			for (const item of items) {
+				if (item < runs) starts[item]++;
+				else others++;
+			}
+		}
+	} finally {
+		database.close();
+	}
+	const twice = starts.filter((count) => count > 1).length;
+	const never = starts.filter((count) => count === 0).length;
+	if (twice + never + unnamed + others === 0) return undefined;
+	return `not each started once: ${twice} started more than once, ${never} never, ${unnamed} executions naming no one item, ${others} items not of the burst`;
 }
 
 /**
@@ -591,12 +733,12 @@ const sizeOf = (bytes: number | undefined) =>
 const itemSize = (bytes: number) => (bytes < 1000 ? `${bytes} B` : kb(bytes));
 const ratio = (a: number | undefined, b: number | undefined) =>
 	a === undefined || b === undefined ? '-' : `${(a / b).toFixed(2)}`;
-const rss = (m: Measured) =>
-	m.peakRssBytes === undefined
-		? '-'
-		: `${m.peakRssAtLeast ? '≥' : ''}${Math.round(m.peakRssBytes / 1e6).toLocaleString('en')}`;
 const ms = (value: number | undefined) =>
 	value === undefined ? '-' : Math.round(value).toLocaleString('en');
+const mb = (bytes: number) => Math.round(bytes / 1e6);
+/** `min–max` of a spread, or "-". */
+const range = (values: [number, number] | undefined, format: (value: number) => string) =>
+	values === undefined ? '-' : `${format(values[0])}–${format(values[1])}`;
 
 /** Left-aligned label columns, then right-aligned figures. */
 function printTable(labelColumns: number, rows: string[][]): void {
@@ -612,169 +754,325 @@ function printTable(labelColumns: number, rows: string[][]): void {
 		);
 }
 
-/** Measures each workload with the Poll Trigger, then its floor with static data of the same size. */
-async function measurePairs(
-	workloads: Workload[],
-	label: (workload: Workload) => string,
-): Promise<Array<[Measured, Measured]>> {
-	const pairs: Array<[Measured, Measured]> = [];
-	for (const workload of workloads) {
-		const poll = await measureRow('Poll Trigger', workload);
-		// Should the Poll Trigger's n8n have died before its poll's write, the floor writes what that
-		// write must at least hold: the history and every item of the burst.
-		const floor = await measureRow('floor', workload, {
-			storedBytes: poll.loadedStateBytes,
-			writtenBytes:
-				poll.largestWriteBytes ?? poll.loadedStateBytes + workload.runs * workload.itemBytes,
-		});
-		pairs.push([poll, floor]);
-		const progress = (m: Measured) =>
-			`${m.trigger} ${m.outcome}${m.ms === undefined ? '' : ` (${ms(m.ms)} ms)`}${m.activationMs === undefined ? '' : `, activation ${ms(m.activationMs)} ms`}${m.logFile ? ` (log: ${m.logFile})` : ''}`;
-		process.stdout.write(`  ${label(workload)}: ${progress(poll)}; ${progress(floor)}\n`);
-		for (const line of poll.triggerLog.slice(0, 5))
-			process.stdout.write(`    n8n's log: ${line}\n`);
-		if (poll.triggerLog.length > 5)
-			process.stdout.write(`    n8n's log: … ${poll.triggerLog.length - 5} more\n`);
-	}
-	return pairs;
+/** n8n's V8 heap limit, as the first floor trigger that ran reported it from inside n8n. */
+let heapLimit: number | undefined;
+
+/** One row: its workload, measured REPEATS times with each trigger (in the order measured). */
+interface Row {
+	workload: Workload;
+	poll: Measured[];
+	floor: Measured[];
 }
 
-function printHistories(pairs: Array<[Measured, Measured]>): void {
-	process.stdout.write(
-		`\n1. Remembered history: ${HISTORY_NEW_ITEMS} new items of ${itemSize(HISTORY_ITEM_BYTES)} (+${REMEMBERED_LISTED} remembered ones listed) per poll\n`,
-	);
-	// Each store's first row (its smallest history, as BENCH_E2E_HISTORIES lists them) is its base.
+/** One trigger's measurements of a row: medians and spreads over the measurements that ended ok. */
+interface Summary {
+	/** "ok" when every measurement was; else each outcome, as "2/3 ok; OOM". */
+	outcome: string;
+	ok: number;
+	ms?: number;
+	endMs?: number;
+	endSpread?: [number, number];
+	activationMs?: number;
+	peakRssBytes?: number;
+	peakRssSpread?: [number, number];
+	/** No measurement ended ok: the peak is the highest of those read before n8n died, at least. */
+	peakRssAtLeast: boolean;
+	writes?: number;
+	writesSpread?: [number, number];
+	largestWriteBytes?: number;
+	editorBytes?: number;
+	historyBytes: number;
+	/** Each measurement's time to the end (null: it did not end ok), in the order measured. */
+	endEach: Array<number | null>;
+}
+
+function summarize(measured: Measured[]): Summary {
+	const ok = measured.filter((m) => m.outcome === 'ok');
+	const figures = (pick: (m: Measured) => number | undefined) =>
+		ok.map(pick).filter((value): value is number => value !== undefined);
+	const outcomes = [...new Set(measured.map((m) => m.outcome))];
+	const failed = outcomes.filter((outcome) => outcome !== 'ok');
+	const dead = measured.filter((m) => m.peakRssBytes !== undefined);
+	return {
+		outcome:
+			outcomes.length === 1
+				? outcomes[0]
+				: `${ok.length}/${measured.length} ok; ${failed.join('; ')}`,
+		ok: ok.length,
+		ms: median(figures((m) => m.ms)),
+		endMs: median(figures((m) => m.endMs)),
+		endSpread: spread(figures((m) => m.endMs)),
+		activationMs: median(
+			measured.map((m) => m.activationMs).filter((value): value is number => value !== undefined),
+		),
+		...(ok.length > 0
+			? {
+					peakRssBytes: median(figures((m) => m.peakRssBytes)),
+					peakRssSpread: spread(figures((m) => m.peakRssBytes)),
+					peakRssAtLeast: false,
+				}
+			: {
+					peakRssBytes:
+						dead.length > 0 ? Math.max(...dead.map((m) => m.peakRssBytes as number)) : undefined,
+					peakRssAtLeast: dead.some((m) => m.peakRssAtLeast),
+				}),
+		writes: median(figures((m) => m.writes)),
+		writesSpread: spread(figures((m) => m.writes)),
+		largestWriteBytes: median(
+			measured
+				.map((m) => m.largestWriteBytes)
+				.filter((value): value is number => value !== undefined),
+		),
+		editorBytes: median(figures((m) => m.editorBytes)),
+		historyBytes: measured[0].historyBytes,
+		endEach: measured.map((m) => (m.outcome === 'ok' && m.endMs !== undefined ? m.endMs : null)),
+	};
+}
+
+const peak = (s: Summary) =>
+	s.peakRssBytes === undefined
+		? '-'
+		: `${s.peakRssAtLeast ? '≥' : ''}${mb(s.peakRssBytes).toLocaleString('en')}`;
+const writesOf = (s: Summary) =>
+	s.writes === undefined
+		? '-'
+		: s.writesSpread && s.writesSpread[0] !== s.writesSpread[1]
+			? `${s.writes} (${range(s.writesSpread, String)})`
+			: String(s.writes);
+
+/**
+ * Measures each workload REPEATS times with the Poll Trigger and with its floor, interleaved as
+ * T F, F T, T F, … (each pair in the other order than the one before, so that a machine getting
+ * slower or faster over a row weighs on both alike). The floor's static data is sized after the
+ * row's first Poll Trigger measurement.
+ */
+async function measureRows(workloads: Workload[], label: (workload: Workload) => string) {
+	const rows: Row[] = [];
+	for (const workload of workloads) {
+		const row: Row = { workload, poll: [], floor: [] };
+		let floorState: FloorState | undefined;
+		const measureFloor = async () => {
+			const sizedAfter = row.poll[0];
+			// Should the Poll Trigger's n8n have died before its poll's write, the floor writes what that
+			// write must at least hold: the history and every item of the burst.
+			floorState ??= {
+				storedBytes: sizedAfter.loadedStateBytes,
+				writtenBytes:
+					sizedAfter.largestWriteBytes ??
+					sizedAfter.loadedStateBytes + workload.runs * workload.itemBytes,
+			};
+			const floor = await measureRow('floor', workload, floorState);
+			row.floor.push(floor);
+			heapLimit ??= floor.heapLimitBytes;
+			return floor;
+		};
+		const measurePoll = async () => {
+			row.poll.push(await measureRow('Poll Trigger', workload));
+			const poll = row.poll.at(-1) as Measured;
+			for (const line of poll.triggerLog.slice(0, 5))
+				process.stdout.write(`    n8n's log: ${line}\n`);
+			if (poll.triggerLog.length > 5)
+				process.stdout.write(`    n8n's log: … ${poll.triggerLog.length - 5} more\n`);
+			return poll;
+		};
+		for (let repeat = 0; repeat < REPEATS; repeat++) {
+			const order = repeat % 2 === 0 ? [measurePoll, measureFloor] : [measureFloor, measurePoll];
+			for (const measureOne of order) {
+				const m = await measureOne();
+				process.stdout.write(
+					`  ${label(workload)} #${repeat + 1}: ${m.trigger} ${m.outcome}${m.ms === undefined ? '' : `, ${ms(m.ms)} ms, to end ${ms(m.endMs)} ms`}${m.activationMs === undefined ? '' : `, activation ${ms(m.activationMs)} ms`}${m.peakRssBytes === undefined ? '' : `, peak RSS ${m.peakRssAtLeast ? '≥' : ''}${mb(m.peakRssBytes).toLocaleString('en')} MB`}${m.writeTimesMs ? `, ${m.writeTimesMs.length} state writes at ${m.writeTimesMs.map((at) => `${(at / 1000).toFixed(1)} s`).join(', ')}` : ''}${m.logFile ? ` (log: ${m.logFile})` : ''}\n`,
+				);
+			}
+		}
+		rows.push(row);
+	}
+	return rows;
+}
+
+interface Summarized {
+	workload: Workload;
+	poll: Summary;
+	floor: Summary;
+}
+
+const summarizeRows = (rows: Row[]): Summarized[] =>
+	rows.map(({ workload, poll, floor }) => ({
+		workload,
+		poll: summarize(poll),
+		floor: summarize(floor),
+	}));
+
+function printHistories(title: string, rows: Summarized[]): void {
+	process.stdout.write(`\n${title}\n`);
+	// Each store's first row (its smallest history, as listed) is its base.
 	const baseOf = (store: HistoryStore) =>
-		pairs.find(([poll]) => poll.workload.store === store) ?? pairs[0];
-	const staticDataRow = (history: number) =>
-		pairs.find(
-			([poll]) => poll.workload.store === 'staticData' && poll.workload.history === history,
+		rows.find((row) => row.workload.store === store) ?? rows[0];
+	const staticDataRow = (history: number, runs: number) =>
+		rows.find(
+			(row) =>
+				row.workload.store === 'staticData' &&
+				row.workload.history === history &&
+				row.workload.runs === runs,
 		);
-	const rows = [
+	const table = [
 		[
 			'history',
 			'store',
+			'runs',
 			'trigger',
 			'n8n',
 			'ms',
-			`x history ${pairs[0][0].workload.history.toLocaleString('en')}`,
+			`x history ${rows[0].workload.history.toLocaleString('en')}`,
 			'x static data',
 			'x floor',
 			'ms to end',
+			'end min–max',
+			'end x floor',
 			'activation ms',
 			'peak RSS MB',
+			'RSS min–max',
 			'state',
 			'editor',
 			'B/key',
 			'state writes',
 		],
 	];
-	for (const [poll, floor] of pairs) {
-		const { history, store } = poll.workload;
-		const [basePoll, baseFloor] = baseOf(store);
-		for (const m of [poll, floor])
-			rows.push([
-				m === poll ? history.toLocaleString('en') : '',
-				m === poll ? STORE_NAMES[store] : '',
-				m.trigger,
-				m.outcome,
-				ms(m.ms),
-				ratio(m.ms, (m === poll ? basePoll : baseFloor).ms),
-				m === poll && store !== 'staticData' ? ratio(poll.ms, staticDataRow(history)?.[0].ms) : '',
-				m === poll ? ratio(poll.ms, floor.ms) : '',
-				ms(m.endMs),
-				ms(m.activationMs),
-				rss(m),
-				sizeOf(m.largestWriteBytes),
-				sizeOf(m.editorBytes),
-				m === poll && history > 0 ? (m.historyBytes / history).toFixed(1) : '',
-				m.writes === undefined ? '-' : String(m.writes),
+	for (const row of rows) {
+		const { history, store, runs } = row.workload;
+		const base = baseOf(store);
+		for (const s of [row.poll, row.floor]) {
+			const isPoll = s === row.poll;
+			table.push([
+				isPoll ? history.toLocaleString('en') : '',
+				isPoll ? STORE_NAMES[store] : '',
+				isPoll ? runs.toLocaleString('en') : '',
+				isPoll ? 'Poll Trigger' : 'floor',
+				s.outcome,
+				ms(s.ms),
+				ratio(s.ms, (isPoll ? base.poll : base.floor).ms),
+				isPoll && store !== 'staticData' ? ratio(s.ms, staticDataRow(history, runs)?.poll.ms) : '',
+				isPoll ? ratio(s.ms, row.floor.ms) : '',
+				ms(s.endMs),
+				range(s.endSpread, ms),
+				isPoll ? ratio(s.endMs, row.floor.endMs) : '',
+				ms(s.activationMs),
+				peak(s),
+				range(s.peakRssSpread, (bytes) => mb(bytes).toLocaleString('en')),
+				sizeOf(s.largestWriteBytes),
+				sizeOf(s.editorBytes),
+				isPoll && history > 0 ? (s.historyBytes / history).toFixed(1) : '',
+				writesOf(s),
 			]);
+		}
 	}
-	printTable(4, rows);
+	printTable(5, table);
 }
 
-function printSizes(pairs: Array<[Measured, Measured]>): void {
+function printSizes(rows: Summarized[]): void {
 	process.stdout.write(`\n2. Item size, no history: one run per item\n`);
-	const [basePoll, baseFloor] = pairs[0];
-	const perRun = (m: Measured) => (m.ms === undefined ? undefined : m.ms / m.workload.runs);
-	const rows = [
+	const [base] = rows;
+	const perRun = (s: Summary, runs: number) => (s.ms === undefined ? undefined : s.ms / runs);
+	const table = [
 		[
 			'runs x item',
 			'trigger',
 			'n8n',
 			'ms',
 			'ms/run',
-			`x ${itemSize(basePoll.workload.itemBytes)}`,
+			`x ${itemSize(base.workload.itemBytes)}`,
 			'x floor',
 			'ms to end',
+			'end min–max',
+			'end x floor',
 			'peak RSS MB',
+			'RSS min–max',
 			'state',
 			'state writes',
 		],
 	];
-	for (const [poll, floor] of pairs) {
-		const { runs, itemBytes } = poll.workload;
-		for (const m of [poll, floor])
-			rows.push([
-				m === poll ? `${runs.toLocaleString('en')} x ${itemSize(itemBytes)}` : '',
-				m.trigger,
-				m.outcome,
-				ms(m.ms),
-				perRun(m) === undefined ? '-' : (perRun(m) as number).toFixed(1),
-				ratio(perRun(m), perRun(m === poll ? basePoll : baseFloor)),
-				m === poll ? ratio(poll.ms, floor.ms) : '',
-				ms(m.endMs),
-				rss(m),
-				sizeOf(m.largestWriteBytes),
-				m.writes === undefined ? '-' : String(m.writes),
+	for (const row of rows) {
+		const { runs, itemBytes } = row.workload;
+		for (const s of [row.poll, row.floor]) {
+			const isPoll = s === row.poll;
+			const each = perRun(s, runs);
+			table.push([
+				isPoll ? `${runs.toLocaleString('en')} x ${itemSize(itemBytes)}` : '',
+				isPoll ? 'Poll Trigger' : 'floor',
+				s.outcome,
+				ms(s.ms),
+				each === undefined ? '-' : each.toFixed(1),
+				ratio(each, perRun(isPoll ? base.poll : base.floor, base.workload.runs)),
+				isPoll ? ratio(s.ms, row.floor.ms) : '',
+				ms(s.endMs),
+				range(s.endSpread, ms),
+				isPoll ? ratio(s.endMs, row.floor.endMs) : '',
+				peak(s),
+				range(s.peakRssSpread, (bytes) => mb(bytes).toLocaleString('en')),
+				sizeOf(s.largestWriteBytes),
+				writesOf(s),
 			]);
+		}
 	}
-	printTable(3, rows);
+	printTable(3, table);
 }
 
 /**
  * The run's figures, for bench/results/pollEndToEnd.json (committed with docs/benchmarks.md's
- * table): per history the Poll Trigger's time, its floor's, and the Poll Trigger's peak RSS; per
- * item size the Poll Trigger's time per run (and its floor's). A row that did not end ok has null
- * figures and says how it ended.
+ * table). Every figure is the median over the row's measurements that ended ok (null if none
+ * did); `…Range` is [min, max] over them; a field starting `floor` is the floor's; see the doc
+ * comment at the top for each field. A row any of whose measurements did not end ok says how they
+ * ended (`outcome`, `floorOutcome`).
  */
-function writeResults(
-	histories: Array<[Measured, Measured]>,
-	sizes: Array<[Measured, Measured]>,
-): void {
-	const outcome = (m: Measured) => (m.outcome === 'ok' ? {} : { outcome: m.outcome });
+function writeResults(histories: Summarized[], bursts: Summarized[], sizes: Summarized[]): void {
 	const round = (value: number | undefined) => (value === undefined ? null : Math.round(value));
-	const perRun = (m: Measured) =>
-		m.ms === undefined ? null : Math.round((m.ms / m.workload.runs) * 10) / 10;
+	const rangeOf = (values: [number, number] | undefined, unit = 1) =>
+		values === undefined ? null : values.map((value) => Math.round(value / unit));
+	const figures = ({ poll, floor }: Summarized) => ({
+		repeats: REPEATS,
+		endMs: round(poll.endMs),
+		floorEndMs: round(floor.endMs),
+		endMsRange: rangeOf(poll.endSpread),
+		floorEndMsRange: rangeOf(floor.endSpread),
+		endMsEach: poll.endEach.map((value) => round(value ?? undefined)),
+		floorEndMsEach: floor.endEach.map((value) => round(value ?? undefined)),
+		endRatio:
+			poll.endMs === undefined || floor.endMs === undefined
+				? null
+				: Math.round((poll.endMs / floor.endMs) * 100) / 100,
+		peakRssMb: poll.peakRssBytes === undefined ? null : mb(poll.peakRssBytes),
+		floorPeakRssMb: floor.peakRssBytes === undefined ? null : mb(floor.peakRssBytes),
+		peakRssMbRange: rangeOf(poll.peakRssSpread, 1e6),
+		floorPeakRssMbRange: rangeOf(floor.peakRssSpread, 1e6),
+		stateWrites: poll.writes ?? null,
+		floorStateWrites: floor.writes ?? null,
+		stateWritesRange: poll.writesSpread ?? null,
+		...(poll.outcome !== 'ok' && { outcome: poll.outcome }),
+		...(floor.outcome !== 'ok' && { floorOutcome: floor.outcome }),
+	});
+	const historyRow = (row: Summarized) => ({
+		keys: row.workload.history,
+		store: row.workload.store,
+		...(row.workload.runs !== HISTORY_NEW_ITEMS && { runs: row.workload.runs }),
+		ms: round(row.poll.ms),
+		floorMs: round(row.floor.ms),
+		activationMs: round(row.poll.activationMs),
+		floorActivationMs: round(row.floor.activationMs),
+		editorDownloadBytes: row.poll.editorBytes ?? null,
+		...figures(row),
+	});
+	const perRun = (s: Summary, runs: number) =>
+		s.ms === undefined ? null : Math.round((s.ms / runs) * 10) / 10;
 	const results = {
 		n8n: n8nVersion,
 		measuredAt: new Date().toISOString(),
-		history: histories.map(([poll, floor]) => ({
-			keys: poll.workload.history,
-			store: poll.workload.store,
-			ms: round(poll.ms),
-			floorMs: round(floor.ms),
-			endMs: round(poll.endMs),
-			floorEndMs: round(floor.endMs),
-			activationMs: round(poll.activationMs),
-			floorActivationMs: round(floor.activationMs),
-			editorDownloadBytes: poll.editorBytes ?? null,
-			peakRssMb: poll.peakRssBytes === undefined ? null : Math.round(poll.peakRssBytes / 1e6),
-			floorPeakRssMb:
-				floor.peakRssBytes === undefined ? null : Math.round(floor.peakRssBytes / 1e6),
-			...outcome(poll),
-			...(floor.outcome !== 'ok' && { floorOutcome: floor.outcome }),
-		})),
-		itemSize: sizes.map(([poll, floor]) => ({
-			runs: poll.workload.runs,
-			bytes: poll.workload.itemBytes,
-			msPerRun: perRun(poll),
-			floorMsPerRun: perRun(floor),
-			endMs: round(poll.endMs),
-			floorEndMs: round(floor.endMs),
-			...outcome(poll),
-			...(floor.outcome !== 'ok' && { floorOutcome: floor.outcome }),
+		history: histories.map(historyRow),
+		burst: bursts.map(historyRow),
+		itemSize: sizes.map((row) => ({
+			runs: row.workload.runs,
+			bytes: row.workload.itemBytes,
+			msPerRun: perRun(row.poll, row.workload.runs),
+			floorMsPerRun: perRun(row.floor, row.workload.runs),
+			...figures(row),
 		})),
 	};
 	const folder = join(__dirname, 'results');
@@ -783,45 +1081,64 @@ function writeResults(
 	process.stdout.write(`Figures written to ${join(folder, 'pollEndToEnd.json')}\n`);
 }
 
+/** Each history (and each big burst) with each History Store, as they are listed. */
+const historyWorkloads = (bursts: Array<{ runs: number; history: number }>): Workload[] =>
+	STORES.flatMap((store) =>
+		bursts.map(({ runs, history }) => ({
+			runs,
+			itemBytes: HISTORY_ITEM_BYTES,
+			history,
+			store,
+		})),
+	);
+
+const historyLabel = ({ history, store, runs }: Workload) =>
+	`${runs.toLocaleString('en')} new over history ${history.toLocaleString('en')} (${STORE_NAMES[store]})`;
+
 async function main(): Promise<void> {
 	const began = Date.now();
 	ensureN8nInstalled();
 	packAndPrepareNodesFolder({ alongside: [join(__dirname, 'floor-node')] });
-	if (STORES.includes('postgres') && HISTORIES.length > 0)
+	if (STORES.includes('postgres') && HISTORIES.length + BURSTS.length > 0)
 		postgres = { servers: await SqlServers.start({ mariadb: false }), databases: 0 };
-	let histories: Array<[Measured, Measured]>;
+	let histories: Summarized[];
+	let bursts: Summarized[];
 	try {
-		histories = await measurePairs(
-			STORES.flatMap((store) =>
-				HISTORIES.map((history) => ({
-					runs: HISTORY_NEW_ITEMS,
-					itemBytes: HISTORY_ITEM_BYTES,
-					history,
-					store,
-				})),
+		histories = summarizeRows(
+			await measureRows(
+				historyWorkloads(HISTORIES.map((history) => ({ runs: HISTORY_NEW_ITEMS, history }))),
+				historyLabel,
 			),
-			({ history, store }) => `history ${history.toLocaleString('en')} (${STORE_NAMES[store]})`,
 		);
+		bursts = summarizeRows(await measureRows(historyWorkloads(BURSTS), historyLabel));
 	} finally {
 		await postgres?.servers.stop();
 		postgres = undefined;
 	}
-	const sizes = await measurePairs(
-		SIZES,
-		({ runs, itemBytes }) => `${runs.toLocaleString('en')} x ${itemSize(itemBytes)}, no history`,
+	const sizes = summarizeRows(
+		await measureRows(
+			SIZES,
+			({ runs, itemBytes }) => `${runs.toLocaleString('en')} x ${itemSize(itemBytes)}, no history`,
+		),
 	);
-	const heapLimit = [...histories, ...sizes]
-		.map(([, floor]) => floor.heapLimitBytes)
-		.find((bytes) => bytes !== undefined);
 	process.stdout.write(
-		`\nPoll Trigger end to end in n8n ${n8nVersion} (SQLite), one n8n per row; n8n's heap limit ${
+		`\nPoll Trigger end to end in n8n ${n8nVersion} (SQLite), one n8n per measurement, each row measured ${REPEATS} time(s) per trigger, interleaved (T F, F T, …); n8n's heap limit ${
 			heapLimit === undefined ? 'not reported' : `${Math.round(heapLimit / 2 ** 20)} MiB`
 		} (${HEAP_MB ? `BENCH_N8N_HEAP_MB=${HEAP_MB}` : "n8n's default"}; V8's heap_size_limit, reported from inside n8n by the floor trigger)\n`,
 	);
 	process.stdout.write(
-		"Time: from the Poll Trigger's poll answered, or the floor trigger's activation call answered (both once n8n has loaded the stored state and activated the trigger), to the last run's startedAt; ms to end: to the last run's stoppedAt (every run handled).\n",
+		"Time: from the Poll Trigger's poll answered, or the floor trigger's activation call answered (both once n8n has loaded the stored state and activated the trigger), to the last run's startedAt; ms to end: to the last run's stoppedAt (every run handled). Figures are medians over the measurements that ended ok; min–max their spread.\n",
 	);
-	if (histories.length > 0) printHistories(histories);
+	if (histories.length > 0)
+		printHistories(
+			`1. Remembered history: ${HISTORY_NEW_ITEMS} new items of ${itemSize(HISTORY_ITEM_BYTES)} (+${REMEMBERED_LISTED} remembered ones listed) per poll`,
+			histories,
+		);
+	if (bursts.length > 0)
+		printHistories(
+			`1b. A big burst over a big history: new items of ${itemSize(HISTORY_ITEM_BYTES)} (+${REMEMBERED_LISTED} remembered ones listed), each checked started exactly once`,
+			bursts,
+		);
 	if (sizes.length > 0) printSizes(sizes);
 	// Only a run of every row at n8n's default heap stands for the committed figures.
 	// Set, even empty (BENCH_E2E_SIZES= measures no item sizes): rows were picked.
@@ -830,24 +1147,26 @@ async function main(): Promise<void> {
 		'BENCH_E2E_HISTORIES',
 		'BENCH_E2E_STORES',
 		'BENCH_E2E_SIZES',
+		'BENCH_E2E_BURSTS',
+		'BENCH_E2E_REPEATS',
 		'BENCH_N8N_HEAP_MB',
 		'BENCH_MAX_RUNS_IN_FLIGHT',
 	].filter((name) => process.env[name] !== undefined);
 	if (picked.length > 0)
 		process.stdout.write(
-			`Rows, heap or Max Runs in Flight picked (${picked.join(', ')}): bench/results/pollEndToEnd.json left as it is.\n`,
+			`Rows, repeats, heap or Max Runs in Flight picked (${picked.join(', ')}): bench/results/pollEndToEnd.json left as it is.\n`,
 		);
-	else writeResults(histories, sizes);
+	else writeResults(histories, bursts, sizes);
 	process.stdout.write(
 		[
 			'',
 			"floor: bench/floor-node's trigger: static data stored as large as the Poll Trigger's history before publishing, written as large as its largest write once on activation, the same runs (one item each, same size), nothing else.",
-			'x floor: Poll Trigger time / floor time. n8n: ok (every run succeeded), OOM (heap out of memory), n8n exited (…), n/runs ok (the other runs lost or failed) or timed out.',
+			'x floor: Poll Trigger time / floor time (medians); end x floor: the same for ms to end. n8n: ok (every run succeeded, each item started once), OOM (heap out of memory), n8n exited (…), n/runs ok (the other runs lost or failed), not each started once (…) or timed out; "2/3 ok; …" when the measurements of a row ended differently.',
 			"activation ms: from the publish request to the trigger's first call (n8n loads the workflow with its static data and activates the trigger; with PostgreSQL the Poll Trigger loads the table's checkpoint).",
-			'peak RSS: n8n\'s VmHWM from publishing until the settlements were written ("≥": the last value read before n8n died).',
+			'peak RSS: n8n\'s VmHWM from publishing until the settlements were written ("≥": no measurement ended ok, the highest value read before n8n died).',
 			"state: the largest static-data write (for the Poll Trigger: history, outbox with the burst's items, ledger). editor: what the editor downloads opening the workflow (GET /rest/workflows/<id>, static data included). B/key: the stored history (in static data, or the table's chunks) / its keys.",
 			"store: the Poll Trigger's History Store; with PostgreSQL the history is in table n8n_durable_triggers_history (PostgreSQL 15, fsync off, its memory not in n8n's RSS), static data holds the changes not yet saved there. x history: over the same store's first history row; x static data: over the Static Data row of the same history.",
-			"state writes: static-data writes from publishing until the Poll Trigger's settlements were written (or the row gave up on missing runs), counted by an SQLite trigger on the column.",
+			"state writes: static-data writes from publishing until the Poll Trigger's settlements were written (or the row gave up on missing runs), counted by an SQLite trigger on the column; median (min–max when they differ).",
 			`Whole run: ${((Date.now() - began) / 60_000).toFixed(1)} min.`,
 			'',
 		].join('\n'),

@@ -285,33 +285,147 @@ describe('RunEmitter with deduplication keys (n8n 2.x)', () => {
 		expect(existing.size).toBe(2);
 	});
 
-	test('busyWriteIntervalMs: settlements are also written while runs go on, at most one write per interval; the last once all settled', async () => {
-		const { context, log, staticData, end, existing } = n8n2Context();
-		const { emitter: runs, outbox } = emitter(context, log, staticData, 10_000);
-		['a', 'b', 'c'].forEach((name) => outbox.add(`k-${name}`));
+	test("busyWriteIntervalMs: settlements are also written while runs go on, an interval after the last write of the state (the poll's), by a timer; the last once all settled", async () => {
+		jest.useFakeTimers({ doNotFake: ['setImmediate', 'nextTick', 'queueMicrotask'] });
+		try {
+			const { context, log, staticData, end, existing } = n8n2Context();
+			const { emitter: runs, outbox } = emitter(context, log, staticData, 10_000);
+			['a', 'b', 'c', 'd'].forEach((name) => outbox.add(`k-${name}`));
+			staticData.__dataChanged = true;
+			await runs.emit(['a', 'b', 'c', 'd'].map((name) => ({ key: `k-${name}`, run: name })));
+			await jest.advanceTimersByTimeAsync(1_000);
+			await end('k-a');
+			// b, c and d still run, 1 s after the poll's write: a's end waits for the interval.
+			expect(log).toEqual([
+				'emit k-a (a) writes state',
+				'emit k-b (b)',
+				'emit k-c (c)',
+				'emit k-d (d)',
+				'settled k-a started',
+			]);
+			await jest.advanceTimersByTimeAsync(8_999);
+			expect(log).toHaveLength(5);
+			// 10 s after the poll's write, with no settlement to call it: the timer writes a's end.
+			await jest.advanceTimersByTimeAsync(1);
+			expect(log.slice(5)).toEqual([
+				'rewrite (outbox: k-b,k-c,k-d)',
+				'emit k-a (no items) writes state',
+			]);
+			// Within the interval of that write: not written yet, nor by the timer before it is due.
+			await jest.advanceTimersByTimeAsync(4_000);
+			await end('k-c');
+			await jest.advanceTimersByTimeAsync(5_999);
+			expect(log.slice(7)).toEqual(['settled k-c started']);
+			await jest.advanceTimersByTimeAsync(1);
+			expect(log.slice(8)).toEqual([
+				'rewrite (outbox: k-b,k-d)',
+				'emit k-c (no items) writes state',
+			]);
+			// A settlement more than an interval after the last write is written at once.
+			await jest.advanceTimersByTimeAsync(12_000);
+			await end('k-d');
+			expect(log.slice(10)).toEqual([
+				'settled k-d started',
+				'rewrite (outbox: k-b)',
+				'emit k-d (no items) writes state',
+			]);
+			await jest.advanceTimersByTimeAsync(3_000);
+			await end('k-b');
+			expect(log.slice(13)).toEqual([
+				'settled k-b started',
+				'rewrite (outbox: empty)',
+				// n8n writes the state, then refuses the key: its execution exists.
+				'emit k-b (no items) writes state',
+			]);
+			expect(existing.size).toBe(4);
+			// Nothing is left to write: no timer writes again.
+			await jest.advanceTimersByTimeAsync(60_000);
+			expect(log).toHaveLength(16);
+		} finally {
+			jest.useRealTimers();
+		}
+	});
+
+	test("busyWriteIntervalMs: a burst shorter than the interval has no write but its poll's and its last settlement write; a stop cancels the waiting write", async () => {
+		jest.useFakeTimers({ doNotFake: ['setImmediate', 'nextTick', 'queueMicrotask'] });
+		try {
+			const { context, log, staticData, end } = n8n2Context();
+			const { emitter: runs, outbox } = emitter(context, log, staticData, 10_000);
+			['a', 'b', 'c'].forEach((name) => outbox.add(`k-${name}`));
+			staticData.__dataChanged = true;
+			await runs.emit(['a', 'b', 'c'].map((name) => ({ key: `k-${name}`, run: name })));
+			for (const name of ['a', 'b', 'c']) {
+				await jest.advanceTimersByTimeAsync(3_000);
+				await end(`k-${name}`);
+			}
+			await jest.advanceTimersByTimeAsync(60_000);
+			expect(log.filter((line) => line.endsWith('writes state'))).toEqual([
+				'emit k-a (a) writes state',
+				'emit k-c (no items) writes state',
+			]);
+
+			const second = n8n2Context();
+			const { emitter: stopped, outbox: itsOutbox } = emitter(
+				second.context,
+				second.log,
+				second.staticData,
+				10_000,
+			);
+			['a', 'b'].forEach((name) => itsOutbox.add(`k-${name}`));
+			second.staticData.__dataChanged = true;
+			await stopped.emit(['a', 'b'].map((name) => ({ key: `k-${name}`, run: name })));
+			await second.end('k-a');
+			stopped.stop();
+			await jest.advanceTimersByTimeAsync(60_000);
+			expect(second.log).toEqual([
+				'emit k-a (a) writes state',
+				'emit k-b (b)',
+				'settled k-a started',
+			]);
+			// n8n ends b after the stop (its key leaves this process's runs in flight): nothing written.
+			await second.end('k-b');
+			expect(second.log.slice(3)).toEqual(['settled k-b started']);
+		} finally {
+			jest.useRealTimers();
+		}
+	});
+
+	test("a burst's end is one write: a window refilled by the last settlement (nothing left to take) writes nothing while that settlement is being recorded", async () => {
+		// As the Poll Trigger's settled: the run leaves the outbox, the window refills (emitTaken),
+		// then it waits for the History Store's checkpoint before the state may be written.
+		const { context, log, staticData, end } = n8n2Context();
+		const outbox = new Set(['k-a', 'k-b']);
+		let checkpointed = Promise.resolve();
+		const runs: RunEmitter<string> = new RunEmitter<string>(context, {
+			toItems: (name) => [{ json: { name } }],
+			settled: async ({ key }) => {
+				outbox.delete(key as string);
+				void runs.emitTaken(() => []);
+				checkpointed = new Promise((resolve) => setImmediate(resolve));
+				await checkpointed;
+				log.push(`settled ${key}`);
+			},
+			created: () => undefined,
+			rewrite: () => {
+				log.push(`rewrite (outbox: ${[...outbox].join(',') || 'empty'})`);
+				staticData.__dataChanged = true;
+			},
+		});
+		made.push(runs);
 		staticData.__dataChanged = true;
-		await runs.emit(['a', 'b', 'c'].map((name) => ({ key: `k-${name}`, run: name })));
+		await runs.emit(['a', 'b'].map((name) => ({ key: `k-${name}`, run: name })));
 		await end('k-a');
-		// b and c still run: a's end is written at once (a crash now leaves it recorded as ended).
+		await end('k-b');
+		await checkpointed;
+		await new Promise((resolve) => setImmediate(resolve));
 		expect(log).toEqual([
 			'emit k-a (a) writes state',
 			'emit k-b (b)',
-			'emit k-c (c)',
-			'settled k-a started',
-			'rewrite (outbox: k-b,k-c)',
-			'emit k-a (no items) writes state',
-		]);
-		await end('k-c');
-		// Within the interval of that write: not written yet.
-		expect(log.slice(6)).toEqual(['settled k-c started']);
-		await end('k-b');
-		expect(log.slice(7)).toEqual([
-			'settled k-b started',
+			'settled k-a',
+			'settled k-b',
 			'rewrite (outbox: empty)',
-			// n8n writes the state, then refuses the key: its execution exists.
 			'emit k-b (no items) writes state',
 		]);
-		expect(existing.size).toBe(3);
 	});
 
 	test('runs refused as duplicates (re-emitted at activation) are settled and written the same way', async () => {

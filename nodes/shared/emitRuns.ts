@@ -5,7 +5,7 @@ import type {
 	ITriggerFunctions,
 } from 'n8n-workflow';
 
-import { systemClock } from '../../core/clock';
+import { systemClock, type TimerHandle } from '../../core/clock';
 import type { RunToEmit, Settlement } from '../../core/outbox';
 import { onWriteEnded } from './liveCopies';
 import {
@@ -68,10 +68,14 @@ export interface RunEmitterOptions<R> {
 	 */
 	reportNotRun?: (runs: Array<{ run: RunToEmit<R>; error?: Error }>) => void;
 	/**
-	 * Set: while runs of a burst are still unsettled, their settlements so far are written too, at
-	 * most once per this many ms (the first at once). A crash mid-burst then leaves the runs that
-	 * had ended before it recorded as ended, so the Poll Trigger's ledger of recent starts can tell
-	 * them from the runs the crash cut short. Unset: written only once every run has settled.
+	 * Set: while runs of a burst are still unsettled, their settlements so far are written too, this
+	 * many ms after the last write n8n made of the state (the poll's, or the last such write), by a
+	 * timer: a settlement is in the database at most this long after n8n reported it, and a burst
+	 * shorter than this has no write but its poll's and its last settlement write. A crash mid-burst
+	 * then leaves the runs that had ended before its last interval recorded as ended, so the Poll
+	 * Trigger's ledger of recent starts can tell them from the runs the crash cut short. Only the
+	 * ledger's word waits: nothing a crash must not lose does (see busyWriteDue). 0: at every
+	 * settlement. Unset: written only once every run has settled.
 	 */
 	busyWriteIntervalMs?: number;
 	/**
@@ -175,8 +179,18 @@ export class RunEmitter<R> {
 	private existingKey: string | undefined;
 	private emitting: Promise<void> = Promise.resolve();
 	private stopped = false;
-	/** When a settlement write last went out while runs were still unsettled. */
-	private lastBusyWrite = -Infinity;
+	/** When an emit of this emitter last had n8n write the state (its static data marked changed). */
+	private lastStateWrite = -Infinity;
+	/** The busy write waiting for its interval (busyWriteIntervalMs). */
+	private busyWriteTimer: TimerHandle | undefined;
+	/**
+	 * Settlements whose `settled` callback has not returned yet. No settlement write goes out
+	 * meanwhile: the state is not whole yet (a History Store's checkpoint being saved), and each
+	 * such settlement calls writeSettlementsIfIdle once it is done. Without this, the burst's window
+	 * refilled by the last settlement (emitTaken, nothing left to take) found every run settled and
+	 * wrote the state, and the last settlement wrote it again: two writes at every burst's end.
+	 */
+	private settling = 0;
 	/** Runs n8n did not run, not reported yet (RunEmitterOptions.reportNotRun). */
 	private notRun: Array<{ run: RunToEmit<R>; error?: Error }> = [];
 	/**
@@ -217,6 +231,8 @@ export class RunEmitter<R> {
 	/** Nothing is emitted after this, not even the write of the last settlements. */
 	stop(): void {
 		this.stopped = true;
+		this.busyWriteTimer?.cancel();
+		this.busyWriteTimer = undefined;
 		this.reportNotRun();
 	}
 
@@ -245,6 +261,7 @@ export class RunEmitter<R> {
 			if (this.stopped) return;
 			emitted++;
 			if (entry.key === undefined) {
+				this.noteStateWrite();
 				this.context.emit([this.options.toItems(entry.run)]);
 				this.pendingWrite = this.writeStartedByEmit();
 				continue;
@@ -277,6 +294,7 @@ export class RunEmitter<R> {
 				if (inFlight.get(key) === outcome) inFlight.delete(key);
 				await this.onSettled(entry, settlement, error, result);
 			});
+			this.noteStateWrite();
 			try {
 				this.context.emit([this.options.toItems(entry.run)], response, done, key);
 			} catch (error) {
@@ -297,6 +315,12 @@ export class RunEmitter<R> {
 		if (!first) await this.pendingWrite;
 	}
 
+	/** Called right before an emit: if the static data is marked changed, that emit has n8n write it. */
+	private noteStateWrite(): void {
+		const copy = workflowStaticData(this.context);
+		if (copy && staticDataWriteState(copy) === 'changed') this.lastStateWrite = systemClock.now();
+	}
+
 	/**
 	 * Called right after an emit: the write it started, if the static data is still marked changed
 	 * (n8n's write is going), watched from now on.
@@ -315,7 +339,12 @@ export class RunEmitter<R> {
 		result?: IRun,
 	) {
 		this.unsettled.delete(entry.key as string);
-		await this.options.settled(entry, settlement, error, result);
+		this.settling++;
+		try {
+			await this.options.settled(entry, settlement, error, result);
+		} finally {
+			this.settling--;
+		}
 		if (settlement === 'not_created') this.notRun.push({ run: entry, error });
 		this.unwritten = true;
 		if (settlement === 'started' && (result === undefined ? error === undefined : executed(result)))
@@ -334,28 +363,54 @@ export class RunEmitter<R> {
 
 	/**
 	 * Once every run has settled, one empty emit that n8n refuses makes it write the state; while
-	 * runs are still unsettled, at most one every BUSY_WRITE_INTERVAL_MS.
+	 * runs are still unsettled, one when busyWriteDue says (a timer waits for it).
 	 */
 	private writeSettlementsIfIdle(): void {
+		if (this.settling > 0) return;
 		if (this.unsettled.size === 0 && !this.options.moreToEmit?.()) this.reportNotRun();
 		const key = this.existingKey ?? this.options.writeKey;
 		if (this.stopped || !this.unwritten || key === undefined) return;
-		if (this.unsettled.size > 0 || this.options.moreToEmit?.()) {
-			const interval = this.options.busyWriteIntervalMs;
-			const now = systemClock.now();
-			if (interval === undefined || now - this.lastBusyWrite < interval) return;
-			this.lastBusyWrite = now;
-		}
+		if ((this.unsettled.size > 0 || this.options.moreToEmit?.()) && !this.busyWriteDue()) return;
+		this.busyWriteTimer?.cancel();
+		this.busyWriteTimer = undefined;
 		this.unwritten = false;
 		this.options.rewrite();
 		const done = this.context.helpers.createDeferredPromise<IRun>();
 		done.promise.catch(() => undefined);
+		this.lastStateWrite = systemClock.now();
 		try {
 			this.context.emit([[]], undefined, done, key);
 			this.pendingWrite = this.writeStartedByEmit();
 		} catch {
 			// Not written now: the next emit or activation writes it.
 		}
+	}
+
+	/**
+	 * Whether the settlements so far are to be written now, runs still unsettled: once
+	 * busyWriteIntervalMs has passed since n8n's last write of the state; before that, a timer
+	 * calls writeSettlementsIfIdle then. Every such write is a whole static-data write, and n8n
+	 * holds the burst's next runs until it is done (emitTaken), so a burst shorter than the interval
+	 * has none: its writes are its poll's and its last settlement write, as a burst's must be.
+	 *
+	 * Why waiting is safe: a settlement not written yet leaves the run in the stored outbox, and the
+	 * crash argument is the outbox's (core/outbox.ts, runStage.ts): the next activation emits or
+	 * restages the run under its key, and n8n refuses it because the run's execution exists (it was
+	 * created before it could settle). The key was remembered in the poll's write, before the run
+	 * was emitted: a settlement never remembers a key. What a crash before the busy write costs is
+	 * the ledger's word: such a run shows `existed at activation` (its end unknown) instead of
+	 * `ended: …`, as a run that ended in the last interval before a crash always did.
+	 */
+	private busyWriteDue(): boolean {
+		const interval = this.options.busyWriteIntervalMs;
+		if (interval === undefined) return false;
+		const wait = this.lastStateWrite + interval - systemClock.now();
+		if (wait <= 0) return true;
+		this.busyWriteTimer ??= systemClock.setTimer(() => {
+			this.busyWriteTimer = undefined;
+			this.writeSettlementsIfIdle();
+		}, wait);
+		return false;
 	}
 
 	private reportNotRun(): void {
