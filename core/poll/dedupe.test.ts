@@ -3,6 +3,7 @@ import {
 	MAX_DEDUPLICATION_KEY_CHARS,
 	type DedupeOptions,
 	type DedupeStore,
+	itemHash,
 	type PlannedRun,
 	type PollPlan,
 	type SavedDedupeState,
@@ -459,6 +460,69 @@ describe('history budget (maxRemembered)', () => {
 				'c:new',
 				'd:' + (dedupe.kind === 'changed' ? 'unchanged' : 'seen'),
 			]);
+		},
+	);
+
+	it.each(keyedKinds)(
+		'$kind: a pass over the source that takes several polls forgets nothing before its end, and its end keeps every key the pass remembered (a newest-first list of 10 read 2 a poll, cap 8), across a save and load',
+		async (dedupe) => {
+			const options: DedupeOptions = { dedupe, maxRemembered: 8 };
+			let store = loadDedupeStore(options);
+			const pass = (items: KeyedItem[], now: number, endsPass: boolean) =>
+				store
+					.commit(store.plan(items, now), now, { keyPrefix: PREFIX, endsPass })
+					.flatMap((run) => run.candidates.map((c) => c.key));
+			// The first pass: c, b, a, the whole list then.
+			expect(pass(v1(['c', 'b']), 0, false)).toEqual(['c', 'b']);
+			expect(pass(v1(['a']), 1_000, true)).toEqual(['a']);
+			// j … d arrive; the next pass reads them two a poll, then reaches c (known ground).
+			expect(pass(v1(['j', 'i']), 2_000, false)).toEqual(['j', 'i']);
+			store = reloaded(store, options);
+			expect(pass(v1(['h', 'g']), 3_000, false)).toEqual(['h', 'g']);
+			expect(pass(v1(['f', 'e']), 4_000, false)).toEqual(['f', 'e']);
+			// Nine keys, over the cap: none forgotten while the pass goes on, c (still ahead) included.
+			expect(store.size).toBe(9);
+			expect(store.forgotten).toBeUndefined();
+			expect(pass(v1(['d', 'c']), 5_000, true)).toEqual(['d']);
+			// Its end forgets the oldest beyond the cap, b and a, never c (listed) nor the head.
+			expect(store.size).toBe(8);
+			expect(store.forgotten).toEqual({ total: 2, last: 2, at: 5_000 });
+			const known = dedupe.kind === 'changed' ? 'unchanged' : 'seen';
+			expect(verdicts(store.plan(v1(['j', 'c', 'b']), 6_000))).toEqual([
+				`j:${known}`,
+				`c:${known}`,
+				'b:new',
+			]);
+		},
+	);
+
+	it.each(keyedKinds)(
+		"$kind: a pass that remembered more keys than the cap keeps them all at its end (a first poll's baseline stays whole); the next pass forgets down to the cap",
+		async (dedupe) => {
+			const store = loadDedupeStore({ dedupe, maxRemembered: 2, firstPoll: { mode: 'none' } });
+			const commit = (items: KeyedItem[], now: number, endsPass: boolean) =>
+				store.commit(store.plan(items, now), now, { keyPrefix: PREFIX, endsPass });
+			// The baseline, then the rest of the pass, a poll later (Max Pages), with a new item.
+			expect(commit(v1(['c', 'b']), 0, false)).toEqual([]);
+			expect(commit(v1(['a']), 1_000, true).map((run) => run.candidates[0].key)).toEqual(['a']);
+			expect(store.size).toBe(3);
+			expect(store.forgotten).toBeUndefined();
+			expect(await poll(store, v1(['d']), 2_000)).toEqual(['d']);
+			expect(store.size).toBe(2);
+		},
+	);
+
+	it.each(keyedKinds)(
+		'$kind: keys the source listed that the poll does not plan (files still uploading) are kept like those it lists',
+		async (dedupe) => {
+			const store = loadDedupeStore({ dedupe, maxRemembered: 1 });
+			expect(await poll(store, v1(['a', 'b', 'c']), 0)).toEqual(['a', 'b', 'c']);
+			const listedToo = ['a', 'b', 'c'].map(itemHash);
+			expect(store.commit(store.plan([], 1_000), 1_000, { keyPrefix: PREFIX, listedToo })).toEqual(
+				[],
+			);
+			expect(store.size).toBe(3);
+			expect(store.forgotten).toBeUndefined();
 		},
 	);
 

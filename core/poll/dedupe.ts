@@ -191,6 +191,14 @@ export interface CommitOptions {
 	keyPrefix: string;
 	/** Default true: one run per item. False: one run over all the poll's new items. */
 	onePerItem?: boolean;
+	/**
+	 * Default true: this poll ends a pass, reading as far as the trigger reads the source (its whole
+	 * answer, a newest-first list to known ground or its end). False: the next poll reads on (Max
+	 * Pages cut it short, files still uploading, rows past maxRows), so the cap forgets nothing yet.
+	 */
+	endsPass?: boolean;
+	/** Key hashes the source listed that the poll does not plan (files still uploading): kept by the cap. */
+	listedToo?: readonly string[];
 }
 
 /** JSON-safe state for n8n's workflow static data. */
@@ -227,6 +235,11 @@ export interface SavedDedupeState {
 	again?: string[];
 	/** Keyed kinds under a cap: what the cap has forgotten so far. */
 	forgotten?: ForgottenKeys;
+	/**
+	 * Keyed kinds under a cap, while a pass over the source spans polls: how many keys its polls
+	 * remembered so far (the newest records), which the pass's end keeps (kinds.ts).
+	 */
+	passRemembered?: number;
 	/**
 	 * One-item runs a stop or crash may have cut short, planned again (restage): [key hash (hex),
 	 * the run's deduplication key, for `changed` the version hash (hex) it started], oldest first.
@@ -414,7 +427,8 @@ export abstract class DedupeStore {
 			this.unlisted.delete(candidate.ticket.hash);
 		}
 		this.fresh = false;
-		this.prune?.(now, plan.candidates[0]?.ticket.pollHashes ?? []);
+		const listed = plan.candidates[0]?.ticket.pollHashes ?? [];
+		this.prune?.(now, [...listed, ...(options.listedToo ?? [])], options.endsPass ?? true);
 		if (plan.toStart.length === 0) return [];
 		this.generation = generation;
 		if (this.kind === 'none')
@@ -619,8 +633,11 @@ export abstract class DedupeStore {
 	/** Records a started (or baseline) candidate; returns how to undo that. */
 	protected abstract remember(candidate: Candidate, now: number, generation: number): Undo;
 
-	/** Drops what no longer counts; once per poll, for kinds that forget. `listed`: the poll's key hashes. */
-	protected prune?(now: number, listed: readonly string[]): void;
+	/**
+	 * Drops what no longer counts; once per poll, for kinds that forget. `listed`: the poll's key
+	 * hashes; `endsPass`: the poll ends a pass over the source (CommitOptions).
+	 */
+	protected prune?(now: number, listed: readonly string[], endsPass: boolean): void;
 
 	protected abstract savedFields(): Partial<SavedDedupeState>;
 

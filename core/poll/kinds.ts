@@ -29,19 +29,30 @@ import {
 /**
  * Keyed kinds: one packed record per key; undo restores each record's previous value.
  *
- * The history budget: with `maxRemembered` set, a poll whose commit leaves more keys than that
- * forgets the oldest first (records stay in the order they were first remembered; `unique` and
- * `time_window` move a key that starts again last, `changed` keeps a key where it was first seen),
- * and records how many and when. Keys the poll itself lists are never forgotten: the source still
- * lists them, so each would come back as new at the next poll, start again, and push out another
- * listed key, every poll. A cap below what the source lists is therefore exceeded by what it lists,
- * and nothing more. A key forgotten once it is no longer listed starts again if the source lists it
- * later: for `unique` under the deduplication key of its first start (n8n refuses it while that
- * execution is kept), for `time_window` and `changed` in a new generation, so under a new key.
+ * The history budget: with `maxRemembered` set, a poll that ends a pass over the source (it read as
+ * far as the trigger reads: CommitOptions.endsPass) and leaves more keys than that forgets the
+ * oldest first (records stay in the order they were first remembered; `unique` and `time_window`
+ * move a key that starts again last, `changed` keeps a key where it was first seen), and records how
+ * many and when. It never forgets what the source is known to list:
+ * - keys the poll itself lists: each would come back as new at the next poll, start again, and push
+ *   out another listed key, every poll;
+ * - keys the pass remembered, however many polls it took (the newest records: their count is kept
+ *   while a pass spans polls): a first poll's baseline stays whole, and a newest-first list read over
+ *   several polls (Max Pages) keeps its head, which known ground needs, instead of forgetting it
+ *   before the pass reaches the end;
+ * - anything, in a poll that does not end a pass (files still uploading, rows past maxRows, Max
+ *   Pages with the next poll going on): what it did not list may still be listed further on.
+ * A cap below what the source lists is therefore exceeded by what it lists, and nothing more. A key
+ * forgotten once it is no longer listed starts again if the source lists it later: for `unique`
+ * under the deduplication key of its first start (n8n refuses it while that execution is kept), for
+ * `time_window` and `changed` in a new generation, so under a new key. What the trigger reads again
+ * only for items owed lists only those (activation.ts), so a forgotten key does not come back so.
  */
 abstract class KeyedStore extends DedupeStore {
 	protected readonly records: PackedIndex;
 	private forgottenKeys: ForgottenKeys | undefined;
+	/** Records remembered (appended or moved last) since the pass under way began. */
+	private passRemembered: number;
 	/** Set when a table beside static data holds the records (historyStore.ts). */
 	private readonly table: TableHistory | undefined;
 
@@ -56,6 +67,7 @@ abstract class KeyedStore extends DedupeStore {
 	) {
 		super(firstPoll, saved);
 		this.forgottenKeys = forgottenOf(saved?.forgotten);
+		this.passRemembered = countOf(saved?.passRemembered, 'passRemembered');
 		if (historyTable) {
 			this.table = new TableHistory(valueUnits, saved, historyTable.base);
 			this.records = this.table.records;
@@ -95,11 +107,17 @@ abstract class KeyedStore extends DedupeStore {
 		return this.forgottenKeys && { ...this.forgottenKeys };
 	}
 
-	/** Drops what no longer counts for the kind (expired keys), then what the cap does not keep. */
-	protected prune(now: number, listed: readonly string[]): void {
+	/**
+	 * Drops what no longer counts for the kind (expired keys), then, at a pass's end, what the cap
+	 * does not keep: never the keys the poll listed, nor the newest the pass remembered.
+	 */
+	protected prune(now: number, listed: readonly string[], endsPass: boolean): void {
 		this.expire?.(now);
-		if (this.maxRemembered === 0 || this.records.size <= this.maxRemembered) return;
-		const forgotten = this.records.deleteOldestBeyond(this.maxRemembered, new Set(listed));
+		if (!endsPass) return;
+		const kept = Math.max(this.maxRemembered, this.passRemembered);
+		this.passRemembered = 0;
+		if (this.maxRemembered === 0 || this.records.size <= kept) return;
+		const forgotten = this.records.deleteOldestBeyond(kept, new Set(listed));
 		if (forgotten === 0) return;
 		this.forgottenKeys = {
 			total: (this.forgottenKeys?.total ?? 0) + forgotten,
@@ -135,6 +153,7 @@ abstract class KeyedStore extends DedupeStore {
 		return {
 			...(this.table ? this.table.saved() : { entries: this.records.saved() }),
 			...(this.forgottenKeys && { forgotten: this.forgottenKeys }),
+			...(this.passRemembered > 0 && { passRemembered: this.passRemembered }),
 		};
 	}
 
@@ -144,6 +163,8 @@ abstract class KeyedStore extends DedupeStore {
 		const previous = this.records.get(hash);
 		if (renew) this.records.renew(hash, value);
 		else this.records.set(hash, value);
+		// Appended or moved last: one of the newest records, which the pass's end keeps.
+		if (this.maxRemembered > 0 && (renew || previous === undefined)) this.passRemembered++;
 		return {
 			records: [
 				[unitsToHex(hash), previous === undefined ? null : unitsToHex(previous), unitsToHex(value)],
@@ -463,6 +484,14 @@ export class NoDedupeStore extends DedupeStore {
 	protected savedFields(): Partial<SavedDedupeState> {
 		return {};
 	}
+}
+
+/** A saved count: 0 when unset; throws if it is not a whole number ≥ 0. */
+function countOf(saved: unknown, name: string): number {
+	if (saved === undefined) return 0;
+	if (!Number.isInteger(saved) || (saved as number) < 0)
+		throw new Error(`${name} must be a whole number, not ${showValue(saved)}`);
+	return saved as number;
 }
 
 /** The saved record of what a cap forgot; throws if it is not one. */

@@ -98,6 +98,8 @@ interface SourceSetup {
 	query?: Record<string, string>;
 	firstPoll?: FirstPollPolicy;
 	pageSize: number;
+	/** Remember at Most; 0 or unset: no cap. */
+	maxRemembered?: number;
 }
 
 const SINCE_LAST_POLL: SourceSetup = {
@@ -133,6 +135,8 @@ class Harness {
 	readonly pageLimits: string[] = [];
 	readonly warnings: string[] = [];
 	private emitted: PollRunToEmit[] = [];
+	/** The ids of every run emitted, in order (a run emitted again after a crash too). */
+	readonly emittedIds: number[] = [];
 	private stored: PollTriggerState = { v: 1 };
 	activation!: PollActivation;
 
@@ -167,7 +171,7 @@ class Harness {
 				source,
 				dedupe: { kind: 'unique' },
 				firstPoll: setup.firstPoll ?? { mode: 'all' },
-				maxRemembered: 0,
+				maxRemembered: setup.maxRemembered ?? 0,
 				maxRunsInFlight: ARMED_RUNS_MAX,
 				expressions: new PollExpressions({ items: 'tickets', id: 'id' }),
 				oneRunPerItem: true,
@@ -190,12 +194,17 @@ class Harness {
 					warn: (line) => void this.warnings.push(line),
 					inFlight: (key) => inFlight.has(key),
 					write: (state) => (this.stored = structuredClone(state)),
-					emit: async (runs) => void this.emitted.push(...runs),
-					emitTaken: async (take) => void this.emitted.push(...take()),
+					emit: async (runs) => this.emitting(runs),
+					emitTaken: async (take) => this.emitting(take()),
 				},
 			},
 			startAgain,
 		);
+	}
+
+	private emitting(runs: readonly PollRunToEmit[]): void {
+		this.emitted.push(...runs);
+		for (const { run } of runs) this.emittedIds.push(...run.keys.map(Number));
 	}
 
 	/**
@@ -367,6 +376,54 @@ describe('items owed are listed again: no position the trigger asks from moves p
 		expect(t.runsOf().get(7)).toBe(2);
 		expect([...t.runsOf().values()].filter((n) => n > 1)).toHaveLength(1);
 		expect(t.tickets.asked[asked]).toBe('1970-01-01T00:00:00.000Z');
+		expect(t.tickets.asked.at(-1)).not.toBe('1970-01-01T00:00:00.000Z');
+	});
+});
+
+describe('{{ $lastPollStartedAt }} with Remember at Most below what the source lists (issue 44, finding 3 alike)', () => {
+	const CAPPED: SourceSetup = { ...SINCE_LAST_POLL, maxRemembered: 10 };
+
+	it("a crash with runs held reads again from the burst's poll and starts only the items owed: the runs n8n created, whose keys the cap forgot, do not start again; a ticket added meanwhile starts at the poll after", async () => {
+		const t = new Harness(CAPPED);
+		t.tickets.add(60);
+		await t.clock.advance(1);
+		await t.activate();
+		// n8n creates 20 of the burst's 60 (tickets 60..41, newest first), then the next poll lists
+		// nothing new: the cap forgets the 50 oldest keys, 60..11 among them.
+		t.settle(20);
+		await t.clock.advance(INTERVAL);
+		expect(t.activation.store.size).toBe(10);
+		await t.clock.advance(1);
+		t.tickets.add(1); // ticket 61
+		const before = t.emittedIds.length;
+		await t.crash(0);
+		await t.drain();
+		// Read again from 1970: only the 40 held (40..1) start; ticket 61, listed then too, starts
+		// from the poll after, which asks from where it would have.
+		expect(t.emittedIds.slice(before)).toEqual([
+			...Array.from({ length: 40 }, (_, i) => 40 - i),
+			61,
+		]);
+		t.expectEachOnce(1, 61);
+	});
+
+	it('Start Again reads the source from the start and starts the item named alone, not the keys the cap forgot; then polls ask for what is new again', async () => {
+		const t = new Harness(CAPPED);
+		t.tickets.add(30);
+		await t.clock.advance(1);
+		await t.activate();
+		await t.drain();
+		t.expectEachOnce(1, 30);
+		expect(t.activation.store.size).toBe(10);
+		await t.activation.stop();
+		const before = t.emittedIds.length;
+		const asked = t.tickets.asked.length;
+		await t.activate([7]);
+		await t.clock.advance(1);
+		t.tickets.add(1);
+		await t.drain();
+		expect(t.tickets.asked[asked]).toBe('1970-01-01T00:00:00.000Z');
+		expect(t.emittedIds.slice(before)).toEqual([7, 31]);
 		expect(t.tickets.asked.at(-1)).not.toBe('1970-01-01T00:00:00.000Z');
 	});
 });

@@ -156,6 +156,8 @@ export class PagedSource {
 				noRoom?: string;
 				/** It did not list the item a refused continuation stopped at (`lastItem`). */
 				searching?: boolean;
+				/** It asked from before the last poll began ($lastPollStartedAt), for the items owed. */
+				reread: boolean;
 		  }
 		| undefined;
 	/** Counts owe() calls: one during a poll is not paid by that poll. */
@@ -237,6 +239,7 @@ export class PagedSource {
 		const owed = this.state?.owed ? store.owedHashes() : undefined;
 		const owedCalls = this.owedCalls;
 		const resumeFrom = this.state?.resumeFrom;
+		const reread = askedSince(this.state) < (this.state?.lastPollStartedAt ?? 0);
 		this.fellBack = undefined;
 		let result: PagedResult;
 		let resumed = resumeFrom !== undefined;
@@ -284,6 +287,7 @@ export class PagedSource {
 			owedCalls,
 			resumed,
 			pagedForOwed: owed !== undefined,
+			reread: reread && placeholdersIn(this.args).has('lastPollStartedAt'),
 			...(lastItem !== undefined && { lastItem }),
 			...(noRoom !== undefined && { noRoom }),
 			...(search && !search.found && { searching: true }),
@@ -373,6 +377,39 @@ export class PagedSource {
 		return this.endedList;
 	}
 
+	/**
+	 * After fetch(): whether that poll asked from before the last poll began ($lastPollStartedAt)
+	 * only because items are owed. All it lists up to there was listed before: it starts only the
+	 * items owed (a key Remember at Most forgot would start again), and the next poll asks from
+	 * where it would have, for what is new.
+	 */
+	get rereads(): boolean {
+		return this.pending?.reread === true;
+	}
+
+	/**
+	 * After fetch(): whether that poll ends a pass over the source (CommitOptions.endsPass): it does
+	 * unless the next poll goes on from where it stopped, or it only read again for the items owed.
+	 */
+	get endsPass(): boolean {
+		return this.pending !== undefined && !this.pending.reread && !this.goesOn(this.pending);
+	}
+
+	/**
+	 * Whether the next poll goes on from the page after this one's last: newest first, Max Pages cut
+	 * it short, and a next page is named (not when a first poll only took its baseline).
+	 */
+	private goesOn({ result, lastItem, fresh }: NonNullable<PagedSource['pending']>): boolean {
+		return (
+			result.kind === 'pages' &&
+			result.stop === 'page_limit' &&
+			result.next !== undefined &&
+			lastItem !== undefined &&
+			this.settings.listOrder === 'newestFirst' &&
+			!(fresh && !this.firstPollStartsAll)
+		);
+	}
+
 	/** After fetch(): why that poll read from the first page though it was to go on (said once), if so. */
 	takeFallBack(): string | undefined {
 		const said = this.fellBack;
@@ -389,7 +426,9 @@ export class PagedSource {
 	 */
 	commit(runsUnsettled: boolean): string | undefined {
 		if (!this.pending) return undefined;
+		const goesOn = this.goesOn(this.pending);
 		const {
+			reread,
 			startedAt,
 			fresh,
 			result,
@@ -407,12 +446,7 @@ export class PagedSource {
 		// baseline). Nothing to report when the source names its next page by a link or token; page
 		// numbers shift as items arrive at the head, so that failure is still said (resumedPage).
 		const resumeFrom =
-			cutShort &&
-			result.kind === 'pages' &&
-			result.next &&
-			lastItem !== undefined &&
-			this.settings.listOrder === 'newestFirst' &&
-			!(fresh && !this.firstPollStartsAll)
+			goesOn && result.kind === 'pages' && result.next && lastItem !== undefined
 				? {
 						request: result.next,
 						after: lastItem,
@@ -435,12 +469,13 @@ export class PagedSource {
 						owed: this.state?.owed === true,
 					}));
 		// A resumed poll read older pages only: items listed at the head since the poll it goes on
-		// from are asked for by the next poll, from that poll's start.
+		// from are asked for by the next poll, from that poll's start; so are those new since a poll
+		// that read again only for the items owed (rereads).
 		const next = nextPagingState(
 			this.state,
 			result,
 			problem,
-			resumed ? (this.state?.lastPollStartedAt ?? startedAt) : startedAt,
+			resumed || reread ? (this.state?.lastPollStartedAt ?? startedAt) : startedAt,
 		);
 		const stillOwed = this.state?.owed && (cutShort || resumed || owedCalls !== this.owedCalls);
 		// Nothing to go on from: an oldest-first poll with $cursor goes on from the cursor. Known

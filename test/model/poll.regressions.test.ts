@@ -136,7 +136,7 @@ const cases: Array<[string, Schedule]> = [
 		},
 	],
 	[
-		'finding 3 ({{ $lastPollStartedAt }} alike, not fixed yet): a crash with runs held asks from the earlier poll; an item Remember at Most forgot does not start again',
+		'finding 3 ({{ $lastPollStartedAt }} alike): a crash with runs held asks from the earlier poll; an item Remember at Most forgot does not start again',
 		{
 			setup: {
 				style: 'sinceLastPoll',
@@ -284,7 +284,7 @@ const cases: Array<[string, Schedule]> = [
 		},
 	],
 	[
-		'new (not fixed yet): Remember at Most below the length of a newest-first list does not make every poll page the whole list and emit every item again',
+		'new: Remember at Most below the length of a newest-first list does not make every poll page the whole list and emit every item again',
 		{
 			setup: {
 				style: 'newestFirstPages',
@@ -356,7 +356,7 @@ const cases: Array<[string, Schedule]> = [
 		},
 	],
 	[
-		'new (seed 7, npm run model --style sinceLastPoll, not fixed yet): {{ $lastPollStartedAt }}, Remember at Most 2, First Poll Starts Nothing: Start Again after a poll starts old items the cap forgot',
+		'new (seed 7, npm run model --style sinceLastPoll): {{ $lastPollStartedAt }}, Remember at Most 2, First Poll Starts Nothing: Start Again after a poll starts old items the cap forgot',
 		{
 			setup: {
 				style: 'sinceLastPoll',
@@ -401,7 +401,7 @@ const cases: Array<[string, Schedule]> = [
 		},
 	],
 	[
-		'new (seed 7, npm run model --style newestFirstPages, not fixed yet): newest first, Remember at Most 2 below the list, Max Pages 2: an added item makes old items start again',
+		'new (seed 7, npm run model --style newestFirstPages): newest first, Remember at Most 2 below the list, Max Pages 2: an added item makes old items start again',
 		{
 			setup: {
 				style: 'newestFirstPages',
@@ -452,7 +452,7 @@ const cases: Array<[string, Schedule]> = [
 		},
 	],
 	[
-		'new (seed 7, npm run model --style filesFolder, not fixed yet): files folder, Remember at Most 2 below the folder, First Poll Starts Nothing: a re-publish starts an old file',
+		'new (seed 7, npm run model --style filesFolder): files folder, Remember at Most 2 below the folder, First Poll Starts Nothing: a re-publish starts an old file',
 		{
 			setup: {
 				style: 'filesFolder',
