@@ -1069,6 +1069,17 @@ describe('restaged runs (one-item runs a crash may have cut short)', () => {
 		expect(again[0].key).not.toBe(runs[0].key);
 	});
 
+	test('Start Again, then a crash restages the run that went out before it (n8n created it): the item starts under a new attempt, not under the restaged key n8n refuses', () => {
+		const options: DedupeOptions = { dedupe: { kind: 'unique' } };
+		const store = loadDedupeStore(options);
+		const runs = commitPoll(store, keyed(['a', 'b']), 0);
+		store.startAgain(['a']);
+		const restarted = reloaded(store, options);
+		restageAll(restarted, runs);
+		const next = commitPoll(restarted, keyed(['a', 'b']), HOUR);
+		expect(next.map((run) => run.key)).toEqual([expect.stringMatching(/:a#1$/), runs[1].key]);
+	});
+
 	test('a restaged entry that is not an array pair is refused when loaded', () => {
 		expect(() =>
 			loadDedupeStore({ dedupe: { kind: 'unique' } }, {

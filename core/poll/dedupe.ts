@@ -482,6 +482,10 @@ export abstract class DedupeStore {
 			// A later poll started the item again (a newer version): that run carries it.
 			if (superseded?.has(hash) || newest.has(hash)) continue;
 			newest.add(hash);
+			// Marked to start again since this run went out (Start Again, applied at an earlier
+			// activation or before this restage): it starts under a new attempt, not under this key,
+			// which n8n refuses if it created the run.
+			if (this.again.has(hash)) continue;
 			const written =
 				undo && 'records' in undo
 					? undo.records.find(([hex]) => hex === unitsToHex(hash))?.[2]

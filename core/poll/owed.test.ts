@@ -428,6 +428,23 @@ describe('{{ $lastPollStartedAt }} with Remember at Most below what the source l
 	});
 });
 
+describe('newest first, First Poll Starts Nothing over a list longer than Max Pages (the model simulation, seeds 7 and 44)', () => {
+	it('the first poll reads all 5 pages of 250 tickets for its baseline (Max Pages 2): with the newest 100 dropped, or Start Again of ticket 30 paging past known ground, nothing old starts but ticket 30', async () => {
+		const t = new Harness(MAX_PAGES_2);
+		t.tickets.add(250);
+		await t.activate();
+		expect(t.tickets.pagesAsked).toEqual([1, 2, 3, 4, 5]);
+		t.tickets.drop(Array.from({ length: 100 }, (_, i) => 151 + i));
+		await t.drain(4);
+		expect(t.emittedIds).toEqual([]);
+		await t.activation.stop();
+		await t.activate([30]);
+		await t.drain(6);
+		expect(t.emittedIds).toEqual([30]);
+		expect(t.unlisted).toEqual([]);
+	});
+});
+
 describe('items owed deeper than Max Pages, or no longer listed (issue 44, findings 1, 2, 4, 6)', () => {
 	/** 250 tickets started over pages of 50 with Max Pages 2; polls settled as they go. */
 	async function startedTickets(): Promise<Harness> {

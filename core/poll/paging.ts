@@ -359,10 +359,11 @@ export class PagedSource {
 				selectItems: (body) => expressions.selectItems(body),
 				knownGround:
 					settings.listOrder === 'newestFirst' && settings.stopAtKnownGround ? judge : undefined,
-				// Oldest first, the next poll goes on from where this one stopped: a first poll taking
-				// only a baseline reads to the end, or the next would start the rest of the old list.
-				readWhole:
-					settings.listOrder === 'oldestFirst' && store.isFresh && !this.firstPollStartsAll,
+				// A first poll taking only a baseline reads to the end: oldest first, the next poll goes
+				// on from where it stopped and would start the rest of the old list; newest first, an old
+				// item below the pages read would start once the items above it are dropped, or once a
+				// poll pages past known ground for an item owed.
+				readWhole: store.isFresh && !this.firstPollStartsAll,
 				clock,
 				signal: request.signal,
 				cursor: values.cursor,

@@ -468,6 +468,81 @@ const cases: Array<[string, Schedule]> = [
 			steps: [{ do: 'republish' }],
 		},
 	],
+	[
+		'new (seed 7, npm run model --style sinceLastPoll, after the cap fixes): Start Again of an item whose run n8n had created, its settlement not yet stored at the re-publish, starts it again (the restaged run does not take its place)',
+		{
+			setup: {
+				style: 'sinceLastPoll',
+				pageSize: 1,
+				maxPages: 1,
+				tokenTtlMs: 0,
+				nextPage: 'linkHeader',
+				maxRemembered: 0,
+				firstPoll: 'all',
+				initialItems: 2,
+				queueMode: false,
+			},
+			steps: [
+				{ do: 'create', n: 1 },
+				{ do: 'finish', status: 'success' },
+				{ do: 'startAgain', i: 3 },
+			],
+		},
+	],
+	[
+		'new (seed 7, npm run model --style filesFolder, after the cap fixes): Start Again, then n8n killed: the run restaged at the restart does not take the place of the Start Again',
+		{
+			setup: {
+				style: 'filesFolder',
+				pageSize: 1,
+				maxPages: 1,
+				tokenTtlMs: 0,
+				nextPage: 'linkHeader',
+				maxRemembered: 0,
+				firstPoll: 'all',
+				initialItems: 2,
+				queueMode: false,
+			},
+			steps: [{ do: 'poll' }, { do: 'create', n: 1 }, { do: 'startAgain', i: 0 }, { do: 'crash' }],
+		},
+	],
+	[
+		'new (seed 7, npm run model --style newestFirstPages, after the cap fixes): newest first, First Poll Starts Nothing, Max Pages 1: the baseline is the whole list, so old items do not start once the newest are dropped',
+		{
+			setup: {
+				style: 'newestFirstPages',
+				pageSize: 1,
+				maxPages: 1,
+				tokenTtlMs: 0,
+				nextPage: 'linkHeader',
+				maxRemembered: 0,
+				firstPoll: 'none',
+				initialItems: 5,
+				queueMode: false,
+			},
+			steps: [
+				{ do: 'drop', i: 0 },
+				{ do: 'drop', i: 7 },
+			],
+		},
+	],
+	[
+		'new (seed 44, npm run model --style newestFirstPages, after the cap fixes): newest first, First Poll Starts Nothing, Max Pages 1: paging past known ground for an item owed starts no old item below the first page',
+		{
+			setup: {
+				style: 'newestFirstPages',
+				pageSize: 1,
+				maxPages: 1,
+				tokenTtlMs: 0,
+				nextPage: 'linkHeader',
+				maxRemembered: 0,
+				firstPoll: 'none',
+				initialItems: 2,
+				queueMode: false,
+			},
+			steps: [{ do: 'add', n: 1 }, { do: 'startAgain', i: 1 }, { do: 'refuse' }],
+		},
+	],
 ];
 
 /** The findings not fixed yet: named here so that each is replayed, and known by its name. */

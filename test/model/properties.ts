@@ -24,8 +24,8 @@ import type { PollSetup } from './poll/simulation';
  *    Again, or a declared repeat).
  * 5. State stays within its bounds (simulation.ts checkBounds: the history cap, the outbox).
  * 6. No poll pages without end: a poll sends at most Max Pages requests, and once nothing is owed
- *    (the quiet end) a poll reads one page (but a first poll taking only a baseline of an
- *    oldest-first list, which reads it to the end); every poll ends, and the last poll of the quiet end
+ *    (the quiet end) a poll reads one page (but a first poll taking only a baseline of a paged
+ *    list, which reads it to the end); every poll ends, and the last poll of the quiet end
  *    succeeds (no request fails for ever).
  */
 
@@ -138,9 +138,9 @@ export function checkPollTrace(trace: PollTrace): Verdict {
 	failures.push(...new Set(trace.boundViolations));
 	// 6. Polls end.
 	const maxRequests = setup.style === 'relist' ? 1 : setup.maxPages;
-	// Declared (docs/guarantees.md, "First Poll Starts Nothing over an oldest-first list longer than
-	// Max Pages"): a baseline first poll of an oldest-first list reads it to the end.
-	const readsWhole = setup.style === 'cursorOldestFirst';
+	// Declared (docs/guarantees.md, "First Poll Starts Nothing over a paged list longer than Max
+	// Pages"): a baseline first poll of a paged list reads it to the end.
+	const readsWhole = setup.style === 'cursorOldestFirst' || setup.style === 'newestFirstPages';
 	trace.polls.forEach(({ requests, baseline }, n) => {
 		if (baseline && readsWhole) return;
 		if (requests > maxRequests)
