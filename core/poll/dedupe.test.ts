@@ -464,7 +464,7 @@ describe('history budget (maxRemembered)', () => {
 	);
 
 	it.each(keyedKinds)(
-		'$kind: a pass over the source that takes several polls forgets nothing before its end, and its end keeps every key the pass remembered (a newest-first list of 10 read 2 a poll, cap 8), across a save and load',
+		'$kind: a pass over the source that takes several polls forgets nothing before its end, and its end keeps every key the pass listed (a newest-first list of 10 read 2 a poll, cap 8), across a save and load',
 		async (dedupe) => {
 			const options: DedupeOptions = { dedupe, maxRemembered: 8 };
 			let store = loadDedupeStore(options);
@@ -497,7 +497,23 @@ describe('history budget (maxRemembered)', () => {
 	);
 
 	it.each(keyedKinds)(
-		"$kind: a pass that remembered more keys than the cap keeps them all at its end (a first poll's baseline stays whole); the next pass forgets down to the cap",
+		'$kind: known keys a pass listed before its end (paging on, a page a poll, for an item owed at the end of the list) are kept: the head stays known ground',
+		async (dedupe) => {
+			const store = loadDedupeStore({ dedupe, maxRemembered: 2, firstPoll: { mode: 'none' } });
+			const commit = (items: KeyedItem[], now: number, endsPass: boolean) =>
+				store.commit(store.plan(items, now), now, { keyPrefix: PREFIX, endsPass });
+			expect(commit(v1(['c', 'b', 'a']), 0, true)).toEqual([]);
+			expect(store.size).toBe(3);
+			expect(commit(v1(['c']), 1_000, false)).toEqual([]);
+			expect(commit(v1(['b']), 2_000, false)).toEqual([]);
+			expect(commit(v1(['a']), 3_000, true)).toEqual([]);
+			expect(store.size).toBe(3);
+			expect(store.forgotten).toBeUndefined();
+		},
+	);
+
+	it.each(keyedKinds)(
+		"$kind: a pass that listed more keys than the cap keeps them all at its end (a first poll's baseline stays whole); the next pass forgets down to the cap",
 		async (dedupe) => {
 			const store = loadDedupeStore({ dedupe, maxRemembered: 2, firstPoll: { mode: 'none' } });
 			const commit = (items: KeyedItem[], now: number, endsPass: boolean) =>

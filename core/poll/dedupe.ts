@@ -194,7 +194,7 @@ export interface CommitOptions {
 	/**
 	 * Default true: this poll ends a pass, reading as far as the trigger reads the source (its whole
 	 * answer, a newest-first list to known ground or its end). False: the next poll reads on (Max
-	 * Pages cut it short, files still uploading, rows past maxRows), so the cap forgets nothing yet.
+	 * Pages cut it short), or it read again only for the items owed: the cap forgets nothing yet.
 	 */
 	endsPass?: boolean;
 	/** Key hashes the source listed that the poll does not plan (files still uploading): kept by the cap. */
@@ -236,10 +236,10 @@ export interface SavedDedupeState {
 	/** Keyed kinds under a cap: what the cap has forgotten so far. */
 	forgotten?: ForgottenKeys;
 	/**
-	 * Keyed kinds under a cap, while a pass over the source spans polls: how many keys its polls
-	 * remembered so far (the newest records), which the pass's end keeps (kinds.ts).
+	 * Keyed kinds under a cap, while a pass over the source spans polls: the key hashes (hex) its
+	 * polls planned so far, which the pass's end keeps (kinds.ts).
 	 */
-	passRemembered?: number;
+	passListed?: string[];
 	/**
 	 * One-item runs a stop or crash may have cut short, planned again (restage): [key hash (hex),
 	 * the run's deduplication key, for `changed` the version hash (hex) it started], oldest first.

@@ -34,14 +34,12 @@ import {
  * oldest first (records stay in the order they were first remembered; `unique` and `time_window`
  * move a key that starts again last, `changed` keeps a key where it was first seen), and records how
  * many and when. It never forgets what the source is known to list:
- * - keys the poll itself lists: each would come back as new at the next poll, start again, and push
- *   out another listed key, every poll;
- * - keys the pass remembered, however many polls it took (the newest records: their count is kept
- *   while a pass spans polls): a first poll's baseline stays whole, and a newest-first list read over
- *   several polls (Max Pages) keeps its head, which known ground needs, instead of forgetting it
- *   before the pass reaches the end;
- * - anything, in a poll that does not end a pass (files still uploading, rows past maxRows, Max
- *   Pages with the next poll going on): what it did not list may still be listed further on.
+ * - keys the pass listed, however many polls it took (their hashes are kept while a pass spans
+ *   polls), files still being written included: each would come back as new at the next pass, start
+ *   again, and push out another listed key, every pass. A first poll's baseline stays whole, and a
+ *   newest-first list read over several polls (Max Pages) keeps its head, which known ground needs;
+ * - anything, in a poll that does not end a pass (Max Pages with the next poll going on, a poll that
+ *   read again only for the items owed): what it did not list may still be listed further on.
  * A cap below what the source lists is therefore exceeded by what it lists, and nothing more. A key
  * forgotten once it is no longer listed starts again if the source lists it later: for `unique`
  * under the deduplication key of its first start (n8n refuses it while that execution is kept), for
@@ -51,8 +49,8 @@ import {
 abstract class KeyedStore extends DedupeStore {
 	protected readonly records: PackedIndex;
 	private forgottenKeys: ForgottenKeys | undefined;
-	/** Records remembered (appended or moved last) since the pass under way began. */
-	private passRemembered: number;
+	/** The key hashes the polls of the pass under way listed before this one (cap set only). */
+	private readonly passListed: Set<string>;
 	/** Set when a table beside static data holds the records (historyStore.ts). */
 	private readonly table: TableHistory | undefined;
 
@@ -67,7 +65,7 @@ abstract class KeyedStore extends DedupeStore {
 	) {
 		super(firstPoll, saved);
 		this.forgottenKeys = forgottenOf(saved?.forgotten);
-		this.passRemembered = countOf(saved?.passRemembered, 'passRemembered');
+		this.passListed = new Set(hashesOf(saved?.passListed, 'passListed'));
 		if (historyTable) {
 			this.table = new TableHistory(valueUnits, saved, historyTable.base);
 			this.records = this.table.records;
@@ -113,11 +111,15 @@ abstract class KeyedStore extends DedupeStore {
 	 */
 	protected prune(now: number, listed: readonly string[], endsPass: boolean): void {
 		this.expire?.(now);
-		if (!endsPass) return;
-		const kept = Math.max(this.maxRemembered, this.passRemembered);
-		this.passRemembered = 0;
-		if (this.maxRemembered === 0 || this.records.size <= kept) return;
-		const forgotten = this.records.deleteOldestBeyond(kept, new Set(listed));
+		if (this.maxRemembered === 0) return;
+		if (!endsPass) {
+			for (const hash of listed) this.passListed.add(hash);
+			return;
+		}
+		const keep = new Set([...this.passListed, ...listed]);
+		this.passListed.clear();
+		if (this.records.size <= this.maxRemembered) return;
+		const forgotten = this.records.deleteOldestBeyond(this.maxRemembered, keep);
 		if (forgotten === 0) return;
 		this.forgottenKeys = {
 			total: (this.forgottenKeys?.total ?? 0) + forgotten,
@@ -153,7 +155,7 @@ abstract class KeyedStore extends DedupeStore {
 		return {
 			...(this.table ? this.table.saved() : { entries: this.records.saved() }),
 			...(this.forgottenKeys && { forgotten: this.forgottenKeys }),
-			...(this.passRemembered > 0 && { passRemembered: this.passRemembered }),
+			...(this.passListed.size > 0 && { passListed: [...this.passListed].map(unitsToHex) }),
 		};
 	}
 
@@ -163,8 +165,6 @@ abstract class KeyedStore extends DedupeStore {
 		const previous = this.records.get(hash);
 		if (renew) this.records.renew(hash, value);
 		else this.records.set(hash, value);
-		// Appended or moved last: one of the newest records, which the pass's end keeps.
-		if (this.maxRemembered > 0 && (renew || previous === undefined)) this.passRemembered++;
 		return {
 			records: [
 				[unitsToHex(hash), previous === undefined ? null : unitsToHex(previous), unitsToHex(value)],
@@ -486,12 +486,12 @@ export class NoDedupeStore extends DedupeStore {
 	}
 }
 
-/** A saved count: 0 when unset; throws if it is not a whole number ≥ 0. */
-function countOf(saved: unknown, name: string): number {
-	if (saved === undefined) return 0;
-	if (!Number.isInteger(saved) || (saved as number) < 0)
-		throw new Error(`${name} must be a whole number, not ${showValue(saved)}`);
-	return saved as number;
+/** Saved key hashes (hex) as the store keeps them; none when unset; throws if they are not. */
+function hashesOf(saved: unknown, name: string): string[] {
+	if (saved === undefined) return [];
+	if (!Array.isArray(saved) || !saved.every((hex) => typeof hex === 'string' && hex.length === 16))
+		throw new Error(`${name} must be a list of key hashes, not ${showValue(saved)}`);
+	return saved.map(hexToUnits);
 }
 
 /** The saved record of what a cap forgot; throws if it is not one. */

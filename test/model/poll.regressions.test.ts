@@ -543,6 +543,23 @@ const cases: Array<[string, Schedule]> = [
 			steps: [{ do: 'add', n: 1 }, { do: 'startAgain', i: 1 }, { do: 'refuse' }],
 		},
 	],
+	[
+		'new (seed 44, npm run model --style newestFirstPages, after the cap fixes): newest first, Remember at Most 2 below the list, Start Again of the oldest item: the known items the pass listed on its way are kept, so the head does not start again',
+		{
+			setup: {
+				style: 'newestFirstPages',
+				pageSize: 1,
+				maxPages: 1,
+				tokenTtlMs: 0,
+				nextPage: 'linkHeader',
+				maxRemembered: 2,
+				firstPoll: 'none',
+				initialItems: 3,
+				queueMode: false,
+			},
+			steps: [{ do: 'startAgain', i: 0 }],
+		},
+	],
 ];
 
 /** The findings not fixed yet: named here so that each is replayed, and known by its name. */
