@@ -545,6 +545,25 @@ describe('items owed deeper than Max Pages, or no longer listed (issue 44, findi
 		await t.drain(2);
 		expect(t.tickets.pagesAsked.slice(before)).toEqual([1, 1]);
 	});
+
+	it('links that expire before every next poll (Max Pages 2): the search from the first page, refused again, is reported once and given up; polls read one page again, not two for ever (the model simulation, seeds 7 and 44)', async () => {
+		const t = new Harness(MAX_PAGES_2);
+		t.tickets.add(10);
+		await t.activate();
+		t.tickets.add(200); // four pages new: the poll reads two and keeps the link to page 3
+		await t.clock.advance(INTERVAL);
+		t.settle();
+		for (let poll = 0; poll < 6; poll++) {
+			t.tickets.expire();
+			await t.clock.advance(INTERVAL);
+			t.settle();
+		}
+		expect(t.pageLimits.filter((line) => line.includes('HTTP 410 again'))).toHaveLength(1);
+		const before = t.tickets.pagesAsked.length;
+		t.tickets.expire();
+		await t.drain(2);
+		expect(t.tickets.pagesAsked.slice(before)).toEqual([1, 1]);
+	});
 });
 
 describe('a pass over the source (owed.ts)', () => {

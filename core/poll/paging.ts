@@ -255,11 +255,18 @@ export class PagedSource {
 			if (!resumeFrom || status === undefined || status < 400 || status >= 500 || status === 429)
 				throw error;
 			resumed = false;
-			search = { searchFor: resumeFrom.after, found: false };
+			// Refused again while still searching: the source's links expire before the next poll, and
+			// Max Pages leaves too few requests to read from the first page past where the cut poll
+			// stopped, so every poll would search again for ever. Reported, as Max Pages is; this poll
+			// reads from the head as usual, and the next one from the head again.
+			const searchedBefore = resumeFrom.searching === true;
+			search = searchedBefore ? undefined : { searchFor: resumeFrom.after, found: false };
 			// No validators: a 304 would end the poll without the pages below the cut.
 			// The refused request counts against Max Pages: a poll sends at most that many.
 			result = await this.pages({ ...request, memory: {} }, startedAt, owed, undefined, search, 1);
-			if (result.kind === 'pages' && result.pages === 0) {
+			if (searchedBefore)
+				noRoom = `${fieldRef('pagination.maxPages')} reached: the request for the page after the last poll's (${String(resumeFrom.request.url)}) was answered HTTP ${status} again while the trigger searched from the first page for where an earlier poll stopped: the source no longer knows it (its links expire before the next poll), and ${fieldRef('pagination.maxPages')} leaves too few requests to read that far from the first page: items past the pages those polls read may not have been started. Raise ${fieldRef('pagination.maxPages')} or poll more often than the source's links expire`;
+			else if (result.kind === 'pages' && result.pages === 0) {
 				// No page read: a limit, reported as Max Pages is; the next poll reads from the head.
 				noRoom = `${fieldRef('pagination.maxPages')} reached: the request for the page after the last poll's (${String(resumeFrom.request.url)}) was answered HTTP ${status}, the source no longer knows it (an expired link or token), and no request was left to read from the first page: items past the pages the last poll read may not have been started. Raise ${fieldRef('pagination.maxPages')} or poll more often than the source's links expire`;
 				search = undefined;
@@ -398,14 +405,21 @@ export class PagedSource {
 
 	/**
 	 * Whether the next poll goes on from the page after this one's last: newest first, Max Pages cut
-	 * it short, and a next page is named (not when a first poll only took its baseline).
+	 * it short, and a next page is named (not when a first poll only took its baseline, nor after a
+	 * refused continuation left too few requests: noRoom).
 	 */
-	private goesOn({ result, lastItem, fresh }: NonNullable<PagedSource['pending']>): boolean {
+	private goesOn({
+		result,
+		lastItem,
+		fresh,
+		noRoom,
+	}: NonNullable<PagedSource['pending']>): boolean {
 		return (
 			result.kind === 'pages' &&
 			result.stop === 'page_limit' &&
 			result.next !== undefined &&
 			lastItem !== undefined &&
+			noRoom === undefined &&
 			this.settings.listOrder === 'newestFirst' &&
 			!(fresh && !this.firstPollStartsAll)
 		);

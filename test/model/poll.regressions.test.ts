@@ -560,6 +560,60 @@ const cases: Array<[string, Schedule]> = [
 			steps: [{ do: 'startAgain', i: 0 }],
 		},
 	],
+	[
+		'new (seed 44, npm run model --style newestFirstPages, after the cap fixes): links that expire before every next poll, Max Pages 2: the search from the first page is not sent for ever, and the item it cannot reach is reported',
+		{
+			setup: {
+				style: 'newestFirstPages',
+				pageSize: 1,
+				maxPages: 2,
+				tokenTtlMs: 30000,
+				nextPage: 'linkHeader',
+				maxRemembered: 0,
+				firstPoll: 'all',
+				initialItems: 0,
+				queueMode: false,
+			},
+			steps: [
+				{ do: 'add', n: 1 },
+				{ do: 'add', n: 2 },
+			],
+		},
+	],
+	[
+		'new (seed 7, npm run model --style newestFirstPages, after the cap fixes): links that expire before every next poll, Max Pages 2, a refused run: the quiet end reads one page',
+		{
+			setup: {
+				style: 'newestFirstPages',
+				pageSize: 1,
+				maxPages: 2,
+				tokenTtlMs: 30000,
+				nextPage: 'linkHeader',
+				maxRemembered: 0,
+				firstPoll: 'all',
+				initialItems: 2,
+				queueMode: false,
+			},
+			steps: [{ do: 'add', n: 1 }, { do: 'refuse' }],
+		},
+	],
+	[
+		'new (seed 44, npm run model --style relist, after the cap fixes): a run cut by a kill, its execution pruned, then n8n cannot create it under its key: started again once under a new attempt (declared: runs cut and pruned)',
+		{
+			setup: {
+				style: 'relist',
+				pageSize: 1,
+				maxPages: 1,
+				tokenTtlMs: 0,
+				nextPage: 'linkHeader',
+				maxRemembered: 0,
+				firstPoll: 'all',
+				initialItems: 1,
+				queueMode: false,
+			},
+			steps: [{ do: 'create', n: 1 }, { do: 'crash' }, { do: 'prune' }, { do: 'refuse' }],
+		},
+	],
 ];
 
 /** The findings not fixed yet: named here so that each is replayed, and known by its name. */

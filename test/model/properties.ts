@@ -9,7 +9,8 @@ import type { PollSetup } from './poll/simulation';
  *    Declared (docs/guarantees.md, "n8n killed … and the source dropping those items"): an item
  *    listed once, never started, that the source no longer holds. Declared (docs/guarantees.md,
  *    "Next-page requests expiring before the next poll"): after a failed execution saying a
- *    refused next-page request left Max Pages no request for the first page, items not reached.
+ *    refused next-page request left Max Pages too few requests to read from the first page past
+ *    where the cut poll stopped (none with Max Pages 1), items not reached.
  * 2. Start Again of an item the source still holds starts it once more.
  * 3. Never repeated, per the kind's meaning (`unique`: a key starts once; `greatest`, $cursor: each
  *    version, which has its own cursor value, starts once): more starts than 1 (0
@@ -17,9 +18,10 @@ import type { PollSetup } from './poll/simulation';
  *    declared repeats, each counted: Remember at Most forgot a key the source then listed again on
  *    its own, added back or changed (new again; under `unique` n8n refuses its first run's key while it keeps that execution:
  *    "Remember at Most (Keys) set, and a key it forgot");
- *    a run still going at an unpublish or a kill, started again under its own key because n8n
- *    pruned its execution before the next activation's emit of that key ("runs still going at
- *    unpublish, then pruned": n8n refuses a key only while it keeps the execution); queue mode's run n8n reported not created that a worker ran.
+ *    a run still going at an unpublish or a kill, started again because n8n pruned its execution
+ *    before the next activation's emit of that key (under that key, or under a new attempt when n8n
+ *    then could not create it) ("runs still going at unpublish, then pruned": n8n refuses a key only
+ *    while it keeps the execution); queue mode's run n8n reported not created that a worker ran.
  * 4. First Poll Starts Nothing: nothing the source held at the first poll starts (but by Start
  *    Again, or a declared repeat).
  * 5. State stays within its bounds (simulation.ts checkBounds: the history cap, the outbox).
@@ -94,9 +96,9 @@ export function checkPollTrace(trace: PollTrace): Verdict {
 	for (const id of ids) {
 		if (baselineIds.has(id) || startsOf.has(id) || trace.reported.has(plain(id))) continue;
 		// Declared (docs/guarantees.md, "next-page requests expiring before the next poll"): a
-		// continuation refused with no request left under Max Pages is reported, not its items.
+		// continuation refused with too few requests left under Max Pages is reported, not its items.
 		if (final.has(id) && trace.expiredUnread)
-			count('a next-page request expired, Max Pages left no page to read: reported');
+			count('a next-page request expired, Max Pages left too few pages to read: reported');
 		else if (final.has(id))
 			failures.push(`${id} was listed and never started, and no report names it`);
 		else count('listed once, never started, no longer listed');
@@ -120,7 +122,9 @@ export function checkPollTrace(trace: PollTrace): Verdict {
 				(declared['Remember at Most forgot a key the source listed again'] ?? 0) + repeats;
 		else if (
 			trace.prunedAfterStart.has(plain(id)) &&
-			keys.some((key, n) => trace.unpublishedRunning.has(key) && keys.indexOf(key) < n)
+			// Started again after a cut run: under its key, or under a new attempt once n8n could
+			// not create the run under it.
+			keys.some((key, n) => trace.unpublishedRunning.has(key) && n < keys.length - 1)
 		)
 			count('cut by a kill or unpublish, pruned before n8n refused its key again');
 		else if (trace.rejectedButRan.has(plain(id)) && repeats === 1)
