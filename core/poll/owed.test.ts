@@ -564,6 +564,27 @@ describe('items owed deeper than Max Pages, or no longer listed (issue 44, findi
 		await t.drain(2);
 		expect(t.tickets.pagesAsked.slice(before)).toEqual([1, 1]);
 	});
+
+	it('links that expire before every next poll (Max Pages 3), the search finding where the cut poll stopped: the continuation after it, refused too, is reported once and given up', async () => {
+		const t = new Harness({ ...MAX_PAGES_2, pagination: { mode: 'linkHeader', maxPages: 3 } });
+		t.tickets.add(10);
+		await t.activate();
+		t.tickets.add(200); // four pages new: the poll reads three (210..61) and keeps the link to page 4
+		await t.clock.advance(INTERVAL);
+		t.settle();
+		// 50 dropped from the middle: from the first page the search finds ticket 61 on page 2.
+		t.tickets.drop(Array.from({ length: 50 }, (_, i) => 111 + i));
+		for (let poll = 0; poll < 6; poll++) {
+			t.tickets.expire();
+			await t.clock.advance(INTERVAL);
+			t.settle();
+		}
+		expect(t.pageLimits.filter((line) => line.includes('HTTP 410 again'))).toHaveLength(1);
+		const before = t.tickets.pagesAsked.length;
+		t.tickets.expire();
+		await t.drain(2);
+		expect(t.tickets.pagesAsked.slice(before)).toEqual([1, 1]);
+	});
 });
 
 describe('a pass over the source (owed.ts)', () => {

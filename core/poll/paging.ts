@@ -60,6 +60,8 @@ export interface SavedPagingState {
 		pages: number;
 		/** The poll fell back from a refused continuation and has not yet listed `after`. */
 		searching?: true;
+		/** The poll read from the first page after a refused continuation (and listed `after`). */
+		fellBack?: true;
 	};
 }
 
@@ -156,6 +158,8 @@ export class PagedSource {
 				noRoom?: string;
 				/** It did not list the item a refused continuation stopped at (`lastItem`). */
 				searching?: boolean;
+				/** It read from the first page, the request to go on from having been refused. */
+				fellBack?: boolean;
 				/** It asked from before the last poll began ($lastPollStartedAt), for the items owed. */
 				reread: boolean;
 		  }
@@ -255,11 +259,12 @@ export class PagedSource {
 			if (!resumeFrom || status === undefined || status < 400 || status >= 500 || status === 429)
 				throw error;
 			resumed = false;
-			// Refused again while still searching: the source's links expire before the next poll, and
-			// Max Pages leaves too few requests to read from the first page past where the cut poll
-			// stopped, so every poll would search again for ever. Reported, as Max Pages is; this poll
-			// reads from the head as usual, and the next one from the head again.
-			const searchedBefore = resumeFrom.searching === true;
+			// Refused again after a poll that fell back (searching still, or having found where the cut
+			// poll stopped): the source's links expire before the next poll, and Max Pages leaves too
+			// few requests to read from the first page past the pages read, so every poll would fall
+			// back for ever. Reported, as Max Pages is; this poll reads from the head as usual, and the
+			// next one from the head again.
+			const searchedBefore = resumeFrom.searching === true || resumeFrom.fellBack === true;
 			search = searchedBefore ? undefined : { searchFor: resumeFrom.after, found: false };
 			// No validators: a 304 would end the poll without the pages below the cut.
 			// The refused request counts against Max Pages: a poll sends at most that many.
@@ -298,6 +303,7 @@ export class PagedSource {
 			...(lastItem !== undefined && { lastItem }),
 			...(noRoom !== undefined && { noRoom }),
 			...(search && !search.found && { searching: true }),
+			...(search && { fellBack: true }),
 		};
 		return result;
 	}
@@ -454,6 +460,7 @@ export class PagedSource {
 			lastItem,
 			noRoom,
 			searching,
+			fellBack,
 		} = this.pending;
 		this.pending = undefined;
 		const cutShort = result.kind === 'pages' && result.stop === 'page_limit';
@@ -469,6 +476,7 @@ export class PagedSource {
 						// pageCount in the next page's expressions goes on from here (page numbers).
 						pages: (resumed ? (this.state?.resumeFrom?.pages ?? 0) : 0) + result.pages,
 						...(searching && { searching: true as const }),
+						...(fellBack && { fellBack: true as const }),
 					}
 				: undefined;
 		const problem =
