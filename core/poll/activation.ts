@@ -868,7 +868,11 @@ export class PollActivation {
 				expressions: this.settings.expressions,
 				store: this.store,
 				clock: this.settings.clock,
-				commit: { keyPrefix: this.settings.keyPrefix, onePerItem: this.settings.oneRunPerItem },
+				commit: {
+					keyPrefix: this.settings.keyPrefix,
+					onePerItem: this.settings.oneRunPerItem,
+					newestFirst: this.settings.source.paging?.listOrder === 'newestFirst',
+				},
 				fetch: async (fetchSignal) => {
 					const { fetched, items } = await this.fetchForPoll(fetchSignal);
 					if (fetched.kind === 'not_modified') return { notModified: true };

@@ -513,6 +513,26 @@ describe('history budget (maxRemembered)', () => {
 	);
 
 	it.each(keyedKinds)(
+		"$kind: a newest-first list is remembered from its end, so the cap forgets the source's oldest items first, not those just below known ground",
+		async (dedupe) => {
+			const store = loadDedupeStore({ dedupe, maxRemembered: 8, firstPoll: { mode: 'none' } });
+			const commit = (items: KeyedItem[], now: number) =>
+				store
+					.commit(store.plan(items, now), now, { keyPrefix: PREFIX, newestFirst: true })
+					.map((run) => run.candidates[0].key);
+			expect(commit(v1(['f', 'e', 'd', 'c', 'b', 'a']), 0)).toEqual([]);
+			// Three new at the head, f known: the pass's end forgets one key, the oldest item, a.
+			expect(commit(v1(['i', 'h', 'g', 'f']), 1_000)).toEqual(['i', 'h', 'g']);
+			const known = dedupe.kind === 'changed' ? 'unchanged' : 'seen';
+			expect(verdicts(store.plan(v1(['e', 'b', 'a']), 2_000))).toEqual([
+				`e:${known}`,
+				`b:${known}`,
+				'a:new',
+			]);
+		},
+	);
+
+	it.each(keyedKinds)(
 		"$kind: a pass that listed more keys than the cap keeps them all at its end (a first poll's baseline stays whole); the next pass forgets down to the cap",
 		async (dedupe) => {
 			const store = loadDedupeStore({ dedupe, maxRemembered: 2, firstPoll: { mode: 'none' } });

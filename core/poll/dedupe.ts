@@ -199,6 +199,12 @@ export interface CommitOptions {
 	endsPass?: boolean;
 	/** Key hashes the source listed that the poll does not plan (files still uploading): kept by the cap. */
 	listedToo?: readonly string[];
+	/**
+	 * The list is newest first: a keyed kind remembers its items from the last listed (the oldest)
+	 * on, so that the cap, which forgets the first remembered first, forgets the source's oldest items
+	 * first, not the newest, just below new items, which known ground needs.
+	 */
+	newestFirst?: boolean;
 }
 
 /** JSON-safe state for n8n's workflow static data. */
@@ -273,6 +279,11 @@ export abstract class DedupeStore {
 	readonly needsVersion: boolean = false;
 	/** Whether a key can start again, so its runs' deduplication keys carry the generation. */
 	protected readonly restartsKeys: boolean = false;
+	/**
+	 * Whether the order keys are remembered in means their age (the keyed kinds' cap forgets the
+	 * first remembered first): a newest-first list is then remembered from its end (CommitOptions).
+	 */
+	protected readonly remembersOldestFirst: boolean = false;
 	protected generation: number;
 	private fresh: boolean;
 	/** Drawn when the store is created (also for a saved state from before ids existed). */
@@ -412,16 +423,22 @@ export abstract class DedupeStore {
 		if (plan.fresh !== this.fresh)
 			throw new Error('commit() of a plan made before another commit; plan again');
 		const generation = this.generation + 1;
+		const reversed = options.newestFirst === true && this.remembersOldestFirst;
+		const inOrder = <X>(list: readonly X[]): readonly X[] =>
+			reversed ? [...list].reverse() : list;
 		// The baseline first: it precedes the starts in start order (`last` keeps the newest).
 		if (this.fresh) {
-			for (const candidate of plan.candidates)
+			for (const candidate of inOrder(plan.candidates))
 				if (candidate.verdict === 'baseline') this.remember(candidate, now, generation);
 		}
 		// A start again changes nothing remembered (the item already counts as started), so its
 		// rollback has nothing to undo.
-		const undos = plan.toStart.map((candidate) =>
-			candidate.verdict === 'again' ? undefined : this.remember(candidate, now, generation),
-		);
+		const undos: Array<Undo | undefined> = new Array(plan.toStart.length);
+		for (const i of inOrder(plan.toStart.map((_, at) => at))) {
+			const candidate = plan.toStart[i];
+			undos[i] =
+				candidate.verdict === 'again' ? undefined : this.remember(candidate, now, generation);
+		}
 		for (const candidate of plan.toStart) {
 			this.again.delete(candidate.ticket.hash);
 			this.unlisted.delete(candidate.ticket.hash);

@@ -47,6 +47,7 @@ import {
  * only for items owed lists only those (activation.ts), so a forgotten key does not come back so.
  */
 abstract class KeyedStore extends DedupeStore {
+	protected readonly remembersOldestFirst = true;
 	protected readonly records: PackedIndex;
 	private forgottenKeys: ForgottenKeys | undefined;
 	/** The key hashes the polls of the pass under way listed before this one (cap set only). */

@@ -614,6 +614,23 @@ const cases: Array<[string, Schedule]> = [
 			steps: [{ do: 'create', n: 1 }, { do: 'crash' }, { do: 'prune' }, { do: 'refuse' }],
 		},
 	],
+	[
+		'new (seed 44, npm run model --style newestFirstPages, after the cap fixes): newest first, Remember at Most 8 below the list: the cap forgets the oldest items of the list, not the newest of the baseline, so an item just below known ground does not start once the item above it is dropped',
+		{
+			setup: {
+				style: 'newestFirstPages',
+				pageSize: 2,
+				maxPages: 2,
+				tokenTtlMs: 0,
+				nextPage: 'linkHeader',
+				maxRemembered: 8,
+				firstPoll: 'none',
+				initialItems: 6,
+				queueMode: false,
+			},
+			steps: [{ do: 'add', n: 3 }, { do: 'poll' }, { do: 'drop', i: 14 }, { do: 'crashAfterSave' }],
+		},
+	],
 ];
 
 /** The findings not fixed yet: named here so that each is replayed, and known by its name. */
