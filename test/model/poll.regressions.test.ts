@@ -631,6 +631,47 @@ const cases: Array<[string, Schedule]> = [
 			steps: [{ do: 'add', n: 3 }, { do: 'poll' }, { do: 'drop', i: 14 }, { do: 'crashAfterSave' }],
 		},
 	],
+	[
+		'new (seed 44, npm run model --style newestFirstPages, not fixed yet): newest first, Remember at Most 8 below the list: a kill, the item owed dropped, paging on to the end of the list for it starts the oldest item, which the cap forgot',
+		{
+			setup: {
+				style: 'newestFirstPages',
+				pageSize: 2,
+				maxPages: 2,
+				tokenTtlMs: 0,
+				nextPage: 'linkHeader',
+				maxRemembered: 8,
+				firstPoll: 'none',
+				initialItems: 6,
+				queueMode: false,
+			},
+			steps: [{ do: 'add', n: 3 }, { do: 'poll' }, { do: 'drop', i: 15 }, { do: 'crashAfterSave' }],
+		},
+	],
+	[
+		'new (seed 7, npm run model --style newestFirstPages, not fixed yet): newest first, Remember at Most 2 below the list: paging past known ground for a refused run reaches the oldest item, which the cap forgot, and starts it',
+		{
+			setup: {
+				style: 'newestFirstPages',
+				pageSize: 1,
+				maxPages: 2,
+				tokenTtlMs: 0,
+				nextPage: 'linkHeader',
+				maxRemembered: 2,
+				firstPoll: 'none',
+				initialItems: 2,
+				queueMode: false,
+			},
+			steps: [
+				{ do: 'add', n: 1 },
+				{ do: 'poll' },
+				{ do: 'create', n: 1 },
+				{ do: 'add', n: 2 },
+				{ do: 'poll' },
+				{ do: 'refuse' },
+			],
+		},
+	],
 ];
 
 /** The findings not fixed yet: named here so that each is replayed, and known by its name. */
