@@ -404,6 +404,47 @@ describe('PollActivation', () => {
 		after.activation.stop();
 	});
 
+	it('Remember at Most below the folder: files a poll lists as still being written (sftp.list after a re-publish) count as listed, so the cap forgets none of them and none starts again once finished', async () => {
+		const clock = new FakeClock();
+		const files = [{ name: 'a' }, { name: 'b' }, { name: 'c' }];
+		// Finished at the first poll; seen anew, so still uploading, at the second; finished again.
+		const answers = [
+			{ files, uploading: [] },
+			{ files: [], uploading: files },
+			{ files, uploading: [] },
+		];
+		let polls = 0;
+		const source: PollSource = {
+			op: {
+				name: 'test.files',
+				description: 'Lists files, finished or still uploading',
+				transport: 'sftp',
+				check: () => undefined,
+				run: async () => ({ kind: 'data', data: answers[Math.min(polls++, 2)], memory: {} }),
+			},
+			args: {},
+			timeoutMs: 1_000,
+		};
+		const emitted: PollRunToEmit[] = [];
+		const activation = new PollActivation(
+			{ v: 1 },
+			{
+				...settings(source, clock),
+				maxRemembered: 1,
+				expressions: new PollExpressions({ items: 'files', id: 'name' }),
+			},
+			{ intervalMs: 5_000 },
+		);
+		await activation.start(recordingPorts(emitted), []);
+		expect(emitted.map(({ run }) => run.keys)).toEqual([['a'], ['b'], ['c']]);
+		await clock.advance(5_000);
+		expect(activation.store.size).toBe(3);
+		await clock.advance(5_000);
+		expect(polls).toBe(3);
+		expect(emitted).toHaveLength(3);
+		activation.stop();
+	});
+
 	it('refuses a saved state of another format version, naming the version', () => {
 		expect(() => live(() => [], { v: 2 } as unknown as PollTriggerState)).toThrow(
 			"The Poll Trigger's saved state has format version 2, which this version of the node cannot read",

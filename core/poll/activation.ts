@@ -876,6 +876,7 @@ export class PollActivation {
 					get topOnly() {
 						return topOnly;
 					},
+					newestFirst: this.settings.source.paging?.listOrder === 'newestFirst',
 				},
 				fetch: async (fetchSignal) => {
 					const { fetched, items } = await this.fetchForPoll(fetchSignal);
@@ -888,7 +889,14 @@ export class PollActivation {
 					wholeList = fetched.kind === 'pages' || answerIsWholeList(fetched.data);
 					if (fetched.kind === 'data') positionOf = fetched.positionOf;
 					if (items) return { items };
-					return fetched.kind === 'pages' ? { items: fetched.items } : { result: fetched.data };
+					if (fetched.kind === 'data')
+						return { result: fetched.data, listedToo: notYetItems(fetched.data) };
+					// Read again only for the items owed: those alone are planned (paging.ts, rereads).
+					return {
+						items: fetched.items,
+						endsPass: this.paged!.endsPass,
+						...(this.paged!.rereads && { only: this.store.owedHashes() }),
+					};
 				},
 			},
 			signal,
@@ -940,6 +948,12 @@ export class PollActivation {
 		this.checkpoint(true);
 		return outcome;
 	}
+}
+
+/** Files an answer lists that are still being written (`uploading`: sftp.list, ftp.list), if any. */
+function notYetItems(data: unknown): unknown[] | undefined {
+	const uploading = (data as { uploading?: unknown } | null | undefined)?.uploading;
+	return Array.isArray(uploading) && uploading.length > 0 ? uploading : undefined;
 }
 
 /** Whether two memories of an op hold the same. */

@@ -3,6 +3,7 @@ import {
 	MAX_DEDUPLICATION_KEY_CHARS,
 	type DedupeOptions,
 	type DedupeStore,
+	itemHash,
 	type PlannedRun,
 	type PollPlan,
 	type SavedDedupeState,
@@ -500,6 +501,105 @@ describe('history budget (maxRemembered)', () => {
 				'c:new',
 				'd:' + (dedupe.kind === 'changed' ? 'unchanged' : 'seen'),
 			]);
+		},
+	);
+
+	it.each(keyedKinds)(
+		'$kind: a pass over the source that takes several polls forgets nothing before its end, and its end keeps every key the pass listed (a newest-first list of 10 read 2 a poll, cap 8), across a save and load',
+		async (dedupe) => {
+			const options: DedupeOptions = { dedupe, maxRemembered: 8 };
+			let store = loadDedupeStore(options);
+			const pass = (items: KeyedItem[], now: number, endsPass: boolean) =>
+				store
+					.commit(store.plan(items, now), now, { keyPrefix: PREFIX, endsPass })
+					.flatMap((run) => run.candidates.map((c) => c.key));
+			// The first pass: c, b, a, the whole list then.
+			expect(pass(v1(['c', 'b']), 0, false)).toEqual(['c', 'b']);
+			expect(pass(v1(['a']), 1_000, true)).toEqual(['a']);
+			// j … d arrive; the next pass reads them two a poll, then reaches c (known ground).
+			expect(pass(v1(['j', 'i']), 2_000, false)).toEqual(['j', 'i']);
+			store = reloaded(store, options);
+			expect(pass(v1(['h', 'g']), 3_000, false)).toEqual(['h', 'g']);
+			expect(pass(v1(['f', 'e']), 4_000, false)).toEqual(['f', 'e']);
+			// Nine keys, over the cap: none forgotten while the pass goes on, c (still ahead) included.
+			expect(store.size).toBe(9);
+			expect(store.forgotten).toBeUndefined();
+			expect(pass(v1(['d', 'c']), 5_000, true)).toEqual(['d']);
+			// Its end forgets the oldest beyond the cap, b and a, never c (listed) nor the head.
+			expect(store.size).toBe(8);
+			expect(store.forgotten).toEqual({ total: 2, last: 2, at: 5_000 });
+			const known = dedupe.kind === 'changed' ? 'unchanged' : 'seen';
+			expect(verdicts(store.plan(v1(['j', 'c', 'b']), 6_000))).toEqual([
+				`j:${known}`,
+				`c:${known}`,
+				'b:new',
+			]);
+		},
+	);
+
+	it.each(keyedKinds)(
+		'$kind: known keys a pass listed before its end (paging on, a page a poll, for an item owed at the end of the list) are kept: the head stays known ground',
+		async (dedupe) => {
+			const store = loadDedupeStore({ dedupe, maxRemembered: 2, firstPoll: { mode: 'none' } });
+			const commit = (items: KeyedItem[], now: number, endsPass: boolean) =>
+				store.commit(store.plan(items, now), now, { keyPrefix: PREFIX, endsPass });
+			expect(commit(v1(['c', 'b', 'a']), 0, true)).toEqual([]);
+			expect(store.size).toBe(3);
+			expect(commit(v1(['c']), 1_000, false)).toEqual([]);
+			expect(commit(v1(['b']), 2_000, false)).toEqual([]);
+			expect(commit(v1(['a']), 3_000, true)).toEqual([]);
+			expect(store.size).toBe(3);
+			expect(store.forgotten).toBeUndefined();
+		},
+	);
+
+	it.each(keyedKinds)(
+		"$kind: a newest-first list is remembered from its end, so the cap forgets the source's oldest items first, not those just below known ground",
+		async (dedupe) => {
+			const store = loadDedupeStore({ dedupe, maxRemembered: 8, firstPoll: { mode: 'none' } });
+			const commit = (items: KeyedItem[], now: number) =>
+				store
+					.commit(store.plan(items, now), now, { keyPrefix: PREFIX, newestFirst: true })
+					.map((run) => run.candidates[0].key);
+			expect(commit(v1(['f', 'e', 'd', 'c', 'b', 'a']), 0)).toEqual([]);
+			// Three new at the head, f known: the pass's end forgets one key, the oldest item, a.
+			expect(commit(v1(['i', 'h', 'g', 'f']), 1_000)).toEqual(['i', 'h', 'g']);
+			const known = dedupe.kind === 'changed' ? 'unchanged' : 'seen';
+			expect(verdicts(store.plan(v1(['e', 'b', 'a']), 2_000))).toEqual([
+				`e:${known}`,
+				`b:${known}`,
+				'a:new',
+			]);
+		},
+	);
+
+	it.each(keyedKinds)(
+		"$kind: a pass that listed more keys than the cap keeps them all at its end (a first poll's baseline stays whole); the next pass forgets down to the cap",
+		async (dedupe) => {
+			const store = loadDedupeStore({ dedupe, maxRemembered: 2, firstPoll: { mode: 'none' } });
+			const commit = (items: KeyedItem[], now: number, endsPass: boolean) =>
+				store.commit(store.plan(items, now), now, { keyPrefix: PREFIX, endsPass });
+			// The baseline, then the rest of the pass, a poll later (Max Pages), with a new item.
+			expect(commit(v1(['c', 'b']), 0, false)).toEqual([]);
+			expect(commit(v1(['a']), 1_000, true).map((run) => run.candidates[0].key)).toEqual(['a']);
+			expect(store.size).toBe(3);
+			expect(store.forgotten).toBeUndefined();
+			expect(await poll(store, v1(['d']), 2_000)).toEqual(['d']);
+			expect(store.size).toBe(2);
+		},
+	);
+
+	it.each(keyedKinds)(
+		'$kind: keys the source listed that the poll does not plan (files still uploading) are kept like those it lists',
+		async (dedupe) => {
+			const store = loadDedupeStore({ dedupe, maxRemembered: 1 });
+			expect(await poll(store, v1(['a', 'b', 'c']), 0)).toEqual(['a', 'b', 'c']);
+			const listedToo = ['a', 'b', 'c'].map(itemHash);
+			expect(store.commit(store.plan([], 1_000), 1_000, { keyPrefix: PREFIX, listedToo })).toEqual(
+				[],
+			);
+			expect(store.size).toBe(3);
+			expect(store.forgotten).toBeUndefined();
 		},
 	);
 
@@ -1056,6 +1156,17 @@ describe('restaged runs (one-item runs a crash may have cut short)', () => {
 		expect(again.map((run) => run.candidates[0].key)).toEqual(['a', 'b']);
 		expect(again[0].key).not.toBe(runs[0].key);
 		expect(again[1].key).toBe(runs[1].key);
+	});
+
+	test('Start Again, then a crash restages the run that went out before it (n8n created it): the item starts under a new attempt, not under the restaged key n8n refuses', () => {
+		const options: DedupeOptions = { dedupe: { kind: 'unique' } };
+		const store = loadDedupeStore(options);
+		const runs = commitPoll(store, keyed(['a', 'b']), 0);
+		store.startAgain(['a']);
+		const restarted = reloaded(store, options);
+		restageAll(restarted, runs);
+		const next = commitPoll(restarted, keyed(['a', 'b']), HOUR);
+		expect(next.map((run) => run.key)).toEqual([expect.stringMatching(/:a#1$/), runs[1].key]);
 	});
 
 	test('a restaged entry that is not an array pair is refused when loaded', () => {

@@ -197,6 +197,20 @@ export interface CommitOptions {
 	 * list, or one from its head or from the mark, oldest first.
 	 */
 	topOnly?: boolean;
+	/**
+	 * Default true: this poll ends a pass, reading as far as the trigger reads the source (its whole
+	 * answer, a newest-first list to known ground or its end). False: the next poll reads on (Max
+	 * Pages cut it short), or it read again only for the items owed: the cap forgets nothing yet.
+	 */
+	endsPass?: boolean;
+	/** Key hashes the source listed that the poll does not plan (files still uploading): kept by the cap. */
+	listedToo?: readonly string[];
+	/**
+	 * The list is newest first: a keyed kind remembers its items from the last listed (the oldest)
+	 * on, so that the cap, which forgets the first remembered first, forgets the source's oldest items
+	 * first, not the newest, just below new items, which known ground needs.
+	 */
+	newestFirst?: boolean;
 }
 
 /** JSON-safe state for n8n's workflow static data. */
@@ -234,6 +248,11 @@ export interface SavedDedupeState {
 	/** Keyed kinds under a cap: what the cap has forgotten so far. */
 	forgotten?: ForgottenKeys;
 	/**
+	 * Keyed kinds under a cap, while a pass over the source spans polls: the key hashes (hex) its
+	 * polls planned so far, which the pass's end keeps (kinds.ts).
+	 */
+	passListed?: string[];
+	/**
 	 * One-item runs a stop or crash may have cut short, planned again (restage): [key hash (hex),
 	 * the run's deduplication key, for `changed` the version hash (hex) it started], oldest first.
 	 */
@@ -266,6 +285,11 @@ export abstract class DedupeStore {
 	readonly needsVersion: boolean = false;
 	/** Whether a key can start again, so its runs' deduplication keys carry the generation. */
 	protected readonly restartsKeys: boolean = false;
+	/**
+	 * Whether the order keys are remembered in means their age (the keyed kinds' cap forgets the
+	 * first remembered first): a newest-first list is then remembered from its end (CommitOptions).
+	 */
+	protected readonly remembersOldestFirst: boolean = false;
 	protected generation: number;
 	private fresh: boolean;
 	/** Drawn when the store is created (also for a saved state from before ids existed). */
@@ -405,16 +429,22 @@ export abstract class DedupeStore {
 		if (plan.fresh !== this.fresh)
 			throw new Error('commit() of a plan made before another commit; plan again');
 		const generation = this.generation + 1;
+		const reversed = options.newestFirst === true && this.remembersOldestFirst;
+		const inOrder = <X>(list: readonly X[]): readonly X[] =>
+			reversed ? [...list].reverse() : list;
 		// The baseline first: it precedes the starts in start order (`last` keeps the newest).
 		if (this.fresh) {
-			for (const candidate of plan.candidates)
+			for (const candidate of inOrder(plan.candidates))
 				if (candidate.verdict === 'baseline') this.remember(candidate, now, generation);
 		}
 		// A start again changes nothing remembered (the item already counts as started), so its
 		// rollback has nothing to undo.
-		const undos = plan.toStart.map((candidate) =>
-			candidate.verdict === 'again' ? undefined : this.remember(candidate, now, generation),
-		);
+		const undos: Array<Undo | undefined> = new Array(plan.toStart.length);
+		for (const i of inOrder(plan.toStart.map((_, at) => at))) {
+			const candidate = plan.toStart[i];
+			undos[i] =
+				candidate.verdict === 'again' ? undefined : this.remember(candidate, now, generation);
+		}
 		for (const candidate of plan.toStart) {
 			this.again.delete(candidate.ticket.hash);
 			this.unlisted.delete(candidate.ticket.hash);
@@ -426,7 +456,8 @@ export abstract class DedupeStore {
 			if (!owing || !options.topOnly) this.passKnown(plan.candidates);
 		}
 		this.fresh = false;
-		this.prune?.(now, plan.candidates[0]?.ticket.pollHashes ?? []);
+		const listed = plan.candidates[0]?.ticket.pollHashes ?? [];
+		this.prune?.(now, [...listed, ...(options.listedToo ?? [])], options.endsPass ?? true);
 		if (plan.toStart.length === 0) return [];
 		this.generation = generation;
 		if (this.kind === 'none')
@@ -642,8 +673,11 @@ export abstract class DedupeStore {
 	 */
 	protected passKnown?(candidates: ReadonlyArray<Candidate>): void;
 
-	/** Drops what no longer counts; once per poll, for kinds that forget. `listed`: the poll's key hashes. */
-	protected prune?(now: number, listed: readonly string[]): void;
+	/**
+	 * Drops what no longer counts; once per poll, for kinds that forget. `listed`: the poll's key
+	 * hashes; `endsPass`: the poll ends a pass over the source (CommitOptions).
+	 */
+	protected prune?(now: number, listed: readonly string[], endsPass: boolean): void;
 
 	protected abstract savedFields(): Partial<SavedDedupeState>;
 

@@ -29,19 +29,29 @@ import {
 /**
  * Keyed kinds: one packed record per key; undo restores each record's previous value.
  *
- * The history budget: with `maxRemembered` set, a poll whose commit leaves more keys than that
- * forgets the oldest first (records stay in the order they were first remembered; `unique` and
- * `time_window` move a key that starts again last, `changed` keeps a key where it was first seen),
- * and records how many and when. Keys the poll itself lists are never forgotten: the source still
- * lists them, so each would come back as new at the next poll, start again, and push out another
- * listed key, every poll. A cap below what the source lists is therefore exceeded by what it lists,
- * and nothing more. A key forgotten once it is no longer listed starts again if the source lists it
- * later: for `unique` under the deduplication key of its first start (n8n refuses it while that
- * execution is kept), for `time_window` and `changed` in a new generation, so under a new key.
+ * The history budget: with `maxRemembered` set, a poll that ends a pass over the source (it read as
+ * far as the trigger reads: CommitOptions.endsPass) and leaves more keys than that forgets the
+ * oldest first (records stay in the order they were first remembered; `unique` and `time_window`
+ * move a key that starts again last, `changed` keeps a key where it was first seen), and records how
+ * many and when. It never forgets what the source is known to list:
+ * - keys the pass listed, however many polls it took (their hashes are kept while a pass spans
+ *   polls), files still being written included: each would come back as new at the next pass, start
+ *   again, and push out another listed key, every pass. A first poll's baseline stays whole, and a
+ *   newest-first list read over several polls (Max Pages) keeps its head, which known ground needs;
+ * - anything, in a poll that does not end a pass (Max Pages with the next poll going on, a poll that
+ *   read again only for the items owed): what it did not list may still be listed further on.
+ * A cap below what the source lists is therefore exceeded by what it lists, and nothing more. A key
+ * forgotten once it is no longer listed starts again if the source lists it later: for `unique`
+ * under the deduplication key of its first start (n8n refuses it while that execution is kept), for
+ * `time_window` and `changed` in a new generation, so under a new key. What the trigger reads again
+ * only for items owed lists only those (activation.ts), so a forgotten key does not come back so.
  */
 abstract class KeyedStore extends DedupeStore {
+	protected readonly remembersOldestFirst = true;
 	protected readonly records: PackedIndex;
 	private forgottenKeys: ForgottenKeys | undefined;
+	/** The key hashes the polls of the pass under way listed before this one (cap set only). */
+	private readonly passListed: Set<string>;
 	/** Set when a table beside static data holds the records (historyStore.ts). */
 	private readonly table: TableHistory | undefined;
 
@@ -56,6 +66,7 @@ abstract class KeyedStore extends DedupeStore {
 	) {
 		super(firstPoll, saved);
 		this.forgottenKeys = forgottenOf(saved?.forgotten);
+		this.passListed = new Set(hashesOf(saved?.passListed, 'passListed'));
 		if (historyTable) {
 			this.table = new TableHistory(valueUnits, saved, historyTable.base);
 			this.records = this.table.records;
@@ -95,11 +106,21 @@ abstract class KeyedStore extends DedupeStore {
 		return this.forgottenKeys && { ...this.forgottenKeys };
 	}
 
-	/** Drops what no longer counts for the kind (expired keys), then what the cap does not keep. */
-	protected prune(now: number, listed: readonly string[]): void {
+	/**
+	 * Drops what no longer counts for the kind (expired keys), then, at a pass's end, what the cap
+	 * does not keep: never the keys the poll listed, nor the newest the pass remembered.
+	 */
+	protected prune(now: number, listed: readonly string[], endsPass: boolean): void {
 		this.expire?.(now);
-		if (this.maxRemembered === 0 || this.records.size <= this.maxRemembered) return;
-		const forgotten = this.records.deleteOldestBeyond(this.maxRemembered, new Set(listed));
+		if (this.maxRemembered === 0) return;
+		if (!endsPass) {
+			for (const hash of listed) this.passListed.add(hash);
+			return;
+		}
+		const keep = new Set([...this.passListed, ...listed]);
+		this.passListed.clear();
+		if (this.records.size <= this.maxRemembered) return;
+		const forgotten = this.records.deleteOldestBeyond(this.maxRemembered, keep);
 		if (forgotten === 0) return;
 		this.forgottenKeys = {
 			total: (this.forgottenKeys?.total ?? 0) + forgotten,
@@ -135,6 +156,7 @@ abstract class KeyedStore extends DedupeStore {
 		return {
 			...(this.table ? this.table.saved() : { entries: this.records.saved() }),
 			...(this.forgottenKeys && { forgotten: this.forgottenKeys }),
+			...(this.passListed.size > 0 && { passListed: [...this.passListed].map(unitsToHex) }),
 		};
 	}
 
@@ -481,6 +503,14 @@ export class NoDedupeStore extends DedupeStore {
 	protected savedFields(): Partial<SavedDedupeState> {
 		return {};
 	}
+}
+
+/** Saved key hashes (hex) as the store keeps them; none when unset; throws if they are not. */
+function hashesOf(saved: unknown, name: string): string[] {
+	if (saved === undefined) return [];
+	if (!Array.isArray(saved) || !saved.every((hex) => typeof hex === 'string' && hex.length === 16))
+		throw new Error(`${name} must be a list of key hashes, not ${showValue(saved)}`);
+	return saved.map(hexToUnits);
 }
 
 /** The saved record of what a cap forgot; throws if it is not one. */

@@ -98,6 +98,8 @@ interface SourceSetup {
 	query?: Record<string, string>;
 	firstPoll?: FirstPollPolicy;
 	pageSize: number;
+	/** Remember at Most; 0 or unset: no cap. */
+	maxRemembered?: number;
 }
 
 const SINCE_LAST_POLL: SourceSetup = {
@@ -133,6 +135,8 @@ class Harness {
 	readonly pageLimits: string[] = [];
 	readonly warnings: string[] = [];
 	private emitted: PollRunToEmit[] = [];
+	/** The ids of every run emitted, in order (a run emitted again after a crash too). */
+	readonly emittedIds: number[] = [];
 	private stored: PollTriggerState = { v: 1 };
 	activation!: PollActivation;
 
@@ -167,7 +171,7 @@ class Harness {
 				source,
 				dedupe: { kind: 'unique' },
 				firstPoll: setup.firstPoll ?? { mode: 'all' },
-				maxRemembered: 0,
+				maxRemembered: setup.maxRemembered ?? 0,
 				maxRunsInFlight: ARMED_RUNS_MAX,
 				expressions: new PollExpressions({ items: 'tickets', id: 'id' }),
 				oneRunPerItem: true,
@@ -190,12 +194,17 @@ class Harness {
 					warn: (line) => void this.warnings.push(line),
 					inFlight: (key) => inFlight.has(key),
 					write: (state) => (this.stored = structuredClone(state)),
-					emit: async (runs) => void this.emitted.push(...runs),
-					emitTaken: async (take) => void this.emitted.push(...take()),
+					emit: async (runs) => this.emitting(runs),
+					emitTaken: async (take) => this.emitting(take()),
 				},
 			},
 			startAgain,
 		);
+	}
+
+	private emitting(runs: readonly PollRunToEmit[]): void {
+		this.emitted.push(...runs);
+		for (const { run } of runs) this.emittedIds.push(...run.keys.map(Number));
 	}
 
 	/**
@@ -371,6 +380,71 @@ describe('items owed are listed again: no position the trigger asks from moves p
 	});
 });
 
+describe('{{ $lastPollStartedAt }} with Remember at Most below what the source lists (issue 44, finding 3 alike)', () => {
+	const CAPPED: SourceSetup = { ...SINCE_LAST_POLL, maxRemembered: 10 };
+
+	it("a crash with runs held reads again from the burst's poll and starts only the items owed: the runs n8n created, whose keys the cap forgot, do not start again; a ticket added meanwhile starts at the poll after", async () => {
+		const t = new Harness(CAPPED);
+		t.tickets.add(60);
+		await t.clock.advance(1);
+		await t.activate();
+		// n8n creates 20 of the burst's 60 (tickets 60..41, newest first), then the next poll lists
+		// nothing new: the cap forgets the 50 oldest keys, 60..11 among them.
+		t.settle(20);
+		await t.clock.advance(INTERVAL);
+		expect(t.activation.store.size).toBe(10);
+		await t.clock.advance(1);
+		t.tickets.add(1); // ticket 61
+		const before = t.emittedIds.length;
+		await t.crash(0);
+		await t.drain();
+		// Read again from 1970: only the 40 held (40..1) start; ticket 61, listed then too, starts
+		// from the poll after, which asks from where it would have.
+		expect(t.emittedIds.slice(before)).toEqual([
+			...Array.from({ length: 40 }, (_, i) => 40 - i),
+			61,
+		]);
+		t.expectEachOnce(1, 61);
+	});
+
+	it('Start Again reads the source from the start and starts the item named alone, not the keys the cap forgot; then polls ask for what is new again', async () => {
+		const t = new Harness(CAPPED);
+		t.tickets.add(30);
+		await t.clock.advance(1);
+		await t.activate();
+		await t.drain();
+		t.expectEachOnce(1, 30);
+		expect(t.activation.store.size).toBe(10);
+		await t.activation.stop();
+		const before = t.emittedIds.length;
+		const asked = t.tickets.asked.length;
+		await t.activate([7]);
+		await t.clock.advance(1);
+		t.tickets.add(1);
+		await t.drain();
+		expect(t.tickets.asked[asked]).toBe('1970-01-01T00:00:00.000Z');
+		expect(t.emittedIds.slice(before)).toEqual([7, 31]);
+		expect(t.tickets.asked.at(-1)).not.toBe('1970-01-01T00:00:00.000Z');
+	});
+});
+
+describe('newest first, First Poll Starts Nothing over a list longer than Max Pages (the model simulation, seeds 7 and 44)', () => {
+	it('the first poll reads all 5 pages of 250 tickets for its baseline (Max Pages 2): with the newest 100 dropped, or Start Again of ticket 30 paging past known ground, nothing old starts but ticket 30', async () => {
+		const t = new Harness(MAX_PAGES_2);
+		t.tickets.add(250);
+		await t.activate();
+		expect(t.tickets.pagesAsked).toEqual([1, 2, 3, 4, 5]);
+		t.tickets.drop(Array.from({ length: 100 }, (_, i) => 151 + i));
+		await t.drain(4);
+		expect(t.emittedIds).toEqual([]);
+		await t.activation.stop();
+		await t.activate([30]);
+		await t.drain(6);
+		expect(t.emittedIds).toEqual([30]);
+		expect(t.unlisted).toEqual([]);
+	});
+});
+
 describe('items owed deeper than Max Pages, or no longer listed (issue 44, findings 1, 2, 4, 6)', () => {
 	/** 250 tickets started over pages of 50 with Max Pages 2; polls settled as they go. */
 	async function startedTickets(): Promise<Harness> {
@@ -480,6 +554,46 @@ describe('items owed deeper than Max Pages, or no longer listed (issue 44, findi
 		t.expectEachOnce(11, 215);
 		expect(t.warnings.filter((line) => line.includes('HTTP 410'))).toHaveLength(1);
 		const before = t.tickets.pagesAsked.length;
+		await t.drain(2);
+		expect(t.tickets.pagesAsked.slice(before)).toEqual([1, 1]);
+	});
+
+	it('links that expire before every next poll (Max Pages 2): the search from the first page, refused again, is reported once and given up; polls read one page again, not two for ever (the model simulation, seeds 7 and 44)', async () => {
+		const t = new Harness(MAX_PAGES_2);
+		t.tickets.add(10);
+		await t.activate();
+		t.tickets.add(200); // four pages new: the poll reads two and keeps the link to page 3
+		await t.clock.advance(INTERVAL);
+		t.settle();
+		for (let poll = 0; poll < 6; poll++) {
+			t.tickets.expire();
+			await t.clock.advance(INTERVAL);
+			t.settle();
+		}
+		expect(t.pageLimits.filter((line) => line.includes('HTTP 410 again'))).toHaveLength(1);
+		const before = t.tickets.pagesAsked.length;
+		t.tickets.expire();
+		await t.drain(2);
+		expect(t.tickets.pagesAsked.slice(before)).toEqual([1, 1]);
+	});
+
+	it('links that expire before every next poll (Max Pages 3), the search finding where the cut poll stopped: the continuation after it, refused too, is reported once and given up', async () => {
+		const t = new Harness({ ...MAX_PAGES_2, pagination: { mode: 'linkHeader', maxPages: 3 } });
+		t.tickets.add(10);
+		await t.activate();
+		t.tickets.add(200); // four pages new: the poll reads three (210..61) and keeps the link to page 4
+		await t.clock.advance(INTERVAL);
+		t.settle();
+		// 50 dropped from the middle: from the first page the search finds ticket 61 on page 2.
+		t.tickets.drop(Array.from({ length: 50 }, (_, i) => 111 + i));
+		for (let poll = 0; poll < 6; poll++) {
+			t.tickets.expire();
+			await t.clock.advance(INTERVAL);
+			t.settle();
+		}
+		expect(t.pageLimits.filter((line) => line.includes('HTTP 410 again'))).toHaveLength(1);
+		const before = t.tickets.pagesAsked.length;
+		t.tickets.expire();
 		await t.drain(2);
 		expect(t.tickets.pagesAsked.slice(before)).toEqual([1, 1]);
 	});

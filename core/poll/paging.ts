@@ -60,6 +60,8 @@ export interface SavedPagingState {
 		pages: number;
 		/** The poll fell back from a refused continuation and has not yet listed `after`. */
 		searching?: true;
+		/** The poll read from the first page after a refused continuation (and listed `after`). */
+		fellBack?: true;
 	};
 }
 
@@ -156,6 +158,10 @@ export class PagedSource {
 				noRoom?: string;
 				/** It did not list the item a refused continuation stopped at (`lastItem`). */
 				searching?: boolean;
+				/** It read from the first page, the request to go on from having been refused. */
+				fellBack?: boolean;
+				/** It asked from before the last poll began ($lastPollStartedAt), for the items owed. */
+				reread: boolean;
 		  }
 		| undefined;
 	/** Counts owe() calls: one during a poll is not paid by that poll. */
@@ -237,6 +243,7 @@ export class PagedSource {
 		const owed = this.state?.owed ? store.owedHashes() : undefined;
 		const owedCalls = this.owedCalls;
 		const resumeFrom = this.state?.resumeFrom;
+		const reread = askedSince(this.state) < (this.state?.lastPollStartedAt ?? 0);
 		this.fellBack = undefined;
 		let result: PagedResult;
 		let resumed = resumeFrom !== undefined;
@@ -252,11 +259,19 @@ export class PagedSource {
 			if (!resumeFrom || status === undefined || status < 400 || status >= 500 || status === 429)
 				throw error;
 			resumed = false;
-			search = { searchFor: resumeFrom.after, found: false };
+			// Refused again after a poll that fell back (searching still, or having found where the cut
+			// poll stopped): the source's links expire before the next poll, and Max Pages leaves too
+			// few requests to read from the first page past the pages read, so every poll would fall
+			// back for ever. Reported, as Max Pages is; this poll reads from the head as usual, and the
+			// next one from the head again.
+			const searchedBefore = resumeFrom.searching === true || resumeFrom.fellBack === true;
+			search = searchedBefore ? undefined : { searchFor: resumeFrom.after, found: false };
 			// No validators: a 304 would end the poll without the pages below the cut.
 			// The refused request counts against Max Pages: a poll sends at most that many.
 			result = await this.pages({ ...request, memory: {} }, startedAt, owed, undefined, search, 1);
-			if (result.kind === 'pages' && result.pages === 0) {
+			if (searchedBefore)
+				noRoom = `${fieldRef('pagination.maxPages')} reached: the request for the page after the last poll's (${String(resumeFrom.request.url)}) was answered HTTP ${status} again while the trigger searched from the first page for where an earlier poll stopped: the source no longer knows it (its links expire before the next poll), and ${fieldRef('pagination.maxPages')} leaves too few requests to read that far from the first page: items past the pages those polls read may not have been started. Raise ${fieldRef('pagination.maxPages')} or poll more often than the source's links expire`;
+			else if (result.kind === 'pages' && result.pages === 0) {
 				// No page read: a limit, reported as Max Pages is; the next poll reads from the head.
 				noRoom = `${fieldRef('pagination.maxPages')} reached: the request for the page after the last poll's (${String(resumeFrom.request.url)}) was answered HTTP ${status}, the source no longer knows it (an expired link or token), and no request was left to read from the first page: items past the pages the last poll read may not have been started. Raise ${fieldRef('pagination.maxPages')} or poll more often than the source's links expire`;
 				search = undefined;
@@ -284,9 +299,11 @@ export class PagedSource {
 			owedCalls,
 			resumed,
 			pagedForOwed: owed !== undefined,
+			reread: reread && placeholdersIn(this.args).has('lastPollStartedAt'),
 			...(lastItem !== undefined && { lastItem }),
 			...(noRoom !== undefined && { noRoom }),
 			...(search && !search.found && { searching: true }),
+			...(search && { fellBack: true }),
 		};
 		return result;
 	}
@@ -356,8 +373,9 @@ export class PagedSource {
 				knownGround:
 					settings.listOrder === 'newestFirst' && settings.stopAtKnownGround ? judge : undefined,
 				// A first poll taking only a baseline reads to the end: oldest first, the next poll goes
-				// on from where it stopped and would start the rest of the old list; newest first, a
-				// poll paging past known ground (an owed item, known ground gone) would start it.
+				// on from where it stopped and would start the rest of the old list; newest first, an old
+				// item below the pages read would start once the items above it are dropped, or once a
+				// poll pages past known ground for an item owed.
 				readWhole: store.isFresh && !this.firstPollStartsAll,
 				clock,
 				signal: request.signal,
@@ -371,6 +389,46 @@ export class PagedSource {
 	/** After commit(): whether that poll read to the end of the list (see `endedList`). */
 	get endedListing(): boolean {
 		return this.endedList;
+	}
+
+	/**
+	 * After fetch(): whether that poll asked from before the last poll began ($lastPollStartedAt)
+	 * only because items are owed. All it lists up to there was listed before: it starts only the
+	 * items owed (a key Remember at Most forgot would start again), and the next poll asks from
+	 * where it would have, for what is new.
+	 */
+	get rereads(): boolean {
+		return this.pending?.reread === true;
+	}
+
+	/**
+	 * After fetch(): whether that poll ends a pass over the source (CommitOptions.endsPass): it does
+	 * unless the next poll goes on from where it stopped, or it only read again for the items owed.
+	 */
+	get endsPass(): boolean {
+		return this.pending !== undefined && !this.pending.reread && !this.goesOn(this.pending);
+	}
+
+	/**
+	 * Whether the next poll goes on from the page after this one's last: newest first, Max Pages cut
+	 * it short, and a next page is named (not when a first poll only took its baseline, nor after a
+	 * refused continuation left too few requests: noRoom).
+	 */
+	private goesOn({
+		result,
+		lastItem,
+		fresh,
+		noRoom,
+	}: NonNullable<PagedSource['pending']>): boolean {
+		return (
+			result.kind === 'pages' &&
+			result.stop === 'page_limit' &&
+			result.next !== undefined &&
+			lastItem !== undefined &&
+			noRoom === undefined &&
+			this.settings.listOrder === 'newestFirst' &&
+			!(fresh && !this.firstPollStartsAll)
+		);
 	}
 
 	/** After fetch(): why that poll read from the first page though it was to go on (said once), if so. */
@@ -389,7 +447,9 @@ export class PagedSource {
 	 */
 	commit(runsUnsettled: boolean): string | undefined {
 		if (!this.pending) return undefined;
+		const goesOn = this.goesOn(this.pending);
 		const {
+			reread,
 			startedAt,
 			fresh,
 			result,
@@ -400,6 +460,7 @@ export class PagedSource {
 			lastItem,
 			noRoom,
 			searching,
+			fellBack,
 		} = this.pending;
 		this.pending = undefined;
 		const cutShort = result.kind === 'pages' && result.stop === 'page_limit';
@@ -407,12 +468,7 @@ export class PagedSource {
 		// baseline). Nothing to report when the source names its next page by a link or token; page
 		// numbers shift as items arrive at the head, so that failure is still said (resumedPage).
 		const resumeFrom =
-			cutShort &&
-			result.kind === 'pages' &&
-			result.next &&
-			lastItem !== undefined &&
-			this.settings.listOrder === 'newestFirst' &&
-			!(fresh && !this.firstPollStartsAll)
+			goesOn && result.kind === 'pages' && result.next && lastItem !== undefined
 				? {
 						request: result.next,
 						after: lastItem,
@@ -420,6 +476,7 @@ export class PagedSource {
 						// pageCount in the next page's expressions goes on from here (page numbers).
 						pages: (resumed ? (this.state?.resumeFrom?.pages ?? 0) : 0) + result.pages,
 						...(searching && { searching: true as const }),
+						...(fellBack && { fellBack: true as const }),
 					}
 				: undefined;
 		const problem =
@@ -435,12 +492,13 @@ export class PagedSource {
 						owed: this.state?.owed === true,
 					}));
 		// A resumed poll read older pages only: items listed at the head since the poll it goes on
-		// from are asked for by the next poll, from that poll's start.
+		// from are asked for by the next poll, from that poll's start; so are those new since a poll
+		// that read again only for the items owed (rereads).
 		const next = nextPagingState(
 			this.state,
 			result,
 			problem,
-			resumed ? (this.state?.lastPollStartedAt ?? startedAt) : startedAt,
+			resumed || reread ? (this.state?.lastPollStartedAt ?? startedAt) : startedAt,
 		);
 		const stillOwed = this.state?.owed && (cutShort || resumed || owedCalls !== this.owedCalls);
 		// Nothing to go on from: an oldest-first poll with $cursor goes on from the cursor. Known

@@ -1,5 +1,5 @@
 import type { Clock } from '../clock';
-import type { CommitOptions, DedupeStore, PlannedRun } from './dedupe';
+import { type CommitOptions, type DedupeStore, itemHash, type PlannedRun } from './dedupe';
 import type { PollExpressions } from './expressions';
 import type { PollOutcome } from './runner';
 
@@ -15,12 +15,22 @@ export interface PollCycle {
 	 */
 	fetch(
 		signal: AbortSignal,
-	): Promise<
-		| { notModified: true }
-		| { notModified?: false; result: unknown }
-		| { notModified?: false; items: unknown[] }
-	>;
+	): Promise<{ notModified: true } | (Fetched & ({ result: unknown } | { items: unknown[] }))>;
 	commit: CommitOptions;
+}
+
+/** What a fetch says of its list, beyond the items. */
+interface Fetched {
+	notModified?: false;
+	/** Default true: the poll ends a pass over the source (CommitOptions.endsPass). */
+	endsPass?: boolean;
+	/**
+	 * Set: the fetch read the source again only for the items owed, whose key hashes these are; the
+	 * poll plans those alone (what else it listed is for the polls that read on as usual).
+	 */
+	only?: ReadonlySet<string>;
+	/** Items the source listed that the poll does not plan yet (files still uploading): the cap keeps their keys. */
+	listedToo?: unknown[];
 }
 
 export interface PollCycleResult<T> {
@@ -42,13 +52,34 @@ export async function runPollCycle<T>(
 	if (fetched.notModified) return { outcome: { kind: 'not_modified' }, runs: [] };
 	const { store } = cycle;
 	const options = { withVersion: store.needsVersion };
-	const keyed =
+	const listed =
 		'items' in fetched
 			? await cycle.expressions.keyList(fetched.items as T[], options)
 			: await cycle.expressions.keyItems<T>(fetched.result, options);
+	const { only } = fetched;
+	const keyed = only ? listed.filter(({ key }) => only.has(itemHash(key))) : listed;
 	signal.throwIfAborted();
 	const now = cycle.clock.now();
-	const runs = store.commit(store.plan(keyed, now), now, cycle.commit);
+	const listedToo = fetched.listedToo && (await keyHashes(cycle.expressions, fetched.listedToo));
+	signal.throwIfAborted();
+	const runs = store.commit(store.plan(keyed, now), now, {
+		...cycle.commit,
+		...(fetched.endsPass === false && { endsPass: false }),
+		...(listedToo && { listedToo }),
+	});
 	const started = runs.reduce((count, run) => count + run.candidates.length, 0);
 	return { outcome: started > 0 ? { kind: 'new_items', started } : { kind: 'unchanged' }, runs };
+}
+
+/**
+ * The key hashes of items the poll does not plan yet; none if one cannot be keyed (the poll that
+ * plans it says why).
+ */
+async function keyHashes(expressions: PollExpressions, items: unknown[]): Promise<string[]> {
+	try {
+		const keyed = await expressions.keyList(items, { withVersion: false });
+		return keyed.map(({ key }) => itemHash(key));
+	} catch {
+		return [];
+	}
 }

@@ -266,7 +266,7 @@ const triggerProperties: INodeProperties[] = [
 				typeOptions: { minValue: 0 },
 				displayOptions: { show: { '/dedupe': KEYED_KINDS } },
 				description:
-					"The history budget: past this many remembered keys, each poll forgets the oldest ones it did not list. A forgotten key that the source lists again is new again and starts again (with Unique, once n8n no longer keeps its first run's execution). 0: no cap.",
+					"The history budget: past this many remembered keys, a poll that has read the source as far as it reads (its whole answer, or a newest-first list to known ground) forgets the oldest ones that reading did not list; keys it listed are kept, so a cap below what the source lists is exceeded by them. A forgotten key that the source lists again is new again and starts again (with Unique, once n8n no longer keeps its first run's execution). 0: no cap.",
 			},
 			{
 				displayName: 'Start Again (Item Keys)',

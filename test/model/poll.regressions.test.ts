@@ -137,7 +137,7 @@ const cases: Array<[string, Schedule]> = [
 		},
 	],
 	[
-		'finding 3 ({{ $lastPollStartedAt }} alike, not fixed yet): a crash with runs held asks from the earlier poll; an item Remember at Most forgot does not start again',
+		'finding 3 ({{ $lastPollStartedAt }} alike): a crash with runs held asks from the earlier poll; an item Remember at Most forgot does not start again',
 		{
 			setup: {
 				style: 'sinceLastPoll',
@@ -285,7 +285,7 @@ const cases: Array<[string, Schedule]> = [
 		},
 	],
 	[
-		'new (not fixed yet): Remember at Most below the length of a newest-first list does not make every poll page the whole list and emit every item again',
+		'new: Remember at Most below the length of a newest-first list does not make every poll page the whole list and emit every item again',
 		{
 			setup: {
 				style: 'newestFirstPages',
@@ -357,7 +357,7 @@ const cases: Array<[string, Schedule]> = [
 		},
 	],
 	[
-		'new (seed 7, npm run model --style sinceLastPoll, not fixed yet): {{ $lastPollStartedAt }}, Remember at Most 2, First Poll Starts Nothing: Start Again after a poll starts old items the cap forgot',
+		'new (seed 7, npm run model --style sinceLastPoll): {{ $lastPollStartedAt }}, Remember at Most 2, First Poll Starts Nothing: Start Again after a poll starts old items the cap forgot',
 		{
 			setup: {
 				style: 'sinceLastPoll',
@@ -402,7 +402,7 @@ const cases: Array<[string, Schedule]> = [
 		},
 	],
 	[
-		'new (seed 7, npm run model --style newestFirstPages, not fixed yet): newest first, Remember at Most 2 below the list, Max Pages 2: an added item makes old items start again',
+		'new (seed 7, npm run model --style newestFirstPages): newest first, Remember at Most 2 below the list, Max Pages 2: an added item makes old items start again',
 		{
 			setup: {
 				style: 'newestFirstPages',
@@ -450,23 +450,6 @@ const cases: Array<[string, Schedule]> = [
 				queueMode: true,
 			},
 			steps: [{ do: 'rejectButRun' }, { do: 'crash' }, { do: 'rejectButRun' }],
-		},
-	],
-	[
-		'new (seed 7, npm run model --style filesFolder, not fixed yet): files folder, Remember at Most 2 below the folder, First Poll Starts Nothing: a re-publish starts an old file',
-		{
-			setup: {
-				style: 'filesFolder',
-				pageSize: 1,
-				maxPages: 1,
-				tokenTtlMs: 0,
-				nextPage: 'linkHeader',
-				maxRemembered: 2,
-				firstPoll: 'none',
-				initialItems: 3,
-				queueMode: false,
-			},
-			steps: [{ do: 'republish' }],
 		},
 	],
 	[
@@ -577,6 +560,227 @@ const cases: Array<[string, Schedule]> = [
 				queueMode: true,
 			},
 			steps: [{ do: 'change', i: 0 }, { do: 'poll' }, { do: 'rejectButRun' }],
+		},
+	],
+	[
+		'new (seed 7, npm run model --style filesFolder): files folder, Remember at Most 2 below the folder, First Poll Starts Nothing: a re-publish starts an old file',
+		{
+			setup: {
+				style: 'filesFolder',
+				pageSize: 1,
+				maxPages: 1,
+				tokenTtlMs: 0,
+				nextPage: 'linkHeader',
+				maxRemembered: 2,
+				firstPoll: 'none',
+				initialItems: 3,
+				queueMode: false,
+			},
+			steps: [{ do: 'republish' }],
+		},
+	],
+	[
+		'new (seed 7, npm run model --style sinceLastPoll, after the cap fixes): Start Again of an item whose run n8n had created, its settlement not yet stored at the re-publish, starts it again (the restaged run does not take its place)',
+		{
+			setup: {
+				style: 'sinceLastPoll',
+				pageSize: 1,
+				maxPages: 1,
+				tokenTtlMs: 0,
+				nextPage: 'linkHeader',
+				maxRemembered: 0,
+				firstPoll: 'all',
+				initialItems: 2,
+				queueMode: false,
+			},
+			steps: [
+				{ do: 'create', n: 1 },
+				{ do: 'finish', status: 'success' },
+				{ do: 'startAgain', i: 3 },
+			],
+		},
+	],
+	[
+		'new (seed 7, npm run model --style filesFolder, after the cap fixes): Start Again, then n8n killed: the run restaged at the restart does not take the place of the Start Again',
+		{
+			setup: {
+				style: 'filesFolder',
+				pageSize: 1,
+				maxPages: 1,
+				tokenTtlMs: 0,
+				nextPage: 'linkHeader',
+				maxRemembered: 0,
+				firstPoll: 'all',
+				initialItems: 2,
+				queueMode: false,
+			},
+			steps: [{ do: 'poll' }, { do: 'create', n: 1 }, { do: 'startAgain', i: 0 }, { do: 'crash' }],
+		},
+	],
+	[
+		'new (seed 7, npm run model --style newestFirstPages, after the cap fixes): newest first, First Poll Starts Nothing, Max Pages 1: the baseline is the whole list, so old items do not start once the newest are dropped',
+		{
+			setup: {
+				style: 'newestFirstPages',
+				pageSize: 1,
+				maxPages: 1,
+				tokenTtlMs: 0,
+				nextPage: 'linkHeader',
+				maxRemembered: 0,
+				firstPoll: 'none',
+				initialItems: 5,
+				queueMode: false,
+			},
+			steps: [
+				{ do: 'drop', i: 0 },
+				{ do: 'drop', i: 7 },
+			],
+		},
+	],
+	[
+		'new (seed 44, npm run model --style newestFirstPages, after the cap fixes): newest first, First Poll Starts Nothing, Max Pages 1: paging past known ground for an item owed starts no old item below the first page',
+		{
+			setup: {
+				style: 'newestFirstPages',
+				pageSize: 1,
+				maxPages: 1,
+				tokenTtlMs: 0,
+				nextPage: 'linkHeader',
+				maxRemembered: 0,
+				firstPoll: 'none',
+				initialItems: 2,
+				queueMode: false,
+			},
+			steps: [{ do: 'add', n: 1 }, { do: 'startAgain', i: 1 }, { do: 'refuse' }],
+		},
+	],
+	[
+		'new (seed 44, npm run model --style newestFirstPages, after the cap fixes): newest first, Remember at Most 2 below the list, Start Again of the oldest item: the known items the pass listed on its way are kept, so the head does not start again',
+		{
+			setup: {
+				style: 'newestFirstPages',
+				pageSize: 1,
+				maxPages: 1,
+				tokenTtlMs: 0,
+				nextPage: 'linkHeader',
+				maxRemembered: 2,
+				firstPoll: 'none',
+				initialItems: 3,
+				queueMode: false,
+			},
+			steps: [{ do: 'startAgain', i: 0 }],
+		},
+	],
+	[
+		'new (seed 44, npm run model --style newestFirstPages, after the cap fixes): links that expire before every next poll, Max Pages 2: the search from the first page is not sent for ever, and the item it cannot reach is reported',
+		{
+			setup: {
+				style: 'newestFirstPages',
+				pageSize: 1,
+				maxPages: 2,
+				tokenTtlMs: 30000,
+				nextPage: 'linkHeader',
+				maxRemembered: 0,
+				firstPoll: 'all',
+				initialItems: 0,
+				queueMode: false,
+			},
+			steps: [
+				{ do: 'add', n: 1 },
+				{ do: 'add', n: 2 },
+			],
+		},
+	],
+	[
+		'new (seed 7, npm run model --style newestFirstPages, after the cap fixes): links that expire before every next poll, Max Pages 2, a refused run: the quiet end reads one page',
+		{
+			setup: {
+				style: 'newestFirstPages',
+				pageSize: 1,
+				maxPages: 2,
+				tokenTtlMs: 30000,
+				nextPage: 'linkHeader',
+				maxRemembered: 0,
+				firstPoll: 'all',
+				initialItems: 2,
+				queueMode: false,
+			},
+			steps: [{ do: 'add', n: 1 }, { do: 'refuse' }],
+		},
+	],
+	[
+		'new (seed 44, npm run model --style relist, after the cap fixes): a run cut by a kill, its execution pruned, then n8n cannot create it under its key: started again once under a new attempt (declared: runs cut and pruned)',
+		{
+			setup: {
+				style: 'relist',
+				pageSize: 1,
+				maxPages: 1,
+				tokenTtlMs: 0,
+				nextPage: 'linkHeader',
+				maxRemembered: 0,
+				firstPoll: 'all',
+				initialItems: 1,
+				queueMode: false,
+			},
+			steps: [{ do: 'create', n: 1 }, { do: 'crash' }, { do: 'prune' }, { do: 'refuse' }],
+		},
+	],
+	[
+		'new (seed 44, npm run model --style newestFirstPages, after the cap fixes): newest first, Remember at Most 8 below the list: the cap forgets the oldest items of the list, not the newest of the baseline, so an item just below known ground does not start once the item above it is dropped',
+		{
+			setup: {
+				style: 'newestFirstPages',
+				pageSize: 2,
+				maxPages: 2,
+				tokenTtlMs: 0,
+				nextPage: 'linkHeader',
+				maxRemembered: 8,
+				firstPoll: 'none',
+				initialItems: 6,
+				queueMode: false,
+			},
+			steps: [{ do: 'add', n: 3 }, { do: 'poll' }, { do: 'drop', i: 14 }, { do: 'crashAfterSave' }],
+		},
+	],
+	[
+		'new (seed 44, npm run model --style newestFirstPages, not fixed yet): newest first, Remember at Most 8 below the list: a kill, the item owed dropped, paging on to the end of the list for it starts the oldest item, which the cap forgot',
+		{
+			setup: {
+				style: 'newestFirstPages',
+				pageSize: 2,
+				maxPages: 2,
+				tokenTtlMs: 0,
+				nextPage: 'linkHeader',
+				maxRemembered: 8,
+				firstPoll: 'none',
+				initialItems: 6,
+				queueMode: false,
+			},
+			steps: [{ do: 'add', n: 3 }, { do: 'poll' }, { do: 'drop', i: 15 }, { do: 'crashAfterSave' }],
+		},
+	],
+	[
+		'new (seed 7, npm run model --style newestFirstPages, not fixed yet): newest first, Remember at Most 2 below the list: paging past known ground for a refused run reaches the oldest item, which the cap forgot, and starts it',
+		{
+			setup: {
+				style: 'newestFirstPages',
+				pageSize: 1,
+				maxPages: 2,
+				tokenTtlMs: 0,
+				nextPage: 'linkHeader',
+				maxRemembered: 2,
+				firstPoll: 'none',
+				initialItems: 2,
+				queueMode: false,
+			},
+			steps: [
+				{ do: 'add', n: 1 },
+				{ do: 'poll' },
+				{ do: 'create', n: 1 },
+				{ do: 'add', n: 2 },
+				{ do: 'poll' },
+				{ do: 'refuse' },
+			],
 		},
 	],
 ];

@@ -9,7 +9,8 @@ import type { PollSetup } from './poll/simulation';
  *    Declared (docs/guarantees.md, "n8n killed … and the source dropping those items"): an item
  *    listed once, never started, that the source no longer holds. Declared (docs/guarantees.md,
  *    "Next-page requests expiring before the next poll"): after a failed execution saying a
- *    refused next-page request left Max Pages no request for the first page, items not reached.
+ *    refused next-page request left Max Pages too few requests to read from the first page past
+ *    where the cut poll stopped (none with Max Pages 1), items not reached.
  * 2. Start Again of an item the source still holds starts it once more.
  * 3. Never repeated, per the kind's meaning (`unique`: a key starts once; `greatest`, $cursor: each
  *    version, which has its own cursor value, starts once): more starts than 1 (0
@@ -101,9 +102,9 @@ export function checkPollTrace(trace: PollTrace): Verdict {
 	for (const id of ids) {
 		if (baselineIds.has(id) || startsOf.has(id) || trace.reported.has(plain(id))) continue;
 		// Declared (docs/guarantees.md, "next-page requests expiring before the next poll"): a
-		// continuation refused with no request left under Max Pages is reported, not its items.
+		// continuation refused with too few requests left under Max Pages is reported, not its items.
 		if (final.has(id) && trace.expiredUnread)
-			count('a next-page request expired, Max Pages left no page to read: reported');
+			count('a next-page request expired, Max Pages left too few pages to read: reported');
 		else if (final.has(id))
 			failures.push(`${id} was listed and never started, and no report names it`);
 		else count('listed once, never started, no longer listed');
@@ -127,6 +128,8 @@ export function checkPollTrace(trace: PollTrace): Verdict {
 				(declared['Remember at Most forgot a key the source listed again'] ?? 0) + repeats;
 		else if (
 			trace.prunedAfterStart.has(plain(id)) &&
+			// Started again after a cut run: under its key, or under a new attempt once n8n could
+			// not create the run under it.
 			keys.some((key, n) => trace.unpublishedRunning.has(key) && n < keys.length - 1)
 		)
 			count('cut by a kill or unpublish, pruned before n8n refused its key again');

@@ -441,8 +441,9 @@ function describe(setup: PollSetup): string {
 
 /**
  * The state's bounds, after every step (properties.ts, 5): Remember at Most keeps at most its cap,
- * and beyond it only keys the latest poll listed ("the cap keeps every listed key"); the stored
- * outbox holds at most one run per item version listed and per Start Again.
+ * and beyond it only keys the polls of the latest pass over the source listed ("the cap never
+ * forgets what the source is known to list"); the stored outbox holds at most one run per item
+ * version listed and per Start Again.
  */
 function checkBounds(
 	n8n: ModelN8n,
@@ -454,10 +455,17 @@ function checkBounds(
 	if (!activation) return;
 	if (setup.maxRemembered > 0) {
 		const size = activation.store.size;
-		const bound = setup.maxRemembered + catalogue.lastListing.ids.size;
-		if (size > bound)
+		// A pass over the source: one poll and the one after (a poll that read again only for the
+		// items owed, files still uploading), or a newest-first list read over polls of Max Pages.
+		const polls =
+			2 +
+			(setup.style === 'newestFirstPages'
+				? Math.ceil(catalogue.items.size / (setup.pageSize * setup.maxPages))
+				: 0);
+		const listed = catalogue.listedByLatest(polls).size;
+		if (size > setup.maxRemembered + listed)
 			trace.boundViolations.push(
-				`the history holds ${size} keys, over Remember at Most ${setup.maxRemembered} and the ${catalogue.lastListing.ids.size} the latest poll listed`,
+				`the history holds ${size} keys, over Remember at Most ${setup.maxRemembered} and the ${listed} the latest ${polls} polls listed`,
 			);
 	}
 	for (const state of n8n.states()) {

@@ -98,15 +98,21 @@ export class Catalogue {
 
 	/** Records what an answer listed. */
 	list(items: readonly SourceItem[], poll: number): void {
-		if (this.lastListing.poll !== poll) this.lastListing = { poll, ids: new Set() };
+		if (this.listings.at(-1)?.poll !== poll) this.listings.push({ poll, ids: new Set() });
+		const latest = this.listings.at(-1)!;
 		for (const { id, v } of items) {
-			this.lastListing.ids.add(id);
+			latest.ids.add(id);
 			if (!this.listed.has(versionKey(id, v))) this.listed.set(versionKey(id, v), poll);
 		}
 	}
 
-	/** The items the latest poll listed (an activation's poll counts with the poll before it). */
-	lastListing: { poll: number; ids: Set<string> } = { poll: -1, ids: new Set() };
+	/** The items each poll listed, oldest first (an activation's poll counts with the poll before it). */
+	readonly listings: Array<{ poll: number; ids: Set<string> }> = [];
+
+	/** The distinct items the latest `polls` polls listed. */
+	listedByLatest(polls: number): Set<string> {
+		return new Set(this.listings.slice(-polls).flatMap(({ ids }) => [...ids]));
+	}
 
 	/** Items by time written, oldest first (ties by id). */
 	byTime(): SourceItem[] {
