@@ -13,7 +13,11 @@ import { ConfigError } from '../configError';
  */
 
 const SEED = 20261130;
-const EXPRESSIONS = 3000;
+/**
+ * 3,000 in `npm run test:full` (E2E_FULL); 1,000 in `npm test`, where this CPU-bound test runs beside
+ * CI's e2e lanes on two cores (449 s niced there, issue 46). Both exercise every named difference.
+ */
+const EXPRESSIONS = process.env.E2E_FULL ? 3000 : 1000;
 const ZONES_PER_EXPRESSION = 3;
 const FIRES_PER_START = 8;
 const FROM = Date.UTC(2024, 0, 1);
