@@ -212,12 +212,9 @@ describe('never lose one from sql.query and sftp.list (issue 36), in a real n8n'
 	);
 
 	// Issue 44, finding 3: the refused run's rows alone are read again, not everything from `from`,
-	// whose rows Remember at Most has forgotten (under Changed each would start again). 1,000 rows in
-	// `npm run test:full`; 400 in CI (249 s with 1,000 in the 07:45 .ci/run of 2026-12-05, issue 46):
-	// the rows read after the refused one are still several times the cap.
-	const CAPPED_ROWS = process.env.E2E_FULL ? 1000 : 400;
+	// whose rows Remember at Most has forgotten (under Changed each would start again).
 	refusedRunTest?.(
-		`sql.query on PostgreSQL, Changed, Remember at Most 100, a burst of ${CAPPED_ROWS} rows and one run n8n refuses: only that run's row runs again, lost 0, repeated 0`,
+		"sql.query on PostgreSQL, Changed, Remember at Most 100, a burst of 1,000 rows and one run n8n refuses: only that run's row runs again, lost 0, repeated 0",
 		async () => {
 			const n = ++cases;
 			const real = await SOURCES[0].make(n);
@@ -240,9 +237,9 @@ describe('never lose one from sql.query and sftp.list (issue 36), in a real n8n'
 			await n8n.unpublish(burst.workflowId);
 			await burst.update({ maxRemembered: 100 });
 			await n8n.publish(burst.workflowId);
-			const ids = burst.add(CAPPED_ROWS);
+			const ids = burst.add(1000);
 			await burst.held();
-			await reportsInAll(source, [path], CAPPED_ROWS * 0.3);
+			await reportsInAll(source, [path], 300);
 			hook.refuseNext(burst.workflowId);
 			const result = await counted({ ...burst, name: 'capped', path, ids, identity: undefined });
 			console.log(
