@@ -861,7 +861,6 @@ export class PollActivation {
 		let memory: OpMemory | undefined;
 		let wholeList = false;
 		let positionOf: ((item: unknown) => string | undefined) | undefined;
-		let topOnly = false;
 		const baseline = this.store.isFresh;
 		const pass = this.owed.begin(this.store, this.paged?.readsFromHead ?? true);
 		const { outcome, runs } = await runPollCycle<unknown>(
@@ -872,28 +871,26 @@ export class PollActivation {
 				commit: {
 					keyPrefix: this.settings.keyPrefix,
 					onePerItem: this.settings.oneRunPerItem,
-					// Read when the poll commits, after its fetch.
-					get topOnly() {
-						return topOnly;
-					},
 					newestFirst: this.settings.source.paging?.listOrder === 'newestFirst',
 				},
 				fetch: async (fetchSignal) => {
 					const { fetched, items } = await this.fetchForPoll(fetchSignal);
 					if (fetched.kind === 'not_modified') return { notModified: true };
-					topOnly =
+					// The top of a newest-first list only: Max Pages cut it short (CommitOptions.topOnly).
+					const topOnly =
 						fetched.kind === 'pages' &&
 						fetched.stop === 'page_limit' &&
 						this.settings.source.paging?.listOrder === 'newestFirst';
 					memory = fetched.memory;
 					wholeList = fetched.kind === 'pages' || answerIsWholeList(fetched.data);
 					if (fetched.kind === 'data') positionOf = fetched.positionOf;
-					if (items) return { items };
+					if (items) return { items, topOnly };
 					if (fetched.kind === 'data')
 						return { result: fetched.data, listedToo: notYetItems(fetched.data) };
 					// Read again only for the items owed: those alone are planned (paging.ts, rereads).
 					return {
 						items: fetched.items,
+						topOnly,
 						endsPass: this.paged!.endsPass,
 						...(this.paged!.rereads && { only: this.store.owedHashes() }),
 					};

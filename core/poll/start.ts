@@ -24,6 +24,8 @@ interface Fetched {
 	notModified?: false;
 	/** Default true: the poll ends a pass over the source (CommitOptions.endsPass). */
 	endsPass?: boolean;
+	/** The poll listed the top of a newest-first list only (CommitOptions.topOnly). */
+	topOnly?: boolean;
 	/**
 	 * Set: the fetch read the source again only for the items owed, whose key hashes these are; the
 	 * poll plans those alone (what else it listed is for the polls that read on as usual).
@@ -65,6 +67,7 @@ export async function runPollCycle<T>(
 	const runs = store.commit(store.plan(keyed, now), now, {
 		...cycle.commit,
 		...(fetched.endsPass === false && { endsPass: false }),
+		...(fetched.topOnly && { topOnly: true }),
 		...(listedToo && { listedToo }),
 	});
 	const started = runs.reduce((count, run) => count + run.candidates.length, 0);
