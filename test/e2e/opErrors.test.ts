@@ -1,5 +1,6 @@
-import { N8nInstance } from '../harness/n8nInstance';
+import type { N8nInstance } from '../harness/n8nInstance';
 import { freePort } from '../harness/net';
+import { sharedN8n } from '../harness/shared';
 import { node, PACKAGE, workflow } from './workflowBuilder';
 
 /**
@@ -108,7 +109,7 @@ describe('network failures of every op in a real n8n (issue 47)', () => {
 	let n8n: N8nInstance;
 
 	beforeAll(async () => {
-		n8n = await N8nInstance.launch('op-errors');
+		n8n = await sharedN8n('op-errors');
 	}, 180_000);
 
 	afterAll(async () => {

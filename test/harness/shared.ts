@@ -9,7 +9,7 @@ import { instancesDir } from './paths';
 /**
  * One n8n shared by the e2e suites that neither stop, restart nor kill their n8n and need no
  * environment of their own (foundation, credentials, examples, editor, n8nContract, historyTable, and
- * the file, object and SQL sources' suites): each of those would otherwise pay an n8n start (30 to 55 s
+ * the file, object and SQL sources' suites, opErrors): each of those would otherwise pay an n8n start (30 to 55 s
  * on the 2-core machine when busy). Each suite's handle unpublishes its workflows when it stops. One per e2e run, so one per
  * n8n version and topology. The first suite that asks starts it; the others attach to it; the global
  * teardown stops it. In queue mode every suite launches its own stack, as before.
