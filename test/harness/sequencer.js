@@ -8,7 +8,8 @@ const { basename } = require('node:path');
  * Each e2e suite's budget in seconds, per kind of run: what `npm test`'s lanes are planned on
  * (scripts/test-all.sh), and what the table at the end of every run compares each suite's time with
  * (scripts/suite-times.js names a suite over its budget). Those over budget in the 07:45 `.ci/run` of
- * 2026-12-05 (after issue 46's cuts) raised to about its time and a fifth. Taken from the 15:57 `.ci/run` of 2026-12-03
+ * 2026-12-05 (after issue 46's cuts) raised to about its time and a fifth, and roundTripFixedUrl
+ * after the 21:29 `.ci/run` of 2026-12-07 (364 s). Taken from the 15:57 `.ci/run` of 2026-12-03
  * (three lanes side by side on the 2-core machine) for what is left in CI of each suite
  * (test/harness/outOfCi.js), with about a third more for a busy machine. The kinds: `2.41`
  * (single-process n8n 2.41.1), `queue` (E2E_TOPOLOGY=queue), `1.123` (n8n 1.x). A suite not named
@@ -25,6 +26,7 @@ const BUDGET_SECONDS = {
 		'owedItems.test.ts': 480,
 		'historyStore.test.ts': 300,
 		'retryPolicy.test.ts': 420,
+		'roundTripFixedUrl.test.ts': 380,
 		'startScript.test.ts': 360,
 		'owedSources.test.ts': 360,
 		'roundTripWait.test.ts': 360,
@@ -36,7 +38,6 @@ const BUDGET_SECONDS = {
 		'credentials.test.ts': 150,
 		'ftpSource.test.ts': 150,
 		'imapTriage.test.ts': 150,
-		'roundTripFixedUrl.test.ts': 260,
 		'editor.test.ts': 150,
 		'n8nContract.test.ts': 120,
 		'historyTable.test.ts': 90,
