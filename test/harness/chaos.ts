@@ -1099,7 +1099,15 @@ async function countPoll(
 	const counted: Counted[] = [];
 	for (const listed of await executionsOf(n8n, poll.workflowId)) {
 		let execution = listed;
-		let identities = triggerItems(execution, 'Poll').map(chaos.identity);
+		// An item without an id is no source item (a chaos run of 2026-12-05 counted 12 such as one
+		// item run 12 times, "ran 12×: undefined"): said with what it holds, not counted as a run.
+		const triggered = triggerItems(execution, 'Poll');
+		const idless = triggered.filter((item) => item.id === undefined);
+		if (idless.length > 0)
+			notes.push(
+				`execution ${execution.id} (${execution.status}): ${idless.length} trigger item(s) without an id, with fields ${[...new Set(idless.flatMap((item) => Object.keys(item)))].join(',') || 'none'}`,
+			);
+		let identities = triggered.filter((item) => item.id !== undefined).map(chaos.identity);
 		// A crashed run is named by its deduplication key (the list leaves it out: read it alone).
 		if (execution.status === 'crashed' || identities.length === 0) {
 			execution = await n8n.execution(listed.id);
