@@ -425,6 +425,9 @@ describe('Round-Trip Wait through one fixed callback URL in a real n8n', () => {
 				? true
 				: undefined,
 		);
+		const crashedBefore = (await n8n.executions(sendWorkflowId)).filter(
+			(e) => e.status === 'crashed',
+		).length;
 		const restarting = n8n.restart();
 		// The callbacks leave once n8n no longer answers: each first attempt meets the restart.
 		await waitFor(
@@ -437,16 +440,26 @@ describe('Round-Trip Wait through one fixed callback URL in a real n8n', () => {
 		);
 		const answers = await Promise.all(ids.map((id) => sendWithRetries(id, 'signed')));
 		await restarting;
-		for (const sent of answers) expect(sent[sent.length - 1].status).toBe(200);
 		for (const sent of answers) expect(sent[0].status).toBe(0);
-		await waitFor('the 5 runs to end on Callback', async () => {
+		// n8n's startup recovery can end a run it had saved waiting just before the restart `crashed`:
+		// seen once on a busy machine (a .ci/run of 2026-12-07), n8n 2.41 amended from its event log
+		// a run whose wait it had saved 0.35 s before the SIGTERM. Its callback is answered 410 (no run
+		// waits any more), and the crashed execution says what happened; every other run resumes.
+		const finals = answers.map((sent) => sent[sent.length - 1].status);
+		for (const status of finals) expect([200, 410]).toContain(status);
+		const gone = finals.filter((status) => status === 410).length;
+		const crashed = (await n8n.executions(sendWorkflowId)).filter(
+			(e) => e.status === 'crashed',
+		).length;
+		expect(crashed - crashedBefore).toBe(gone);
+		await waitFor(`the ${5 - gone} runs not crashed to end on Callback`, async () => {
 			const ended = (await n8n.executions(sendWorkflowId)).filter(
 				(e) =>
 					ids.includes(String(e.data?.resultData.metadata?.correlationId)) &&
 					e.status === 'success' &&
 					nodeOutput(e, 'Accepted').length === 1,
 			);
-			return ended.length === 5 ? true : undefined;
+			return ended.length === 5 - gone ? true : undefined;
 		});
 		await start('fx-wait-only', { id: keptId });
 		const resumed = await waitFor('the run for the kept callback to end', async () => {
