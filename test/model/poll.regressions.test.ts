@@ -845,6 +845,23 @@ const cases: Array<[string, Schedule]> = [
 			],
 		},
 	],
+	[
+		'new (seed 2, npm run model --style newestFirstPages --runs 20000, after the fixes above): newest first, Remember at Most 2, a cursor token: the last page of the list, which the source says is complete, holds known ground and below it the oldest item, which the cap forgot: that page is judged too, so the item is history',
+		{
+			setup: {
+				style: 'newestFirstPages',
+				pageSize: 3,
+				maxPages: 1,
+				tokenTtlMs: 0,
+				nextPage: 'cursorToken',
+				maxRemembered: 2,
+				firstPoll: 'none',
+				initialItems: 4,
+				queueMode: false,
+			},
+			steps: [{ do: 'poll' }, { do: 'drop', i: 1 }],
+		},
+	],
 ];
 
 describe("issue 44's findings, as the model simulation found them on main", () => {
