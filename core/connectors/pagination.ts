@@ -151,7 +151,10 @@ export interface PagingHooks {
 	): Promise<HttpAnswer>;
 	/** The list in a page's body (the trigger's Items). */
 	selectItems(body: unknown): Promise<unknown[]>;
-	/** Whether a page reaches what the trigger already knows; unset: walk every page. */
+	/**
+	 * Whether a page reaches what the trigger already knows, asked of every page read (the last too:
+	 * the trigger learns where known ground is on it); unset: walk every page.
+	 */
 	knownGround?(items: unknown[]): Promise<boolean>;
 	/** Requests the poll sent before this read (a refused continuation): they count against Max Pages. */
 	spent?: number;
@@ -328,12 +331,12 @@ export class Pagination {
 				pageCount: before + pageCount,
 				cursor: hooks.cursor,
 			};
+			const known = hooks.knownGround !== undefined && (await hooks.knownGround(pageItems));
 			if (this.endWhen === 'emptyPage' && pageItems.length === 0)
 				return this.result(items, pageCount, 'complete', requests, memory);
 			if (this.complete && truthy(await this.complete.evaluate(scope, where)))
 				return this.result(items, pageCount, 'complete', requests, memory);
-			if (hooks.knownGround && (await hooks.knownGround(pageItems)))
-				return this.result(items, pageCount, 'known_ground', requests, memory);
+			if (known) return this.result(items, pageCount, 'known_ground', requests, memory);
 			const next = await this.nextRequest(current, scope, answer.url, where);
 			if (!next) return this.result(items, pageCount, 'complete', requests, memory);
 			if (this.maxPages !== undefined && spent + pageCount >= this.maxPages && !hooks.readWhole)

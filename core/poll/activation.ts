@@ -887,12 +887,14 @@ export class PollActivation {
 					if (items) return { items, topOnly };
 					if (fetched.kind === 'data')
 						return { result: fetched.data, listedToo: notYetItems(fetched.data) };
-					// Read again only for the items owed: those alone are planned (paging.ts, rereads).
+					// Read only for the items owed from there on: of those items, the owed alone are
+					// planned (paging.ts, owedOnlyFrom).
+					const from = this.paged!.owedOnlyFrom;
 					return {
 						items: fetched.items,
 						topOnly,
 						endsPass: this.paged!.endsPass,
-						...(this.paged!.rereads && { only: this.store.owedHashes() }),
+						...(from !== undefined && { only: { owed: this.store.owedHashes(), from } }),
 					};
 				},
 			},

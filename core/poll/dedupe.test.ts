@@ -1085,6 +1085,24 @@ describe('rolled back and started again: fresh deduplication keys, bounded', () 
 		]);
 	});
 
+	it('owed items a poll listed (rolled back, restaged) are told from the keys Start Again named, across a reload, until started', () => {
+		const options: DedupeOptions = { dedupe: { kind: 'unique' } };
+		const store = loadDedupeStore(options);
+		commitPoll(store, keyed(['a']), 0);
+		const [b, c] = commitPoll(store, keyed(['b', 'c', 'a']), 0);
+		store.rollback(b.undo, ['b']);
+		store.restage([{ key: c.key!, undo: c.undo, itemKey: 'c' }]);
+		store.startAgain(['a', 'zzz']);
+		const listed = (from: DedupeStore) => [...from.listedOwedHashes()].sort();
+		expect(listed(store)).toEqual([itemHash('b'), itemHash('c')].sort());
+		expect(store.owedHashes().size).toBe(4);
+		const restored = reloaded(store, options);
+		expect(listed(restored)).toEqual(listed(store));
+		commitPoll(restored, keyed(['b', 'c', 'a']), 0);
+		expect(listed(restored)).toEqual([]);
+		expect(restored.serialize().rolledBack).toBeUndefined();
+	});
+
 	it('keeps at most MAX_ATTEMPTS_KEPT attempt numbers and MAX_AGAIN_KEPT marks, newest kept', () => {
 		const store = loadDedupeStore({ dedupe: { kind: 'unique' } });
 		store.startAgain(Array.from({ length: 1500 }, (_, i) => i));

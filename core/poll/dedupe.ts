@@ -245,6 +245,8 @@ export interface SavedDedupeState {
 	attempts?: Array<[string, number]>;
 	/** Key hashes (hex) to start at the next poll that lists them, whatever their verdict. */
 	again?: string[];
+	/** Of `again`, the items of runs taken back (rollback), which a poll listed: not Start Again's. */
+	rolledBack?: string[];
 	/** Keyed kinds under a cap: what the cap has forgotten so far. */
 	forgotten?: ForgottenKeys;
 	/**
@@ -298,6 +300,8 @@ export abstract class DedupeStore {
 	private readonly attempts = new Map<string, number>();
 	/** Key hashes to start at the next poll that lists them. */
 	private readonly again = new Set<string>();
+	/** Of `again`, those a poll listed (their run rolled back), as opposed to keys the user named. */
+	private readonly rolledBack = new Set<string>();
 	/** Key hash → the deduplication key (and `changed`: version hash, hex) of its restaged run. */
 	private readonly restaged = new Map<string, { key: string; version?: string }>();
 	/** Owed items given up (giveUp): still marked, no longer owed. */
@@ -316,6 +320,8 @@ export abstract class DedupeStore {
 			this.attempts.set(hexToUnits(entry[0]), entry[1]);
 		}
 		for (const hex of saved?.again ?? []) this.again.add(hexToUnits(hex));
+		for (const hex of saved?.rolledBack ?? [])
+			if (this.again.has(hexToUnits(hex))) this.rolledBack.add(hexToUnits(hex));
 		for (const entry of saved?.restaged ?? []) {
 			if (!Array.isArray(entry) || typeof entry[0] !== 'string' || typeof entry[1] !== 'string')
 				throw new Error(`a restaged entry must be [hash, key], not ${JSON.stringify(entry)}`);
@@ -447,6 +453,7 @@ export abstract class DedupeStore {
 		}
 		for (const candidate of plan.toStart) {
 			this.again.delete(candidate.ticket.hash);
+			this.rolledBack.delete(candidate.ticket.hash);
 			this.unlisted.delete(candidate.ticket.hash);
 		}
 		if (!this.fresh && this.passKnown) {
@@ -555,7 +562,9 @@ export abstract class DedupeStore {
 	rollback(undo: Undo | undefined, keys: readonly ItemKey[] = []): void {
 		const superseded = undo ? this.undo(undo) : undefined;
 		// A key that a later poll started again (a newer version) has run since: nothing to start.
-		this.startAgain(superseded ? keys.filter((key) => !superseded.has(itemHash(key))) : keys);
+		const taken = superseded ? keys.filter((key) => !superseded.has(itemHash(key))) : keys;
+		this.startAgain(taken);
+		for (const key of taken) this.rolledBack.add(itemHash(key));
 	}
 
 	/**
@@ -565,6 +574,8 @@ export abstract class DedupeStore {
 	startAgain(keys: readonly ItemKey[]): void {
 		for (const key of keys) {
 			const hash = itemHash(key);
+			// Still owed from a poll that listed it (a restaged run's item): it stays one.
+			if (this.restaged.has(hash)) this.rolledBack.add(hash);
 			const attempt = (this.attempts.get(hash) ?? 0) + 1;
 			this.attempts.delete(hash);
 			this.attempts.set(hash, attempt);
@@ -576,6 +587,7 @@ export abstract class DedupeStore {
 		}
 		dropOldest(this.attempts, MAX_ATTEMPTS_KEPT);
 		dropOldest(this.again, MAX_AGAIN_KEPT);
+		for (const hash of this.rolledBack) if (!this.again.has(hash)) this.rolledBack.delete(hash);
 	}
 
 	/** How many items are marked to start again. */
@@ -592,6 +604,15 @@ export abstract class DedupeStore {
 		const owed = new Set([...this.restaged.keys(), ...this.again]);
 		for (const hash of this.unlisted) owed.delete(hash);
 		return owed;
+	}
+
+	/**
+	 * The key hashes of the items owed that a poll listed: restaged runs' items and rolled-back runs'
+	 * items, not the keys Start Again named (which the trigger may never have listed). On a
+	 * newest-first list, what lay below such an item was listed with it (paging.ts, pastGround).
+	 */
+	listedOwedHashes(): Set<string> {
+		return new Set([...this.restaged.keys(), ...this.rolledBack]);
 	}
 
 	/**
@@ -621,6 +642,7 @@ export abstract class DedupeStore {
 				attempts: [...this.attempts].map(([hash, n]): [string, number] => [unitsToHex(hash), n]),
 			}),
 			...(this.again.size > 0 && { again: [...this.again].map(unitsToHex) }),
+			...(this.rolledBack.size > 0 && { rolledBack: [...this.rolledBack].map(unitsToHex) }),
 			...this.savedUnlisted(),
 			...(this.restaged.size > 0 && {
 				restaged: [...this.restaged].map(

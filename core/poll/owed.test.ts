@@ -483,6 +483,68 @@ describe('items owed deeper than Max Pages, or no longer listed (issue 44, findi
 		expect([...t.runsOf()]).toEqual([[10, 1]]);
 	});
 
+	it('Remember at Most 100 below a newest-first list, Max Pages 2: Start Again of ticket 75 pages past known ground to page 6 and starts it alone, not the tickets the cap forgot on the way (the model simulation, seeds 2 and 44)', async () => {
+		const t = new Harness({ ...MAX_PAGES_2, maxRemembered: 100 });
+		t.tickets.add(250);
+		await t.activate(); // the baseline: all 5 pages, kept whole
+		t.tickets.add(100);
+		await t.drain(3); // pages 1-2 new (351..251 started), page 3 known ground: the cap forgets 200..1
+		t.expectEachOnce(251, 350);
+		await t.activation.stop();
+		await t.activate([75]); // pages: 350..301, 300..251 (known ground), then 250..201, …, 100..51
+		await t.drain(4);
+		expect([...t.runsOf()].filter(([id]) => id <= 250)).toEqual([[75, 1]]);
+		expect(t.unlisted).toEqual([]);
+		const before = t.tickets.pagesAsked.length;
+		await t.drain(2);
+		expect(t.tickets.pagesAsked.slice(before)).toEqual([1, 1]);
+	});
+
+	/**
+	 * Remember at Most 50 below pages of 50 (Max Pages 3): 100 tickets the baseline, 50 new started,
+	 * 50 more new whose runs went out; the cap forgot tickets 1..100 on the way (never what a pass
+	 * listed). Then the source drops 101..150, the known ground below the last poll's tickets.
+	 */
+	async function owingAboveForgotten(): Promise<Harness> {
+		const t = new Harness({
+			...MAX_PAGES_2,
+			pagination: { mode: 'linkHeader', maxPages: 3 },
+			maxRemembered: 50,
+		});
+		t.tickets.add(100);
+		await t.activate(); // the baseline
+		t.tickets.add(50);
+		await t.drain(1); // 150..101 started, 100..51 known ground: the cap forgets 50..1
+		t.tickets.add(50);
+		await t.clock.advance(INTERVAL); // 200..151 go out, 150..101 known ground: 100..51 forgotten
+		t.tickets.drop(Array.from({ length: 50 }, (_, i) => 101 + i));
+		return t;
+	}
+
+	it("Remember at Most 50, a kill before n8n created the last poll's runs, their known ground dropped: paging on for the 50 owed restarts them alone, not the tickets the cap forgot below them (the model simulation, seeds 44 and 2)", async () => {
+		const t = await owingAboveForgotten();
+		await t.crash(0);
+		await t.drain(3);
+		t.expectEachOnce(101, 200);
+	});
+
+	it("Remember at Most 50, n8n refusing the last poll's runs, their known ground dropped: the 50 rolled back start again alone, not the tickets the cap forgot below them", async () => {
+		const t = await owingAboveForgotten();
+		t.settle(Infinity, 'not_created');
+		await t.drain(3);
+		t.expectEachOnce(101, 200);
+	});
+
+	it('Remember at Most 50: Start Again of a ticket no poll listed yet is no ground for history: the new ticket below it starts too', async () => {
+		const t = await owingAboveForgotten();
+		t.settle();
+		t.tickets.add(2);
+		await t.activation.stop();
+		await t.activate([202]); // 202, 201, then 200..151 known ground
+		await t.drain(3);
+		t.expectEachOnce(101, 202);
+	});
+
 	it('Start Again of a key the source does not list: one report naming it after a full pass, then no more deep paging', async () => {
 		const t = await startedTickets();
 		await t.activation.stop();

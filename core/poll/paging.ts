@@ -62,6 +62,11 @@ export interface SavedPagingState {
 		searching?: true;
 		/** The poll read from the first page after a refused continuation (and listed `after`). */
 		fellBack?: true;
+		/**
+		 * The polls before went on for items owed below an item listed before (pastGround): every
+		 * page from here is history, but for those.
+		 */
+		pastGround?: true;
 	};
 }
 
@@ -105,24 +110,47 @@ const KNOWN: ReadonlySet<Verdict> = new Set<Verdict>([
 	'again',
 ]);
 
+/** Where on a page (an index; -1: not there) known ground is, and the history below it begins. */
+export interface Ground {
+	/** The first item the trigger knows: the page reaches known ground. */
+	known: number;
+	/**
+	 * The first item a poll listed before, known or owed (a restaged or rolled-back run's item,
+	 * whose record the undo took back): on a newest-first list, what lies below it was listed then.
+	 */
+	listedBefore: number;
+}
+
+const NO_GROUND: Ground = { known: -1, listedBefore: -1 };
+
 /**
- * Whether a page reaches known ground: one of its items is remembered (Unique, Time Window), at or
- * below the high-water mark (Greatest), unchanged (Changed), or at or before the anchor (Last), and
- * no owed item is still to be listed (`owed`: their key hashes; those on this page are taken out). A
- * fresh store knows nothing; None remembers nothing, so every page is new.
+ * Where a page reaches known ground: its first item that is remembered (Unique, Time Window), at or
+ * below the high-water mark (Greatest), unchanged (Changed), or at or before the anchor (Last); and
+ * its first item listed before (that, or an owed item in `listedOwed`). Owed items listed on the
+ * page are taken out of `owed` (their key hashes). A fresh store knows nothing; None remembers
+ * nothing, so every page is new.
  */
-export async function reachesKnownGround(
+export async function knownGroundAt(
 	store: DedupeStore,
 	expressions: PollExpressions,
 	items: readonly unknown[],
 	now: number,
 	owed?: Set<string>,
-): Promise<boolean> {
-	if (store.isFresh || store.kind === 'none' || items.length === 0) return false;
+	listedOwed?: ReadonlySet<string>,
+): Promise<Ground> {
+	if (store.isFresh || store.kind === 'none' || items.length === 0) return NO_GROUND;
 	const keyed = await expressions.keyList(items, { withVersion: store.needsVersion });
 	if (owed) for (const { key } of keyed) owed.delete(itemHash(key));
-	if (owed && owed.size > 0) return false;
-	return store.plan(keyed, now).candidates.some((candidate) => KNOWN.has(candidate.verdict));
+	const known = store
+		.plan(keyed, now)
+		.candidates.filter(({ verdict }) => KNOWN.has(verdict))
+		.map(({ index }) => index);
+	const listedBefore = [
+		...known,
+		...keyed.filter(({ key }) => listedOwed?.has(itemHash(key))).map(({ index }) => index),
+	];
+	const first = (at: number[]) => (at.length === 0 ? -1 : Math.min(...at));
+	return { known: first(known), listedBefore: first(listedBefore) };
 }
 
 export interface PageRequestContext {
@@ -162,10 +190,17 @@ export class PagedSource {
 				fellBack?: boolean;
 				/** It asked from before the last poll began ($lastPollStartedAt), for the items owed. */
 				reread: boolean;
+				/** It listed an item listed before: how many items it listed up to there (pastGround). */
+				pastGround?: number;
 		  }
 		| undefined;
 	/** Counts owe() calls: one during a poll is not paid by that poll. */
 	private owedCalls = 0;
+	/**
+	 * The poll being fetched listed an item listed before (newest first; Ground.listedBefore): how
+	 * many items it listed up to the first, which the items after it lie below.
+	 */
+	private pastGround: number | undefined;
 	/** The poll being fetched read from the first page, its request to go on from having expired. */
 	private fellBack: string | undefined;
 	/**
@@ -300,6 +335,7 @@ export class PagedSource {
 			resumed,
 			pagedForOwed: owed !== undefined,
 			reread: reread && placeholdersIn(this.args).has('lastPollStartedAt'),
+			...(this.pastGround !== undefined && { pastGround: this.pastGround }),
 			...(lastItem !== undefined && { lastItem }),
 			...(noRoom !== undefined && { noRoom }),
 			...(search && !search.found && { searching: true }),
@@ -332,28 +368,45 @@ export class PagedSource {
 			home: String(listStart.url),
 			hosts: settings.pagination.credentialHosts,
 		};
+		const listedOwed = store.listedOwedHashes();
 		const knownGround = async (items: unknown[]) =>
-			await reachesKnownGround(store, expressions, items, startedAt, owed);
-		// Listed on the page: owed items are taken out, whichever of its items are judged.
-		const judged = async (page: unknown[], judgedItems: unknown[]) => {
+			await knownGroundAt(store, expressions, items, startedAt, owed, listedOwed);
+		// Listed on the page: owed items are taken out, whichever of its items are judged (the last
+		// `judgedItems.length` of the page).
+		const judged = async (page: unknown[], judgedItems: unknown[]): Promise<Ground> => {
 			if (owed && judgedItems !== page)
-				await reachesKnownGround(store, expressions, page, startedAt, owed);
-			return await knownGround(judgedItems);
+				await knownGroundAt(store, expressions, page, startedAt, owed);
+			const ground = await knownGround(judgedItems);
+			const onPage = (at: number) => (at < 0 ? at : at + page.length - judgedItems.length);
+			return { known: onPage(ground.known), listedBefore: onPage(ground.listedBefore) };
 		};
-		// Searching for where an expired continuation stopped: known ground only after its last item.
+		// Where on a page known ground is, owed items aside (they are taken out as listed). Searching
+		// for where an expired continuation stopped: known ground only after its last item.
 		let firstPage = true;
-		const judge = async (items: unknown[]) => {
+		const judge = async (items: unknown[]): Promise<Ground> => {
 			if (resumeFrom && firstPage && !search) {
 				firstPage = false;
 				const page = await resumedPage(store, expressions, items, resumeFrom.after, startedAt);
 				if (page !== 'known') return await judged(items, page);
-				// Its first item is known: the rest of the list is history, unless items are owed.
-				return owed === undefined || owed.size === 0 || (await knownGround(items));
+				// Its first item is known: the rest of the list is history.
+				if (owed) await knownGround(items);
+				return { known: 0, listedBefore: 0 };
 			}
 			if (!search || search.found) return await knownGround(items);
 			const at = await indexOfItem(store, expressions, items, search.searchFor);
 			search.found = at >= 0;
 			return await judged(items, at >= 0 ? items.slice(at + 1) : []);
+		};
+		// Known ground stops the poll once no owed item is still to be listed. What lies below the
+		// first item listed before (known, or owed from a poll) is history, but for the items owed
+		// (`pastGround`).
+		this.pastGround = resumeFrom?.pastGround ? 0 : undefined;
+		let listed = 0;
+		const stopsAt = async (items: unknown[]) => {
+			const ground = await judge(items);
+			if (ground.listedBefore >= 0) this.pastGround ??= listed + ground.listedBefore + 1;
+			listed += items.length;
+			return ground.known >= 0 && (owed === undefined || owed.size === 0);
 		};
 		return await settings.pagination.fetch(
 			first,
@@ -371,7 +424,7 @@ export class PagedSource {
 					),
 				selectItems: (body) => expressions.selectItems(body),
 				knownGround:
-					settings.listOrder === 'newestFirst' && settings.stopAtKnownGround ? judge : undefined,
+					settings.listOrder === 'newestFirst' && settings.stopAtKnownGround ? stopsAt : undefined,
 				// A first poll taking only a baseline reads to the end: oldest first, the next poll goes
 				// on from where it stopped and would start the rest of the old list; newest first, an old
 				// item below the pages read would start once the items above it are dropped, or once a
@@ -392,13 +445,18 @@ export class PagedSource {
 	}
 
 	/**
-	 * After fetch(): whether that poll asked from before the last poll began ($lastPollStartedAt)
-	 * only because items are owed. All it lists up to there was listed before: it starts only the
-	 * items owed (a key Remember at Most forgot would start again), and the next poll asks from
-	 * where it would have, for what is new.
+	 * After fetch(): from which of its items on that poll listed history but for the items owed, so
+	 * that it starts only those there (a key Remember at Most forgot would start again); undefined:
+	 * none. All of them when it asked from before the last poll began ($lastPollStartedAt) only
+	 * because items are owed (the next poll asks from where it would have, for what is new). On a
+	 * newest-first list, those below its first item listed before (known ground, or an item owed
+	 * from a poll: Ground), on its page and on the pages read past it for items owed, once the cap
+	 * has forgotten keys: before, a key there the store does not know was never started (one a
+	 * numbered page's shift made the polls before skip, docs/pagination.md), and starts.
 	 */
-	get rereads(): boolean {
-		return this.pending?.reread === true;
+	get owedOnlyFrom(): number | undefined {
+		if (this.pending?.reread) return 0;
+		return this.store.forgotten ? this.pending?.pastGround : undefined;
 	}
 
 	/**
@@ -461,6 +519,7 @@ export class PagedSource {
 			noRoom,
 			searching,
 			fellBack,
+			pastGround,
 		} = this.pending;
 		this.pending = undefined;
 		const cutShort = result.kind === 'pages' && result.stop === 'page_limit';
@@ -477,6 +536,7 @@ export class PagedSource {
 						pages: (resumed ? (this.state?.resumeFrom?.pages ?? 0) : 0) + result.pages,
 						...(searching && { searching: true as const }),
 						...(fellBack && { fellBack: true as const }),
+						...(pastGround !== undefined && { pastGround: true as const }),
 					}
 				: undefined;
 		const problem =

@@ -1,6 +1,6 @@
 import type { Clock } from '../clock';
 import { type CommitOptions, type DedupeStore, itemHash, type PlannedRun } from './dedupe';
-import type { PollExpressions } from './expressions';
+import type { ItemKey, PollExpressions } from './expressions';
 import type { PollOutcome } from './runner';
 
 /** What the node supplies for one poll. */
@@ -27,10 +27,11 @@ interface Fetched {
 	/** The poll listed the top of a newest-first list only (CommitOptions.topOnly). */
 	topOnly?: boolean;
 	/**
-	 * Set: the fetch read the source again only for the items owed, whose key hashes these are; the
-	 * poll plans those alone (what else it listed is for the polls that read on as usual).
+	 * Set: the fetch read the source only for the items owed (`owed`: their key hashes) from its
+	 * item `from` on; of those items the poll plans the owed alone (what else it listed there is for
+	 * the polls that read on as usual, or history).
 	 */
-	only?: ReadonlySet<string>;
+	only?: { owed: ReadonlySet<string>; from: number };
 	/** Items the source listed that the poll does not plan yet (files still uploading): the cap keeps their keys. */
 	listedToo?: unknown[];
 }
@@ -59,16 +60,22 @@ export async function runPollCycle<T>(
 			? await cycle.expressions.keyList(fetched.items as T[], options)
 			: await cycle.expressions.keyItems<T>(fetched.result, options);
 	const { only } = fetched;
-	const keyed = only ? listed.filter(({ key }) => only.has(itemHash(key))) : listed;
+	const planned = ({ key }: { key: ItemKey }, at: number) =>
+		!only || at < only.from || only.owed.has(itemHash(key));
+	const keyed = listed.filter(planned);
 	signal.throwIfAborted();
 	const now = cycle.clock.now();
-	const listedToo = fetched.listedToo && (await keyHashes(cycle.expressions, fetched.listedToo));
+	// Listed, not planned: the cap keeps their keys all the same.
+	const listedToo = [
+		...(fetched.listedToo ? await keyHashes(cycle.expressions, fetched.listedToo) : []),
+		...listed.filter((keyedItem, at) => !planned(keyedItem, at)).map(({ key }) => itemHash(key)),
+	];
 	signal.throwIfAborted();
 	const runs = store.commit(store.plan(keyed, now), now, {
 		...cycle.commit,
 		...(fetched.endsPass === false && { endsPass: false }),
 		...(fetched.topOnly && { topOnly: true }),
-		...(listedToo && { listedToo }),
+		...(listedToo.length > 0 && { listedToo }),
 	});
 	const started = runs.reduce((count, run) => count + run.candidates.length, 0);
 	return { outcome: started > 0 ? { kind: 'new_items', started } : { kind: 'unchanged' }, runs };

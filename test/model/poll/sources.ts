@@ -18,7 +18,14 @@ export interface SourceItem {
 	v: number;
 	/** When the item was last written (ms, the fake clock): the order of the time-ordered styles. */
 	t: number;
-	/** When the item was created, or added back (ms): the order of a newest-first list. */
+	/**
+	 * When the item was created, or added back before any answer listed it (ms): the order of a
+	 * newest-first list. Stop at Known Ground relies on items the trigger has not listed being above
+	 * all it has (docs/pagination.md, declared there, not a promise to hold here): so an item added
+	 * back that an answer listed comes back in its place (above unlisted items, an item the trigger
+	 * knows would hide them), and one no answer listed comes back at the head (in its place, below
+	 * known ground, it would never be read).
+	 */
 	created: number;
 	/** Its place in a listing that has no time order (re-lists everything). */
 	rank: number;
@@ -76,7 +83,7 @@ export class Catalogue {
 		const [item] = this.dropped.splice(index % this.dropped.length, 1);
 		item.v++;
 		item.t = this.clock.now();
-		item.created = item.t;
+		if (!this.listings.some(({ ids }) => ids.has(item.id))) item.created = item.t;
 		item.seq = ++this.seq;
 		this.items.set(item.id, item);
 		return item.id;
