@@ -864,8 +864,78 @@ const cases: Array<[string, Schedule]> = [
 	],
 ];
 
+/**
+ * Found by the random search and not fixed yet (docs/guarantees.md, "The model simulation"): each
+ * still breaks a property, and is run as `it.failing` so that it stays replayed; a fix turns its
+ * case red here: move it to `cases` then.
+ */
+const openCases: Array<[string, Schedule]> = [
+	[
+		'seed 2, 150,000 schedules of every style (2026-12-07): {{ $lastPollStartedAt }}, Remember at Most 2, First Poll Starts All, the first runs not created, an item changed and listed again, then a crash after the state write: the item never starts and no report names it',
+		{
+			setup: {
+				style: 'sinceLastPoll',
+				pageSize: 1,
+				maxPages: 1,
+				tokenTtlMs: 0,
+				nextPage: 'linkHeader',
+				maxRemembered: 2,
+				firstPoll: 'all',
+				initialItems: 3,
+				queueMode: false,
+			},
+			steps: [{ do: 'poll' }, { do: 'change', i: 0 }, { do: 'poll' }, { do: 'crashAfterSave' }],
+		},
+	],
+	[
+		'seed 1, 150,000 schedules of every style (2026-12-07): {{ $lastPollStartedAt }}, Remember at Most 2, Start Again applied by a publish, a refused run: the history holds more keys than its bound',
+		{
+			setup: {
+				style: 'sinceLastPoll',
+				pageSize: 1,
+				maxPages: 1,
+				tokenTtlMs: 0,
+				nextPage: 'linkHeader',
+				maxRemembered: 2,
+				firstPoll: 'none',
+				initialItems: 3,
+				queueMode: false,
+			},
+			steps: [
+				{ do: 'startAgain', i: 0 },
+				{ do: 'create', n: 1 },
+				{ do: 'add', n: 1 },
+				{ do: 'finish', status: 'success' },
+				{ do: 'poll' },
+				{ do: 'refuse' },
+			],
+		},
+	],
+	[
+		"seed 44, npm run model --style newestFirstPages --runs 20000 (2026-12-07): newest first, Remember at Most 2, next-page links expiring before every poll, Start Again applied by a publish: the history holds the baseline's 6 keys, over its bound",
+		{
+			setup: {
+				style: 'newestFirstPages',
+				pageSize: 1,
+				maxPages: 3,
+				tokenTtlMs: 30_000,
+				nextPage: 'linkHeader',
+				maxRemembered: 2,
+				firstPoll: 'none',
+				initialItems: 6,
+				queueMode: false,
+			},
+			steps: [{ do: 'poll' }, { do: 'poll' }, { do: 'poll' }, { do: 'startAgain', i: 0 }],
+		},
+	],
+];
+
 describe("issue 44's findings, as the model simulation found them on main", () => {
 	it.each(cases)('%s', async (_name, schedule) => {
+		const failures = await failuresOf(schedule);
+		if (failures.length > 0) throw new Error(await storyOf(schedule));
+	});
+	it.failing.each(openCases)('still open: %s', async (_name, schedule) => {
 		const failures = await failuresOf(schedule);
 		if (failures.length > 0) throw new Error(await storyOf(schedule));
 	});
