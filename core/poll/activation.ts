@@ -551,7 +551,8 @@ export class PollActivation {
 			this.attemptSettled(key, run, end);
 			return undefined;
 		}
-		this.outbox.settle(key);
+		// The staged run's undo: a poll may have planned the run again since it was emitted (RunStage.add).
+		const undo = this.outbox.settle(key)?.undo ?? run.undo;
 		this.ledger.settled(key, ledgerOutcome(end, this.reEmitted.has(key)));
 		const failure = runFailure(end);
 		if (this.settings.retry && failure !== undefined) {
@@ -560,7 +561,7 @@ export class PollActivation {
 		}
 		const rolledBack = end.settlement !== 'started';
 		if (rolledBack) {
-			this.store.rollback(run.undo, run.keys);
+			this.store.rollback(undo, run.keys);
 			this.readAgain([run]);
 			this.paged?.owe();
 			this.owed.owe(run.keys);
@@ -862,6 +863,7 @@ export class PollActivation {
 		let wholeList = false;
 		let positionOf: ((item: unknown) => string | undefined) | undefined;
 		const baseline = this.store.isFresh;
+		const forgottenBefore = this.store.forgotten?.total ?? 0;
 		const pass = this.owed.begin(this.store, this.paged?.readsFromHead ?? true);
 		const { outcome, runs } = await runPollCycle<unknown>(
 			{
@@ -934,9 +936,12 @@ export class PollActivation {
 		const owed = this.owedDuringPoll ?? [];
 		if (owed.length > 0) this.opMemory = this.rewound(memory, owed);
 		this.write();
-		// A first poll after activation (the activation's failed) that starts nothing: n8n saves static
-		// data only on emit, so without this a crash would take a new baseline later.
-		if (baseline && this.activated && planned.length === 0) this.out.writeNow();
+		// n8n saves static data only on emit. A poll that starts nothing saves here what a restart must
+		// not undo: a first poll's baseline after activation (the activation's failed), else a crash
+		// would take a new baseline later; keys the cap forgot, else a restart or a publish would find
+		// them remembered again, over Remember at Most (the model simulation, seed 44).
+		const forgot = (this.store.forgotten?.total ?? 0) > forgottenBefore;
+		if (planned.length === 0 && ((baseline && this.activated) || forgot)) this.out.writeNow();
 		// Not awaited: the poll (and its timeout) ends with the op and this write; the emitter sends
 		// the runs in order, after any still going out from the poll before.
 		void this.out.emit([...unkeyed, ...armed]);

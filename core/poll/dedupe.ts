@@ -740,12 +740,22 @@ function dropOldest(collection: Map<string, unknown> | Set<string>, max: number)
 }
 
 /** One batch run's undo: all records, or the cursor as it was before the batch's first item. */
-function mergeUndos(all: Array<Undo | undefined>): Undo | undefined {
+/**
+ * One undo for several commits' writes, in the order they were made: per key, what was there before
+ * the first and what the last wrote, so that undoing it puts back what was there before them all
+ * (two records of one key would have the first undo see the second's write as a later start).
+ */
+export function mergeUndos(all: ReadonlyArray<Undo | undefined>): Undo | undefined {
 	const undos = all.filter((undo): undo is Undo => undo !== undefined);
 	if (undos.length === 0) return undefined;
-	if ('records' in undos[0])
-		return { records: undos.flatMap((undo) => ('records' in undo ? undo.records : [])) };
-	return undos[0];
+	if (!('records' in undos[0])) return undos[0];
+	const byHash = new Map<string, [hash: string, previous: string | null, written?: string]>();
+	for (const undo of undos)
+		for (const [hash, previous, written] of 'records' in undo ? undo.records : []) {
+			const first = byHash.get(hash);
+			byHash.set(hash, [hash, first ? first[1] : previous, written]);
+		}
+	return { records: [...byHash.values()] };
 }
 
 /** 64 random bits, hex: two stores never share an id in practice (2⁻⁶⁴ per pair). */

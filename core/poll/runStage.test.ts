@@ -168,6 +168,33 @@ describe('RunStage', () => {
 		expect(again.map(({ key }) => key)).toEqual(planned.slice(window).map(({ key }) => key));
 	});
 
+	test("a run planned again while staged (its key forgotten by the cap, listed again) keeps one run, whose undo takes back both polls' writes", () => {
+		const { store } = loadDedupeStore({ dedupe: { kind: 'unique' }, maxRemembered: 1 });
+		const toStage = (planned: ReturnType<typeof store.commit>) =>
+			planned.map(({ key, candidates, undo }) => ({
+				key: key!,
+				items: candidates.map((c) => c.item as Item),
+				keys: candidates.map((c) => c.key),
+				...(undo && { undo }),
+			}));
+		const a = item('a', 10);
+		const b = item('b', 10);
+		const runs = stage();
+		const keyed = (...items: Item[]) => items.map((it, index) => ({ item: it, key: it.id, index }));
+		runs.add(toStage(store.commit(store.plan(keyed(a, b), 0), 0, { keyPrefix: 'p:' })), false);
+		// A poll that lists neither: the cap keeps one key, and forgets a's while its run is staged.
+		store.commit(store.plan([], 1_000), 1_000, { keyPrefix: 'p:' });
+		expect(store.plan(keyed(a), 2_000).toStart).toHaveLength(1);
+		const again = store.commit(store.plan(keyed(a), 2_000), 2_000, { keyPrefix: 'p:' });
+		const [first] = runs.saved();
+		expect(again.map(({ key }) => key)).toEqual([first.key]);
+		runs.add(toStage(again), false);
+		expect(runs.saved()).toHaveLength(2);
+		// n8n did not create a's run: its item is new again, whichever poll remembered it.
+		store.rollback(runs.settle(first.key)!.undo, [a.id]);
+		expect(store.plan(keyed(a), 3_000).toStart.map((c) => c.key)).toEqual(['a']);
+	});
+
 	describe.each<DedupeConfig>([
 		{ kind: 'unique' },
 		{ kind: 'time_window', ttlMs: 24 * 3_600_000 },

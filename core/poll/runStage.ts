@@ -1,6 +1,6 @@
 import { checkRange } from '../configError';
 import { type OutboxEntry, storedOutboxEntries } from '../outbox';
-import type { Undo } from './dedupe';
+import { mergeUndos, type Undo } from './dedupe';
 import type { ItemKey } from './expressions';
 
 /**
@@ -169,7 +169,13 @@ export class RunStage<I> {
 		storeItems: boolean,
 	) {
 		for (const { key, items, keys, undo, positions } of runs) {
-			if (this.entries.has(key)) continue;
+			const staged = this.entries.get(key);
+			if (staged) {
+				// Planned again while staged (the cap forgot its key, the source listed it again): the
+				// staged run carries it, and undoes this poll's write too if n8n does not create it.
+				if (undo) staged.run = { ...staged.run, undo: mergeUndos([staged.run.undo, undo]) };
+				continue;
+			}
 			this.entries.set(key, {
 				run: {
 					keys,

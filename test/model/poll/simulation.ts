@@ -455,10 +455,11 @@ function checkBounds(
 	if (!activation) return;
 	if (setup.maxRemembered > 0) {
 		const size = activation.store.size;
-		// A pass over the source: one poll and the one after (a poll that read again only for the
-		// items owed, files still uploading), or a newest-first list read over polls of Max Pages.
+		// A pass over the source: one poll, and a poll before and after it that read again only for
+		// the items owed (neither ends a pass: the cap applies at the pass's end) or listed files
+		// still uploading, or a newest-first list read over polls of Max Pages.
 		const polls =
-			2 +
+			3 +
 			(setup.style === 'newestFirstPages'
 				? Math.ceil(catalogue.items.size / (setup.pageSize * setup.maxPages))
 				: 0);
