@@ -186,6 +186,8 @@ function failureOnExit(
  * was ready, and the next one succeeds.
  */
 const DATABASE_NOT_READY_WAIT_MS = 120_000;
+/** How long a login waits out n8n's login limit (five a minute per user) before it fails. */
+const LOGIN_LIMIT_WAIT_MS = 120_000;
 
 /**
  * A request to n8n, repeated while n8n answers 503 "Database is not ready!" (for a bounded time), and
@@ -712,7 +714,10 @@ export class N8nInstance {
 	private async ensureOwnerAndApiKey(): Promise<void> {
 		if (existsSync(this.apiKeyFile)) {
 			this.apiKey = readFileSync(this.apiKeyFile, 'utf8').trim();
-			await this.login();
+			// The session of the handle that logged in last: suites sharing an n8n would each log in,
+			// over n8n's five logins a minute per user.
+			if (existsSync(this.sessionFile)) this.cookie = readFileSync(this.sessionFile, 'utf8');
+			else await this.login();
 			return;
 		}
 		const { response: setup, text } = await whenDatabaseReady(`${this.baseUrl}/rest/owner/setup`, {
@@ -721,7 +726,7 @@ export class N8nInstance {
 			body: JSON.stringify(OWNER),
 		});
 		if (!setup.ok) throw new Error(`owner setup failed: ${setup.status} ${text}`);
-		this.cookie = cookieFrom(setup);
+		this.keepSession(cookieFrom(setup));
 		const scopes = (await this.rest<{ data: string[] }>('GET', '/rest/api-keys/scopes')).data;
 		const created = await this.rest<{ data: { rawApiKey: string } }>('POST', '/rest/api-keys', {
 			label: 'durable-triggers harness',
@@ -736,14 +741,36 @@ export class N8nInstance {
 		return OWNER;
 	}
 
+	private get sessionFile(): string {
+		return join(this.userFolder, 'e2e-session-cookie.txt');
+	}
+
+	/**
+	 * Logs the owner in. n8n 2.41 allows five logins a minute per user (auth.controller.js `/login`,
+	 * keyedRateLimit, in production mode): past them it answers 429, a wait here, not a failure.
+	 */
 	async login(): Promise<void> {
-		const { response, text } = await whenDatabaseReady(`${this.baseUrl}/rest/login`, {
-			method: 'POST',
-			headers: { 'content-type': 'application/json' },
-			body: JSON.stringify({ emailOrLdapLoginId: OWNER.email, password: OWNER.password }),
-		});
-		if (!response.ok) throw new Error(`login failed: ${response.status} ${text}`);
-		this.cookie = cookieFrom(response);
+		const deadline = Date.now() + LOGIN_LIMIT_WAIT_MS;
+		for (;;) {
+			const { response, text } = await whenDatabaseReady(`${this.baseUrl}/rest/login`, {
+				method: 'POST',
+				headers: { 'content-type': 'application/json' },
+				body: JSON.stringify({ emailOrLdapLoginId: OWNER.email, password: OWNER.password }),
+			});
+			if (response.status === 429 && Date.now() < deadline) {
+				await new Promise((resolve) => setTimeout(resolve, 5_000));
+				continue;
+			}
+			if (!response.ok) throw new Error(`login failed: ${response.status} ${text}`);
+			this.keepSession(cookieFrom(response));
+			return;
+		}
+	}
+
+	/** The session for this handle's calls, and for the next handle on this n8n (ensureOwnerAndApiKey). */
+	private keepSession(cookie: string): void {
+		this.cookie = cookie;
+		writeFileSync(this.sessionFile, cookie);
 	}
 
 	/** The owner's session cookie, for requests a test makes the way a browser would. */
