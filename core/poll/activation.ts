@@ -889,14 +889,14 @@ export class PollActivation {
 					if (items) return { items, topOnly };
 					if (fetched.kind === 'data')
 						return { result: fetched.data, listedToo: notYetItems(fetched.data) };
-					// Read only for the items owed from there on: of those items, the owed alone are
-					// planned (paging.ts, owedOnlyFrom).
-					const from = this.paged!.owedOnlyFrom;
+					// Read only for the items owed there: of those items, the owed alone are planned
+					// (paging.ts, history).
+					const history = this.paged!.history;
 					return {
 						items: fetched.items,
 						topOnly,
 						endsPass: this.paged!.endsPass,
-						...(from !== undefined && { only: { owed: this.store.owedHashes(), from } }),
+						...(history && { only: { owed: this.store.owedHashes(), history } }),
 					};
 				},
 			},

@@ -67,7 +67,22 @@ export interface SavedPagingState {
 		 * page from here is history, but for those.
 		 */
 		pastGround?: true;
+		/**
+		 * Searching still (`searching`), the poll had listed an item listed before: what the next reads
+		 * before `after` is history, but for the items owed.
+		 */
+		searchPastGround?: true;
 	};
+}
+
+/**
+ * A search from the first page for the item (hash, hex) a refused continuation stopped after;
+ * `pastGround`: the poll cut there had paged past known ground for items owed.
+ */
+interface Search {
+	searchFor: string;
+	found: boolean;
+	pastGround?: true;
 }
 
 /** $lastPollStartedAt before the first successful poll: everything. */
@@ -192,6 +207,8 @@ export class PagedSource {
 				reread: boolean;
 				/** It listed an item listed before: how many items it listed up to there (pastGround). */
 				pastGround?: number;
+				/** Its items from `from` to before `to` lie below an item listed before (searchHistory). */
+				searchHistory?: { from: number; to: number };
 		  }
 		| undefined;
 	/** Counts owe() calls: one during a poll is not paid by that poll. */
@@ -201,6 +218,12 @@ export class PagedSource {
 	 * many items it listed up to the first, which the items after it lie below.
 	 */
 	private pastGround: number | undefined;
+	/**
+	 * The poll being fetched searched from the first page for where a refused continuation stopped
+	 * and listed an item listed before above it: its items from `from` to before `to` (that item's
+	 * place; Infinity until listed) were listed by the polls before, the pages the search reads again.
+	 */
+	private searchHistory: { from: number; to: number } | undefined;
 	/** The poll being fetched read from the first page, its request to go on from having expired. */
 	private fellBack: string | undefined;
 	/**
@@ -283,7 +306,7 @@ export class PagedSource {
 		let result: PagedResult;
 		let resumed = resumeFrom !== undefined;
 		// Still searching for where a refused continuation stopped: this poll goes on searching.
-		let search: { searchFor: string; found: boolean } | undefined = resumeFrom?.searching
+		let search: Search | undefined = resumeFrom?.searching
 			? { searchFor: resumeFrom.after, found: false }
 			: undefined;
 		let noRoom: string | undefined;
@@ -300,7 +323,13 @@ export class PagedSource {
 			// back for ever. Reported, as Max Pages is; this poll reads from the head as usual, and the
 			// next one from the head again.
 			const searchedBefore = resumeFrom.searching === true || resumeFrom.fellBack === true;
-			search = searchedBefore ? undefined : { searchFor: resumeFrom.after, found: false };
+			search = searchedBefore
+				? undefined
+				: {
+						searchFor: resumeFrom.after,
+						found: false,
+						...(resumeFrom.pastGround && { pastGround: true }),
+					};
 			// No validators: a 304 would end the poll without the pages below the cut.
 			// The refused request counts against Max Pages: a poll sends at most that many.
 			result = await this.pages({ ...request, memory: {} }, startedAt, owed, undefined, search, 1);
@@ -336,6 +365,7 @@ export class PagedSource {
 			pagedForOwed: owed !== undefined,
 			reread: reread && placeholdersIn(this.args).has('lastPollStartedAt'),
 			...(this.pastGround !== undefined && { pastGround: this.pastGround }),
+			...(this.searchHistory && { searchHistory: this.searchHistory }),
 			...(lastItem !== undefined && { lastItem }),
 			...(noRoom !== undefined && { noRoom }),
 			...(search && !search.found && { searching: true }),
@@ -354,7 +384,7 @@ export class PagedSource {
 		startedAt: number,
 		owed: Set<string> | undefined,
 		from?: { resumeFrom: NonNullable<SavedPagingState['resumeFrom']> },
-		search?: { searchFor: string; found: boolean },
+		search?: Search,
 		spent = 0,
 	): Promise<PagedResult> {
 		const { settings, store, expressions, clock } = this;
@@ -395,12 +425,33 @@ export class PagedSource {
 			if (!search || search.found) return await knownGround(items);
 			const at = await indexOfItem(store, expressions, items, search.searchFor);
 			search.found = at >= 0;
+			// Above that item, what lies below an item listed before was listed by the polls before
+			// (the pages read again): history but for the items owed, as on any newest-first list,
+			// though the search reads on past it.
+			const above = at >= 0 ? items.slice(0, at + 1) : items;
+			const ground = await knownGroundAt(
+				store,
+				expressions,
+				above,
+				startedAt,
+				undefined,
+				listedOwed,
+			);
+			if (ground.listedBefore >= 0)
+				this.searchHistory ??= { from: listed + ground.listedBefore + 1, to: Infinity };
+			if (at >= 0) {
+				if (this.searchHistory) this.searchHistory.to = listed + at + 1;
+				// Below it the cut poll's list goes on: past ground if that poll was.
+				if (search.pastGround) this.pastGround ??= listed + at + 1;
+			}
 			return await judged(items, at >= 0 ? items.slice(at + 1) : []);
 		};
 		// Known ground stops the poll once no owed item is still to be listed. What lies below the
 		// first item listed before (known, or owed from a poll) is history, but for the items owed
 		// (`pastGround`).
 		this.pastGround = resumeFrom?.pastGround ? 0 : undefined;
+		this.searchHistory =
+			search && resumeFrom?.searchPastGround ? { from: 0, to: Infinity } : undefined;
 		let listed = 0;
 		const stopsAt = async (items: unknown[]) => {
 			const ground = await judge(items);
@@ -445,18 +496,25 @@ export class PagedSource {
 	}
 
 	/**
-	 * After fetch(): from which of its items on that poll listed history but for the items owed, so
-	 * that it starts only those there (a key Remember at Most forgot would start again); undefined:
-	 * none. All of them when it asked from before the last poll began ($lastPollStartedAt) only
-	 * because items are owed (the next poll asks from where it would have, for what is new). On a
-	 * newest-first list, those below its first item listed before (known ground, or an item owed
-	 * from a poll: Ground), on its page and on the pages read past it for items owed, once the cap
-	 * has forgotten keys: before, a key there the store does not know was never started (one a
-	 * numbered page's shift made the polls before skip, docs/pagination.md), and starts.
+	 * After fetch(): which of its items (by place in the list) that poll listed as history, where
+	 * only the items owed start (a key Remember at Most forgot would start again); undefined: none.
+	 * All of them when it asked from before the last poll began ($lastPollStartedAt) only because
+	 * items are owed (the next poll asks from where it would have, for what is new). On a
+	 * newest-first list, once the cap has forgotten keys, those below its first item listed before
+	 * (known ground, or an item owed from a poll: Ground), on its page and on the pages read past it
+	 * for items owed; and in a search for where a refused continuation stopped, those between an item
+	 * listed before and that place (searchHistory). Before the cap forgot anything, a key there the
+	 * store does not know was never started (one a numbered page's shift made the polls before skip,
+	 * docs/pagination.md), and starts.
 	 */
-	get owedOnlyFrom(): number | undefined {
-		if (this.pending?.reread) return 0;
-		return this.store.forgotten ? this.pending?.pastGround : undefined;
+	get history(): ((at: number) => boolean) | undefined {
+		if (this.pending?.reread) return () => true;
+		if (!this.store.forgotten) return undefined;
+		const { pastGround, searchHistory } = this.pending ?? {};
+		if (pastGround === undefined && searchHistory === undefined) return undefined;
+		return (at) =>
+			(pastGround !== undefined && at >= pastGround) ||
+			(searchHistory !== undefined && at >= searchHistory.from && at < searchHistory.to);
 	}
 
 	/**
@@ -520,6 +578,7 @@ export class PagedSource {
 			searching,
 			fellBack,
 			pastGround,
+			searchHistory,
 		} = this.pending;
 		this.pending = undefined;
 		const cutShort = result.kind === 'pages' && result.stop === 'page_limit';
@@ -537,6 +596,7 @@ export class PagedSource {
 						...(searching && { searching: true as const }),
 						...(fellBack && { fellBack: true as const }),
 						...(pastGround !== undefined && { pastGround: true as const }),
+						...(searching && searchHistory && { searchPastGround: true as const }),
 					}
 				: undefined;
 		const problem =

@@ -27,11 +27,11 @@ interface Fetched {
 	/** The poll listed the top of a newest-first list only (CommitOptions.topOnly). */
 	topOnly?: boolean;
 	/**
-	 * Set: the fetch read the source only for the items owed (`owed`: their key hashes) from its
-	 * item `from` on; of those items the poll plans the owed alone (what else it listed there is for
-	 * the polls that read on as usual, or history).
+	 * Set: the fetch read the source only for the items owed (`owed`: their key hashes) at the places
+	 * in its list `history` names; of those items the poll plans the owed alone (what else it listed
+	 * there is for the polls that read on as usual, or history).
 	 */
-	only?: { owed: ReadonlySet<string>; from: number };
+	only?: { owed: ReadonlySet<string>; history: (at: number) => boolean };
 	/** Items the source listed that the poll does not plan yet (files still uploading): the cap keeps their keys. */
 	listedToo?: unknown[];
 }
@@ -61,7 +61,7 @@ export async function runPollCycle<T>(
 			: await cycle.expressions.keyItems<T>(fetched.result, options);
 	const { only } = fetched;
 	const planned = ({ key }: { key: ItemKey }, at: number) =>
-		!only || at < only.from || only.owed.has(itemHash(key));
+		!only || !only.history(at) || only.owed.has(itemHash(key));
 	const keyed = listed.filter(planned);
 	signal.throwIfAborted();
 	const now = cycle.clock.now();

@@ -920,6 +920,23 @@ const cases: Array<[string, Schedule]> = [
 			steps: [{ do: 'poll' }, { do: 'poll' }, { do: 'poll' }, { do: 'startAgain', i: 0 }],
 		},
 	],
+	[
+		'seed 102, npm run model --runs 500000 (2026-12-08): newest first, Remember at Most 2, next-page links expiring before every poll, Start Again applied by a publish: the search from the first page for where the expired continuation stopped started d, an item of the baseline the cap had forgotten, below known ground (exposed once a poll that forgot keys saved them; the search now judges what lies below an item listed before as history)',
+		{
+			setup: {
+				style: 'newestFirstPages',
+				pageSize: 2,
+				maxPages: 3,
+				tokenTtlMs: 30_000,
+				nextPage: 'linkHeader',
+				maxRemembered: 2,
+				firstPoll: 'none',
+				initialItems: 6,
+				queueMode: false,
+			},
+			steps: [{ do: 'republish' }, { do: 'add', n: 1 }, { do: 'startAgain', i: 0 }],
+		},
+	],
 ];
 
 describe("issue 44's findings, as the model simulation found them on main", () => {
