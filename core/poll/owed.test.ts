@@ -500,6 +500,31 @@ describe('items owed deeper than Max Pages, or no longer listed (issue 44, findi
 		expect(t.tickets.pagesAsked.slice(before)).toEqual([1, 1]);
 	});
 
+	it('Remember at Most 50, Max Pages 3, the link to go on for an owed item expired: the search from the first page for where the cut poll stopped starts the owed ticket alone, not the tickets the cap forgot above or below that place (the model simulation, seed 102)', async () => {
+		const t = new Harness({
+			...MAX_PAGES_2,
+			pagination: { mode: 'linkHeader', maxPages: 3 },
+			maxRemembered: 50,
+		});
+		t.tickets.add(250);
+		await t.activate(); // the baseline: all 5 pages, kept whole
+		t.tickets.add(50);
+		await t.drain(2); // 300..251 started, page 2 known ground: the cap forgets 200..1
+		t.expectEachOnce(251, 300);
+		await t.activation.stop();
+		// Pages 300..251, 250..201 (known ground), 200..151 (past it for ticket 75): Max Pages.
+		await t.activate([75]);
+		await flushPromises();
+		t.tickets.expire();
+		// 410, then from the first page: 300..251, 250..201, searching for 151 still.
+		await t.clock.advance(INTERVAL);
+		t.settle();
+		// Goes on searching: 200..151 (the forgotten tickets above 151), then 150..101 below it, which
+		// the cut poll had paged to past known ground, for ticket 75 alone.
+		await t.drain(4);
+		expect([...t.runsOf()].filter(([id]) => id <= 250)).toEqual([[75, 1]]);
+	});
+
 	/**
 	 * Remember at Most 50 below pages of 50 (Max Pages 3): 100 tickets the baseline, 50 new started,
 	 * 50 more new whose runs went out; the cap forgot tickets 1..100 on the way (never what a pass

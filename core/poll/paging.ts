@@ -307,7 +307,11 @@ export class PagedSource {
 		let resumed = resumeFrom !== undefined;
 		// Still searching for where a refused continuation stopped: this poll goes on searching.
 		let search: Search | undefined = resumeFrom?.searching
-			? { searchFor: resumeFrom.after, found: false }
+			? {
+					searchFor: resumeFrom.after,
+					found: false,
+					...(resumeFrom.pastGround && { pastGround: true }),
+				}
 			: undefined;
 		let noRoom: string | undefined;
 		try {
@@ -365,6 +369,11 @@ export class PagedSource {
 			pagedForOwed: owed !== undefined,
 			reread: reread && placeholdersIn(this.args).has('lastPollStartedAt'),
 			...(this.pastGround !== undefined && { pastGround: this.pastGround }),
+			// Searching still for where a poll past ground stopped: below that place the next poll's
+			// pages are past ground too (none of this poll's items lies there).
+			...(this.pastGround === undefined &&
+				search?.pastGround &&
+				!search.found && { pastGround: Infinity }),
 			...(this.searchHistory && { searchHistory: this.searchHistory }),
 			...(lastItem !== undefined && { lastItem }),
 			...(noRoom !== undefined && { noRoom }),
