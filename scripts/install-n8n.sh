@@ -11,6 +11,10 @@
 # n8n 1.x: runs on Node 22 (its isolated-vm@6.2.0 ships prebuilds for Node 22 and 24; n8n 1.123 supports
 # Node 20-22), so Node 22 from the npm registry is installed beside it, and sqlite3 is checked to load on
 # it; its `xlsx` dependency is a tarball URL outside the registries, pinned to the registry's 0.18.5.
+# The pinned versions install with `npm ci` from scripts/n8n-locks/<version>/ (a lockfile made with
+# `npm install --package-lock-only --ignore-scripts --omit-lockfile-registry-resolved=false` from the
+# package.json beside it): npm then skips resolving n8n's ~2,400 packages one packument at a time
+# (2026-12-08, cold cache: 239 s against 358 s). Another N8N_VERSION resolves as before.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 version="${N8N_VERSION:-2.41.1}"
@@ -55,7 +59,12 @@ if [ -f "$dir/.ready" ]; then echo "$dir"; exit 0; fi
 echo "[n8n] installing n8n@$version into $dir (one time, ~5 minutes)" >&2
 mkdir -p "$dir"
 cd "$dir"
-if [ "$major" -lt 2 ]; then
+lock="$root/scripts/n8n-locks/$version"
+if [ -f "$lock/package-lock.json" ]; then
+  cp "$lock/package.json" "$lock/package-lock.json" .
+  npm ci --ignore-scripts --loglevel=error >&2
+  if [ "$major" -lt 2 ]; then npm rebuild node --loglevel=error >&2; fi
+elif [ "$major" -lt 2 ]; then
   echo '{"name":"n8n-test-install","private":true,"overrides":{"xlsx":"0.18.5"}}' > package.json
   npm install --ignore-scripts --no-save --no-package-lock --loglevel=error "n8n@$version" node@22 >&2
   npm rebuild node --loglevel=error >&2
