@@ -52,6 +52,12 @@ export interface ModelEvents {
 	reported(kind: string, ids: string[]): void;
 	/** What n8n did, for the story. */
 	said(line: string): void;
+	/** The trigger wrote its state (in memory). */
+	wrote?(): void;
+	/** n8n saved the state in memory. */
+	saved?(): void;
+	/** The state in memory is gone: a new activation reads the saved one. */
+	reverted?(): void;
 }
 
 /** The items of a run as the model source gave them: `{ id, v }` (an S3 object: its `key`; a file: its `name`). */
@@ -84,7 +90,10 @@ export class ModelN8n {
 	/** The outlet the current activation writes and emits through (core/outbox.ts RunOutlet). */
 	outlet(): RunOutlet<PollTriggerState, PollRun> {
 		return {
-			write: (state) => (this.live = state),
+			write: (state) => {
+				this.live = state;
+				this.events.wrote?.();
+			},
 			emit: async (runs) => this.handOver(runs),
 			emitTaken: async (take) => this.handOver(take()),
 			inFlight: (key) => this.running.some((run) => run.key === key),
@@ -110,6 +119,7 @@ export class ModelN8n {
 	/** n8n saves the static data. */
 	persist(): void {
 		this.stored = structuredClone(this.live);
+		this.events.saved?.();
 	}
 
 	/** The trigger's state as stored now and in memory now, for the bounds the properties check. */
@@ -249,6 +259,7 @@ export class ModelN8n {
 		this.notRun = [];
 		this.unwritten = false;
 		this.live = structuredClone(this.stored);
+		this.events.reverted?.();
 		this.activation = undefined;
 	}
 
@@ -259,6 +270,7 @@ export class ModelN8n {
 		this.notRun = [];
 		this.unwritten = false;
 		this.live = structuredClone(this.stored);
+		this.events.reverted?.();
 		this.activation = undefined;
 	}
 
@@ -266,6 +278,7 @@ export class ModelN8n {
 	activated(activation: PollActivation): void {
 		this.activation = activation;
 		this.live = structuredClone(this.stored);
+		this.events.reverted?.();
 	}
 
 	/** Deletes every ended execution (pruning). */

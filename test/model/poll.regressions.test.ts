@@ -937,6 +937,54 @@ const cases: Array<[string, Schedule]> = [
 			steps: [{ do: 'republish' }, { do: 'add', n: 1 }, { do: 'startAgain', i: 0 }],
 		},
 	],
+	[
+		"seed 201, npm run model --runs 500000 (2026-12-08): newest first, a poll lists a and emits its run, n8n is killed before it saves the state, the source drops a and adds it back in its old place below b: the model source now adds it at the head, since the trigger's saved state never held that listing (the declared break of newest-first order, docs/pagination.md)",
+		{
+			setup: {
+				style: 'newestFirstPages',
+				pageSize: 1,
+				maxPages: 1,
+				tokenTtlMs: 0,
+				nextPage: 'linkHeader',
+				maxRemembered: 0,
+				firstPoll: 'all',
+				initialItems: 0,
+				queueMode: false,
+			},
+			steps: [
+				{ do: 'add', n: 1 },
+				{ do: 'poll' },
+				{ do: 'add', n: 1 },
+				{ do: 'drop', i: 0 },
+				{ do: 'crash' },
+				{ do: 'readd', i: 0 },
+			],
+		},
+	],
+	[
+		"seed 202, npm run model --runs 500000 (2026-12-08): the same with a publish applying Start Again instead of the kill: the activation's poll listed b, the workflow was published again before n8n saved that poll's state",
+		{
+			setup: {
+				style: 'newestFirstPages',
+				pageSize: 1,
+				maxPages: 2,
+				tokenTtlMs: 0,
+				nextPage: 'linkHeader',
+				maxRemembered: 0,
+				firstPoll: 'all',
+				initialItems: 0,
+				queueMode: false,
+			},
+			steps: [
+				{ do: 'add', n: 2 },
+				{ do: 'startAgain', i: 0 },
+				{ do: 'drop', i: 7 },
+				{ do: 'add', n: 1 },
+				{ do: 'startAgain', i: 0 },
+				{ do: 'readd', i: 0 },
+			],
+		},
+	],
 ];
 
 describe("issue 44's findings, as the model simulation found them on main", () => {

@@ -106,6 +106,9 @@ export async function simulate(schedule: Schedule): Promise<PollTrace> {
 			for (const id of ids) trace.reported.add(id);
 		},
 		said: (line) => tell(`  ${line}`),
+		wrote: () => catalogue.wrote(),
+		saved: () => catalogue.saved(),
+		reverted: () => catalogue.reverted(),
 	});
 	const settings: StyleSettings = setup;
 	const poll = () => pollNumber;

@@ -83,7 +83,10 @@ export class Catalogue {
 		const [item] = this.dropped.splice(index % this.dropped.length, 1);
 		item.v++;
 		item.t = this.clock.now();
-		if (!this.listings.some(({ ids }) => ids.has(item.id))) item.created = item.t;
+		// Back in its place once the trigger's saved state holds a poll that listed it; else at the
+		// head: below known ground the trigger would never read it (docs/pagination.md, "Declared: an
+		// item that appears other than at the head", the listing n8n did not save).
+		if (!this.savedListed.has(item.id)) item.created = item.t;
 		item.seq = ++this.seq;
 		this.items.set(item.id, item);
 		return item.id;
@@ -109,8 +112,31 @@ export class Catalogue {
 		const latest = this.listings.at(-1)!;
 		for (const { id, v } of items) {
 			latest.ids.add(id);
+			this.unwrittenListed.add(id);
 			if (!this.listed.has(versionKey(id, v))) this.listed.set(versionKey(id, v), poll);
 		}
+	}
+
+	/** Listed since the trigger last wrote its state; in the state in memory; in the state n8n saved. */
+	private readonly unwrittenListed = new Set<string>();
+	private liveListed = new Set<string>();
+	private savedListed = new Set<string>();
+
+	/** The trigger wrote its state: what the answers listed since is in it. */
+	wrote(): void {
+		for (const id of this.unwrittenListed) this.liveListed.add(id);
+		this.unwrittenListed.clear();
+	}
+
+	/** n8n saved the state in memory. */
+	saved(): void {
+		this.savedListed = new Set(this.liveListed);
+	}
+
+	/** The state in memory is gone (a kill, a publish): what it held beyond the saved one too. */
+	reverted(): void {
+		this.liveListed = new Set(this.savedListed);
+		this.unwrittenListed.clear();
 	}
 
 	/** The items each poll listed, oldest first (an activation's poll counts with the poll before it). */
