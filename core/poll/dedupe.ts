@@ -518,7 +518,13 @@ export abstract class DedupeStore {
 			// A later poll started the item again (a newer version): that run carries it. Marked to
 			// start again (Start Again, or a run rolled back since): it starts under a new attempt,
 			// which n8n does not refuse as this run's duplicate, whether or not it created this run.
-			if (superseded?.has(hash) || newest.has(hash) || this.again.has(hash)) continue;
+			if (superseded?.has(hash) || newest.has(hash)) continue;
+			if (this.again.has(hash)) {
+				// Its record is taken back, but a poll listed it: what lies below it is history all the
+				// same (listedOwedHashes), as below a rolled-back run's item (model simulation, seed 301).
+				this.rolledBack.add(hash);
+				continue;
+			}
 			newest.add(hash);
 			const written =
 				undo && 'records' in undo

@@ -985,6 +985,30 @@ const cases: Array<[string, Schedule]> = [
 			],
 		},
 	],
+	[
+		"seed 301, npm run model --runs 500000 (2026-12-08, final code of the session): newest first, Remember at Most 2, First Poll Starts Nothing, two new items whose runs n8n had not created, the cap having forgotten the baseline; Start Again of one of them, applied by a publish, took back its record: with no item left that a poll had listed, the old items below started (a Start Again item whose record a restage takes back now counts as listed, as a rolled-back run's does)",
+		{
+			setup: {
+				style: 'newestFirstPages',
+				pageSize: 1,
+				maxPages: 2,
+				tokenTtlMs: 0,
+				nextPage: 'linkHeader',
+				maxRemembered: 2,
+				firstPoll: 'none',
+				initialItems: 3,
+				queueMode: false,
+			},
+			steps: [
+				{ do: 'add', n: 2 },
+				{ do: 'poll' },
+				{ do: 'poll' },
+				{ do: 'poll' },
+				{ do: 'drop', i: 8 },
+				{ do: 'startAgain', i: 15 },
+			],
+		},
+	],
 ];
 
 describe("issue 44's findings, as the model simulation found them on main", () => {
