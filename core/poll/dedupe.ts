@@ -745,11 +745,11 @@ function dropOldest(collection: Map<string, unknown> | Set<string>, max: number)
 	}
 }
 
-/** One batch run's undo: all records, or the cursor as it was before the batch's first item. */
 /**
- * One undo for several commits' writes, in the order they were made: per key, what was there before
- * the first and what the last wrote, so that undoing it puts back what was there before them all
- * (two records of one key would have the first undo see the second's write as a later start).
+ * One undo for several writes, in the order they were made (a batch run's items, or a run planned
+ * again while staged): per key, what was there before the first and what the last wrote, so that
+ * undoing it puts back what was there before them all (two records of one key would have the first
+ * undo see the second's write as a later start); a cursor kind's: the cursor before the first.
  */
 export function mergeUndos(all: ReadonlyArray<Undo | undefined>): Undo | undefined {
 	const undos = all.filter((undo): undo is Undo => undo !== undefined);

@@ -85,6 +85,15 @@ interface Search {
 	pastGround?: true;
 }
 
+/** A search for where the poll `resumeFrom` goes on from stopped, not found yet. */
+function searchAfter(resumeFrom: NonNullable<SavedPagingState['resumeFrom']>): Search {
+	return {
+		searchFor: resumeFrom.after,
+		found: false,
+		...(resumeFrom.pastGround && { pastGround: true }),
+	};
+}
+
 /** $lastPollStartedAt before the first successful poll: everything. */
 export const NO_POLL_YET = '1970-01-01T00:00:00.000Z';
 
@@ -306,13 +315,7 @@ export class PagedSource {
 		let result: PagedResult;
 		let resumed = resumeFrom !== undefined;
 		// Still searching for where a refused continuation stopped: this poll goes on searching.
-		let search: Search | undefined = resumeFrom?.searching
-			? {
-					searchFor: resumeFrom.after,
-					found: false,
-					...(resumeFrom.pastGround && { pastGround: true }),
-				}
-			: undefined;
+		let search = resumeFrom?.searching ? searchAfter(resumeFrom) : undefined;
 		let noRoom: string | undefined;
 		try {
 			result = await this.pages(request, startedAt, owed, resumeFrom && { resumeFrom }, search);
@@ -327,13 +330,7 @@ export class PagedSource {
 			// back for ever. Reported, as Max Pages is; this poll reads from the head as usual, and the
 			// next one from the head again.
 			const searchedBefore = resumeFrom.searching === true || resumeFrom.fellBack === true;
-			search = searchedBefore
-				? undefined
-				: {
-						searchFor: resumeFrom.after,
-						found: false,
-						...(resumeFrom.pastGround && { pastGround: true }),
-					};
+			search = searchedBefore ? undefined : searchAfter(resumeFrom);
 			// No validators: a 304 would end the poll without the pages below the cut.
 			// The refused request counts against Max Pages: a poll sends at most that many.
 			result = await this.pages({ ...request, memory: {} }, startedAt, owed, undefined, search, 1);
