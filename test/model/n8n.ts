@@ -122,6 +122,12 @@ export class ModelN8n {
 		this.events.saved?.();
 	}
 
+	/** What n8n holds in memory is gone: the state in memory is the stored one again. */
+	private readStored(): void {
+		this.live = structuredClone(this.stored);
+		this.events.reverted?.();
+	}
+
 	/** The trigger's state as stored now and in memory now, for the bounds the properties check. */
 	states(): PollTriggerState[] {
 		return [this.stored, this.live];
@@ -258,8 +264,7 @@ export class ModelN8n {
 		this.queue = [];
 		this.notRun = [];
 		this.unwritten = false;
-		this.live = structuredClone(this.stored);
-		this.events.reverted?.();
+		this.readStored();
 		this.activation = undefined;
 	}
 
@@ -269,16 +274,14 @@ export class ModelN8n {
 		if (this.notRun.length > 0) this.events.reported('not run', this.notRun);
 		this.notRun = [];
 		this.unwritten = false;
-		this.live = structuredClone(this.stored);
-		this.events.reverted?.();
+		this.readStored();
 		this.activation = undefined;
 	}
 
 	/** A new activation goes live on the stored static data. */
 	activated(activation: PollActivation): void {
 		this.activation = activation;
-		this.live = structuredClone(this.stored);
-		this.events.reverted?.();
+		this.readStored();
 	}
 
 	/** Deletes every ended execution (pruning). */
